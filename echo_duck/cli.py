@@ -1,0 +1,241 @@
+"""`echo-duck`: a thin click layer, one command per library call. No SQL, no logic.
+
+Exit codes: 0 ok; 1 refused, locked or not found (one line on stderr); 2 usage error or bad value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import click
+
+from . import output
+from .errors import EchoDuckError, InvalidInput
+from .models import PERSISTED_TIERS, PROVENANCE, SCOPES, STATUSES, TYPES
+from .store import EchoDuck
+
+
+def default_db() -> str:
+    if os.environ.get("ECHO_DUCK_DB"):
+        return os.environ["ECHO_DUCK_DB"]
+    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
+    return os.path.join(data_home, "echo_duck", "memory.duckdb")
+
+
+def common(func):
+    """--db, --agent, --lock-timeout and --json on every command."""
+
+    @click.option("--db", "db", type=click.Path(dir_okay=False), default=default_db, show_default="$ECHO_DUCK_DB or ~/.local/share/echo_duck/memory.duckdb", help="Store file.")
+    @click.option("--agent", default="default", show_default=True, help="Agent id to act as.")
+    @click.option("--lock-timeout", type=float, default=5.0, show_default=True, help="Seconds to wait if another process holds the file.")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+@contextlib.contextmanager
+def open_or_fail(db: str, agent: str, lock_timeout: float, **options: Any) -> Iterator[EchoDuck]:
+    """Open late, close early; map echo_duck errors to exit codes with one clear line."""
+    with fail_cleanly():
+        with EchoDuck(db, agent_id=agent, lock_timeout=lock_timeout, actor="cli", write_path="cli", **options) as mem:
+            yield mem
+
+
+@contextlib.contextmanager
+def fail_cleanly() -> Iterator[None]:
+    try:
+        yield
+    except InvalidInput as e:
+        raise click.UsageError(str(e)) from e
+    except EchoDuckError as e:
+        raise click.ClickException(f"{type(e).__name__}: {e}") from e
+
+
+def emit(value: Any, as_json: bool, human: str | None = None) -> None:
+    if as_json:
+        output.emit_json(value)
+    else:
+        click.echo(human if human is not None else str(value))
+
+
+MEMORY_COLUMNS = ("id", "type", "tier", "key", "content", "provenance", "status")
+
+
+def memory_rows(memories) -> list[dict[str, Any]]:
+    return [dict(m.to_dict(), id=m.id[:8], provenance=m.provenance_name) for m in memories]
+
+
+@click.group()
+@click.version_option(package_name="echo-duck")
+def cli() -> None:
+    """echo_duck: long-term memory for AI agents in one DuckDB file.
+
+    Example:  echo-duck add "User prefers answers in Chinese" --type user --key reply_language
+    """
+
+
+@cli.command()
+@common
+def init(db, agent, lock_timeout, as_json):
+    """Create the store file (or migrate an older one) and print its schema version.
+
+    Example:  echo-duck init --db agent.duckdb
+    """
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        info = {"db": str(Path(db).resolve()), "schema_version": mem.schema_version}
+    emit(info, as_json, f"{info['db']}: schema version {info['schema_version']}")
+
+
+@cli.command()
+@click.argument("content")
+@click.option("--type", "type_", type=click.Choice(TYPES), required=True, help="Kind of memory.")
+@click.option("--key", help="Semantic key; the same key in the same scope makes a new version.")
+@click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
+@click.option("--scope", type=click.Choice(SCOPES), default="private", show_default=True)
+@click.option("--team", "team_id", help="Team id for --scope team.")
+@click.option("--tenant", "tenant_id", help="Tenant id for --scope tenant.")
+@click.option("--provenance", type=click.Choice(list(PROVENANCE)), default="user_stated", show_default=True,
+              help="Who vouches for it; a person typing is user_stated.")
+@click.option("--importance", type=float, default=0.5, show_default=True)
+@click.option("--confidence", type=float, default=0.8, show_default=True)
+@click.option("--pin", is_flag=True, help="Pinned memories never decay and come first in snapshots.")
+@common
+def add(content, type_, key, tags, scope, team_id, tenant_id, provenance, importance, confidence, pin, db, agent, lock_timeout, as_json):
+    """Remember CONTENT ('-' reads it from stdin).
+
+    Example:  echo-duck add "项目用 pnpm 管理依赖" --type environment --key package_manager
+    """
+    if content == "-":
+        content = sys.stdin.read()
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        memory = mem.remember(content, type=type_, key=key, tags=tags, scope=scope, team_id=team_id,
+                              tenant_id=tenant_id, provenance=provenance, importance=importance,
+                              confidence=confidence, pinned=pin)
+    emit(memory, as_json, f"{memory.id}  v{memory.version}  {memory.type}  {memory.key or ''}".rstrip())
+
+
+@cli.command()
+@click.argument("memory_id")
+@common
+def show(memory_id, db, agent, lock_timeout, as_json):
+    """Show one memory by id.
+
+    Example:  echo-duck show 3f2a…  (the full id printed by add or list --json)
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
+        memory = mem.get(memory_id)
+    emit(memory, as_json, output.details(memory.to_dict()))
+
+
+@cli.command(name="list")
+@click.option("--type", "types", type=click.Choice(TYPES), multiple=True)
+@click.option("--tier", "tiers", type=click.Choice(PERSISTED_TIERS), multiple=True)
+@click.option("--status", "statuses", type=click.Choice(STATUSES), multiple=True, help="Default: active.")
+@click.option("--tag", "tags", multiple=True, help="Only memories with all these tags.")
+@click.option("--key")
+@click.option("--text", help="Case-insensitive substring of the content.")
+@click.option("--limit", type=int, default=50, show_default=True)
+@common
+def list_(types, tiers, statuses, tags, key, text, limit, db, agent, lock_timeout, as_json):
+    """List memories visible to the agent, newest first.
+
+    Example:  echo-duck list --type user --json
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
+        memories = mem.find(key=key, type=types or None, tier=tiers or None, status=statuses or "active",
+                            tags=tags or None, text=text, limit=limit)
+    emit(memories, as_json, output.table(memory_rows(memories), MEMORY_COLUMNS, widths={"content": 60}))
+
+
+@cli.command()
+@click.argument("target")
+@common
+def history(target, db, agent, lock_timeout, as_json):
+    """Every version and event of a memory (by id or key).
+
+    Example:  echo-duck history reply_language
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
+        result = mem.history(target)
+    events = [dict(e.to_dict(), memory_id=(e.memory_id or "")[:8]) for e in result.events]
+    human = (output.table(memory_rows(result.versions), ("id", "version", "status", "content", "provenance"),
+                          widths={"content": 60})
+             + "\n\n" + output.table(events, ("event_id", "occurred_at", "actor", "action", "memory_id", "reason")))
+    emit(result, as_json, human)
+
+
+@cli.command()
+@click.argument("target")
+@click.option("--reason", default="forgotten on request", show_default=True, help="Recorded in the event log.")
+@common
+def forget(target, reason, db, agent, lock_timeout, as_json):
+    """Forget a memory (by id or key): it leaves recall, its history stays.
+
+    Example:  echo-duck forget reply_language --reason "user asked"
+    """
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        memory = mem.forget(target, reason=reason)
+    emit(memory, as_json, f"forgot {memory.id}")
+
+
+@cli.command()
+@click.argument("session", required=False)
+@click.option("--search", "text", help="Only sessions whose messages contain this text.")
+@click.option("--limit", type=int, default=20, show_default=True)
+@common
+def sessions(session, text, limit, db, agent, lock_timeout, as_json):
+    """List sessions, search them, or show one session's messages (by id or unique id suffix).
+
+    Example:  echo-duck sessions --search pnpm
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
+        if session:
+            messages = mem.messages(session)
+            emit(messages, as_json, output.table([m.to_dict() for m in messages], ("seq", "role", "content"), widths={"content": 100}))
+        elif text:
+            found = mem.search_sessions(text, limit)
+            emit(found, as_json, output.table([f.to_dict() for f in found], ("id", "matches", "last_message_at", "first_match")))
+        else:
+            listed = mem.sessions(limit)
+            emit(listed, as_json, output.table([s.to_dict() for s in listed], ("id", "title", "message_count", "last_message_at")))
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--write", is_flag=True, help="Allow statements that change the store.")
+@common
+def sql(query, write, db, agent, lock_timeout, as_json):
+    """Run one SQL statement against the store and print the result.
+
+    Example:  echo-duck sql "SELECT type, count(*) FROM memories GROUP BY ALL"
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=not write) as mem:
+        df = mem.sql(query, write=write)
+    emit(df, as_json, output.frame(df))
+
+
+@cli.command()
+@click.option("--db", "db", type=click.Path(dir_okay=False), help="Where to build the demo store (default: a temporary file).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+def demo(db, as_json):
+    """Build a small bilingual store and show remember → find → history → SQL.
+
+    Example:  echo-duck demo
+    """
+    from .demo import run_demo
+
+    with fail_cleanly():
+        report = run_demo(db)
+    emit(report, as_json, report.render())
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    cli()

@@ -1,0 +1,75 @@
+"""A connection plus the named queries of sql/queries, serialised by one lock.
+
+DuckDB connections are not safe to use from several threads at once, so every call on a store goes
+through ``Db``'s re-entrant lock: threads sharing one facade take turns instead of corrupting state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Iterator
+
+import duckdb
+
+from . import sqlfiles
+from .connection import transaction, translate_errors
+from .errors import EchoDuckError
+
+
+class Db:
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, read_only: bool):
+        self.con = con
+        self.read_only = read_only
+        self.lock = threading.RLock()
+        self._closed = False
+
+    def run(self, name: str, /, **params: Any) -> duckdb.DuckDBPyConnection:
+        self._check_open()
+        q = sqlfiles.query(name)
+        with translate_errors(f"query {name}"):
+            return self.con.execute(q.sql, q.bind(params)) if q.params else self.con.execute(q.sql)
+
+    def scalar(self, name: str, /, **params: Any) -> Any:
+        row = self.run(name, **params).fetchone()
+        return row[0] if row else None
+
+    def dicts(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        cur = self.run(name, **params)
+        columns = [d[0] for d in cur.description]
+        return [dict(zip(columns, row)) for row in cur.fetchall()]
+
+    def dict(self, name: str, /, **params: Any) -> dict[str, Any] | None:
+        rows = self.dicts(name, **params)
+        return rows[0] if rows else None
+
+    @contextlib.contextmanager
+    def transaction(self, what: str) -> Iterator["Db"]:
+        """One atomic unit of work under the store lock; any error rolls it back."""
+        with self.lock:
+            self._check_open()
+            if self.read_only:
+                raise EchoDuckError(f"{what}: this store was opened read_only; open it without read_only to write")
+            with transaction(self.con, what):
+                yield self
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator["Db"]:
+        with self.lock:
+            self._check_open()
+            yield self
+
+    def close(self) -> None:
+        with self.lock:
+            if not self._closed:
+                self._closed = True
+                with translate_errors("closing the store"):
+                    self.con.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EchoDuckError("this store is closed; open it again with echo_duck.open(...)")

@@ -1,0 +1,164 @@
+"""The plain frozen dataclasses echo_duck returns, and the vocabularies they use."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any
+
+TYPES = ("user", "environment", "procedure", "self")
+PERSISTED_TIERS = ("episodic", "semantic", "archival")
+SCOPES = ("private", "session", "team", "tenant", "public")
+SENSITIVITIES = ("normal", "personal", "sensitive")
+STATUSES = ("active", "pending", "superseded", "forgotten", "flagged")
+ROLES = ("user", "assistant", "system", "tool")
+# Higher provenance is more trusted; a write never replaces a memory of higher provenance.
+PROVENANCE = {"legacy": 0, "model_inferred": 1, "consolidated": 2, "user_stated": 3}
+PROVENANCE_NAMES = {v: k for k, v in PROVENANCE.items()}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, list):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+class Record:
+    """Shared behaviour of the returned dataclasses: built from a query row, dumped as JSON-ready dict."""
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]):
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: _plain(v) for k, v in row.items() if k in names})
+
+    def to_dict(self) -> dict[str, Any]:
+        """Timestamps as ISO strings, tuples as lists."""
+        return {f.name: _jsonable(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class Memory(Record):
+    id: str
+    agent_id: str
+    type: str
+    tier: str
+    key: str | None
+    content: str
+    tags: tuple[str, ...]
+    entities: tuple[str, ...]
+    scope: str
+    team_id: str | None
+    tenant_id: str | None
+    source_session: str | None
+    source_refs: tuple[str, ...]
+    created_at: datetime
+    updated_at: datetime
+    observed_at: datetime | None
+    importance: float
+    confidence: float
+    access_count: int
+    last_accessed: datetime | None
+    helpful_count: int
+    unhelpful_count: int
+    episode_id: str | None
+    version: int
+    supersedes: str | None
+    superseded_by: str | None
+    provenance: int
+    pinned: bool
+    sensitivity: str
+    status: str
+
+
+    @property
+    def provenance_name(self) -> str:
+        return PROVENANCE_NAMES[self.provenance]
+
+
+@dataclass(frozen=True)
+class Event(Record):
+    event_id: int
+    occurred_at: datetime
+    actor: str
+    action: str
+    memory_id: str | None
+    reason: str | None
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> "Event":
+        row = dict(row)
+        for side in ("before", "after"):
+            row[side] = json.loads(row[side]) if row.get(side) else None
+        return super().from_row(row)
+
+
+
+@dataclass(frozen=True)
+class History(Record):
+    """Every version of one fact (oldest first) and every event on those versions."""
+
+    versions: tuple[Memory, ...]
+    events: tuple[Event, ...]
+
+    @property
+    def current(self) -> Memory:
+        return self.versions[-1]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"versions": [v.to_dict() for v in self.versions], "events": [e.to_dict() for e in self.events]}
+
+
+@dataclass(frozen=True)
+class Session(Record):
+    id: str
+    agent_id: str
+    title: str | None
+    started_at: datetime
+    last_message_at: datetime
+    ended_at: datetime | None
+    consolidated_at: datetime | None
+    message_count: int = 0
+
+
+
+
+@dataclass(frozen=True)
+class Message(Record):
+    id: str
+    session_id: str
+    seq: int
+    role: str
+    content: str
+    created_at: datetime
+
+
+
+
+@dataclass(frozen=True)
+class SessionMatch(Record):
+    """A session whose messages contain the searched text."""
+
+    id: str
+    title: str | None
+    started_at: datetime
+    last_message_at: datetime
+    matches: int
+    first_match: str
+
+
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,243 @@
+"""The facade: one object per open store, with verbs that return frozen dataclasses or Polars frames.
+
+It owns the connection and wires the single-job modules together (writes, sessions, working memory);
+it holds no SQL and no ranking logic of its own.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import polars as pl
+
+from . import validate
+from .connection import connect, translate_errors
+from .db import Db
+from .errors import InvalidInput, MemoryNotFound
+from .models import PERSISTED_TIERS, SCOPES, STATUSES, TYPES, Event, History, Memory, Message, Session, SessionMatch
+from .schema import ensure_schema
+from .sessions import Sessions
+from .working import WorkingMemory
+from .writes import WRITE_PATHS, Caller, Writer, prepare
+
+_READ_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA"}
+
+
+class EchoDuck:
+    """An open echo_duck store. Use ``echo_duck.open(...)`` and a ``with`` block."""
+
+    def __init__(self, path: str | Path = ":memory:", *, agent_id: str = "default", session_id: str | None = None,
+                 team_id: str | None = None, tenant_id: str | None = None,
+                 now: datetime | Callable[[], datetime] | None = None, read_only: bool = False,
+                 lock_timeout: float = 0.0, actor: str | None = None, write_path: str = "api",
+                 protected_paths: Iterable[str] = ()):
+        self.path = str(path)
+        self.read_only = validate.flag(read_only, "read_only")
+        self.caller = Caller(
+            agent_id=validate.text(agent_id, "agent_id", max_chars=200),
+            session_id=validate.optional_text(session_id, "session_id", max_chars=200),
+            team_id=validate.optional_text(team_id, "team_id", max_chars=200),
+            tenant_id=validate.optional_text(tenant_id, "tenant_id", max_chars=200),
+            actor=validate.optional_text(actor, "actor", max_chars=200) or "",
+            path=validate.choice(write_path, "write_path", WRITE_PATHS),
+        )
+        self._clock = _clock(now)
+        if self.read_only and self.path != ":memory:" and not Path(self.path).expanduser().exists():
+            raise MemoryNotFound(f"no echo_duck store at {self.path}; create it with: echo-duck init --db {self.path}")
+        con = connect(self.path, read_only=self.read_only, lock_timeout=float(lock_timeout))
+        self.db = Db(con, read_only=self.read_only)
+        try:
+            self.schema_version = ensure_schema(con, read_only=self.read_only)
+        except BaseException:
+            self.db.close()
+            raise
+        # The scanner refuses writes that would read or send the store's own directory (and any extra paths).
+        protected = [str(p) for p in validate.labels(list(map(str, protected_paths)), "protected_paths")]
+        if self.path != ":memory:":
+            protected.append(str(Path(self.path).expanduser().resolve().parent))
+        self.writer = Writer(self.db, self._clock, protected)
+        self.session_log = Sessions(self.db, self._clock, self.caller.agent_id)
+        self.working = WorkingMemory()
+
+    # -- lifecycle of the handle ---------------------------------------------------------------
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "EchoDuck":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<EchoDuck {self.path} agent={self.caller.agent_id!r}{' read-only' if self.read_only else ''}>"
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    # -- memories ------------------------------------------------------------------------------
+
+    def remember(self, content: str, *, type: str, key: str | None = None, tags: Iterable[str] = (),
+                 scope: str = "private", provenance: str | int = "model_inferred", importance: float = 0.5,
+                 confidence: float = 0.8, pinned: bool = False, source_session: str | None = None,
+                 source_refs: Iterable[str] = (), observed_at: datetime | None = None, **more: Any) -> Memory:
+        """Store a fact. Same key in the same scope makes a new version (SPEC W3), guarded by provenance.
+
+        ``more`` takes entities, team_id, tenant_id, sensitivity, episode_id, tier ('semantic'/'episodic').
+        """
+        spec = prepare(self.caller, content, type=type, key=key, tags=tags, scope=scope, provenance=provenance,
+                       importance=importance, confidence=confidence, pinned=pinned, source_session=source_session,
+                       source_refs=source_refs, observed_at=observed_at, **_only(more, "remember"))
+        return self.writer.remember(self.caller, spec)
+
+    def remember_many(self, records: Iterable[dict[str, Any]]) -> list[Memory]:
+        """Bulk write in one transaction: each record holds remember()'s arguments; all or nothing."""
+        specs = []
+        for i, record in enumerate(records):
+            if not isinstance(record, dict) or "content" not in record:
+                raise InvalidInput(f"record {i} must be a dict with at least 'content' and 'type'")
+            record = dict(record)
+            try:
+                specs.append(prepare(self.caller, record.pop("content"), **record))
+            except TypeError as e:
+                raise InvalidInput(f"record {i}: {e}") from None
+            except InvalidInput as e:
+                raise InvalidInput(f"record {i}: {e}") from None
+        return self.writer.remember_many(self.caller, specs)
+
+    def get(self, memory_id: Any) -> Memory:
+        with self.db.reading():
+            row = self.db.dict("visible_memory_by_id", id=validate.memory_id(memory_id), **self._who())
+        if row is None:
+            raise MemoryNotFound(f"no memory with id {memory_id} is visible to agent {self.caller.agent_id!r}")
+        return Memory.from_row(row)
+
+    def find(self, *, key: str | None = None, type: str | Iterable[str] | None = None,
+             tier: str | Iterable[str] | None = None, tags: Iterable[str] | None = None,
+             scope: str | Iterable[str] | None = None, status: str | Iterable[str] | None = "active",
+             text: str | None = None, limit: int = 100) -> list[Memory]:
+        """Visible memories matching every given filter (exact key, types, tiers, all tags, substring)."""
+        params = dict(
+            key=validate.key(key),
+            types=validate.choices(type, "type", TYPES),
+            tiers=validate.choices(tier, "tier", PERSISTED_TIERS),
+            statuses=validate.choices(status, "status", STATUSES),
+            tags=None if tags is None else validate.labels(tags, "tags") or None,
+            scopes=validate.choices(scope, "scope", SCOPES),
+            text=validate.optional_text(text, "text", max_chars=1000),
+            limit=validate.positive_int(limit, "limit"),
+        )
+        with self.db.reading():
+            return [Memory.from_row(r) for r in self.db.dicts("find_memories", **params, **self._who())]
+
+    def update(self, target: Any, content: str | None = None, *, provenance: str | int = "model_inferred",
+               reason: str | None = None, **changes: Any) -> Memory:
+        """New version of a live memory named by id or key; the old one is kept and superseded."""
+        if content is not None:
+            changes["content"] = content
+        return self.writer.update(self.caller, target, provenance=provenance, reason=reason, **changes)
+
+    def forget(self, target: Any, reason: str = "forgotten on request") -> Memory:
+        """Soft delete (status 'forgotten' + event); the row stays for history and audit."""
+        return self.writer.forget(self.caller, target, reason=reason)
+
+    def history(self, target: Any) -> History:
+        """Every version of the fact ``target`` belongs to, and every event on them."""
+        with self.db.reading():
+            row = self.writer.resolve(self.caller, target, live_only=False)
+            versions = [Memory.from_row(r) for r in self.db.dicts("version_chain", id=row["id"])]
+            ids = [v.id for v in versions]
+            events = [Event.from_row(r) for r in self.db.dicts("events_for_memories", ids=ids)]
+        return History(tuple(versions), tuple(events))
+
+    # -- team / tenant membership --------------------------------------------------------------
+
+    def grant(self, *, team: str | None = None, tenant: str | None = None, agent_id: str | None = None) -> None:
+        """Make an agent (default: this one) a member of a team or tenant."""
+        for kind, group, agent in self._memberships(team, tenant, agent_id):
+            with self.db.transaction("grant"):
+                self.db.run("grant_membership", agent_id=agent, kind=kind, group_id=group, now=self.now())
+
+    def revoke(self, *, team: str | None = None, tenant: str | None = None, agent_id: str | None = None) -> None:
+        """Remove a membership; that group's memories disappear from the agent's reads at once."""
+        for kind, group, agent in self._memberships(team, tenant, agent_id):
+            with self.db.transaction("revoke"):
+                self.db.run("revoke_membership", agent_id=agent, kind=kind, group_id=group)
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    def start_session(self) -> str:
+        return self.session_log.start()
+
+    def add_message(self, session_id: str, role: str, content: str, *, title: str | None = None) -> Message:
+        return self.session_log.add_message(session_id, role, content, title=title)
+
+    def sessions(self, limit: int = 50) -> list[Session]:
+        return self.session_log.list(limit)
+
+    def session(self, id_or_suffix: str) -> Session:
+        return self.session_log.get(id_or_suffix)
+
+    def messages(self, id_or_suffix: str) -> list[Message]:
+        return self.session_log.messages(id_or_suffix)
+
+    def search_sessions(self, text: str, limit: int = 20) -> list[SessionMatch]:
+        return self.session_log.search(text, limit)
+
+    def end_session(self, id_or_suffix: str) -> Session:
+        return self.session_log.end(id_or_suffix)
+
+    # -- analysts ------------------------------------------------------------------------------
+
+    def sql(self, query: str, params: Any = None, *, write: bool = False) -> pl.DataFrame:
+        """Run one SQL statement and return a Polars frame. Read-only unless ``write=True``."""
+        query = validate.text(query, "query")
+        with self.db.reading():
+            with translate_errors("sql"):
+                statements = self.db.con.extract_statements(query)
+                if len(statements) != 1:
+                    raise InvalidInput(f"sql() runs exactly one statement, got {len(statements)}")
+                kind = statements[0].type.name
+                if kind not in _READ_STATEMENTS and not write:
+                    raise InvalidInput(f"sql() is read-only by default and this is a {kind} statement; pass write=True")
+                if write and self.read_only:
+                    raise InvalidInput("this store was opened read_only; sql(write=True) is not possible")
+                result = self.db.con.execute(query, params) if params is not None else self.db.con.execute(query)
+                return result.pl() if result.description else pl.DataFrame()
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _who(self) -> dict[str, Any]:
+        return dict(caller_agent=self.caller.agent_id, caller_session=self.caller.session_id)
+
+    def _memberships(self, team, tenant, agent_id):
+        agent = validate.text(agent_id, "agent_id", max_chars=200) if agent_id is not None else self.caller.agent_id
+        pairs = [(k, validate.text(g, k, max_chars=200), agent) for k, g in (("team", team), ("tenant", tenant)) if g is not None]
+        if not pairs:
+            raise InvalidInput("give team= or tenant=")
+        return pairs
+
+
+def open(path: str | Path = ":memory:", **options: Any) -> EchoDuck:  # noqa: A001 - the library's entry point
+    """Open (creating or migrating) an echo_duck store. Use as a context manager."""
+    return EchoDuck(path, **options)
+
+
+def _clock(now: datetime | Callable[[], datetime] | None) -> Callable[[], datetime]:
+    if now is None:
+        return lambda: datetime.now(timezone.utc).replace(tzinfo=None)
+    if callable(now):
+        return lambda: validate.timestamp(now(), "now")
+    fixed = validate.timestamp(now, "now")
+    return lambda: fixed
+
+
+def _only(more: dict[str, Any], call: str) -> dict[str, Any]:
+    allowed = {"entities", "team_id", "tenant_id", "sensitivity", "episode_id", "tier"}
+    unknown = set(more) - allowed
+    if unknown:
+        raise InvalidInput(f"{call}() got unknown arguments: {', '.join(sorted(unknown))}")
+    return more

@@ -1,0 +1,27 @@
+-- 10_scope: who may see a memory. Every read path (find, get, recall, snapshot, audit) goes through
+-- these, so a memory outside the caller's visibility is never returned.
+--
+-- can_see(...) -> BOOLEAN for one row, given the caller's agent id and current session (NULL if none).
+--   private: the owner agent only
+--   session: the owner, inside source_session (or anywhere if it has no source_session or is tagged 'global')
+--   team / tenant: agents with a current membership row (revocation takes effect on the next query)
+--   public: everyone
+CREATE OR REPLACE MACRO can_see(m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags,
+                                caller_agent, caller_session) AS
+    CASE m_scope
+        WHEN 'public' THEN true
+        WHEN 'private' THEN m_agent_id = caller_agent
+        WHEN 'session' THEN m_agent_id = caller_agent
+            AND (m_source_session IS NULL OR m_source_session = caller_session OR list_contains(m_tags, 'global'))
+        WHEN 'team' THEN EXISTS (SELECT 1 FROM memberships g
+                                 WHERE g.agent_id = caller_agent AND g.kind = 'team' AND g.group_id = m_team_id)
+        WHEN 'tenant' THEN EXISTS (SELECT 1 FROM memberships g
+                                   WHERE g.agent_id = caller_agent AND g.kind = 'tenant' AND g.group_id = m_tenant_id)
+        ELSE false
+    END;
+
+-- visible_memories(caller_agent, caller_session) -> the memories rows (every status) the caller may see.
+CREATE OR REPLACE MACRO visible_memories(caller_agent, caller_session) AS TABLE
+    SELECT m.*
+    FROM memories m
+    WHERE can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, caller_agent, caller_session);

@@ -1,0 +1,17 @@
+-- The append-only event log and the quarantine of refused writes. Only inserts here.
+
+-- Records a change; `after` is read from the row as it is now (NULL if the row is gone).
+-- name: log_event
+INSERT INTO memory_events (occurred_at, actor, action, memory_id, reason, before, after)
+VALUES ($now, $actor, $action, $memory_id, $reason, $before::JSON,
+        (SELECT to_json(m) FROM memories m WHERE m.id = $memory_id));
+
+-- name: events_for_memories
+SELECT event_id, occurred_at, actor, action, memory_id, reason, before::VARCHAR AS before, after::VARCHAR AS after
+FROM memory_events
+WHERE list_contains($ids::UUID[], memory_id)
+ORDER BY event_id;
+
+-- name: log_blocked_write
+INSERT INTO blocked_writes (occurred_at, actor, agent_id, path, field, reason, detail, excerpt)
+VALUES ($now, $actor, $agent_id, $path, $field, $reason, $detail, $excerpt);

@@ -1,0 +1,35 @@
+-- Bookkeeping of the schema: which numbered migrations ran, and which version of the macro/view
+-- files is installed. Used only by echo_duck/schema.py.
+
+-- name: create_schema_version
+CREATE TABLE IF NOT EXISTS schema_version (
+    version    INTEGER PRIMARY KEY,
+    name       VARCHAR NOT NULL,
+    checksum   VARCHAR NOT NULL,
+    applied_at TIMESTAMP NOT NULL
+);
+
+-- name: create_schema_objects
+CREATE TABLE IF NOT EXISTS schema_objects (
+    checksum   VARCHAR NOT NULL,
+    applied_at TIMESTAMP NOT NULL
+);
+
+-- name: user_table_count
+SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() AND NOT internal;
+
+-- name: has_schema_version
+SELECT count(*) FROM duckdb_tables()
+WHERE database_name = current_database() AND table_name = 'schema_version';
+
+-- name: applied_migrations
+SELECT version, name, checksum FROM schema_version ORDER BY version;
+
+-- name: record_migration
+INSERT INTO schema_version VALUES ($version, $name, $checksum, now()::TIMESTAMP);
+
+-- name: installed_objects_checksum
+SELECT max_by(checksum, applied_at) FROM schema_objects;
+
+-- name: record_objects_checksum
+INSERT INTO schema_objects VALUES ($checksum, now()::TIMESTAMP);

@@ -1,0 +1,42 @@
+"""Shared fixtures: real DuckDB files in tmp_path, never mocks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+import echo_duck
+
+T0 = datetime(2026, 1, 1, 12, 0, 0)
+
+
+class Clock:
+    """A controllable clock so decay and ordering tests are deterministic."""
+
+    def __init__(self, start: datetime = T0):
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta) -> None:
+        from datetime import timedelta
+
+        self.now = self.now + timedelta(**delta)
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    return tmp_path / "mem.duckdb"
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def mem(db_path):
+    with echo_duck.open(db_path) as m:
+        yield m

@@ -1,0 +1,98 @@
+import hashlib
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import echo_duck
+from echo_duck import sqlfiles
+from echo_duck.connection import connect
+from echo_duck.schema import NotAStore, current_version
+
+CHECKSUMS = Path(__file__).parent / "migration_checksums.json"
+
+
+def test_blank_file_gets_every_migration_once(db_path):
+    with echo_duck.open(db_path) as mem:
+        versions = mem.sql("SELECT version, name FROM schema_version ORDER BY version").rows()
+        assert versions == [(m.version, m.name) for m in sqlfiles.migrations()]
+        assert mem.schema_version == current_version()
+    with echo_duck.open(db_path) as mem:  # reopening applies nothing twice
+        assert mem.sql("SELECT count(*) FROM schema_version").item() == current_version()
+
+
+def test_released_migrations_never_change():
+    """A released migration is immutable: change the schema with a new numbered file instead."""
+    recorded = json.loads(CHECKSUMS.read_text())
+    for migration in sqlfiles.migrations():
+        name = f"{migration.version:04d}_{migration.name}"
+        if name in recorded:
+            assert migration.checksum == recorded[name], f"sql/migrations/{name}.sql changed after release"
+    assert set(recorded) <= {f"{m.version:04d}_{m.name}" for m in sqlfiles.migrations()}
+
+
+def test_newer_schema_is_refused_and_left_untouched(db_path):
+    with echo_duck.open(db_path) as mem:
+        mem.remember("kept", type="user")
+        mem.sql("INSERT INTO schema_version VALUES (999, 'future', 'x', now()::TIMESTAMP)", write=True)
+    with pytest.raises(echo_duck.SchemaTooNew, match="upgrade echo_duck"):
+        echo_duck.open(db_path)
+    con = duckdb.connect(str(db_path), read_only=True)
+    assert con.execute("SELECT count(*) FROM memories").fetchone()[0] == 1
+    con.close()
+
+
+def test_older_file_is_migrated_and_keeps_its_data(db_path):
+    """Build a file at schema version 1 exactly as the first release wrote it, then open it."""
+    con = connect(db_path)
+    con.execute(sqlfiles.query("create_schema_version").sql)
+    first = sqlfiles.migrations()[0]
+    con.execute(first.sql)
+    con.execute("INSERT INTO schema_version VALUES (1, ?, ?, now()::TIMESTAMP)", [first.name, first.checksum])
+    con.execute("""INSERT INTO memories (id, agent_id, type, content, created_at, updated_at, provenance)
+                   VALUES (uuid(), 'default', 'user', 'old fact', now()::TIMESTAMP, now()::TIMESTAMP, 3)""")
+    con.close()
+    with echo_duck.open(db_path) as mem:
+        assert mem.schema_version == current_version()
+        assert [m.content for m in mem.find()] == ["old fact"]
+
+
+def test_read_only_open_never_migrates(db_path):
+    with echo_duck.open(db_path) as mem:
+        mem.remember("a", type="user")
+    with echo_duck.open(db_path, read_only=True) as ro:
+        assert ro.find()[0].content == "a"
+        with pytest.raises(echo_duck.EchoDuckError, match="read_only"):
+            ro.remember("b", type="user")
+
+
+def test_read_only_open_of_missing_file_says_how_to_create_it(tmp_path):
+    with pytest.raises(echo_duck.MemoryNotFound, match="echo-duck init"):
+        echo_duck.open(tmp_path / "nope.duckdb", read_only=True)
+
+
+def test_foreign_duckdb_file_is_not_taken_over(db_path):
+    con = duckdb.connect(str(db_path))
+    con.execute("CREATE TABLE sales(x INT)")
+    con.close()
+    with pytest.raises(NotAStore):
+        echo_duck.open(db_path)
+
+
+def test_garbage_file_is_a_clear_storage_error(db_path):
+    db_path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(echo_duck.StorageError, match="cannot open"):
+        echo_duck.open(db_path)
+
+
+def test_every_macro_and_view_file_installs(mem):
+    macros = set(mem.sql("SELECT function_name FROM duckdb_functions() WHERE database_name = 'mem'")["function_name"])
+    assert {"can_see", "visible_memories"} <= macros
+
+
+def test_tables_are_commented_for_analysts(mem):
+    comments = dict(mem.sql("SELECT table_name, comment FROM duckdb_tables() WHERE database_name = 'mem'").rows())
+    for table in ("memories", "memory_vectors", "sessions", "messages", "episodes", "contradictions",
+                  "memory_events", "blocked_writes", "memberships", "settings"):
+        assert comments.get(table), f"table {table} has no COMMENT"
