@@ -187,6 +187,102 @@ def forget(target, reason, db, agent, lock_timeout, as_json):
 
 
 @cli.command()
+@click.argument("query")
+@click.option("-k", "k", type=int, default=10, show_default=True, help="How many memories to return.")
+@click.option("--type", "types", type=click.Choice(TYPES), multiple=True)
+@click.option("--tier", "tiers", type=click.Choice(PERSISTED_TIERS), multiple=True)
+@click.option("--tag", "tags", multiple=True, help="Only memories with all these tags.")
+@click.option("--session", help="Only memories from this source session.")
+@click.option("--include-archived", is_flag=True, help="Also return superseded versions.")
+@click.option("--explain", is_flag=True, help="Show why each hit ranked where it did.")
+@click.option("--no-reinforce", is_flag=True, help="Do not count this as a review (analysts' reads).")
+@common
+def search(query, k, types, tiers, tags, session, include_archived, explain, no_reinforce, db, agent, lock_timeout, as_json):
+    """Recall memories for QUERY (BM25 + vectors, fused and decayed in SQL).
+
+    Example:  echo-duck search "which package manager does the project use?" --explain
+    """
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        hits = mem.recall(query, k, types=types or None, tiers=tiers or None, tags=tags or None, session=session,
+                          include_archived=include_archived, reinforce=not no_reinforce, explain=explain or as_json)
+    rows = [dict(score=h.score, id=h.id[:8], type=h.memory.type, key=h.key, content=h.content,
+                 **({"bm25": h.explanation.bm25_rank, "vector": h.explanation.vector_rank,
+                     "similarity": h.explanation.similarity, "gate": h.explanation.gate} if explain else {}))
+            for h in hits]
+    columns = ("score", "id", "type", "key", "content") + (("bm25", "vector", "similarity") if explain else ())
+    human = output.table(rows, columns, widths={"content": 70})
+    if explain and hits:
+        human += f"\n\nvector arm: {hits[0].explanation.vector_arm}; query entropy {hits[0].explanation.entropy:.2f}"
+    emit(hits, as_json, human)
+
+
+@cli.command()
+@click.option("--budget-user", type=int, default=1375, show_default=True, help="Characters for user memories.")
+@click.option("--budget-env", type=int, default=2200, show_default=True, help="Characters for environment memories.")
+@click.option("--budget-rules", type=int, default=1000, show_default=True, help="Characters for behaviour rules.")
+@click.option("--fast", is_flag=True, help="At most 5 memories instead of 15.")
+@common
+def snapshot(budget_user, budget_env, budget_rules, fast, db, agent, lock_timeout, as_json):
+    """Print the memory block for a system prompt (pinned and user memories first).
+
+    Example:  echo-duck snapshot --budget-user 800
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
+        block = mem.snapshot(budget_user, budget_env, budget_rules, fast=fast)
+    emit({"snapshot": block}, as_json, block.rstrip("\n") or "(no memories yet)")
+
+
+@cli.command()
+@click.option("--batch-size", type=int, default=256, show_default=True)
+@click.option("--limit", type=int, help="Stop after this many memories (resume later).")
+@click.option("--model", default="default", show_default=True, help="Embedding model: default, use, minilm, hash.")
+@common
+def reembed(batch_size, limit, model, db, agent, lock_timeout, as_json):
+    """Embed every memory whose vector is missing or from another model; resumable.
+
+    Example:  echo-duck reembed --model minilm
+    """
+    with open_or_fail(db, agent, lock_timeout, embedder=model) as mem:
+        if as_json or not sys.stdout.isatty():
+            report = mem.reembed(batch_size=batch_size, limit=limit)
+        else:
+            with click.progressbar(length=1, label="re-embedding") as bar:
+                def progress(done, total):
+                    bar.length = max(total, 1)
+                    bar.update(done - bar.pos)
+                report = mem.reembed(batch_size=batch_size, limit=limit, progress=progress)
+    emit(report.__dict__, as_json, f"re-embedded {report.embedded} memories with {report.model_id} "
+                                   f"in {report.batches} batches; {report.remaining} still stale")
+
+
+@cli.group()
+def bench():
+    """Benchmarks: retrieval quality (locomo) and speed.
+
+    Example:  echo-duck bench locomo --data ../shared/bench/locomo
+    """
+
+
+@bench.command(name="locomo")
+@click.option("--data", type=click.Path(exists=True, file_okay=False), required=True,
+              help="Folder with memories.jsonl and queries.jsonl (e.g. ../shared/bench/locomo).")
+@click.option("--variant", "variants", multiple=True, help="bm25, vector, hybrid, hybrid+decay (default: all).")
+@click.option("--conversations", type=int, help="Only the first N conversations.")
+@click.option("--json", "as_json", is_flag=True)
+def bench_locomo(data, variants, conversations, as_json):
+    """Retrieval quality on LoCoMo: R@1/5/10 and MRR per category, per variant.
+
+    Example:  echo-duck bench locomo --data ../shared/bench/locomo --variant hybrid
+    """
+    from .bench import locomo
+
+    with fail_cleanly():
+        report = locomo.run(Path(data), variants or tuple(locomo.VARIANTS), limit_conversations=conversations,
+                            progress=None if as_json else lambda conv: click.echo(f"done {conv}", err=True))
+    emit(report, as_json, locomo.markdown(report) + f"\n\ntimings: {report['timings']}")
+
+
+@cli.command()
 @click.argument("session", required=False)
 @click.option("--search", "text", help="Only sessions whose messages contain this text.")
 @click.option("--limit", type=int, default=20, show_default=True)

@@ -23,6 +23,7 @@ class Db:
         self.read_only = read_only
         self.lock = threading.RLock()
         self._closed = False
+        self._depth = 0  # nested transaction() calls join the outer transaction
 
     def run(self, name: str, /, **params: Any) -> duckdb.DuckDBPyConnection:
         self._check_open()
@@ -45,13 +46,27 @@ class Db:
 
     @contextlib.contextmanager
     def transaction(self, what: str) -> Iterator["Db"]:
-        """One atomic unit of work under the store lock; any error rolls it back."""
+        """One atomic unit of work under the store lock; any error rolls it back.
+
+        A transaction() inside another joins it: the outer one commits or rolls back both.
+        """
         with self.lock:
             self._check_open()
             if self.read_only:
                 raise EchoDuckError(f"{what}: this store was opened read_only; open it without read_only to write")
-            with transaction(self.con, what):
-                yield self
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self
+                finally:
+                    self._depth -= 1
+                return
+            self._depth = 1
+            try:
+                with transaction(self.con, what):
+                    yield self
+            finally:
+                self._depth = 0
 
     @contextlib.contextmanager
     def reading(self) -> Iterator["Db"]:

@@ -64,6 +64,15 @@ def run_demo(db: str | None = None) -> DemoReport:
         report.add("sessions", f"session …{session[-6:]} with {len(mem.messages(session))} messages; "
                                f"search '中文' finds {len(mem.search_sessions('中文'))} session(s)")
 
+        for question in ("which package manager should I use?", "用户喜欢用什么语言回答？", "how do I run the tests"):
+            hits = mem.recall(question, k=2, explain=True)
+            lines = [f"{h.score:.4f}  {h.content}  (bm25 #{h.explanation.bm25_rank}, vector #{h.explanation.vector_rank})"
+                     for h in hits]
+            arm = hits[0].explanation.vector_arm if hits else ""
+            report.add(f"recall({question!r})  [vector arm: {arm}]", "\n".join(lines) or "(nothing)")
+
+        report.add("snapshot() for the system prompt", mem.snapshot())
+
         users = mem.find(type="user")
         report.add("find(type='user')", "\n".join(f"{m.key}: {m.content}" for m in users))
 

@@ -15,7 +15,14 @@ import polars as pl
 from . import validate
 from .connection import connect, translate_errors
 from .db import Db
-from .errors import InvalidInput, MemoryNotFound
+from .errors import EchoDuckError, InvalidInput, MemoryNotFound
+from .indexing import NO_MODEL_MESSAGE, Indexer
+from .recall import Hit, Recaller, RecallQuery
+from .rerank import RerankSettings
+from .snapshot import Budgets
+from .snapshot import render as render_snapshot
+from .vectors import ReembedReport
+from .vectors import reembed as reembed_stale
 from .models import PERSISTED_TIERS, SCOPES, STATUSES, TYPES, Event, History, Memory, Message, Session, SessionMatch
 from .schema import ensure_schema
 from .sessions import Sessions
@@ -32,7 +39,8 @@ class EchoDuck:
                  team_id: str | None = None, tenant_id: str | None = None,
                  now: datetime | Callable[[], datetime] | None = None, read_only: bool = False,
                  lock_timeout: float = 0.0, actor: str | None = None, write_path: str = "api",
-                 protected_paths: Iterable[str] = ()):
+                 protected_paths: Iterable[str] = (), embedder: Any = "default", reranker: Any = None,
+                 rerank_top_k: int = 10, rerank_timeout_s: float = 5.0, rerank_min_score: float | None = None):
         self.path = str(path)
         self.read_only = validate.flag(read_only, "read_only")
         self.caller = Caller(
@@ -57,9 +65,15 @@ class EchoDuck:
         protected = [str(p) for p in validate.labels(list(map(str, protected_paths)), "protected_paths")]
         if self.path != ":memory:":
             protected.append(str(Path(self.path).expanduser().resolve().parent))
-        self.writer = Writer(self.db, self._clock, protected)
+        self.indexer = Indexer(self.db, self._clock, embedder)
+        self.writer = Writer(self.db, self._clock, self.indexer, protected)
+        self.recaller = Recaller(self.db, self.indexer, self._clock, reranker,
+                                 RerankSettings(rerank_top_k, rerank_timeout_s, rerank_min_score))
         self.session_log = Sessions(self.db, self._clock, self.caller.agent_id)
         self.working = WorkingMemory()
+        if not self.read_only:
+            self.indexer.keyword.ensure_ready()
+            _ = self.indexer.vectors  # records the store's current model, so stale_vectors is right at once
 
     # -- lifecycle of the handle ---------------------------------------------------------------
 
@@ -153,6 +167,57 @@ class EchoDuck:
             events = [Event.from_row(r) for r in self.db.dicts("events_for_memories", ids=ids)]
         return History(tuple(versions), tuple(events))
 
+    # -- recall ---------------------------------------------------------------------------------
+
+    def recall(self, query: str, k: int = 10, *, types: Any = None, tiers: Any = None, tags: Any = None,
+               entities: Any = None, since: Any = None, until: Any = None, session: str | None = None,
+               include_archived: bool = False, reinforce: bool = True, explain: bool = False,
+               arms: Iterable[str] = ("keyword", "vector"), query_vector: Any = None) -> list[Hit]:
+        """Hybrid BM25 + vector recall, fused, gated and decayed in SQL (sql/macros/40_recall.sql).
+
+        Archived (decayed) memories come back weighted down; ``include_archived=True`` also returns
+        superseded versions. Hits are reinforced (access_count, last_accessed) unless ``reinforce=False``.
+        ``arms`` limits the search to "keyword" (BM25) or "vector" for comparisons; ``query_vector``
+        skips embedding the query when the caller already has its vector (same model).
+        """
+        spec = RecallQuery.build(query, k, types=types, tiers=tiers, tags=tags, entities=entities, since=since,
+                                 until=until, session=session, include_archived=include_archived, reinforce=reinforce,
+                                 arms=arms)
+        return self.recaller.recall(self.caller, spec, explain=validate.flag(explain, "explain"), query_vector=query_vector)
+
+    def mark(self, hit: Any, helpful: bool, *, recall_id: int | None = None) -> Memory:
+        """Outcome feedback (SPEC R13): unhelpful marks lower a memory's rank, helpful ones its confidence."""
+        helpful = validate.flag(helpful, "helpful")
+        recall_id = recall_id if recall_id is not None else getattr(hit, "recall_id", None)
+        with self.db.transaction("mark"):
+            row = self.writer.resolve(self.caller, hit.id if isinstance(hit, Hit) else hit, live_only=False)
+            self.db.run("insert_feedback", now=self.now(), agent_id=self.caller.agent_id, id=row["id"],
+                        recall_id=recall_id, helpful=helpful)
+            self.db.run("apply_feedback", id=row["id"], helpful=helpful)
+            return Memory.from_row(self.db.dict("memory_by_id", id=row["id"]))
+
+    def snapshot(self, budget_user: int = 1375, budget_env: int = 2200, budget_rules: int = 1000, *,
+                 fast: bool = False, min_confidence: float = 0.3) -> str:
+        """Markdown for a system prompt: pinned and USER memories first, then rules and the rest,
+        each section within its character budget; at most 15 memories (5 when ``fast``)."""
+        budgets = Budgets(validate.positive_int(budget_user, "budget_user", maximum=10_000_000),
+                          validate.positive_int(budget_rules, "budget_rules", maximum=10_000_000),
+                          validate.positive_int(budget_env, "budget_env", maximum=10_000_000))
+        limit = 5 if validate.flag(fast, "fast") else 15
+        with self.db.reading():
+            rows = self.db.dicts("snapshot_candidates", min_confidence=validate.unit_interval(min_confidence, "min_confidence"),
+                                 limit=200, **self._who())
+        return render_snapshot([(r["section"], Memory.from_row(r)) for r in rows], budgets, limit)
+
+    def reembed(self, *, batch_size: int = 256, limit: int | None = None, progress=None) -> ReembedReport:
+        """Embed every memory whose vector is missing or from another model, in resumable batches."""
+        index = self.indexer.vectors
+        if index is None:
+            raise EchoDuckError(NO_MODEL_MESSAGE)
+        return reembed_stale(index, batch_size=validate.positive_int(batch_size, "batch_size", maximum=100_000),
+                             limit=None if limit is None else validate.positive_int(limit, "limit", maximum=10**9),
+                             progress=progress)
+
     # -- team / tenant membership --------------------------------------------------------------
 
     def grant(self, *, team: str | None = None, tenant: str | None = None, agent_id: str | None = None) -> None:
@@ -206,7 +271,10 @@ class EchoDuck:
                 if write and self.read_only:
                     raise InvalidInput("this store was opened read_only; sql(write=True) is not possible")
                 result = self.db.con.execute(query, params) if params is not None else self.db.con.execute(query)
-                return result.pl() if result.description else pl.DataFrame()
+                frame = result.pl() if result.description else pl.DataFrame()
+        if write and self.indexer.vectors is not None:
+            self.indexer.vectors.invalidate()  # the statement may have changed vectors behind the cache
+        return frame
 
     # -- helpers -------------------------------------------------------------------------------
 

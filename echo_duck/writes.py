@@ -6,13 +6,15 @@ there is no second path that could skip the scanner or the provenance guard.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any, Callable, Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from . import validate
 from .db import Db
+from .indexing import Indexer, NewRow
 from .errors import AmbiguousMatch, InvalidInput, MemoryNotFound, PermissionDenied, ProvenanceConflict, RejectedWrite
 from .models import PROVENANCE_NAMES, SCOPES, SENSITIVITIES, TYPES, Memory
 from .scan import redact, scan
@@ -104,10 +106,12 @@ def prepare(caller: Caller, content: Any, *, type: Any, key: Any = None, tags: A
 class Writer:
     """Applies writes for one store. ``clock`` gives naive-UTC now; ``protected_paths`` feed the scanner."""
 
-    def __init__(self, db: Db, clock: Callable[[], datetime], protected_paths: Sequence[str] = ()):
+    def __init__(self, db: Db, clock: Callable[[], datetime], indexer: Indexer, protected_paths: Sequence[str] = ()):
         self.db = db
         self.clock = clock
+        self.indexer = indexer
         self.protected_paths = tuple(protected_paths)
+        self._staged: list[NewRow] = []  # rows inserted by the current transaction, indexed before commit
 
     # -- public operations -------------------------------------------------------------------
 
@@ -119,7 +123,7 @@ class Writer:
         specs = list(specs)
         for spec in specs:
             self.check(caller, spec)
-        with self.db.transaction("remember"):
+        with self._indexed_transaction("remember"):
             ids = [self._upsert(caller, spec, on_lower_provenance) for spec in specs]
             return [self._memory(i) for i in ids]
 
@@ -137,7 +141,7 @@ class Writer:
         if spec.key != old["key"] or spec.scope != old["scope"]:
             raise InvalidInput("update() keeps key and scope; write a new memory to move a fact")
         self.check(caller, spec)  # before the transaction: a refusal must still be quarantined
-        with self.db.transaction("update"):
+        with self._indexed_transaction("update"):
             old = self.resolve(caller, old["id"], live_only=True)  # still live under the write lock?
             new_id = self._new_version(caller, spec, old, reason or "update")
             return self._memory(new_id)
@@ -192,6 +196,17 @@ class Writer:
 
     # -- inside a transaction ----------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _indexed_transaction(self, what: str) -> Iterator[None]:
+        """A write transaction whose new rows are indexed (postings, vectors) before it commits."""
+        with self.db.transaction(what):
+            self._staged = []
+            try:
+                yield
+                self.indexer.index(self._staged)
+            finally:
+                self._staged = []
+
     def _upsert(self, caller: Caller, spec: NewMemory, on_lower_provenance: str) -> uuid.UUID:
         owner = dict(scope=spec.scope, agent_id=caller.agent_id, source_session=spec.source_session,
                      team_id=spec.team_id, tenant_id=spec.tenant_id)
@@ -229,25 +244,32 @@ class Writer:
             self._lower_provenance(caller, spec, old, "raise")
         before = self.db.scalar("memory_json", id=old["id"])
         new_id = self._insert(caller, spec, reason=reason, version=old["version"] + 1, supersedes=old["id"])
-        self.db.run("supersede_memory", id=old["id"], new_id=new_id, now=self.clock())
+        self.db.run("supersede_memory", id=old["id"], new_id=new_id, now=self._now())
         self._event(caller, "supersede", old["id"], f"superseded by {new_id}: {reason}", before)
         return new_id
 
     def _insert(self, caller: Caller, spec: NewMemory, *, reason: str, version: int = 1,
                 supersedes: uuid.UUID | None = None, status: str = "active") -> uuid.UUID:
         new_id = uuid.uuid4()
+        now = self._now()
         self.db.run("insert_memory", id=new_id, agent_id=caller.agent_id, type=spec.type, tier=spec.tier,
                     key=spec.key, content=spec.content, tags=list(spec.tags), entities=list(spec.entities),
                     scope=spec.scope, team_id=spec.team_id, tenant_id=spec.tenant_id,
-                    source_session=spec.source_session, source_refs=list(spec.source_refs), now=self.clock(),
+                    source_session=spec.source_session, source_refs=list(spec.source_refs), now=now,
                     observed_at=spec.observed_at, importance=spec.importance, confidence=spec.confidence,
                     episode_id=spec.episode_id, version=version, supersedes=supersedes,
                     provenance=spec.provenance, pinned=spec.pinned, sensitivity=spec.sensitivity, status=status)
         self._event(caller, "create", new_id, reason, None)
+        self._staged.append(NewRow(new_id, caller.agent_id, spec.source_session, spec.observed_at or now, now, spec.content))
         return new_id
 
+    def _now(self) -> datetime:
+        """Rows of one transaction get times one microsecond apart, in write order, so "the memory
+        before this one" (conversational context) is well defined even under a fixed clock."""
+        return self.clock() + timedelta(microseconds=len(self._staged))
+
     def _event(self, caller: Caller, action: str, memory_id: Any, reason: str | None, before: str | None) -> None:
-        self.db.run("log_event", now=self.clock(), actor=caller.who, action=action, memory_id=memory_id,
+        self.db.run("log_event", now=self._now(), actor=caller.who, action=action, memory_id=memory_id,
                     reason=reason, before=before)
 
     def _memory(self, memory_id: Any) -> Memory:

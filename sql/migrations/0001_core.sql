@@ -63,7 +63,7 @@ CREATE TABLE memory_vectors (
     memory_id   UUID PRIMARY KEY,
     model_id    VARCHAR NOT NULL,
     dim         INTEGER NOT NULL CHECK (dim > 0),
-    vector      FLOAT[] NOT NULL,
+    vector      FLOAT[] NOT NULL USING COMPRESSION uncompressed,  -- ALPRD made exact scans 8x slower
     embedded_at TIMESTAMP NOT NULL,
     CHECK (len(vector) = dim)
 );

@@ -1,0 +1,226 @@
+"""Hybrid recall (SPEC R1-R13): a frozen query description bound to the SQL recall macro.
+
+Python's part is small: segment the query, embed it, measure its entropy, hand the exact vector
+top-N to SQL when no filter narrows the rows, and record what came back. Fusion, gating, decay,
+scope and filters all happen in ``recall_hits`` (sql/macros/40_recall.sql).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Callable
+
+import numpy as np
+
+from . import text, validate
+from .db import Db
+from .indexing import Indexer
+from .keyword import query_text
+from .models import PERSISTED_TIERS, TYPES, Memory
+from .rerank import Reranker, RerankSettings, rerank
+from .writes import Caller
+
+MAX_K = 1000
+ARMS = ("keyword", "vector")
+# The in-process exact scan hands the macro this many times vector_pool candidates, so rows the
+# caller may not see (other agents, superseded versions) rarely crowd out eligible ones.
+OVERFETCH = 4
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    text: str
+    k: int = 10
+    types: tuple[str, ...] | None = None
+    tiers: tuple[str, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    entities: tuple[str, ...] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    session: str | None = None
+    include_archived: bool = False
+    reinforce: bool = True
+    arms: tuple[str, ...] = ARMS
+
+    @classmethod
+    def build(cls, text_: Any, k: Any = 10, *, types=None, tiers=None, tags=None, entities=None, since=None,
+              until=None, session=None, include_archived=False, reinforce=True, arms=ARMS) -> "RecallQuery":
+        """Validate every argument of recall()."""
+        def as_tuple(values):
+            return None if values is None else tuple(values)
+
+        return cls(
+            text=validate.text(text_, "query", max_chars=10_000),
+            k=validate.positive_int(k, "k", maximum=MAX_K),
+            types=as_tuple(validate.choices(types, "types", TYPES)),
+            tiers=as_tuple(validate.choices(tiers, "tiers", PERSISTED_TIERS)),
+            tags=as_tuple(validate.labels(tags, "tags")) if tags is not None else None,
+            entities=as_tuple(validate.labels(entities, "entities")) if entities is not None else None,
+            since=validate.timestamp(since, "since"),
+            until=validate.timestamp(until, "until"),
+            session=validate.optional_text(session, "session", max_chars=200),
+            include_archived=validate.flag(include_archived, "include_archived"),
+            reinforce=validate.flag(reinforce, "reinforce"),
+            arms=tuple(validate.choices(arms, "arms", ARMS) or ()) or _no_arms(),
+        )
+
+    @property
+    def filtered(self) -> bool:
+        return any(v is not None for v in (self.types, self.tiers, self.tags, self.entities, self.since, self.until, self.session))
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a hit ranked where it did (SPEC R9)."""
+
+    bm25_rank: int | None
+    bm25_score: float | None
+    vector_rank: int | None
+    similarity: float | None
+    rrf_score: float
+    keyword_weight: float
+    vector_weight: float
+    entropy: float
+    vector_arm: str  # 'exact (in-process)', 'exact (sql)', or 'unavailable: …'
+    gate: str
+    effective_importance: float
+    decay_factor: float
+    tier_weight: float
+    feedback_weight: float
+    provenance: str
+    source_refs: tuple[str, ...]
+    rerank: str | None = None  # None when no reranker is configured
+    rerank_score: float | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    memory: Memory
+    score: float
+    conflicts_with: tuple[str, ...] = ()
+    explanation: Explanation | None = None
+    recall_id: int | None = None
+    origin: str = "memory"
+
+    @property
+    def id(self) -> str:
+        return self.memory.id
+
+    @property
+    def content(self) -> str:
+        return self.memory.content
+
+    @property
+    def key(self) -> str | None:
+        return self.memory.key
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"origin": self.origin, "score": self.score, "conflicts_with": list(self.conflicts_with),
+               "recall_id": self.recall_id, "memory": self.memory.to_dict()}
+        if self.explanation is not None:
+            out["explanation"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.explanation.__dict__.items()}
+        return out
+
+
+@dataclass
+class Recaller:
+    db: Db
+    indexer: Indexer
+    clock: Callable[[], datetime]
+    reranker: Reranker | None = None
+    rerank_settings: RerankSettings = RerankSettings()
+
+    def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
+               query_vector: np.ndarray | None = None) -> list[Hit]:
+        q_tokens = query_text(query.text) if "keyword" in query.arms else ""
+        vectors = self.indexer.vectors if "vector" in query.arms else None
+        params = dict(p_query=q_tokens, p_vec_ids=None, p_vec_sims=None, p_qvec=None, p_model=None)
+        if "vector" not in query.arms:
+            arm = "disabled by the caller"
+        elif vectors is None:
+            self.indexer.warn_keyword_only_once()
+            arm = "unavailable: no embedding model installed (keyword-only)"
+        else:
+            qvec = vectors.embed([query.text])[0] if query_vector is None else _checked(query_vector, vectors.embedder.dim)
+            params["p_model"] = vectors.model_id
+            if query.filtered:
+                params["p_qvec"] = _vector_literal(qvec)
+                arm = "exact (sql)"
+            else:
+                with self.db.reading():
+                    pool = int(self.db.scalar("setting_value", name="vector_pool")) * OVERFETCH
+                    ids, sims = vectors.search(qvec, pool)
+                params["p_vec_ids"] = "[" + ",".join(ids) + "]"
+                params["p_vec_sims"] = _vector_literal(sims)
+                arm = "exact (in-process)"
+        with self.db.reading():
+            entropy = self._entropy(query.text, query_text(query.text))
+            fetch = max(query.k, self.rerank_settings.top_k) if self.reranker is not None else query.k
+            rows = self.db.dicts("recall", **params, p_caller_agent=caller.agent_id, p_caller_session=caller.session_id,
+                                 p_k=fetch, p_entropy=entropy, p_types=_list(query.types), p_tiers=_list(query.tiers),
+                                 p_tags=_list(query.tags), p_entities=_list(query.entities), p_since=query.since,
+                                 p_until=query.until, p_session=query.session,
+                                 p_include_superseded=query.include_archived, p_now=self.clock())
+        hits = [_hit(row, entropy, arm, explain) for row in rows]
+        if self.reranker is not None:
+            hits, status = rerank(query.text, hits, self.reranker, self.rerank_settings)
+            hits = [replace(h, explanation=replace(h.explanation, rerank=status)) if h.explanation else h for h in hits]
+        hits = hits[: query.k]
+        recall_id = self._log(caller, query, hits, None if vectors is None else vectors.model_id)
+        return [replace(h, recall_id=recall_id) for h in hits]
+
+    def _entropy(self, raw: str, q_tokens: str) -> float:
+        if not q_tokens:
+            return 1.0
+        rows = self.db.run("query_token_df", q=q_tokens).fetchall()
+        n_docs = rows[0][2] if rows else 0
+        return text.query_entropy(raw, {token: df for token, df, _ in rows}, n_docs)
+
+    def _log(self, caller: Caller, query: RecallQuery, hits: list[Hit], model_id: str | None) -> int | None:
+        """Reinforce the hits (SPEC R10) and log the recall, in one transaction; nothing on a read-only store."""
+        if self.db.read_only:
+            return None
+        ids = "[" + ",".join(h.id for h in hits) + "]"
+        scores = _vector_literal(np.array([h.score for h in hits], dtype=np.float64))
+        with self.db.transaction("recording a recall"):
+            if query.reinforce and hits:
+                self.db.run("reinforce_memories", ids=ids, now=self.clock())
+            return self.db.scalar("log_recall", now=self.clock(), agent_id=caller.agent_id, session_id=caller.session_id,
+                                  query=query.text, k=query.k, model_id=model_id, ids=ids, scores=scores,
+                                  reinforced=query.reinforce)
+
+
+def _hit(row: dict, entropy: float, arm: str, explain: bool) -> Hit:
+    memory = Memory.from_row(row)
+    explanation = None
+    if explain:
+        explanation = Explanation(
+            bm25_rank=row["bm25_rank"], bm25_score=row["bm25_score"], vector_rank=row["vec_rank"],
+            similarity=row["similarity"], rrf_score=row["rrf_score"], keyword_weight=row["keyword_weight"],
+            vector_weight=row["vector_weight"], entropy=entropy, vector_arm=arm, gate=row["gate"],
+            effective_importance=row["effective_importance"], decay_factor=row["decay_factor"],
+            tier_weight=row["tier_weight"], feedback_weight=row["feedback_weight"],
+            provenance=memory.provenance_name, source_refs=memory.source_refs)
+    conflicts = tuple(str(c) for c in (row.get("conflicts_with") or ()))
+    return Hit(memory, float(row["score"]), conflicts, explanation)
+
+
+def _checked(vector: Any, dim: int) -> np.ndarray:
+    vector = np.asarray(vector, dtype=np.float32)
+    if vector.shape != (dim,) or not np.all(np.isfinite(vector)):
+        raise validate.InvalidInput(f"query_vector must be {dim} finite floats from the store's embedding model")
+    return vector
+
+
+def _no_arms():
+    raise validate.InvalidInput("arms must name at least one of: keyword, vector")
+
+
+def _vector_literal(values: np.ndarray) -> str:
+    """Lists are bound as text and cast in SQL: binding a Python list costs ~20-60 ms in duckdb 1.5.5."""
+    return "[" + ",".join(f"{float(x):.9g}" for x in values) + "]"
+
+
+def _list(values: tuple[str, ...] | None) -> list[str] | None:
+    return None if values is None else list(values)

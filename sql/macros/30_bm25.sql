@@ -1,0 +1,62 @@
+-- 30_bm25: keyword search over bm25_postings, scoring exactly like fts's match_bm25
+-- (k1 = 1.2, b = 0.75, porter stemmer, bm25_stopwords; log is base 10 as in fts). The input text
+-- must be the output of echo_duck.text.segment_for_index: letters/numbers separated by spaces,
+-- which lets a plain split stand in for fts's tokenizer regex.
+
+-- bm25_tokens(text) -> VARCHAR[]: fts's tokenizer for pre-segmented text.
+CREATE OR REPLACE MACRO bm25_tokens(s) AS
+    string_split(lower(strip_accents(CAST(s AS VARCHAR))), ' ');
+
+-- bm25_doc_terms(text) -> (term, tf): stop words dropped before stemming, as fts does.
+CREATE OR REPLACE MACRO bm25_doc_terms(txt) AS TABLE
+    SELECT hash(stem(w, 'porter')) AS term, count(*)::INTEGER AS tf
+    FROM (SELECT unnest(bm25_tokens(txt)) AS w)
+    WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
+    GROUP BY ALL;
+
+-- bm25_scores(q) -> (memory_id, score, rarest_df_ratio, query_idf) for every document matching any
+-- query term. rarest_df_ratio = df / N of the rarest matched term: near 1 means the match is on a
+-- common word. query_idf = the sum of the IDFs of the query terms found in the index: about the
+-- score of a document of average length holding each of them once, so score / query_idf says how
+-- much of the query a document covers (used to weigh the keyword arm against the vector arm).
+CREATE OR REPLACE MACRO bm25_scores(q) AS TABLE
+    WITH qterms AS MATERIALIZED (
+        SELECT DISTINCT hash(stem(unnest(bm25_tokens(q)), 'porter')) AS term
+    ),
+    stats AS MATERIALIZED (
+        SELECT count(*) AS num_docs, sum(len) / count(len) AS avgdl FROM bm25_docs
+    ),
+    hits AS MATERIALIZED (
+        SELECT memory_id, term, tf, doc_len
+        FROM bm25_postings
+        WHERE term IN (SELECT term FROM qterms)
+          AND doc NOT IN (SELECT doc FROM bm25_dead)
+    ),
+    dfs AS MATERIALIZED (
+        SELECT term, count(*) AS df FROM hits GROUP BY term
+    )
+    SELECT hits.memory_id,
+           sum(log((((stats.num_docs - df) + 0.5) / (df + 0.5)) + 1)
+               * ((tf * (1.2 + 1)) / (tf + (1.2 * ((1 - 0.75) + (0.75 * (doc_len / stats.avgdl))))))) AS score,
+           min(df) / stats.num_docs AS rarest_df_ratio,
+           any_value(q.query_idf) AS query_idf
+    FROM hits JOIN dfs USING (term) CROSS JOIN stats
+    CROSS JOIN (SELECT sum(log((((s.num_docs - d.df) + 0.5) / (d.df + 0.5)) + 1)) AS query_idf
+                FROM dfs d CROSS JOIN stats s) q
+    GROUP BY hits.memory_id, stats.num_docs;
+
+-- bm25_search(q, n) -> the n best (memory_id, score), ties broken by id.
+CREATE OR REPLACE MACRO bm25_search(q, n) AS TABLE
+    SELECT memory_id, score FROM bm25_scores(q) ORDER BY score DESC, memory_id LIMIT n;
+
+-- bm25_token_df(q) -> (token, df, n_docs) for each distinct query token: feeds query entropy.
+CREATE OR REPLACE MACRO bm25_token_df(q) AS TABLE
+    WITH toks AS (
+        SELECT DISTINCT t, hash(stem(t, 'porter')) AS term
+        FROM (SELECT unnest(bm25_tokens(q)) AS t) WHERE len(t) > 0
+    )
+    SELECT toks.t AS token,
+           (SELECT count(*) FROM bm25_postings p
+            WHERE p.term = toks.term AND p.doc NOT IN (SELECT doc FROM bm25_dead)) AS df,
+           (SELECT count(*) FROM bm25_docs) AS n_docs
+    FROM toks;

@@ -1,0 +1,100 @@
+-- Maintenance of the BM25 postings (echo_duck/keyword.py). Staged rows come from a registered
+-- Arrow table named echo_duck_keyword_stage (memory_id VARCHAR, tokens VARCHAR) or (word VARCHAR).
+
+-- name: store_info_value
+SELECT value FROM store_info WHERE name = $name;
+
+-- name: set_store_info
+INSERT OR REPLACE INTO store_info VALUES ($name, $value);
+
+-- A value that changes if DuckDB's hash() changes between versions (postings store hashes).
+-- name: hash_probe
+SELECT hash(stem('echo_duck', 'porter'))::VARCHAR;
+
+-- name: clear_stopwords
+DELETE FROM bm25_stopwords;
+
+-- name: insert_stopwords_from_stage
+INSERT INTO bm25_stopwords SELECT DISTINCT word FROM echo_duck_keyword_stage;
+
+-- name: clear_keyword_index
+DELETE FROM bm25_postings; DELETE FROM bm25_docs; DELETE FROM bm25_dead;
+
+-- Every memory with the content of the memory just before it in the same source session (the
+-- conversational context indexed with it when the setting context_neighbors is 1).
+-- name: all_memory_texts
+SELECT id, content,
+       CASE WHEN setting('context_neighbors') >= 1 AND source_session IS NOT NULL
+            THEN lag(content) OVER (PARTITION BY agent_id, source_session
+                                    ORDER BY coalesce(observed_at, created_at), created_at, id)
+       END AS context
+FROM memories
+ORDER BY id;
+
+-- The memory just before this one in the same source session, in the order all_memory_texts uses
+-- (observed time, then write time): context for a new memory.
+-- name: previous_in_session
+SELECT content FROM memories
+WHERE setting('context_neighbors') >= 1
+  AND agent_id = $agent_id AND source_session = $source_session AND id <> $id
+  AND (coalesce(observed_at, created_at) < $at
+       OR (coalesce(observed_at, created_at) = $at AND created_at < $created_at))
+ORDER BY coalesce(observed_at, created_at) DESC, created_at DESC, id DESC
+LIMIT 1;
+
+-- name: insert_keyword_docs_from_stage
+INSERT INTO bm25_docs (doc, memory_id, len, tokens)
+SELECT nextval('bm25_doc_seq'), s.memory_id::UUID, 0, s.tokens FROM echo_duck_keyword_stage s;
+
+-- Postings of the staged docs, then their lengths (number of non-stop tokens, as fts counts).
+-- name: insert_keyword_postings_from_stage
+INSERT INTO bm25_postings
+WITH toks AS (
+    SELECT d.doc, d.memory_id, unnest(bm25_tokens(d.tokens)) AS w
+    FROM bm25_docs d JOIN echo_duck_keyword_stage s ON d.memory_id = s.memory_id::UUID
+),
+tfs AS (
+    SELECT doc, memory_id, hash(stem(w, 'porter')) AS term, count(*)::INTEGER AS tf
+    FROM toks WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
+    GROUP BY ALL
+)
+SELECT term, doc, memory_id, tf, (sum(tf) OVER (PARTITION BY doc))::INTEGER FROM tfs ORDER BY term, doc;
+UPDATE bm25_docs SET len = l.len
+FROM (SELECT p.doc, max(p.doc_len) AS len
+      FROM bm25_postings p JOIN bm25_docs d ON d.doc = p.doc
+      JOIN echo_duck_keyword_stage s ON d.memory_id = s.memory_id::UUID
+      GROUP BY p.doc) AS l
+WHERE l.doc = bm25_docs.doc;
+
+-- name: mark_keyword_doc_dead
+INSERT INTO bm25_dead SELECT doc FROM bm25_docs WHERE memory_id = $id;
+
+-- name: delete_keyword_doc
+DELETE FROM bm25_docs WHERE memory_id = $id;
+
+-- name: count_dead_keyword_docs
+SELECT count(*) FROM bm25_dead;
+
+-- name: count_postings
+SELECT count(*) FROM bm25_postings;
+
+-- Compaction: keep live postings sorted by term so a search reads only its terms' row groups.
+-- name: stage_live_postings_sorted
+CREATE OR REPLACE TEMP TABLE echo_duck_sorted_postings AS
+SELECT * FROM bm25_postings WHERE doc NOT IN (SELECT doc FROM bm25_dead) ORDER BY term, doc;
+
+-- name: clear_postings
+DELETE FROM bm25_postings;
+
+-- name: insert_postings_from_sorted_stage
+INSERT INTO bm25_postings SELECT * FROM echo_duck_sorted_postings ORDER BY term, doc;
+
+-- name: drop_sorted_postings_stage
+DROP TABLE IF EXISTS echo_duck_sorted_postings;
+
+-- name: clear_dead_keyword_docs
+DELETE FROM bm25_dead;
+
+-- name: create_fts_index
+PRAGMA create_fts_index('bm25_docs', 'memory_id', 'tokens', stemmer = 'porter', stopwords = 'bm25_stopwords',
+                        ignore = '[^\p{L}\p{N}]+', strip_accents = 1, lower = 1, overwrite = 1);

@@ -1,0 +1,42 @@
+-- Recall (echo_duck/recall.py): the macro call with every parameter bound, and its bookkeeping.
+
+-- name: setting_value
+SELECT setting($name);
+
+-- name: query_token_df
+SELECT token, df, n_docs FROM bm25_token_df($q);
+
+-- name: recall
+SELECT * FROM recall_hits(
+    $p_query, $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_qvec::VARCHAR, $p_model::VARCHAR,
+    $p_caller_agent, $p_caller_session::VARCHAR, $p_k, $p_entropy,
+    $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
+    $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
+
+-- A hit is a review (SPEC R10): the forgetting curve restarts and lengthens.
+-- name: reinforce_memories
+UPDATE memories SET access_count = access_count + 1, last_accessed = $now
+WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
+
+-- name: log_recall
+INSERT INTO recall_log (occurred_at, agent_id, session_id, query, k, model_id, memory_ids, scores, reinforced)
+VALUES ($now, $agent_id, $session_id, $query, $k, $model_id, $ids::VARCHAR::UUID[], $scores::VARCHAR::DOUBLE[], $reinforced)
+RETURNING id;
+
+-- Outcome feedback (SPEC R13): counts steer ranking; a helpful mark also raises confidence a little
+-- (a SELF memory needs more evidence: its step is a quarter of the others').
+-- name: insert_feedback
+INSERT INTO memory_feedback (occurred_at, agent_id, memory_id, recall_id, helpful)
+VALUES ($now, $agent_id, $id, $recall_id, $helpful);
+
+-- name: apply_feedback
+UPDATE memories
+SET helpful_count = helpful_count + CASE WHEN $helpful THEN 1 ELSE 0 END,
+    unhelpful_count = unhelpful_count + CASE WHEN $helpful THEN 0 ELSE 1 END,
+    confidence = CASE WHEN $helpful
+                      THEN least(confidence + (1 - confidence) * CASE WHEN type = 'self' THEN 0.025 ELSE 0.1 END, 1.0)
+                      ELSE confidence END
+WHERE id = $id;
+
+-- name: snapshot_candidates
+SELECT * FROM snapshot_candidates($caller_agent, $caller_session::VARCHAR, $min_confidence) LIMIT $limit;

@@ -1,0 +1,633 @@
+"""Hybrid recall (echo_duck/recall.py, sql/macros/40_recall.sql): fusion math, the gate, entropy
+weighting, decay, archived and superseded rows, filters, scope isolation, reinforcement, feedback,
+conflicts, the keyword-only fallback, and the real ONNX model."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from datetime import datetime, timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import echo_duck
+from echo_duck import InvalidInput
+from echo_duck.keyword import query_text
+from echo_duck.models import TYPES
+from echo_duck.recall import RecallQuery
+from echo_duck.writes import Caller, prepare
+
+T0 = datetime(2026, 1, 1, 12, 0, 0)  # the start of conftest.Clock
+
+
+def ids(hits) -> list[str]:
+    return [h.id for h in hits]
+
+
+def set_setting(mem, name: str, value: float) -> None:
+    mem.sql("UPDATE settings SET value = $v WHERE name = $n", {"v": value, "n": name}, write=True)
+
+
+FILLER = ("Grafana dashboards show p95 latency", "The coffee machine sits on floor three",
+          "新同事下周一入职", "Invoices go out quarterly", "The office wifi password rotates monthly")
+
+
+def add_filler(mem) -> None:
+    """Unrelated memories, so a word in one or two test memories is rare (the gate keeps it)."""
+    mem.remember_many([dict(content=t, type="environment") for t in FILLER])
+
+
+@pytest.fixture
+def hmem(db_path, clock):
+    """A store with the fast deterministic hash embedder and a controllable clock."""
+    with echo_duck.open(db_path, embedder="hash", now=clock) as m:
+        yield m
+
+
+# -- RRF -----------------------------------------------------------------------------------------
+
+def ranking_settings(mem) -> dict[str, float]:
+    return dict(mem.sql("SELECT name, value FROM settings").rows())
+
+
+def _rrf_by_hand(mem, query: str, e) -> float:
+    """SPEC R3 with the per-arm match quality of sql/macros/40_recall.sql, from the explain fields."""
+    s = ranking_settings(mem)
+    k = s["rrf_k"]
+    total = 0.0
+    if e.bm25_rank is not None:
+        query_idf = mem.sql("SELECT any_value(query_idf) FROM bm25_scores($q)", {"q": query_text(query)}).item()
+        quality = min(e.bm25_score / query_idf, 1.0) ** s["keyword_score_power"]
+        total += float(e.keyword_weight) / (k + e.bm25_rank) * quality
+    if e.vector_rank is not None:
+        lo, strong = s["vector_min_similarity"], s["vector_strong_similarity"]
+        quality = min(max((e.similarity - lo) / (strong - lo), 0.0), 1.0) ** s["vector_score_power"]
+        total += e.vector_weight / (k + e.vector_rank) * quality
+    return total
+
+
+def _rrf_store(mem):
+    both = mem.remember("The deploy key lives in vault under ops/deploy", type="environment")
+    kw_only = mem.remember("Rotate the deploy key every quarter", type="environment")
+    add_filler(mem)
+    set_setting(mem, "vector_pool", 1)  # only the best vector match gets a vector rank
+    return both, kw_only
+
+
+QUERY = "where is the deploy key in vault?"
+
+
+@pytest.mark.parametrize("rrf_k", [60, 10])
+def test_plain_rrf_is_the_weighted_sum_of_reciprocal_ranks(hmem, rrf_k):
+    both, kw_only = _rrf_store(hmem)
+    set_setting(hmem, "rrf_k", rrf_k)
+    set_setting(hmem, "keyword_score_power", 0)  # quality^0 = 1: plain weighted RRF
+    set_setting(hmem, "vector_score_power", 0)
+    hits = hmem.recall(QUERY, explain=True, reinforce=False)
+    by_id = {h.id: h.explanation for h in hits}
+    assert set(by_id) == {both.id, kw_only.id}
+    e_both, e_kw = by_id[both.id], by_id[kw_only.id]
+    assert (e_both.bm25_rank, e_both.vector_rank) == (1, 1)
+    assert (e_kw.bm25_rank, e_kw.vector_rank) == (2, None)
+    s = ranking_settings(hmem)
+    assert float(e_both.keyword_weight) == 1.0
+    assert e_both.vector_weight == pytest.approx(
+        s["vector_weight_low"] + (s["vector_weight_high"] - s["vector_weight_low"]) * e_both.entropy, abs=1e-12)
+    # by hand: 1/(k + 1) + w/(k + 1) for the hit both arms ranked first, 1/(k + 2) for the keyword-only one
+    assert e_both.rrf_score == pytest.approx(1.0 / (rrf_k + 1) + e_both.vector_weight / (rrf_k + 1), abs=1e-12)
+    assert e_kw.rrf_score == pytest.approx(1.0 / (rrf_k + 2), abs=1e-12)
+    assert ids(hits) == [both.id, kw_only.id]
+
+
+def test_rrf_with_match_quality_and_final_score(hmem):
+    both, kw_only = _rrf_store(hmem)
+    hits = hmem.recall(QUERY, explain=True, reinforce=False)
+    assert {h.id for h in hits} == {both.id, kw_only.id}
+    s = ranking_settings(hmem)
+    for h in hits:
+        e = h.explanation
+        assert e.rrf_score == pytest.approx(_rrf_by_hand(hmem, QUERY, e), abs=1e-12)
+        assert e.decay_factor == pytest.approx(
+            s["importance_floor"] + (1 - s["importance_floor"]) * e.effective_importance, abs=1e-12)
+        assert h.score == pytest.approx(e.rrf_score * e.decay_factor * e.tier_weight * e.feedback_weight, rel=1e-12)
+    assert hits[0].score > hits[1].score
+
+
+# -- the gate (SPEC R4) --------------------------------------------------------------------------
+
+def _project_store(mem) -> tuple[list, object]:
+    common = mem.remember_many([dict(content=f"project note {i}: the {w} module", type="environment")
+                                for i, w in enumerate(["billing", "search", "auth", "export", "import", "audit",
+                                                       "mail", "cache", "queue", "upload", "report", "admin",
+                                                       "login", "backup", "sync", "theme", "i18n", "metrics",
+                                                       "alerts", "webhooks"])])
+    unique = mem.remember("project zebra: the new pricing page", type="environment")
+    return common, unique
+
+
+def test_gate_drops_keyword_only_matches_on_a_common_term(hmem):
+    common, unique = _project_store(hmem)
+    set_setting(hmem, "vector_pool", 1)  # the vector arm finds one row: every other candidate is keyword-only
+    hits = hmem.recall("project zebra", k=50, explain=True, reinforce=False)
+    assert ids(hits) == [unique.id]  # 20 rows match only "project", which is in 21 of 21 rows
+    assert hits[0].explanation.gate == "kept" and hits[0].explanation.vector_rank == 1
+    set_setting(hmem, "gate_df_ratio", 1.0)  # no gate: the common matches come back, keyword-only
+    hits = hmem.recall("project zebra", k=50, explain=True, reinforce=False)
+    assert len(hits) == 21 and hits[0].id == unique.id
+    assert {h.explanation.gate for h in hits} == {"kept"}
+    assert sum(h.explanation.vector_rank is None for h in hits) == 20
+
+
+def test_gate_keeps_common_keyword_matches_the_vector_arm_also_found(hmem):
+    common, unique = _project_store(hmem)
+    set_setting(hmem, "vector_pool", 5)
+    hits = hmem.recall("project", k=50, explain=True, reinforce=False)
+    assert len(hits) == 5  # the five vector candidates; the other 16 keyword-only rows are gated
+    assert all(h.explanation.vector_rank is not None and h.explanation.bm25_rank is not None for h in hits)
+    assert {h.explanation.gate for h in hits} == {"kept"}
+
+
+def test_gate_drops_weak_vector_only_matches(hmem):
+    add_filler(hmem)
+    hits = hmem.recall("zzqx unrelated gibberish", k=50, explain=True, reinforce=False)
+    assert all(h.explanation.similarity >= 0.2 for h in hits)
+    assert len(hits) < len(FILLER)
+    set_setting(hmem, "vector_min_similarity", -1.0)
+    hits = hmem.recall("zzqx unrelated gibberish", k=50, explain=True, reinforce=False)
+    assert len(hits) == len(FILLER)
+    assert all(h.explanation.bm25_rank is None for h in hits)
+
+
+# -- entropy weighting (SPEC R7) -----------------------------------------------------------------
+
+def test_specific_queries_weigh_the_vector_arm_less_than_broad_questions(hmem):
+    hmem.remember("The repo pins dependencies in pnpm-lock.yaml", type="environment")
+    hmem.remember("We decided to keep the database on DuckDB for now", type="environment")
+    add_filler(hmem)
+
+    def weight(query):
+        hits = hmem.recall(query, explain=True, reinforce=False)
+        assert hits, query
+        assert len({h.explanation.vector_weight for h in hits}) == 1  # one weight per query
+        return hits[0].explanation.vector_weight, hits[0].explanation.entropy
+
+    specific, specific_entropy = weight("pnpm-lock.yaml")
+    broad, broad_entropy = weight("what did we decide about the database last week?")
+    assert specific_entropy < broad_entropy
+    s = ranking_settings(hmem)
+    low, high = s["vector_weight_low"], s["vector_weight_high"]
+    assert low <= specific < broad <= high
+    assert specific - low < (high - low) / 4  # a file name leans hard on keywords
+
+
+# -- decay, archived and superseded rows (SPEC R6) -----------------------------------------------
+
+def test_stale_environment_memory_ranks_below_an_equally_relevant_fresh_one(hmem, clock):
+    old = hmem.remember("The deploy key lives in vault path alpha", type="environment")
+    clock.advance(days=365)
+    fresh = hmem.remember("The deploy key lives in vault path bravo", type="environment")
+    add_filler(hmem)
+    hits = hmem.recall("deploy key vault path", explain=True, reinforce=False)
+    assert ids(hits)[:2] == [fresh.id, old.id]
+    e_old, e_fresh = hits[1].explanation, hits[0].explanation
+    assert e_fresh.effective_importance == pytest.approx(0.5)
+    assert e_old.effective_importance == pytest.approx(0.5 * 0.5 ** (365 / 30), rel=1e-9)
+    assert e_old.decay_factor < e_fresh.decay_factor
+
+
+def test_user_memories_do_not_decay(hmem, clock):
+    old = hmem.remember("The user keeps the deploy key in vault path alpha", type="user")
+    pinned = hmem.remember("The pinned deploy key note for vault path charlie", type="environment", pinned=True)
+    clock.advance(days=365)
+    fresh = hmem.remember("The user keeps the deploy key in vault path bravo", type="environment")
+    add_filler(hmem)
+    hits = {h.id: h.explanation for h in hmem.recall("deploy key vault path", explain=True, reinforce=False)}
+    assert hits[old.id].effective_importance == pytest.approx(0.5)
+    assert hits[pinned.id].effective_importance == pytest.approx(0.5)
+    assert hits[old.id].decay_factor == pytest.approx(hits[fresh.id].decay_factor)
+
+
+def test_archival_rows_are_weighted_down(hmem):
+    a = hmem.remember("The deploy key lives in vault path alpha", type="environment")
+    b = hmem.remember("The deploy key lives in vault path bravo", type="environment")
+    add_filler(hmem)
+    before = {h.id: h for h in hmem.recall("deploy key vault path", explain=True, reinforce=False)}
+    top = ids(hmem.recall("deploy key vault path", reinforce=False))[0]
+    demoted = top
+    hmem.sql("UPDATE memories SET tier = 'archival' WHERE id = $id", {"id": demoted}, write=True)
+    hits = hmem.recall("deploy key vault path", explain=True, reinforce=False)
+    by_id = {h.id: h for h in hits}
+    assert by_id[demoted].explanation.tier_weight == 0.5
+    assert by_id[demoted].score == pytest.approx(before[demoted].score * 0.5)
+    other = b.id if demoted == a.id else a.id
+    assert ids(hits).index(other) < ids(hits).index(demoted)
+
+
+def test_superseded_versions_are_hidden_unless_include_archived(hmem):
+    v1 = hmem.remember("The project uses npm workspaces", type="environment", key="package_manager")
+    v2 = hmem.remember("The project uses pnpm workspaces", type="environment", key="package_manager")
+    add_filler(hmem)
+    assert v1.id not in ids(hmem.recall("npm workspaces", k=50, reinforce=False))
+    hits = hmem.recall("npm workspaces", k=50, include_archived=True, explain=True, reinforce=False)
+    by_id = {h.id: h for h in hits}
+    assert v1.id in by_id and v2.id in by_id
+    assert by_id[v1.id].memory.status == "superseded"
+    assert by_id[v1.id].explanation.tier_weight == 0.5
+
+
+def test_forgotten_and_pending_memories_are_never_recalled(hmem):
+    gone = hmem.remember("The deploy key lives in vault path alpha", type="environment")
+    hmem.forget(gone.id)
+    hmem.remember("answer in Chinese", type="user", key="lang", provenance="user_stated")
+    spec = prepare(hmem.caller, "answer in English", type="user", key="lang", provenance="consolidated")
+    pending = hmem.writer.remember(hmem.caller, spec, on_lower_provenance="record")
+    add_filler(hmem)
+    for include in (False, True):
+        options = dict(k=50, include_archived=include, reinforce=False)
+        assert gone.id not in ids(hmem.recall("deploy key vault alpha", **options))
+        assert pending.id not in ids(hmem.recall("answer in English", **options))
+
+
+# -- filters -------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def filtered_store(tmp_path_factory):
+    """Built once: every filter test only reads it (reinforce=False)."""
+    with echo_duck.open(tmp_path_factory.mktemp("filters") / "mem.duckdb", embedder="hash", now=T0) as mem:
+        m1 = mem.remember("widget colour preference is teal", type="user", tags=["ui"], entities=["Alice"],
+                          observed_at=T0 - timedelta(days=10), source_session="s1")
+        m2 = mem.remember("widget builds run on the ops runner", type="environment", tags=["ops", "ui"],
+                          entities=["Bob"], observed_at=T0 - timedelta(days=5), source_session="s2")
+        m3 = mem.remember("widget release checklist: tag, build, publish", type="procedure", tags=["ops"],
+                          entities=["Alice", "Bob"], observed_at=T0 - timedelta(days=1), source_session="s1")
+        m4 = mem.remember("I tend to over-explain widget internals", type="self", tier="episodic")
+        add_filler(mem)
+        yield mem, {"m1": m1.id, "m2": m2.id, "m3": m3.id, "m4": m4.id}
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({}, {"m1", "m2", "m3", "m4"}),
+    ({"types": ["user", "procedure"]}, {"m1", "m3"}),
+    ({"types": "self"}, {"m4"}),
+    ({"tiers": ["episodic"]}, {"m4"}),
+    ({"tiers": ["semantic"]}, {"m1", "m2", "m3"}),
+    ({"tags": ["ops"]}, {"m2", "m3"}),
+    ({"tags": ["ops", "ui"]}, {"m2"}),
+    ({"entities": ["Alice"]}, {"m1", "m3"}),
+    ({"entities": ["Alice", "Bob"]}, {"m1", "m2", "m3"}),
+    ({"since": T0 - timedelta(days=6)}, {"m2", "m3", "m4"}),
+    ({"until": T0 - timedelta(days=2)}, {"m1", "m2"}),
+    ({"since": T0 - timedelta(days=6), "until": T0 - timedelta(days=2)}, {"m2"}),
+    ({"session": "s1"}, {"m1", "m3"}),
+    ({"session": "s9"}, set()),
+    ({"types": ["procedure"], "tags": ["ops"], "session": "s1"}, {"m3"}),
+])
+def test_filters(filtered_store, filters, expected):
+    mem, names = filtered_store
+    hits = mem.recall("widget", k=50, explain=True, reinforce=False, **filters)
+    widget_ids = {names[n] for n in expected}
+    assert {h.id for h in hits if "widget" in h.content} == widget_ids
+    if filters:
+        assert all(h.id in widget_ids for h in hits)  # filters apply to both arms
+        assert all(h.explanation.vector_arm == "exact (sql)" for h in hits)
+    else:
+        assert all(h.explanation.vector_arm == "exact (in-process)" for h in hits)
+
+
+# -- scope isolation (SPEC R8): a property test ---------------------------------------------------
+
+AGENTS = ("a0", "a1")
+GROUPS = ("g0", "g1")
+SESSIONS = (None, "s0", "s1")
+WORDS = ("deploy", "billing", "backup", "pricing", "数据库", "例会")
+
+memory_st = st.tuples(
+    st.sampled_from(AGENTS),
+    st.sampled_from(("private", "session", "team", "tenant", "public")),
+    st.sampled_from(GROUPS),
+    st.sampled_from(SESSIONS),
+    st.booleans(),  # tagged 'global'
+    st.sampled_from(WORDS),
+    st.sampled_from(TYPES),
+)
+membership_st = st.frozensets(st.tuples(st.sampled_from(AGENTS), st.sampled_from(("team", "tenant")),
+                                        st.sampled_from(GROUPS)))
+
+
+def can_see(m: dict, agent: str, session: str | None, memberships: set) -> bool:
+    """sql/macros/10_scope.sql, restated independently."""
+    if m["scope"] == "public":
+        return True
+    if m["scope"] == "private":
+        return m["agent"] == agent
+    if m["scope"] == "session":
+        return m["agent"] == agent and (m["session"] is None or m["session"] == session or m["global"])
+    return (agent, m["scope"], m["group"]) in memberships
+
+
+@pytest.fixture
+def scope_world(tmp_path):
+    """One store for every example; each example uses its own agent and group names."""
+    with echo_duck.open(tmp_path / "scopes.duckdb", embedder="hash") as mem:
+        set_setting(mem, "gate_df_ratio", 1.0)  # the gate is not under test here; keep every keyword match
+        yield {"mem": mem, "memories": {}, "memberships": set(), "n": 0}
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(memories=st.lists(memory_st, min_size=1, max_size=8), memberships=membership_st,
+       word=st.sampled_from(WORDS), filtered=st.booleans())
+def test_no_recall_returns_a_memory_outside_the_callers_scope(scope_world, memories, memberships, word, filtered):
+    """Random memories in random scopes and memberships; every caller (agent x session) asks."""
+    mem, world = scope_world["mem"], scope_world
+    world["n"] += 1
+    x = f"x{world['n']}"  # this example's namespace: agents, groups and unique words
+    name = lambda s: None if s is None else f"{x}{s}"  # noqa: E731
+    written, specs = [], {}
+    for i, (agent, scope, group, session, tag_global, word, type_) in enumerate(memories):
+        caller = Caller(agent_id=name(agent))
+        if scope in ("team", "tenant"):
+            mem.grant(**{scope: name(group)}, agent_id=caller.agent_id)  # the writer must be a member
+        spec = prepare(caller, f"{word} note {x}u{i} {x}all", type=type_, scope=scope, source_session=name(session),
+                       tags=["global"] if tag_global else [],
+                       team_id=name(group) if scope == "team" else None,
+                       tenant_id=name(group) if scope == "tenant" else None)
+        record = {"agent": caller.agent_id, "scope": scope, "group": name(group), "session": name(session),
+                  "global": tag_global}
+        specs.setdefault(caller.agent_id, []).append((spec, record))
+    for agent_id, pairs in specs.items():  # one transaction per writer
+        stored = mem.writer.remember_many(Caller(agent_id=agent_id), [spec for spec, _ in pairs])
+        for m, (_, record) in zip(stored, pairs):
+            world["memories"][m.id] = record
+            written.append((m.id, record))
+    # the final memberships of this example's agents are exactly the drawn ones
+    for agent in AGENTS:
+        for kind in ("team", "tenant"):
+            for group in GROUPS:
+                member = (agent, kind, group) in memberships
+                getattr(mem, "grant" if member else "revoke")(**{kind: name(group)}, agent_id=name(agent))
+                key = (name(agent), kind, name(group))
+                world["memberships"].add(key) if member else world["memberships"].discard(key)
+
+    mine = {memory_id for memory_id, _ in written}
+    types = list(TYPES) if filtered else None  # any filter switches recall to the SQL vector arm
+    for agent in AGENTS:
+        for session in SESSIONS:
+            caller = Caller(agent_id=name(agent), session_id=name(session))
+            # "{x}all" is in every memory of this example (and the vector arm adds others' memories)
+            got = ids(mem.recaller.recall(caller, RecallQuery.build(f"{word} {x}all", k=200, types=types,
+                                                                    reinforce=False)))
+            for memory_id in got:
+                assert can_see(world["memories"][memory_id], caller.agent_id, caller.session_id,
+                               world["memberships"]), (memory_id, world["memories"][memory_id], caller)
+            expected = {m for m, record in written
+                        if can_see(record, caller.agent_id, caller.session_id, world["memberships"])}
+            assert set(got) & mine == expected, (caller, written)
+
+
+# -- reinforcement (SPEC R10) --------------------------------------------------------------------
+
+def test_reinforcement_persists_across_reopen(db_path, clock):
+    with echo_duck.open(db_path, embedder="hash", now=clock) as mem:
+        hit_me = mem.remember("The deploy key lives in vault", type="environment")
+        other = mem.remember("Invoices go out quarterly", type="environment")
+        clock.advance(days=3)
+        hits = mem.recall("deploy key vault", k=1)
+        assert ids(hits) == [hit_me.id] and hits[0].recall_id is not None
+        recall_id = hits[0].recall_id
+    with echo_duck.open(db_path, embedder="hash", now=clock) as mem:
+        got = mem.get(hit_me.id)
+        assert (got.access_count, got.last_accessed) == (1, clock.now)
+        assert mem.get(other.id).access_count == 0
+        log = mem.sql("SELECT agent_id, query, k, memory_ids::VARCHAR[] AS ids, scores, reinforced, occurred_at, "
+                      "model_id FROM recall_log WHERE id = $id", {"id": recall_id}).row(0, named=True)
+        assert log["agent_id"] == "default" and log["query"] == "deploy key vault" and log["k"] == 1
+        assert log["ids"] == [hit_me.id] and log["reinforced"] is True
+        assert log["scores"] == pytest.approx([hits[0].score])
+        assert (log["occurred_at"], log["model_id"]) == (clock.now, "hash-64")
+
+
+def test_reinforce_false_leaves_counts_alone_but_is_logged(db_path, clock):
+    with echo_duck.open(db_path, embedder="hash", now=clock) as mem:
+        m = mem.remember("The deploy key lives in vault", type="environment")
+        for _ in range(3):
+            assert ids(mem.recall("deploy key vault", reinforce=False)) == [m.id]
+    with echo_duck.open(db_path, embedder="hash", now=clock) as mem:
+        got = mem.get(m.id)
+        assert (got.access_count, got.last_accessed) == (0, None)
+        assert mem.sql("SELECT count(*) FROM recall_log WHERE NOT reinforced").item() == 3
+
+
+def test_reinforcement_slows_decay(hmem, clock):
+    a = hmem.remember("The deploy key lives in vault path alpha", type="environment")
+    b = hmem.remember("The deploy key lives in vault path bravo", type="environment")
+    add_filler(hmem)
+    for _ in range(3):
+        hmem.recall("vault path alpha", k=1)  # reinforces a only
+    clock.advance(days=60)
+    hits = {h.id: h.explanation for h in hmem.recall("deploy key vault path", explain=True, reinforce=False)}
+    assert hits[a.id].effective_importance > hits[b.id].effective_importance
+
+
+# -- outcome feedback (SPEC R13) -----------------------------------------------------------------
+
+def test_unhelpful_marks_lower_the_weight_and_the_rank(hmem):
+    a = hmem.remember("The deploy key lives in vault path alpha", type="environment")
+    b = hmem.remember("The deploy key lives in vault path bravo", type="environment")
+    add_filler(hmem)
+    first = hmem.recall("deploy key vault path", explain=True, reinforce=False)
+    top, second = first[0], first[1]
+    assert {top.id, second.id} == {a.id, b.id}
+    weights, scores = [], []
+    for _ in range(3):
+        marked = hmem.mark(top, helpful=False)
+        hit = {h.id: h for h in hmem.recall("deploy key vault path", explain=True, reinforce=False)}[top.id]
+        weights.append(hit.explanation.feedback_weight)
+        scores.append(hit.score)
+    assert marked.unhelpful_count == 3
+    assert weights == pytest.approx([0.8, 0.64, 0.512])
+    assert scores[0] > scores[1] > scores[2]
+    assert ids(hmem.recall("deploy key vault path", reinforce=False))[:2] == [second.id, top.id]
+    assert hmem.sql("SELECT count(*) FROM memory_feedback WHERE NOT helpful AND recall_id = $r",
+                    {"r": top.recall_id}).item() == 3
+
+
+def test_helpful_marks_raise_confidence_and_offset_unhelpful_ones(hmem):
+    m = hmem.remember("The deploy key lives in vault", type="environment", confidence=0.8)
+    hmem.mark(m.id, helpful=False)
+    after = hmem.mark(m.id, helpful=True)
+    assert after.confidence == pytest.approx(0.82)
+    assert (after.helpful_count, after.unhelpful_count) == (1, 1)
+    assert hmem.mark(m.id, helpful=True).confidence == pytest.approx(0.838)
+    hit = hmem.recall("deploy key vault", explain=True, reinforce=False)[0]
+    assert hit.explanation.feedback_weight == 1.0  # net helpful: no penalty
+    with pytest.raises(InvalidInput):
+        hmem.mark(m.id, helpful="no")
+
+
+# -- conflicts (SPEC R11) ------------------------------------------------------------------------
+
+def test_pending_contradiction_is_shown_on_the_hit(hmem):
+    truth = hmem.remember("Always answer in Chinese", type="user", key="lang", provenance="user_stated")
+    spec = prepare(hmem.caller, "Always answer in English", type="user", key="lang", provenance="consolidated")
+    pending = hmem.writer.remember(hmem.caller, spec, on_lower_provenance="record")
+    calm = hmem.remember("Answer briefly", type="user")
+    add_filler(hmem)
+    hits = {h.id: h for h in hmem.recall("answer language", k=50, reinforce=False)}
+    assert hits[truth.id].conflicts_with == (pending.id,)
+    assert hits[calm.id].conflicts_with == ()
+    hmem.sql("UPDATE contradictions SET status = 'resolved', resolution = 'user', "
+             "resolved_at = TIMESTAMP '2026-01-02'", write=True)
+    hits = {h.id: h for h in hmem.recall("answer language", k=50, reinforce=False)}
+    assert hits[truth.id].conflicts_with == ()
+
+
+# -- keyword-only fallback -----------------------------------------------------------------------
+
+def test_keyword_only_fallback_warns_once_and_says_so(db_path):
+    with echo_duck.open(db_path, embedder="none") as mem:
+        m = mem.remember("The deploy key lives in vault", type="environment")
+        add_filler(mem)
+        assert mem.sql("SELECT count(*) FROM memory_vectors").item() == 0
+        with pytest.warns(RuntimeWarning, match="pip install") as record:
+            hits = mem.recall("deploy key vault", explain=True)
+        assert len([w for w in record if issubclass(w.category, RuntimeWarning)]) == 1
+        assert ids(hits) == [m.id]
+        e = hits[0].explanation
+        assert e.vector_arm.startswith("unavailable")
+        assert (e.vector_rank, e.similarity, e.bm25_rank) == (None, None, 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a second warning would raise here
+            assert ids(mem.recall("deploy key vault", types=["environment"])) == [m.id]
+        with pytest.raises(echo_duck.EchoDuckError, match="pip install"):
+            mem.reembed()
+
+
+def test_keyword_only_recall_finds_the_only_memory(db_path):
+    """With no model the gate has no vector arm to defer to: a keyword match must still come back."""
+    with echo_duck.open(db_path, embedder="none") as mem:
+        m = mem.remember("The deploy key lives in vault", type="environment")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            assert ids(mem.recall("vault")) == [m.id]
+
+
+# -- odd queries and read-only stores -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def odd_store(tmp_path_factory):
+    with echo_duck.open(tmp_path_factory.mktemp("odd") / "mem.duckdb", embedder="hash") as mem:
+        m = mem.remember("The deploy key lives in vault", type="environment")
+        add_filler(mem)
+        yield mem, m
+
+
+@pytest.mark.parametrize("query", ["???", "the of and", "🙂", "%", "'; DROP TABLE memories; --", "vault " * 1600,
+                                   "ＶＡＵＬＴ", "Vault's", "$p_query"])
+def test_odd_queries_are_just_text(odd_store, query):
+    mem, m = odd_store
+    hits = mem.recall(query, explain=True, reinforce=False)
+    assert all(h.explanation.gate == "kept" for h in hits)
+    if "vault" in query.lower() or "ＶＡＵＬＴ" in query:
+        assert ids(hits)[0] == m.id and hits[0].explanation.bm25_rank == 1
+    assert mem.sql("SELECT count(*) FROM memories").item() == 1 + len(FILLER)
+
+
+def test_read_only_store_recalls_without_writing(db_path, clock):
+    with echo_duck.open(db_path, embedder="hash", now=clock) as mem:
+        m = mem.remember("The deploy key lives in vault", type="environment")
+        add_filler(mem)
+    with echo_duck.open(db_path, embedder="hash", now=clock, read_only=True) as mem:
+        hits = mem.recall("deploy key vault", explain=True)
+        assert ids(hits)[0] == m.id and hits[0].recall_id is None
+        assert hits[0].explanation.vector_rank == 1
+        assert mem.get(m.id).access_count == 0
+        assert mem.sql("SELECT count(*) FROM recall_log").item() == 0
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("query, kwargs", [
+    ("deploy", {"k": 0}), ("deploy", {"k": "x"}), ("deploy", {"k": True}), ("deploy", {"k": 1001}),
+    ("deploy", {"types": "robot"}), ("deploy", {"types": ["user", "robot"]}), ("deploy", {"tiers": "cold"}),
+    ("", {}), ("   ", {}), (None, {}), ("deploy", {"since": "yesterday"}), ("deploy", {"include_archived": 1}),
+    ("deploy", {"explain": "yes"}), ("deploy", {"reinforce": None}), ("deploy", {"tags": "ops"}),
+])
+def test_bad_input_raises_invalid_input(filtered_store, query, kwargs):
+    mem, _ = filtered_store
+    with pytest.raises(InvalidInput):
+        mem.recall(query, **kwargs)
+
+
+# -- the real ONNX model (the default embedder) ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def onnx_mem(tmp_path_factory):
+    """Built once; the tests only read it (reinforce=False)."""
+    path = tmp_path_factory.mktemp("onnx") / "mem.duckdb"
+    with echo_duck.open(path, now=T0) as mem:  # embedder="default": USE-multilingual ONNX
+        assert mem.indexer.vectors is not None and mem.indexer.vectors.model_id == "use-multilingual-v3-int8"
+        mem.remember_many([
+            dict(content="项目使用 pnpm 管理依赖", type="environment"),
+            dict(content="用户喜欢深色主题", type="user"),
+            dict(content="数据库每周五凌晨自动备份", type="environment"),
+            dict(content="The user prefers short answers without emojis", type="user"),
+            dict(content="Deploys go through ArgoCD on the staging cluster", type="environment"),
+            dict(content="Run the test suite with pytest -x before every commit", type="procedure"),
+            dict(content="The office coffee machine is on the third floor", type="environment"),
+            dict(content="Invoices are sent to customers at the end of each quarter", type="environment"),
+        ])
+        yield mem
+
+
+def test_onnx_chinese_query_finds_chinese_memory(onnx_mem):
+    hits = onnx_mem.recall("数据库什么时候备份？", k=3, explain=True, reinforce=False)
+    assert hits[0].content == "数据库每周五凌晨自动备份"
+    hits = onnx_mem.recall("编辑器的颜色偏好", k=3, explain=True, reinforce=False)  # shares no word with it
+    assert hits[0].content == "用户喜欢深色主题"
+    assert hits[0].explanation.bm25_rank is None and hits[0].explanation.vector_rank == 1
+
+
+def test_onnx_cross_lingual_query(onnx_mem):
+    hits = onnx_mem.recall("which package manager does the project use?", k=3, explain=True, reinforce=False)
+    assert hits[0].content == "项目使用 pnpm 管理依赖"
+    assert hits[0].explanation.bm25_rank is None  # found by meaning alone
+    hits = onnx_mem.recall("咖啡机在哪里？", k=3, explain=True, reinforce=False)
+    assert hits[0].content == "The office coffee machine is on the third floor"
+    assert hits[0].explanation.bm25_rank is None
+
+
+def test_onnx_explain_fields_are_populated(onnx_mem):
+    hits = onnx_mem.recall("how do deploys reach staging?", k=3, explain=True, reinforce=False)
+    top = hits[0]
+    assert top.content == "Deploys go through ArgoCD on the staging cluster"
+    e = top.explanation
+    assert e.vector_arm == "exact (in-process)"
+    assert isinstance(e.bm25_rank, int) and isinstance(e.vector_rank, int)
+    for value in (e.bm25_score, e.similarity, e.rrf_score, e.keyword_weight, e.vector_weight, e.entropy,
+                  e.effective_importance, e.decay_factor, e.tier_weight, e.feedback_weight):
+        assert isinstance(value, float) and math.isfinite(value), value
+    assert 0 < e.similarity <= 1 and 0 <= e.entropy <= 1
+    assert e.gate == "kept" and e.provenance == "model_inferred" and e.source_refs == ()
+    assert e.rerank is None and e.rerank_score is None
+    assert top.to_dict()["explanation"]["vector_rank"] == e.vector_rank
+
+
+@pytest.mark.parametrize("query, types", [
+    ("which package manager does the project use?", ["environment"]),
+    ("how do deploys reach staging?", ["environment", "procedure"]),
+    ("what does the user like?", ["user"]),
+])
+def test_onnx_filtered_queries_use_the_sql_arm_and_agree(onnx_mem, query, types):
+    unfiltered = onnx_mem.recall(query, k=8, explain=True, reinforce=False)
+    filtered = onnx_mem.recall(query, k=8, types=types, explain=True, reinforce=False)
+    assert {h.explanation.vector_arm for h in filtered} == {"exact (sql)"}
+    expected = [h for h in unfiltered if h.memory.type in types]
+    assert filtered[0].id == expected[0].id
+    # same vectors, same similarities: the SQL arm computes what the in-process scan does
+    sims = {h.id: h.explanation.similarity for h in unfiltered}
+    for h in filtered:
+        if h.id in sims and sims[h.id] is not None:
+            assert h.explanation.similarity == pytest.approx(sims[h.id], abs=1e-5)

@@ -1,0 +1,205 @@
+"""The vector arm (echo_duck/vectors.py): model-stamped rows, stale-model exclusion, re-embedding
+(switching models for real: hash -> MiniLM ONNX), and in-process search equal to SQL's exact scan."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import echo_duck
+
+MINILM = "all-minilm-l6-v2-int8"
+TEXTS = [
+    "The nightly backup copies the DuckDB file to object storage",
+    "Deploys go through ArgoCD on the staging cluster",
+    "The user prefers short answers without emojis",
+    "Run pytest -x before every commit",
+    "Invoices are sent at the end of each quarter",
+    "The coffee machine is on the third floor",
+    "Grafana dashboards show p95 latency per endpoint",
+]
+
+
+def stale_count(mem) -> int:
+    return mem.sql("SELECT count(*) FROM stale_vectors").item()
+
+
+@pytest.mark.parametrize("embedder, model_id, dim", [
+    ("hash", "hash-64", 64),
+    ("default", "use-multilingual-v3-int8", 512),
+])
+def test_every_vector_row_has_model_id_and_dim(db_path, embedder, model_id, dim):
+    with echo_duck.open(db_path, embedder=embedder) as mem:
+        mem.remember(TEXTS[0], type="environment", key="backup")
+        mem.remember_many([dict(content=t, type="environment") for t in TEXTS[1:4]])
+        mem.update("backup", "The nightly backup copies the DuckDB file to S3")
+        rows = mem.sql("SELECT model_id, dim, len(vector) AS n, list_dot_product(vector, vector) AS norm2 "
+                       "FROM memory_vectors").rows()
+        assert len(rows) == mem.sql("SELECT count(*) FROM memories").item() == 5
+        for got_model, got_dim, n, norm2 in rows:
+            assert (got_model, got_dim, n) == (model_id, dim, dim)
+            assert norm2 == pytest.approx(1.0, abs=1e-4)  # stored L2-normalised
+        assert mem.sql("SELECT value FROM store_info WHERE name = 'embedding_model'").item() == model_id
+        assert stale_count(mem) == 0
+
+
+def _hash_store(db_path) -> dict[str, str]:
+    """Memories embedded with the hash model: 7 live, 1 superseded (still searchable history), 1 forgotten."""
+    with echo_duck.open(db_path, embedder="hash") as mem:
+        written = mem.remember_many([dict(content=t, type="environment") for t in TEXTS])
+        mem.remember("Deploy freeze starts on Friday", type="environment", key="freeze")
+        mem.remember("Deploy freeze starts on Thursday", type="environment", key="freeze")
+        gone = mem.remember("Temporary note to forget", type="environment")
+        mem.forget(gone.id)
+        assert mem.sql("SELECT count(DISTINCT model_id) FROM memory_vectors").item() == 1
+        return {m.content: m.id for m in written}
+
+
+def test_stale_vectors_are_listed_as_soon_as_the_store_opens_with_another_model(db_path):
+    _hash_store(db_path)
+    with echo_duck.open(db_path, embedder="minilm") as mem:
+        assert stale_count(mem) == 9  # every memory except the forgotten one
+
+
+def test_switching_models_excludes_stale_vectors_until_reembedded(db_path):
+    by_content = _hash_store(db_path)
+    backup = by_content[TEXTS[0]]
+    with echo_duck.open(db_path, embedder="minilm") as mem:
+        assert mem.indexer.vectors.model_id == MINILM
+        # keyword arm only: stale (hash) rows never reach vector search, in-process or in SQL
+        for filters in ({}, {"types": ["environment"]}):
+            hits = mem.recall("where does the nightly backup go?", explain=True, reinforce=False, **filters)
+            assert hits and hits[0].id == backup
+            assert all(h.explanation.vector_rank is None and h.explanation.similarity is None for h in hits)
+        assert stale_count(mem) == 9
+        current = mem.sql("SELECT DISTINCT current_model FROM stale_vectors")["current_model"].to_list()
+        assert current == [MINILM]
+
+        progress: list[tuple[int, int]] = []
+        report = mem.reembed(batch_size=2, progress=lambda done, total: progress.append((done, total)))
+        assert (report.model_id, report.embedded, report.remaining, report.batches) == (MINILM, 9, 0, 5)
+        assert progress == [(2, 9), (4, 9), (6, 9), (8, 9), (9, 9)]
+        assert stale_count(mem) == 0
+        models = mem.sql("SELECT v.model_id, v.dim, count(*) AS n FROM memory_vectors v JOIN memories m "
+                         "ON m.id = v.memory_id WHERE m.status <> 'forgotten' GROUP BY ALL").rows()
+        assert models == [(MINILM, 384, 9)]
+
+        for filters in ({}, {"types": ["environment"]}):
+            hits = mem.recall("where does the nightly backup go?", explain=True, reinforce=False, **filters)
+            assert hits[0].id == backup
+            assert hits[0].explanation.vector_rank == 1 and hits[0].explanation.similarity > 0.3
+        # a paraphrase with no shared word is found by meaning again
+        hits = mem.recall("where can I get an espresso?", explain=True, reinforce=False)
+        assert hits[0].content == TEXTS[5] and hits[0].explanation.bm25_rank is None
+        assert mem.reembed().embedded == 0  # nothing left to do
+    with echo_duck.open(db_path, embedder="minilm") as mem:
+        assert stale_count(mem) == 0  # committed
+
+
+def test_reembed_is_resumable(db_path):
+    _hash_store(db_path)
+    with echo_duck.open(db_path, embedder="minilm") as mem:
+        first = mem.reembed(limit=3, batch_size=2)
+        assert (first.embedded, first.remaining, first.batches) == (3, 6, 2)
+        assert stale_count(mem) == 6
+
+        def interrupt(done, total):
+            raise KeyboardInterrupt  # e.g. Ctrl-C after the first committed batch
+
+        with pytest.raises(KeyboardInterrupt):
+            mem.reembed(batch_size=2, progress=interrupt)
+        assert stale_count(mem) == 4  # the batch before the interruption is kept
+    with echo_duck.open(db_path, embedder="minilm") as mem:
+        rest = mem.reembed()
+        assert (rest.embedded, rest.remaining) == (4, 0)
+        assert stale_count(mem) == 0
+
+
+def test_reembed_without_a_model_is_a_clear_error(db_path):
+    _hash_store(db_path)
+    with echo_duck.open(db_path, embedder="none") as mem:
+        with pytest.raises(echo_duck.EchoDuckError, match="pip install"):
+            mem.reembed()
+        assert stale_count(mem) == 0  # no current model was recorded: nothing is called stale
+
+
+def _many(mem) -> None:
+    mem.remember_many([dict(content=f"{t} (note {i})", type=("environment", "procedure", "user")[i % 3])
+                       for i, t in enumerate(TEXTS * 6)])
+
+
+@pytest.fixture(scope="module")
+def vmem(tmp_path_factory):
+    """42 memories, built once; the tests using it only read."""
+    with echo_duck.open(tmp_path_factory.mktemp("vectors") / "mem.duckdb", embedder="hash") as mem:
+        _many(mem)
+        yield mem
+
+
+def _sql_sims(mem, qvec: np.ndarray) -> dict[str, float]:
+    """Every current-model vector's similarity to qvec, computed by DuckDB."""
+    literal = "[" + ",".join(f"{float(x):.9g}" for x in qvec) + "]"
+    rows = mem.sql("SELECT memory_id::VARCHAR AS id, list_inner_product(vector, $q::VARCHAR::FLOAT[]) AS sim "
+                   "FROM memory_vectors WHERE model_id = $m",
+                   {"q": literal, "m": mem.indexer.vectors.model_id}).rows()
+    return dict(rows)
+
+
+def _assert_same_top(got_ids, got_sims, sql: dict[str, float], n: int) -> None:
+    """Same top n as SQL's exact scan; rows tied (within float32 rounding) at the cut may swap."""
+    want = sorted(sql.values(), reverse=True)[:n]
+    assert len(got_ids) == len(set(got_ids)) == n
+    assert np.allclose(got_sims, want, atol=1e-6)  # same similarities, best first
+    for memory_id, sim in zip(got_ids, got_sims):
+        assert sql[memory_id] == pytest.approx(float(sim), abs=1e-6)
+    must = {m for m, sim in sql.items() if sim > want[-1] + 1e-6}
+    assert must <= set(got_ids)
+
+
+@pytest.mark.parametrize("query", ["nightly backup of the database", "pytest commit", "quarterly invoices",
+                                   "latency dashboards", "zzz unrelated"])
+def test_in_process_search_equals_the_sql_exact_scan(vmem, query):
+    index = vmem.indexer.vectors
+    qvec = index.embed([query])[0]
+    got_ids, got_sims = index.search(qvec, 10)
+    _assert_same_top(got_ids, got_sims, _sql_sims(vmem, qvec), 10)
+
+
+def test_in_process_matrix_follows_writes(db_path):
+    with echo_duck.open(db_path, embedder="hash") as vmem:
+        _many(vmem)
+        _check_matrix_follows_writes(vmem)
+
+
+def _check_matrix_follows_writes(vmem):
+    index = vmem.indexer.vectors
+    index.search(index.embed(["warm"])[0], 5)  # load the matrix
+    new = vmem.remember("Kafka topics are compacted weekly", type="environment")
+    qvec = index.embed(["Kafka topics are compacted weekly"])[0]
+    ids, sims = index.search(qvec, 1)
+    assert ids == [new.id] and sims[0] == pytest.approx(1.0, abs=1e-5)
+    vmem.sql("DELETE FROM memory_vectors WHERE memory_id = $id", {"id": new.id}, write=True)
+    ids, sims = index.search(qvec, 3)
+    assert new.id not in ids
+    _assert_same_top(ids, sims, _sql_sims(vmem, qvec), 3)
+
+
+def test_unfiltered_and_filtered_recall_rank_vectors_alike(vmem):
+    query = "where do deploys go?"
+    unfiltered = vmem.recall(query, k=30, explain=True, reinforce=False)
+    filtered = vmem.recall(query, k=30, types=["environment", "procedure", "user"], explain=True, reinforce=False)
+    assert {h.explanation.vector_arm for h in unfiltered} == {"exact (in-process)"}
+    assert {h.explanation.vector_arm for h in filtered} == {"exact (sql)"}
+    a = {h.id: (h.explanation.vector_rank, h.explanation.similarity) for h in unfiltered}
+    b = {h.id: (h.explanation.vector_rank, h.explanation.similarity) for h in filtered}
+    assert a.keys() == b.keys()
+    sims = sorted(sim for _, sim in a.values() if sim is not None)
+    for memory_id, (rank, sim) in a.items():
+        assert (sim is None) == (b[memory_id][1] is None)
+        if sim is None:
+            continue
+        assert math.isclose(b[memory_id][1], sim, abs_tol=1e-5)
+        tied = sum(1 for other in sims if abs(other - sim) <= 1e-5) > 1
+        assert b[memory_id][0] == rank or tied  # equal similarities may swap ranks
