@@ -5,72 +5,17 @@ Exit codes: 0 ok; 1 refused, locked or not found (one line on stderr); 2 usage e
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import os
 import sys
 from pathlib import Path
-from typing import Any, Iterator
 
 import click
 
 from . import output
-from .errors import EchoDuckError, InvalidInput
+from .cli_bench import bench
+from .cli_common import MEMORY_COLUMNS, common, emit, fail_cleanly, memory_rows, open_or_fail
+from .cli_data import DATA_COMMANDS
+from .cli_lifecycle import LIFECYCLE_COMMANDS
 from .models import PERSISTED_TIERS, PROVENANCE, SCOPES, STATUSES, TYPES
-from .store import EchoDuck
-
-
-def default_db() -> str:
-    if os.environ.get("ECHO_DUCK_DB"):
-        return os.environ["ECHO_DUCK_DB"]
-    data_home = os.environ.get("XDG_DATA_HOME") or os.path.join(Path.home(), ".local", "share")
-    return os.path.join(data_home, "echo_duck", "memory.duckdb")
-
-
-def common(func):
-    """--db, --agent, --lock-timeout and --json on every command."""
-
-    @click.option("--db", "db", type=click.Path(dir_okay=False), default=default_db, show_default="$ECHO_DUCK_DB or ~/.local/share/echo_duck/memory.duckdb", help="Store file.")
-    @click.option("--agent", default="default", show_default=True, help="Agent id to act as.")
-    @click.option("--lock-timeout", type=float, default=5.0, show_default=True, help="Seconds to wait if another process holds the file.")
-    @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        return func(*args, **kwargs)
-
-    return wrapper
-
-
-@contextlib.contextmanager
-def open_or_fail(db: str, agent: str, lock_timeout: float, **options: Any) -> Iterator[EchoDuck]:
-    """Open late, close early; map echo_duck errors to exit codes with one clear line."""
-    with fail_cleanly():
-        with EchoDuck(db, agent_id=agent, lock_timeout=lock_timeout, actor="cli", write_path="cli", **options) as mem:
-            yield mem
-
-
-@contextlib.contextmanager
-def fail_cleanly() -> Iterator[None]:
-    try:
-        yield
-    except InvalidInput as e:
-        raise click.UsageError(str(e)) from e
-    except EchoDuckError as e:
-        raise click.ClickException(f"{type(e).__name__}: {e}") from e
-
-
-def emit(value: Any, as_json: bool, human: str | None = None) -> None:
-    if as_json:
-        output.emit_json(value)
-    else:
-        click.echo(human if human is not None else str(value))
-
-
-MEMORY_COLUMNS = ("id", "type", "tier", "key", "content", "provenance", "status")
-
-
-def memory_rows(memories) -> list[dict[str, Any]]:
-    return [dict(m.to_dict(), id=m.id[:8], provenance=m.provenance_name) for m in memories]
 
 
 @click.group()
@@ -255,33 +200,6 @@ def reembed(batch_size, limit, model, db, agent, lock_timeout, as_json):
                                    f"in {report.batches} batches; {report.remaining} still stale")
 
 
-@cli.group()
-def bench():
-    """Benchmarks: retrieval quality (locomo) and speed.
-
-    Example:  echo-duck bench locomo --data ../shared/bench/locomo
-    """
-
-
-@bench.command(name="locomo")
-@click.option("--data", type=click.Path(exists=True, file_okay=False), required=True,
-              help="Folder with memories.jsonl and queries.jsonl (e.g. ../shared/bench/locomo).")
-@click.option("--variant", "variants", multiple=True, help="bm25, vector, hybrid, hybrid+decay (default: all).")
-@click.option("--conversations", type=int, help="Only the first N conversations.")
-@click.option("--json", "as_json", is_flag=True)
-def bench_locomo(data, variants, conversations, as_json):
-    """Retrieval quality on LoCoMo: R@1/5/10 and MRR per category, per variant.
-
-    Example:  echo-duck bench locomo --data ../shared/bench/locomo --variant hybrid
-    """
-    from .bench import locomo
-
-    with fail_cleanly():
-        report = locomo.run(Path(data), variants or tuple(locomo.VARIANTS), limit_conversations=conversations,
-                            progress=None if as_json else lambda conv: click.echo(f"done {conv}", err=True))
-    emit(report, as_json, locomo.markdown(report) + f"\n\ntimings: {report['timings']}")
-
-
 @cli.command()
 @click.argument("session", required=False)
 @click.option("--search", "text", help="Only sessions whose messages contain this text.")
@@ -335,3 +253,8 @@ def demo(db, as_json):
 
 def main() -> None:  # pragma: no cover - console entry point
     cli()
+
+
+cli.add_command(bench)
+for command in LIFECYCLE_COMMANDS + DATA_COMMANDS:
+    cli.add_command(command)

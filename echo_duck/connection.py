@@ -8,7 +8,10 @@ at all. ``connect`` retries a conflicting lock for ``lock_timeout`` seconds, the
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
+import importlib.util
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Iterator
@@ -19,6 +22,21 @@ from .errors import DatabaseLocked, EchoDuckError, InvalidInput, StorageError
 from .extensions import load_extensions, quote_literal
 
 CATALOG = "mem"
+
+
+class _PandasAbsent(importlib.abc.MetaPathFinder):
+    """duckdb 1.5.5's client tries ``import pandas`` twice for every bound parameter. Without pandas
+    installed, each failed try walks sys.path (~0.16 ms): 5 ms per recall, 8 ms per written row.
+    Installed only when pandas is absent, this finder gives the same "not installed" answer at once."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas":
+            raise ModuleNotFoundError("No module named 'pandas'", name="pandas")
+        return None
+
+
+if importlib.util.find_spec("pandas") is None and not any(isinstance(f, _PandasAbsent) for f in sys.meta_path):
+    sys.meta_path.insert(0, _PandasAbsent())
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 
 

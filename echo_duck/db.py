@@ -24,12 +24,30 @@ class Db:
         self.lock = threading.RLock()
         self._closed = False
         self._depth = 0  # nested transaction() calls join the outer transaction
+        self._parsed: dict[str, list] = {}
 
     def run(self, name: str, /, **params: Any) -> duckdb.DuckDBPyConnection:
+        """Execute a named query; the result of its last statement is returned."""
         self._check_open()
         q = sqlfiles.query(name)
         with translate_errors(f"query {name}"):
-            return self.con.execute(q.sql, q.bind(params)) if q.params else self.con.execute(q.sql)
+            if not q.params:
+                return self.con.execute(q.sql)
+            values = q.bind(params)
+            statements = self._statements(name, q.sql)
+            if len(statements) == 1:
+                return self.con.execute(q.sql, values)
+            # DuckDB binds parameters for a single statement only: run a multi-statement query piecewise.
+            for statement in statements[:-1]:
+                self.con.execute(statement.query, {p: values[p] for p in statement.named_parameters})
+            last = statements[-1]
+            return self.con.execute(last.query, {p: values[p] for p in last.named_parameters})
+
+    def _statements(self, name: str, sql: str) -> list:
+        cached = self._parsed.get(name)
+        if cached is None:
+            cached = self._parsed[name] = self.con.extract_statements(sql)
+        return cached
 
     def scalar(self, name: str, /, **params: Any) -> Any:
         row = self.run(name, **params).fetchone()

@@ -188,7 +188,7 @@ class Recaller:
                 self.db.run("reinforce_memories", ids=ids, now=self.clock())
             return self.db.scalar("log_recall", now=self.clock(), agent_id=caller.agent_id, session_id=caller.session_id,
                                   query=query.text, k=query.k, model_id=model_id, ids=ids, scores=scores,
-                                  reinforced=query.reinforce)
+                                  reinforced=query.reinforce, include_archived=query.include_archived)
 
 
 def _hit(row: dict, entropy: float, arm: str, explain: bool) -> Hit:

@@ -166,7 +166,7 @@ _EN_WORDS = _rx(
     r"before this|previously|so far|up to (?:now|this point)|(?:that )?came before)\b",
     rf"\b(?:{_VERB}) (?:what|whatever|everything|anything) (?:the system|your (?:developers?|creators?|instructions|system prompt)|"
     r"the developers?|openai|anthropic|you (?:were|have been)) (?:told|said|says|say|instructed|taught)",
-    rf"\b(?:override|disable|turn off|deactivate|bypass|ignore|skip) (?:(?:all|any|your) ){{1,2}}(?:safety|ethical|content|moral) "
+    r"\b(?:override|disable|turn off|deactivate|bypass|ignore|skip) (?:(?:all|any|your) ){1,2}(?:safety|ethical|content|moral) "
     r"(?:protocols|guidelines|guardrails|filters|restrictions|rules|policies|measures|checks)\b",
     r"\b(?:reply|respond|answer|speak|write) (?:now )?without (?:any )?(?:filters?|restrictions?|censorship|limits|safety)\b",
     # … are void / no longer apply / the real instructions follow

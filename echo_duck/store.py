@@ -6,17 +6,24 @@ it holds no SQL and no ranking logic of its own.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import polars as pl
 
-from . import validate
+from . import archive, privacy, validate
+from .archive import archive_dir
 from .connection import connect, translate_errors
+from .consolidate import Consolidator, JobQueue
+from .contradictions import ContradictionChecker
 from .db import Db
 from .errors import EchoDuckError, InvalidInput, MemoryNotFound
 from .indexing import NO_MODEL_MESSAGE, Indexer
+from .privacy import PurgeReport
+from .store_lifecycle import LifecycleVerbs
 from .recall import Hit, Recaller, RecallQuery
 from .rerank import RerankSettings
 from .snapshot import Budgets
@@ -32,18 +39,23 @@ from .writes import WRITE_PATHS, Caller, Writer, prepare
 _READ_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA"}
 
 
-class EchoDuck:
-    """An open echo_duck store. Use ``echo_duck.open(...)`` and a ``with`` block."""
+class EchoDuck(LifecycleVerbs):
+    """An open echo_duck store. Use ``echo_duck.open(...)`` and a ``with`` block.
+
+    Lifecycle verbs (decay, restore, archive, gc, audit, contradictions, consolidation) come from
+    ``LifecycleVerbs`` in store_lifecycle.py; this class holds the memory, recall and session verbs.
+    """
 
     def __init__(self, path: str | Path = ":memory:", *, agent_id: str = "default", session_id: str | None = None,
                  team_id: str | None = None, tenant_id: str | None = None,
                  now: datetime | Callable[[], datetime] | None = None, read_only: bool = False,
                  lock_timeout: float = 0.0, actor: str | None = None, write_path: str = "api",
                  protected_paths: Iterable[str] = (), embedder: Any = "default", reranker: Any = None,
-                 rerank_top_k: int = 10, rerank_timeout_s: float = 5.0, rerank_min_score: float | None = None):
+                 rerank_top_k: int = 10, rerank_timeout_s: float = 5.0, rerank_min_score: float | None = None,
+                 verifier: Any = None, extractor: Any = None, summarizer: Any = None):
         self.path = str(path)
         self.read_only = validate.flag(read_only, "read_only")
-        self.caller = Caller(
+        self._base_caller = Caller(
             agent_id=validate.text(agent_id, "agent_id", max_chars=200),
             session_id=validate.optional_text(session_id, "session_id", max_chars=200),
             team_id=validate.optional_text(team_id, "team_id", max_chars=200),
@@ -51,6 +63,7 @@ class EchoDuck:
             actor=validate.optional_text(actor, "actor", max_chars=200) or "",
             path=validate.choice(write_path, "write_path", WRITE_PATHS),
         )
+        self._local = threading.local()  # acting_as() overrides the caller for one thread
         self._clock = _clock(now)
         if self.read_only and self.path != ":memory:" and not Path(self.path).expanduser().exists():
             raise MemoryNotFound(f"no echo_duck store at {self.path}; create it with: echo-duck init --db {self.path}")
@@ -71,13 +84,22 @@ class EchoDuck:
                                  RerankSettings(rerank_top_k, rerank_timeout_s, rerank_min_score))
         self.session_log = Sessions(self.db, self._clock, self.caller.agent_id)
         self.working = WorkingMemory()
+        self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier)
+        self.consolidator = Consolidator(self.db, self.writer, self.session_log, self.checker, self.caller,
+                                         self._clock, extractor, summarizer)
+        self.jobs_queue = JobQueue(self.db, self.consolidator, self.caller.agent_id, self._clock)
+        self.worker = None
+        self.archive_dir = archive_dir(self.path)
         if not self.read_only:
+            archive.recover(self.db, self.archive_dir, self.now())
+            archive.refresh_view(self.db, self.archive_dir)
             self.indexer.keyword.ensure_ready()
             _ = self.indexer.vectors  # records the store's current model, so stale_vectors is right at once
 
     # -- lifecycle of the handle ---------------------------------------------------------------
 
     def close(self) -> None:
+        self.stop_worker()
         self.db.close()
 
     def __enter__(self) -> "EchoDuck":
@@ -92,6 +114,23 @@ class EchoDuck:
     def now(self) -> datetime:
         return self._clock()
 
+    @property
+    def caller(self) -> Caller:
+        """Who this facade acts as (in this thread): identity for scopes, actor and path for the audit."""
+        return getattr(self._local, "caller", None) or self._base_caller
+
+    @contextlib.contextmanager
+    def acting_as(self, actor: str, path: str) -> Iterator["EchoDuck"]:
+        """Record writes in this block (this thread only) as ``actor`` on write path ``path``
+        (api, cli, import, consolidation, tool): what blocked_writes and memory_events show."""
+        previous = getattr(self._local, "caller", None)
+        self._local.caller = self.caller.acting_as(validate.text(actor, "actor", max_chars=200),
+                                                   validate.choice(path, "path", WRITE_PATHS))
+        try:
+            yield self
+        finally:
+            self._local.caller = previous
+
     # -- memories ------------------------------------------------------------------------------
 
     def remember(self, content: str, *, type: str, key: str | None = None, tags: Iterable[str] = (),
@@ -105,10 +144,14 @@ class EchoDuck:
         spec = prepare(self.caller, content, type=type, key=key, tags=tags, scope=scope, provenance=provenance,
                        importance=importance, confidence=confidence, pinned=pinned, source_session=source_session,
                        source_refs=source_refs, observed_at=observed_at, **_only(more, "remember"))
-        return self.writer.remember(self.caller, spec)
+        memory = self.writer.remember(self.caller, spec)
+        self.checker.check(self.caller, [memory.id])
+        return self._reload(memory)
 
-    def remember_many(self, records: Iterable[dict[str, Any]]) -> list[Memory]:
-        """Bulk write in one transaction: each record holds remember()'s arguments; all or nothing."""
+    def remember_many(self, records: Iterable[dict[str, Any]], *, check_contradictions: bool = False) -> list[Memory]:
+        """Bulk write in one transaction: each record holds remember()'s arguments; all or nothing.
+
+        Contradiction checks are off for bulk loads unless asked for (they cost a query per row)."""
         specs = []
         for i, record in enumerate(records):
             if not isinstance(record, dict) or "content" not in record:
@@ -120,7 +163,11 @@ class EchoDuck:
                 raise InvalidInput(f"record {i}: {e}") from None
             except InvalidInput as e:
                 raise InvalidInput(f"record {i}: {e}") from None
-        return self.writer.remember_many(self.caller, specs)
+        stored = self.writer.remember_many(self.caller, specs)
+        if validate.flag(check_contradictions, "check_contradictions"):
+            self.checker.check(self.caller, [m.id for m in stored])
+            stored = [self._reload(m) for m in stored]
+        return stored
 
     def get(self, memory_id: Any) -> Memory:
         with self.db.reading():
@@ -152,11 +199,21 @@ class EchoDuck:
         """New version of a live memory named by id or key; the old one is kept and superseded."""
         if content is not None:
             changes["content"] = content
-        return self.writer.update(self.caller, target, provenance=provenance, reason=reason, **changes)
+        memory = self.writer.update(self.caller, target, provenance=provenance, reason=reason, **changes)
+        self.checker.check(self.caller, [memory.id])
+        return self._reload(memory)
 
-    def forget(self, target: Any, reason: str = "forgotten on request") -> Memory:
-        """Soft delete (status 'forgotten' + event); the row stays for history and audit."""
-        return self.writer.forget(self.caller, target, reason=reason)
+    def forget(self, target: Any, reason: str = "forgotten on request", *, purge: bool = False,
+               cascade: str = "flag") -> Memory | PurgeReport:
+        """Soft delete (status 'forgotten' + event; the row stays for history), or with ``purge=True`` a
+        privacy deletion: every version, vector, posting, source message, archive copy and event
+        content goes, and what was derived from it is purged too (``cascade="purge"``) or flagged
+        for review (``cascade="flag"``). ``reason`` is kept: do not put the content in it."""
+        if not validate.flag(purge, "purge"):
+            return self.writer.forget(self.caller, target, reason=reason)
+        return privacy.purge(self.db, self.writer, self.indexer, self.caller, target,
+                             reason=validate.text(reason, "reason", max_chars=1000), cascade=cascade,
+                             now=self.now(), archive_root=self.archive_dir)
 
     def history(self, target: Any) -> History:
         """Every version of the fact ``target`` belongs to, and every event on them."""
@@ -230,7 +287,7 @@ class EchoDuck:
         """Remove a membership; that group's memories disappear from the agent's reads at once."""
         for kind, group, agent in self._memberships(team, tenant, agent_id):
             with self.db.transaction("revoke"):
-                self.db.run("revoke_membership", agent_id=agent, kind=kind, group_id=group)
+                self.db.run("revoke_membership", agent_id=agent, kind=kind, group_id=group, now=self.now())
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -252,8 +309,12 @@ class EchoDuck:
     def search_sessions(self, text: str, limit: int = 20) -> list[SessionMatch]:
         return self.session_log.search(text, limit)
 
-    def end_session(self, id_or_suffix: str) -> Session:
-        return self.session_log.end(id_or_suffix)
+    def end_session(self, id_or_suffix: str, *, consolidate: bool = True) -> Session:
+        """Close a session; its consolidation is queued (run by the worker or run_jobs())."""
+        session = self.session_log.end(id_or_suffix)
+        if validate.flag(consolidate, "consolidate") and not self.read_only:
+            self.jobs_queue.request(session.id)
+        return session
 
     # -- analysts ------------------------------------------------------------------------------
 
@@ -277,6 +338,11 @@ class EchoDuck:
         return frame
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _reload(self, memory: Memory) -> Memory:
+        with self.db.reading():
+            row = self.db.dict("memory_by_id", id=memory.id)
+        return Memory.from_row(row) if row else memory
 
     def _who(self) -> dict[str, Any]:
         return dict(caller_agent=self.caller.agent_id, caller_session=self.caller.session_id)

@@ -12,10 +12,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from . import validate
+import pyarrow as pa
+
+from . import bulk, validate
 from .db import Db
-from .indexing import Indexer, NewRow
 from .errors import AmbiguousMatch, InvalidInput, MemoryNotFound, PermissionDenied, ProvenanceConflict, RejectedWrite
+from .indexing import Indexer, NewRow
 from .models import PROVENANCE_NAMES, SCOPES, SENSITIVITIES, TYPES, Memory
 from .scan import redact, scan
 
@@ -112,6 +114,7 @@ class Writer:
         self.indexer = indexer
         self.protected_paths = tuple(protected_paths)
         self._staged: list[NewRow] = []  # rows inserted by the current transaction, indexed before commit
+        self._tick_offset = 0
 
     # -- public operations -------------------------------------------------------------------
 
@@ -124,8 +127,18 @@ class Writer:
         for spec in specs:
             self.check(caller, spec)
         with self._indexed_transaction("remember"):
-            ids = [self._upsert(caller, spec, on_lower_provenance) for spec in specs]
-            return [self._memory(i) for i in ids]
+            ids: list[Any] = [uuid.uuid4() for _ in specs]
+            if len(specs) > 1:  # set-based for rows needing no versioning decision
+                stage = bulk.stage_table(caller.agent_id, specs, ids, self._now())
+                slow = bulk.conflicting_positions(self.db, stage)
+                simple = stage.filter(pa.array([i not in slow for i in range(len(specs))]))
+                self._staged.extend(bulk.insert_simple(self.db, simple, caller.who))
+                self._tick_offset = len(specs)  # one-by-one rows come after every staged time
+            else:
+                slow = {0}
+            for pos in sorted(slow):
+                ids[pos] = self._upsert(caller, specs[pos], on_lower_provenance)
+            return self._memories(ids)
 
     def update(self, caller: Caller, target: Any, *, provenance: Any = "model_inferred", reason: str | None = None,
                **changes: Any) -> Memory:
@@ -200,12 +213,12 @@ class Writer:
     def _indexed_transaction(self, what: str) -> Iterator[None]:
         """A write transaction whose new rows are indexed (postings, vectors) before it commits."""
         with self.db.transaction(what):
-            self._staged = []
+            self._staged, self._tick_offset = [], 0
             try:
                 yield
                 self.indexer.index(self._staged)
             finally:
-                self._staged = []
+                self._staged, self._tick_offset = [], 0
 
     def _upsert(self, caller: Caller, spec: NewMemory, on_lower_provenance: str) -> uuid.UUID:
         owner = dict(scope=spec.scope, agent_id=caller.agent_id, source_session=spec.source_session,
@@ -266,7 +279,7 @@ class Writer:
     def _now(self) -> datetime:
         """Rows of one transaction get times one microsecond apart, in write order, so "the memory
         before this one" (conversational context) is well defined even under a fixed clock."""
-        return self.clock() + timedelta(microseconds=len(self._staged))
+        return self.clock() + timedelta(microseconds=self._tick_offset + len(self._staged))
 
     def _event(self, caller: Caller, action: str, memory_id: Any, reason: str | None, before: str | None) -> None:
         self.db.run("log_event", now=self._now(), actor=caller.who, action=action, memory_id=memory_id,
@@ -274,3 +287,7 @@ class Writer:
 
     def _memory(self, memory_id: Any) -> Memory:
         return Memory.from_row(self.db.dict("memory_by_id", id=memory_id))
+
+    def _memories(self, ids: list[Any]) -> list[Memory]:
+        rows = {str(r["id"]): r for r in self.db.dicts("memories_by_ids", ids=[str(i) for i in ids])}
+        return [Memory.from_row(rows[str(i)]) for i in ids]

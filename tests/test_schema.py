@@ -1,4 +1,3 @@
-import hashlib
 import json
 from pathlib import Path
 

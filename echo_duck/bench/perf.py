@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 
 from ..store import EchoDuck
 from . import synthetic

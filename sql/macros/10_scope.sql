@@ -4,7 +4,7 @@
 -- can_see(...) -> BOOLEAN for one row, given the caller's agent id and current session (NULL if none).
 --   private: the owner agent only
 --   session: the owner, inside source_session (or anywhere if it has no source_session or is tagged 'global')
---   team / tenant: agents with a current membership row (revocation takes effect on the next query)
+--   team / tenant: agents with a membership that is not revoked (revocation takes effect on the next query)
 --   public: everyone
 CREATE OR REPLACE MACRO can_see(m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags,
                                 caller_agent, caller_session) AS
@@ -14,9 +14,11 @@ CREATE OR REPLACE MACRO can_see(m_scope, m_agent_id, m_team_id, m_tenant_id, m_s
         WHEN 'session' THEN m_agent_id = caller_agent
             AND (m_source_session IS NULL OR m_source_session = caller_session OR list_contains(m_tags, 'global'))
         WHEN 'team' THEN EXISTS (SELECT 1 FROM memberships g
-                                 WHERE g.agent_id = caller_agent AND g.kind = 'team' AND g.group_id = m_team_id)
+                                 WHERE g.agent_id = caller_agent AND g.kind = 'team' AND g.group_id = m_team_id
+                                   AND g.revoked_at IS NULL)
         WHEN 'tenant' THEN EXISTS (SELECT 1 FROM memberships g
-                                   WHERE g.agent_id = caller_agent AND g.kind = 'tenant' AND g.group_id = m_tenant_id)
+                                   WHERE g.agent_id = caller_agent AND g.kind = 'tenant' AND g.group_id = m_tenant_id
+                                     AND g.revoked_at IS NULL)
         ELSE false
     END;
 
@@ -25,3 +27,16 @@ CREATE OR REPLACE MACRO visible_memories(caller_agent, caller_session) AS TABLE
     SELECT m.*
     FROM memories m
     WHERE can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, caller_agent, caller_session);
+
+-- same_scope_owner(scope, a…, b…) -> BOOLEAN: do two memories of this scope belong to the same owner,
+-- so that one key names one fact? (private/session: agent, and session for session scope;
+-- team/tenant: the group; public: everyone shares it.)
+CREATE OR REPLACE MACRO same_scope_owner(m_scope, a_agent, a_session, a_team, a_tenant,
+                                         b_agent, b_session, b_team, b_tenant) AS
+    CASE m_scope
+        WHEN 'private' THEN a_agent = b_agent
+        WHEN 'session' THEN a_agent = b_agent AND a_session IS NOT DISTINCT FROM b_session
+        WHEN 'team' THEN a_team = b_team
+        WHEN 'tenant' THEN a_tenant = b_tenant
+        ELSE true
+    END;

@@ -111,10 +111,14 @@ WITH
     ),
     top AS (
         SELECT * FROM scored ORDER BY score DESC, id LIMIT p_k
+    ),
+    conflicts AS (
+        SELECT side AS id, list(other ORDER BY detected_at) AS conflicts_with
+        FROM (SELECT memory_a AS side, memory_b AS other, detected_at FROM contradictions WHERE status = 'pending'
+              UNION ALL
+              SELECT memory_b, memory_a, detected_at FROM contradictions WHERE status = 'pending')
+        GROUP BY side
     )
-SELECT top.* EXCLUDE (memory_id),
-       (SELECT list(CASE WHEN c.memory_a = top.id THEN c.memory_b ELSE c.memory_a END ORDER BY c.detected_at)
-        FROM contradictions c
-        WHERE c.status = 'pending' AND (c.memory_a = top.id OR c.memory_b = top.id)) AS conflicts_with
-FROM top
-ORDER BY score DESC, id;
+SELECT top.* EXCLUDE (memory_id), conflicts.conflicts_with
+FROM top LEFT JOIN conflicts ON conflicts.id = top.id
+ORDER BY top.score DESC, top.id;

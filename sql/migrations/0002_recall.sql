@@ -48,7 +48,8 @@ CREATE TABLE recall_log (
     model_id     VARCHAR,
     memory_ids   UUID[] NOT NULL,
     scores       DOUBLE[] NOT NULL,
-    reinforced   BOOLEAN NOT NULL
+    reinforced   BOOLEAN NOT NULL,
+    include_archived BOOLEAN NOT NULL DEFAULT false
 );
 COMMENT ON TABLE recall_log IS 'Every recall: who asked what, which memories came back with which scores';
 

@@ -44,27 +44,29 @@ LIMIT 1;
 
 -- name: insert_keyword_docs_from_stage
 INSERT INTO bm25_docs (doc, memory_id, len, tokens)
-SELECT nextval('bm25_doc_seq'), s.memory_id::UUID, 0, s.tokens FROM echo_duck_keyword_stage s;
+WITH lens AS (
+    SELECT memory_id, count(*) AS n
+    FROM (SELECT memory_id, unnest(bm25_tokens(tokens)) AS w FROM echo_duck_keyword_stage)
+    WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
+    GROUP BY memory_id
+)
+SELECT nextval('bm25_doc_seq'), s.memory_id::UUID, coalesce(l.n, 0)::INTEGER, s.tokens
+FROM echo_duck_keyword_stage s LEFT JOIN lens l ON l.memory_id = s.memory_id;
 
--- Postings of the staged docs, then their lengths (number of non-stop tokens, as fts counts).
+-- Postings of the staged docs; doc_len (non-stop tokens, as fts counts) was set on the doc row.
 -- name: insert_keyword_postings_from_stage
 INSERT INTO bm25_postings
-WITH toks AS (
-    SELECT d.doc, d.memory_id, unnest(bm25_tokens(d.tokens)) AS w
+WITH staged AS (
+    SELECT d.doc, d.memory_id, d.len, d.tokens
     FROM bm25_docs d JOIN echo_duck_keyword_stage s ON d.memory_id = s.memory_id::UUID
 ),
-tfs AS (
-    SELECT doc, memory_id, hash(stem(w, 'porter')) AS term, count(*)::INTEGER AS tf
-    FROM toks WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
-    GROUP BY ALL
+toks AS (
+    SELECT doc, memory_id, len, unnest(bm25_tokens(tokens)) AS w FROM staged
 )
-SELECT term, doc, memory_id, tf, (sum(tf) OVER (PARTITION BY doc))::INTEGER FROM tfs ORDER BY term, doc;
-UPDATE bm25_docs SET len = l.len
-FROM (SELECT p.doc, max(p.doc_len) AS len
-      FROM bm25_postings p JOIN bm25_docs d ON d.doc = p.doc
-      JOIN echo_duck_keyword_stage s ON d.memory_id = s.memory_id::UUID
-      GROUP BY p.doc) AS l
-WHERE l.doc = bm25_docs.doc;
+SELECT hash(stem(w, 'porter')) AS term, doc, memory_id, count(*)::INTEGER AS tf, any_value(len)
+FROM toks WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
+GROUP BY ALL
+ORDER BY term, doc;
 
 -- name: mark_keyword_doc_dead
 INSERT INTO bm25_dead SELECT doc FROM bm25_docs WHERE memory_id = $id;

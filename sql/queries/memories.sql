@@ -94,11 +94,19 @@ ORDER BY m.version, m.created_at;
 INSERT INTO contradictions (id, memory_a, memory_b, description, confidence, detected_by, detected_at, status)
 VALUES ($id, $memory_a, $memory_b, $description, $confidence, $detected_by, $now, 'pending');
 
+-- A grant to a current member changes nothing; a grant after a revocation starts a new membership.
 -- name: grant_membership
-INSERT OR IGNORE INTO memberships VALUES ($agent_id, $kind, $group_id, $now);
+INSERT INTO memberships VALUES ($agent_id, $kind, $group_id, $now, NULL)
+ON CONFLICT DO UPDATE SET granted_at = CASE WHEN revoked_at IS NULL THEN granted_at ELSE excluded.granted_at END,
+                          revoked_at = NULL;
 
 -- name: revoke_membership
-DELETE FROM memberships WHERE agent_id = $agent_id AND kind = $kind AND group_id = $group_id;
+UPDATE memberships SET revoked_at = $now
+WHERE agent_id = $agent_id AND kind = $kind AND group_id = $group_id AND revoked_at IS NULL;
 
 -- name: is_member
-SELECT count(*) > 0 FROM memberships WHERE agent_id = $agent_id AND kind = $kind AND group_id = $group_id;
+SELECT count(*) > 0 FROM memberships
+WHERE agent_id = $agent_id AND kind = $kind AND group_id = $group_id AND revoked_at IS NULL;
+
+-- name: memories_by_ids
+SELECT * FROM memories WHERE list_contains($ids::VARCHAR[], id::VARCHAR);

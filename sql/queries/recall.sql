@@ -19,8 +19,9 @@ UPDATE memories SET access_count = access_count + 1, last_accessed = $now
 WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
 
 -- name: log_recall
-INSERT INTO recall_log (occurred_at, agent_id, session_id, query, k, model_id, memory_ids, scores, reinforced)
-VALUES ($now, $agent_id, $session_id, $query, $k, $model_id, $ids::VARCHAR::UUID[], $scores::VARCHAR::DOUBLE[], $reinforced)
+INSERT INTO recall_log (occurred_at, agent_id, session_id, query, k, model_id, memory_ids, scores, reinforced, include_archived)
+VALUES ($now, $agent_id, $session_id, $query, $k, $model_id, $ids::VARCHAR::UUID[], $scores::VARCHAR::DOUBLE[], $reinforced,
+        $include_archived)
 RETURNING id;
 
 -- Outcome feedback (SPEC R13): counts steer ranking; a helpful mark also raises confidence a little

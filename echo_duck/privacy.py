@@ -1,0 +1,139 @@
+"""Deletion cascade (SPEC L5, seed 001 scenario 3): a privacy request removes the content everywhere.
+
+``purge`` deletes every version of the fact, its vectors, its postings and the indexed text, its
+source messages, its rows in the Parquet archive, and blanks the content of its events (the one
+exception to the append-only log); one content-free 'purge' event per memory remains. Everything
+derived from it through source_refs (episodes, facts, procedures) is purged too, or flagged for
+review (status 'flagged': out of recall and snapshots) when ``cascade="flag"``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import archive
+from .db import Db
+from .errors import InvalidInput
+from .indexing import Indexer, NewRow
+from .writes import Caller, Writer
+
+_STAGE = "echo_duck_purge_stage"
+CASCADES = ("purge", "flag")
+
+
+@dataclass(frozen=True)
+class PurgeReport:
+    purged: tuple[str, ...]
+    flagged: tuple[str, ...]
+    messages_deleted: int
+    episodes: tuple[str, ...]
+    archive_files_rewritten: int
+
+    def to_dict(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
+
+
+def purge(db: Db, writer: Writer, indexer: Indexer, caller: Caller, target, *, reason: str, cascade: str,
+          now: datetime, archive_root: Path | None) -> PurgeReport:
+    if cascade not in CASCADES:
+        raise InvalidInput(f"cascade must be one of {', '.join(CASCADES)}, got {cascade!r}")
+    with db.transaction("purge"):
+        row = writer.resolve(caller, target, live_only=False)
+        chain = [str(r["id"]) for r in db.dicts("version_chain", id=row["id"])]
+        purge_ids, flag_ids, messages, episodes = _closure(db, chain, cascade)
+        neighbours = {n for i in purge_ids for n in _next_in_session(db, i)} - set(purge_ids)
+        stage = pa.table({"memory_id": sorted(purge_ids)})
+        db.con.register(_STAGE, stage)
+        try:
+            db.run("purge_keyword_docs")
+            db.run("blank_purged_events")
+            db.run("delete_purged_memories")
+            db.run("log_purge_events", now=now, actor=caller.who, reason=reason)
+        finally:
+            db.con.unregister(_STAGE)
+        for memory_id in flag_ids:
+            db.run("flag_memory", id=memory_id, now=now)
+        if messages:
+            db.run("delete_messages", ids=sorted(messages))
+        for episode_id in episodes:
+            db.run("purge_episode" if cascade == "purge" else "flag_episode", id=episode_id)
+        _reindex(db, indexer, sorted(neighbours))
+        indexer.keyword.compact_in_transaction()
+    if indexer.vectors is not None:
+        indexer.vectors.invalidate()
+    rewritten = _purge_archive(archive_root, set(purge_ids))
+    if rewritten:
+        archive.refresh_view(db, archive_root)
+    return PurgeReport(tuple(sorted(purge_ids)), tuple(sorted(flag_ids)), len(messages), tuple(sorted(episodes)), rewritten)
+
+
+def _closure(db: Db, chain: list[str], cascade: str) -> tuple[set[str], set[str], set[str], set[str]]:
+    """The chain, everything derived from it (transitively), and the messages/episodes it came from."""
+    purge_ids, flag_ids = set(chain), set()
+    messages, episodes = set(), set()
+    for r in db.dicts("memories_by_ids", ids=chain):
+        for ref in r["source_refs"]:
+            kind, _, ref_id = ref.partition(":")
+            if kind == "message":
+                messages.add(ref_id)
+            elif kind == "episode":
+                episodes.add(ref_id)
+        if r["episode_id"] is not None:
+            episodes.add(str(r["episode_id"]))
+    if messages:
+        episodes |= {str(e) for (e,) in db.run("episodes_from_messages", messages=sorted(messages)).fetchall()}
+    frontier = [f"memory:{i}" for i in chain] + [f"episode:{e}" for e in episodes]
+    seen = set(chain)
+    while frontier:
+        derived = db.dicts("derived_memories", refs=frontier, exclude=sorted(seen))
+        frontier = []
+        for d in derived:
+            memory_id = str(d["id"])
+            seen.add(memory_id)
+            (purge_ids if cascade == "purge" else flag_ids).add(memory_id)
+            frontier.append(f"memory:{memory_id}")
+    return purge_ids, flag_ids, messages, episodes
+
+
+def _next_in_session(db: Db, memory_id: str) -> list[str]:
+    return [str(r[0]) for r in db.run("next_in_session", id=memory_id).fetchall()]
+
+
+def _reindex(db: Db, indexer: Indexer, ids: list[str]) -> None:
+    """Index again the memories whose conversational context was a purged one."""
+    rows = []
+    for memory_id in ids:
+        r = db.dict("reindex_row", id=memory_id)
+        if r is None:
+            continue
+        indexer.keyword.remove([memory_id])
+        rows.append(NewRow(r["id"], r["agent_id"], r["source_session"], r["at"], r["created_at"], r["content"]))
+    indexer.index(rows)
+
+
+def _purge_archive(root: Path | None, ids: set[str]) -> int:
+    """Rewrite each archive file that holds a purged row without it (written and counted first)."""
+    if root is None or not ids or not root.exists():
+        return 0
+    rewritten = 0
+    for path in sorted(root.glob("agent_id=*/year=*/*.parquet")):
+        table = pq.read_table(path)
+        keep = pa.array([i not in ids for i in table.column("id").cast(pa.string()).to_pylist()])
+        if keep.true_count == table.num_rows:
+            continue
+        kept = table.filter(keep)
+        if kept.num_rows:
+            fresh = path.with_name(f"part-purged-{uuid.uuid4()}.parquet")
+            pq.write_table(kept, fresh)
+            if pq.read_metadata(fresh).num_rows != kept.num_rows:
+                fresh.unlink()
+                raise OSError(f"rewriting {path} without purged rows failed; the file was kept")
+        path.unlink()
+        rewritten += 1
+    return rewritten

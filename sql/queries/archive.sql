@@ -1,0 +1,66 @@
+-- The Parquet cold archive (echo_duck/archive.py). Staged ids come from a registered Arrow table
+-- named echo_duck_archive_stage (memory_id VARCHAR).
+
+-- Archived (decayed) and superseded rows untouched since the cutoff.
+-- name: archive_candidates
+SELECT * FROM memories
+WHERE updated_at < $cutoff
+  AND (status = 'superseded' OR (status = 'active' AND tier = 'archival'))
+ORDER BY agent_id, created_at, id;
+
+-- name: insert_archive_export
+INSERT INTO archive_exports (id, created_at, status, rows) VALUES ($id, $now, 'staged', $rows);
+
+-- name: insert_archive_export_rows
+INSERT INTO archive_export_rows SELECT $id::UUID, memory_id::UUID FROM echo_duck_archive_stage;
+
+-- name: mark_archive_export_moved
+UPDATE archive_exports SET status = 'moved', files = $files WHERE id = $id;
+
+-- name: mark_archive_export_done
+UPDATE archive_exports SET status = 'done', finished_at = $now WHERE id = $id;
+
+-- name: mark_archive_export_abandoned
+UPDATE archive_exports SET status = 'abandoned' WHERE id = $id;
+
+-- name: unfinished_archive_exports
+SELECT id, status FROM archive_exports WHERE status IN ('staged', 'moved') ORDER BY created_at;
+
+-- name: log_archive_export_events
+INSERT INTO memory_events (occurred_at, actor, action, memory_id, reason, before, after)
+SELECT $now, $actor, 'export', m.id, 'moved to the Parquet archive (export ' || $id::VARCHAR || ')', to_json(m), NULL
+FROM memories m WHERE m.id IN (SELECT memory_id FROM archive_export_rows WHERE export_id = $id);
+
+-- name: mark_exported_keyword_docs_dead
+INSERT INTO bm25_dead
+SELECT doc FROM bm25_docs WHERE memory_id IN (SELECT memory_id FROM archive_export_rows WHERE export_id = $id);
+
+-- name: delete_exported_keyword_docs
+DELETE FROM bm25_docs WHERE memory_id IN (SELECT memory_id FROM archive_export_rows WHERE export_id = $id);
+
+-- name: delete_exported_vectors
+DELETE FROM memory_vectors WHERE memory_id IN (SELECT memory_id FROM archive_export_rows WHERE export_id = $id);
+
+-- name: delete_exported_memories
+DELETE FROM memories WHERE id IN (SELECT memory_id FROM archive_export_rows WHERE export_id = $id);
+
+-- memories_all = live rows + the Parquet archive, one row per id (the live copy wins while an
+-- interrupted export still has both). {archive_glob} is replaced by a quoted path literal.
+-- name: create_memories_all_with_archive
+CREATE OR REPLACE VIEW memories_all AS
+WITH archived AS (
+    SELECT * EXCLUDE (year), 'archive' AS storage
+    FROM read_parquet({archive_glob}, hive_partitioning = true, union_by_name = true)
+    WHERE id::UUID NOT IN (SELECT id FROM memories)
+    QUALIFY row_number() OVER (PARTITION BY id ORDER BY updated_at DESC) = 1
+)
+SELECT *, 'live' AS storage FROM memories
+UNION ALL BY NAME
+SELECT * REPLACE (id::UUID AS id, episode_id::UUID AS episode_id, supersedes::UUID AS supersedes,
+                  superseded_by::UUID AS superseded_by)
+FROM archived;
+COMMENT ON VIEW memories_all IS 'Every memory, live and archived to Parquet, one row per id; storage says where it lives';
+
+-- name: create_memories_all_live_only
+CREATE OR REPLACE VIEW memories_all AS SELECT *, 'live' AS storage FROM memories;
+COMMENT ON VIEW memories_all IS 'Every memory, live and archived to Parquet, one row per id; storage says where it lives';

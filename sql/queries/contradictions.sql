@@ -1,0 +1,56 @@
+-- Contradiction detection and resolution (echo_duck/contradictions.py).
+
+-- Live memories that might contradict $id: same scope owner, and a similar key, a shared tag, or a
+-- vector neighbour ($neighbours, '[uuid, …]' text from the exact vector search). Newest first.
+-- name: contradiction_candidates
+WITH me AS (SELECT * FROM memories WHERE id = $id)
+SELECT o.*,
+       (o.key IS NOT NULL AND me.key IS NOT NULL AND o.key = me.key) AS same_key
+FROM memories o, me
+WHERE o.id <> me.id AND o.status = 'active' AND o.scope = me.scope
+  AND CASE me.scope
+        WHEN 'private' THEN o.agent_id = me.agent_id
+        WHEN 'session' THEN o.agent_id = me.agent_id
+        WHEN 'team' THEN o.team_id = me.team_id
+        WHEN 'tenant' THEN o.tenant_id = me.tenant_id
+        ELSE true
+      END
+  AND ((o.key IS NOT NULL AND me.key IS NOT NULL AND jaro_winkler_similarity(o.key, me.key) >= 0.9)
+       OR len(list_intersect(o.tags, me.tags)) > 0
+       OR list_contains(CAST($neighbours AS VARCHAR)::UUID[], o.id))
+  AND NOT EXISTS (SELECT 1 FROM contradictions c
+                  WHERE (c.memory_a = o.id AND c.memory_b = me.id) OR (c.memory_a = me.id AND c.memory_b = o.id))
+ORDER BY same_key DESC, o.updated_at DESC, o.id
+LIMIT $limit;
+
+-- name: vector_of
+SELECT vector FROM memory_vectors WHERE memory_id = $id AND model_id = $model_id;
+
+-- name: insert_contradiction
+INSERT INTO contradictions (id, memory_a, memory_b, description, confidence, detected_by, detected_at,
+                            status, resolution, winner, resolved_at)
+VALUES ($id, $memory_a, $memory_b, $description, $confidence, $detected_by, $now,
+        $status, $resolution, $winner, CASE WHEN $status = 'resolved' THEN $now::TIMESTAMP END);
+
+-- name: contradiction_by_id
+SELECT * FROM contradictions WHERE id = $id;
+
+-- name: resolve_contradiction
+UPDATE contradictions SET status = 'resolved', resolution = $resolution, winner = $winner, resolved_at = $now
+WHERE id = $id;
+
+-- The loser of a contradiction leaves recall: superseded by the winner, archived, history kept.
+-- name: supersede_by_winner
+UPDATE memories SET status = 'superseded', tier = 'archival', superseded_by = $winner,
+                    updated_at = greatest(updated_at, $now)
+WHERE id = $loser AND status = 'active';
+
+-- name: contradictions_of
+SELECT * FROM contradictions WHERE memory_a = $id OR memory_b = $id ORDER BY detected_at;
+
+-- name: visible_contradictions
+SELECT c.* FROM contradictions c
+WHERE ($status::VARCHAR IS NULL OR c.status = $status)
+  AND c.memory_a IN (SELECT id FROM visible_memories($caller_agent, $caller_session))
+  AND c.memory_b IN (SELECT id FROM visible_memories($caller_agent, $caller_session))
+ORDER BY c.detected_at, c.id;

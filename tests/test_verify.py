@@ -1,0 +1,231 @@
+"""Contradiction verification: the deterministic heuristic (EN and ZH) and the LLM adapter."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pytest
+
+from echo_duck.verify import Verdict, heuristic_verifier, llm_verifier
+
+
+@dataclass(frozen=True)
+class Mem:
+    content: str
+    key: str | None = None
+    type: str = "user"
+
+
+def verdict(a: str, b: str, **kw) -> Verdict:
+    return heuristic_verifier(Mem(a, **kw), Mem(b, **kw))
+
+
+# (a, b, minimum confidence of the contradiction)
+CONTRADICTIONS = [
+    ("The project uses npm", "The project uses pnpm", 0.8),  # the issue's example
+    ("用户偏好中文", "用户偏好英文", 0.8),  # the issue's example
+    ("用户偏好中文回答", "用户偏好英文回答", 0.8),
+    ("uses npm", "does not use npm", 0.8),
+    ("The project doesn't use Docker", "The project uses Docker", 0.8),
+    ("I no longer use npm", "I use npm", 0.8),
+    ("User likes coffee", "User dislikes coffee", 0.8),
+    ("User likes coffee", "User hates coffee", 0.8),
+    ("Always answer in Chinese", "Never answer in Chinese", 0.8),
+    ("User prefers pnpm", "User avoids pnpm", 0.8),
+    ("用户喜欢咖啡", "用户不喜欢咖啡", 0.8),
+    ("用户喜欢咖啡", "用户讨厌咖啡", 0.8),
+    ("要用pnpm", "不要用pnpm", 0.8),
+    ("用户使用npm", "用户不使用npm", 0.8),
+    ("用户用npm", "用户从不用npm", 0.8),
+    ("Dark mode is enabled", "Dark mode is disabled", 0.8),
+    ("The API runs on port 8080", "The API runs on port 9090", 0.75),
+    ("The project uses Python 3.11", "The project uses Python 3.12", 0.75),
+    ("The staging server is at 10.0.0.5", "The staging server is at 10.0.0.6", 0.75),
+    ("用户的生日是5月3日", "用户的生日是6月3日", 0.75),
+    ("用户住在上海", "用户住在北京", 0.6),
+    ("User's name is Ethan", "User's name is Bob", 0.6),
+    ("The project uses npm", "The project uses pnpm 9 with workspaces", 0.8),
+    ("User prefers pnpm over npm", "User prefers npm over pnpm", 0.75),
+    ("User prefers tabs", "User prefers spaces", 0.8),
+    ("以后回复都用英文", "以后回复都用中文", 0.8),
+    ("Deploys happen on Friday", "Deploys happen on Monday", 0.8),
+    ("Always answer in Chinese", "User prefers answers in English", 0.8),
+    ("User owns a car", "User does not own a car", 0.8),
+    ("用户是程序员", "用户不是程序员", 0.8),
+    ("用户没有养猫", "用户养猫", 0.8),
+    ("Node 18 is required", "Node 20 is required", 0.75),
+]
+
+
+@pytest.mark.parametrize("a,b,minimum", CONTRADICTIONS, ids=[f"{a} | {b}" for a, b, _ in CONTRADICTIONS])
+def test_contradiction(a, b, minimum):
+    v = verdict(a, b)
+    assert v.contradicts, v
+    assert minimum <= v.confidence <= 1, v
+    assert verdict(b, a).contradicts  # symmetric
+
+
+# (a, b, minimum confidence that they do NOT contradict)
+COMPATIBLE = [
+    ("The project uses pnpm", "The project uses pnpm", 0.9),
+    ("The project uses pnpm", "the project uses pnpm.", 0.9),
+    ("User prefers pnpm over npm", "User prefers pnpm, not npm", 0.9),
+    ("Always run tests before committing", "Always run the tests before you commit", 0.9),
+    ("The project uses pnpm", "The project uses pnpm 9 with workspaces", 0.6),  # additive detail: a refinement
+    ("The project uses Python 3.11", "The project uses Python 3.11.4", 0.6),  # a finer version
+    ("User prefers pnpm", "User likes pnpm best", 0.6),  # paraphrase
+    ("The user is called Ethan", "The user's name is Ethan", 0.6),
+    ("User lives in Berlin", "User works in Berlin", 0.6),  # another relation, not another value
+    ("User likes coffee", "User likes tea", 0.5),  # liking is not exclusive
+    ("User speaks English", "User speaks Chinese", 0.5),
+    ("用户喜欢咖啡", "用户喜欢茶", 0.5),
+    ("User likes coffee", "User dislikes tea", 0.5),
+    ("The project uses npm", "The project does not use pnpm", 0.5),
+    ("以后不要用韩语", "以后回复都用英文", 0.5),
+    ("User lives in Berlin", "User likes tea", 0.8),  # unrelated
+    ("The project uses pnpm", "用户喜欢咖啡", 0.8),
+    ("The project uses npm for builds", "The project uses docker for deploys", 0.5),
+    ("Never push to main", "Always answer in Chinese", 0.8),
+    ("用户偏好中文回答", "用户住在上海", 0.8),
+    ("User is located in Berlin", "User lives in Berlin", 0.6),
+    ("用户不同意这个方案", "用户不同意那个方案", 0.5),  # both negated: the same statement
+]
+
+
+@pytest.mark.parametrize("a,b,minimum", COMPATIBLE, ids=[f"{a} | {b}" for a, b, _ in COMPATIBLE])
+def test_not_a_contradiction(a, b, minimum):
+    v = verdict(a, b)
+    assert not v.contradicts, v
+    assert minimum <= v.confidence <= 1, v
+    assert not verdict(b, a).contradicts
+
+
+def test_descriptions_say_what_differs():
+    assert verdict("The project uses npm", "The project uses pnpm").description == \
+        "package manager 'npm' vs 'pnpm' under the same subject ('use')"
+    assert "'中文' vs '英文'" in verdict("用户偏好中文", "用户偏好英文").description
+    assert verdict("uses npm", "does not use npm").description.startswith("negation: one says 'use npm'")
+    assert "'8080' vs '9090'" in verdict("port 8080", "port 9090").description
+    assert "adds detail ('9 workspace')" in verdict("uses pnpm", "uses pnpm 9 with workspaces").description
+    assert "unrelated" in verdict("User lives in Berlin", "User likes tea").description
+
+
+def test_same_key_and_different_value_is_a_confident_contradiction():
+    plain = verdict("User's name is Ethan", "User's name is Bob")
+    keyed = verdict("User's name is Ethan", "User's name is Bob", key="identity:name")
+    assert keyed.contradicts and keyed.confidence >= 0.8 > plain.confidence
+    assert "same key" in keyed.description
+
+
+def test_same_key_even_with_few_shared_words():
+    v = verdict("User prefers pnpm over npm", "User likes yarn", key="preference:package_manager")
+    assert v.contradicts and v.confidence >= 0.8 and "'pnpm' vs 'yarn'" in v.description
+    v = verdict("User's name is Ethan", "User goes by Bob", key="identity:name")
+    assert v.contradicts and v.confidence >= 0.75
+
+
+def test_same_key_paraphrase_or_refinement_is_not_a_contradiction():
+    assert not verdict("User prefers pnpm", "User likes pnpm best", key="preference:package_manager").contradicts
+    assert not verdict("uses pnpm", "uses pnpm 9 with workspaces", key="tool:package_manager").contradicts
+
+
+def test_same_key_makes_non_exclusive_values_conflict():
+    # extract keys likes by their object, so a shared key means one slot: "favourite drink"
+    assert verdict("User likes coffee", "User likes tea", key="preference:favourite_drink").contradicts
+
+
+def test_different_keys_and_types_lower_the_confidence():
+    same = heuristic_verifier(Mem("Always use pnpm", "rule:package_manager", "procedure"),
+                              Mem("Always use npm", "rule:package_manager", "procedure"))
+    apart = heuristic_verifier(Mem("Always use pnpm", "rule:package_manager", "procedure"),
+                               Mem("The project uses npm", "tool:package_manager", "environment"))
+    assert same.contradicts and apart.contradicts
+    assert apart.confidence < 0.75 <= same.confidence
+    assert "keys differ" in apart.description and "types differ" in apart.description
+
+
+def test_memories_without_content_words():
+    assert not verdict("the", "a").contradicts
+    assert not verdict("", "").contradicts
+
+
+def test_any_object_with_content_key_type_works():
+    class Row:
+        def __init__(self, content):
+            self.content, self.key, self.type = content, None, "environment"
+
+    assert heuristic_verifier(Row("port 8080"), Row("port 9090")).contradicts
+
+
+def test_verdict_is_deterministic_and_rounded():
+    a, b = Mem("用户住在上海"), Mem("用户住在北京")
+    assert heuristic_verifier(a, b) == heuristic_verifier(a, b)
+    assert heuristic_verifier(a, b).confidence == round(heuristic_verifier(a, b).confidence, 2)
+
+
+# -- the LLM adapter ------------------------------------------------------------------------------------
+A, B = Mem("The project uses npm", "tool:package_manager", "environment"), Mem("The project uses pnpm")
+
+
+def ask(answer) -> Verdict:
+    return llm_verifier(lambda prompt: answer)(A, B)
+
+
+def test_llm_verdict_is_used():
+    v = ask('{"contradicts": true, "confidence": 0.93, "description": "npm vs pnpm"}')
+    assert v == Verdict(True, 0.93, "npm vs pnpm")
+
+
+@pytest.mark.parametrize("answer", [
+    '```json\n{"contradicts": false, "confidence": 0.7, "description": "compatible"}\n```',
+    'Sure! Here is my verdict: {"contradicts": false, "confidence": 0.7, "description": "compatible",} Hope it helps.',
+    "{'x': 1} then {\"contradicts\": \"no\", \"confidence\": \"0.7\", \"description\": \"compatible\"}",
+    '{"contradicts": False, "confidence": 0.7, "description": "compatible"}',
+])
+def test_llm_verdict_is_parsed_tolerantly(answer):
+    assert ask(answer) == Verdict(False, 0.7, "compatible")
+
+
+def test_llm_confidence_is_clamped_and_defaults():
+    assert ask('{"contradicts": true, "confidence": 3}').confidence == 1.0
+    v = ask('{"contradicts": 1}')
+    assert v == Verdict(True, 0.5, "contradiction")
+
+
+@pytest.mark.parametrize("answer", ["I think they conflict.", '{"confidence": 0.9}', '{"contradicts": "maybe"}', None])
+def test_llm_unusable_answer_falls_back_to_heuristic(answer):
+    v = ask(answer)
+    expected = heuristic_verifier(A, B)
+    assert (v.contradicts, v.confidence) == (expected.contradicts, expected.confidence)
+    assert v.description == f"LLM unavailable, heuristic: {expected.description}"
+
+
+def test_llm_exception_uses_the_given_fallback():
+    def broken(prompt):
+        raise ConnectionError("no network")
+
+    calls = []
+
+    def fallback(a, b):
+        calls.append((a, b))
+        return Verdict(False, 0.1, "custom")
+
+    v = llm_verifier(broken, fallback=fallback)(A, B)
+    assert calls == [(A, B)] and v == Verdict(False, 0.1, "LLM unavailable, heuristic: custom")
+
+
+def test_llm_prompt_carries_both_memories():
+    prompts = []
+    llm_verifier(lambda p: prompts.append(p) or '{"contradicts": false}')(Mem("偏好中文", "rule:reply_language"), Mem('say "hi"'))
+    assert json.dumps("偏好中文", ensure_ascii=False) in prompts[0] and json.dumps('say "hi"') in prompts[0]
+    assert "rule:reply_language" in prompts[0] and '"contradicts"' in prompts[0]
+
+
+def test_llm_verifier_has_a_name_for_the_audit_log():
+    assert llm_verifier(lambda p: "").__name__ == "llm_verifier"
+
+
+def test_long_memories_are_judged_on_their_head_with_a_short_description():
+    v = verdict("x " * 5000 + "port 8080", "y x " * 5000 + "port 9090")
+    assert len(v.description) < 250
