@@ -13,12 +13,12 @@ CREATE OR REPLACE MACRO can_see(m_scope, m_agent_id, m_team_id, m_tenant_id, m_s
         WHEN 'private' THEN m_agent_id = caller_agent
         WHEN 'session' THEN m_agent_id = caller_agent
             AND (m_source_session IS NULL OR m_source_session = caller_session OR list_contains(m_tags, 'global'))
-        WHEN 'team' THEN EXISTS (SELECT 1 FROM memberships g
-                                 WHERE g.agent_id = caller_agent AND g.kind = 'team' AND g.group_id = m_team_id
-                                   AND g.revoked_at IS NULL)
-        WHEN 'tenant' THEN EXISTS (SELECT 1 FROM memberships g
-                                   WHERE g.agent_id = caller_agent AND g.kind = 'tenant' AND g.group_id = m_tenant_id
-                                     AND g.revoked_at IS NULL)
+        -- IN over an uncorrelated subquery (a semi join), not a correlated EXISTS: at 100k rows the
+        -- EXISTS form cost ~35 ms of delim joins per recall.
+        WHEN 'team' THEN m_team_id IN (SELECT g.group_id FROM memberships g
+                                       WHERE g.agent_id = caller_agent AND g.kind = 'team' AND g.revoked_at IS NULL)
+        WHEN 'tenant' THEN m_tenant_id IN (SELECT g.group_id FROM memberships g
+                                           WHERE g.agent_id = caller_agent AND g.kind = 'tenant' AND g.revoked_at IS NULL)
         ELSE false
     END;
 

@@ -1,10 +1,12 @@
 -- 40_recall: hybrid recall as one table macro, so an agent (through Python) and an analyst (in SQL)
 -- get the same ranking. Steps (SPEC R1-R11):
---   eligible   rows the caller may see (can_see) and asked for (filters); superseded hidden unless asked
---   bm         BM25 over bm25_postings, ranked among eligible rows, top keyword_pool
---   vec        vector candidates, ranked among eligible rows, top vector_pool: either given by the
---              caller (p_vec_ids/p_vec_sims, an exact in-process scan) or computed here exactly
---              from memory_vectors for p_qvec / p_model (rows of another model are left out)
+--   candidates BM25 matches (bm25_postings) and vector candidates: either given by the caller
+--              (p_vec_ids/p_vec_sims, an exact in-process scan) or computed here exactly from
+--              memory_vectors for p_qvec / p_model (rows of another model are left out). Without
+--              filters only the best 10 × keyword_pool BM25 matches go on (a common word can match
+--              a third of the store; joining all of them to memories cost ~30 ms at 100k rows).
+--   eligible   candidates the caller may see (can_see) and asked for (filters); superseded hidden
+--              unless asked; each arm ranked among them, top keyword_pool / vector_pool kept
 --   fused      RRF, weighted by arm and by how good each arm's match is:
 --                1 × rrf(bm25_rank) × min(bm25_score / query_idf, 1)^keyword_score_power
 --              + vector_arm_weight(p_entropy) × rrf(vec_rank)
@@ -31,12 +33,40 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_mo
 WITH
     cfg AS MATERIALIZED (
         SELECT r.*, 1.0::DOUBLE AS keyword_weight,
-               vector_arm_weight(p_entropy, r.vector_weight_low, r.vector_weight_high) AS vector_weight
+               vector_arm_weight(p_entropy, r.vector_weight_low, r.vector_weight_high) AS vector_weight,
+               (p_types IS NOT NULL OR p_tiers IS NOT NULL OR p_tags IS NOT NULL OR p_entities IS NOT NULL
+                OR p_since IS NOT NULL OR p_until IS NOT NULL OR p_session IS NOT NULL) AS filtered
         FROM ranking_settings() r
     ),
-    eligible AS (
-        SELECT m.id
-        FROM memories m
+    keyword_arm AS MATERIALIZED (
+        SELECT s.memory_id, s.score AS bm25_score, s.rarest_df_ratio, s.query_idf
+        FROM bm25_scores(p_query) s
+        QUALIFY (SELECT filtered FROM cfg)
+             OR row_number() OVER (ORDER BY s.score DESC, s.memory_id) <= 10 * (SELECT keyword_pool FROM cfg)
+    ),
+    vector_arm AS (
+        SELECT unnest(CAST(p_vec_ids AS VARCHAR)::UUID[]) AS memory_id,
+               unnest(CAST(p_vec_sims AS VARCHAR)::DOUBLE[]) AS similarity
+        WHERE p_vec_ids IS NOT NULL
+        UNION ALL
+        SELECT v.memory_id, list_inner_product(v.vector, CAST(p_qvec AS VARCHAR)::FLOAT[]) AS similarity
+        FROM memory_vectors v
+        WHERE p_qvec IS NOT NULL AND p_vec_ids IS NULL AND v.model_id = p_model
+    ),
+    candidates AS MATERIALIZED (
+        SELECT coalesce(k.memory_id, v.memory_id) AS memory_id, k.bm25_score, k.rarest_df_ratio, k.query_idf,
+               v.similarity
+        FROM keyword_arm k FULL OUTER JOIN vector_arm v ON k.memory_id = v.memory_id
+    ),
+    -- Candidates the caller may see and asked for, with what scoring needs, ranked within each arm.
+    eligible AS MATERIALIZED (
+        SELECT c.*, m.type, m.tier, m.importance, m.pinned, m.access_count, m.last_accessed, m.created_at,
+               m.helpful_count, m.unhelpful_count,
+               CASE WHEN c.bm25_score IS NOT NULL THEN row_number() OVER (
+                   PARTITION BY c.bm25_score IS NULL ORDER BY c.bm25_score DESC, c.memory_id) END AS bm25_rank,
+               CASE WHEN c.similarity IS NOT NULL THEN row_number() OVER (
+                   PARTITION BY c.similarity IS NULL ORDER BY c.similarity DESC, c.memory_id) END AS vec_rank
+        FROM candidates c JOIN memories m ON m.id = c.memory_id
         WHERE (m.status = 'active' OR (p_include_superseded AND m.status = 'superseded'))
           AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags,
                       p_caller_agent, p_caller_session)
@@ -48,69 +78,49 @@ WITH
           AND (p_until IS NULL OR coalesce(m.observed_at, m.created_at) <= p_until)
           AND (p_session IS NULL OR m.source_session = p_session)
     ),
-    bm AS MATERIALIZED (
-        SELECT s.memory_id, s.score AS bm25_score, s.rarest_df_ratio, s.query_idf,
-               row_number() OVER (ORDER BY s.score DESC, s.memory_id) AS bm25_rank
-        FROM bm25_scores(p_query) s
-        WHERE s.memory_id IN (SELECT id FROM eligible)
-        QUALIFY bm25_rank <= (SELECT keyword_pool FROM cfg)
-    ),
-    vec_given AS (
-        SELECT unnest(CAST(p_vec_ids AS VARCHAR)::UUID[]) AS memory_id,
-               unnest(CAST(p_vec_sims AS VARCHAR)::DOUBLE[]) AS similarity
-        WHERE p_vec_ids IS NOT NULL
-    ),
-    vec_exact AS (
-        SELECT v.memory_id, list_inner_product(v.vector, CAST(p_qvec AS VARCHAR)::FLOAT[]) AS similarity
-        FROM memory_vectors v
-        WHERE p_qvec IS NOT NULL AND p_vec_ids IS NULL AND v.model_id = p_model
-    ),
-    vec AS MATERIALIZED (
-        SELECT x.memory_id, x.similarity,
-               row_number() OVER (ORDER BY x.similarity DESC, x.memory_id) AS vec_rank
-        FROM (SELECT * FROM vec_given UNION ALL SELECT * FROM vec_exact) x
-        WHERE x.memory_id IN (SELECT id FROM eligible)
-        QUALIFY vec_rank <= (SELECT vector_pool FROM cfg)
+    pooled AS (
+        SELECT e.* EXCLUDE (bm25_rank, bm25_score, vec_rank, similarity),
+               CASE WHEN e.bm25_rank <= cfg.keyword_pool THEN e.bm25_rank END AS bm25_rank,
+               CASE WHEN e.bm25_rank <= cfg.keyword_pool THEN e.bm25_score END AS bm25_score,
+               CASE WHEN e.vec_rank <= cfg.vector_pool THEN e.vec_rank END AS vec_rank,
+               CASE WHEN e.vec_rank <= cfg.vector_pool THEN e.similarity END AS similarity,
+               (SELECT count(*) > 0 FROM eligible WHERE vec_rank IS NOT NULL) AS vector_arm_ran
+        FROM eligible e, cfg
+        WHERE e.bm25_rank <= cfg.keyword_pool OR e.vec_rank <= cfg.vector_pool
     ),
     fused AS (
-        SELECT coalesce(b.memory_id, v.memory_id) AS memory_id,
-               b.bm25_rank, b.bm25_score, b.rarest_df_ratio, v.vec_rank, v.similarity,
-               cfg.keyword_weight, cfg.vector_weight,
-               pow(least(b.bm25_score / b.query_idf, 1), cfg.keyword_score_power) AS keyword_quality,
-               pow(least(greatest(v.similarity - cfg.vector_min_similarity, 0)
+        SELECT p.*, cfg.keyword_weight, cfg.vector_weight,
+               pow(least(p.bm25_score / p.query_idf, 1), cfg.keyword_score_power) AS keyword_quality,
+               pow(least(greatest(p.similarity - cfg.vector_min_similarity, 0)
                          / (cfg.vector_strong_similarity - cfg.vector_min_similarity), 1),
                    cfg.vector_score_power) AS vector_quality,
-               cfg.keyword_weight * rrf(b.bm25_rank, cfg.rrf_k) * coalesce(keyword_quality, 0)
-                 + cfg.vector_weight * rrf(v.vec_rank, cfg.rrf_k) * coalesce(vector_quality, 0) AS rrf_score,
+               cfg.keyword_weight * rrf(p.bm25_rank, cfg.rrf_k) * coalesce(keyword_quality, 0)
+                 + cfg.vector_weight * rrf(p.vec_rank, cfg.rrf_k) * coalesce(vector_quality, 0) AS rrf_score,
                CASE
                    -- only when the vector arm ran and could have vouched for it
-                   WHEN v.memory_id IS NULL AND b.rarest_df_ratio > cfg.gate_df_ratio AND EXISTS (SELECT 1 FROM vec)
+                   WHEN p.vec_rank IS NULL AND p.rarest_df_ratio > cfg.gate_df_ratio AND p.vector_arm_ran
                        THEN 'dropped: only common keywords'
-                   WHEN b.memory_id IS NULL AND v.similarity < cfg.vector_min_similarity THEN 'dropped: weak meaning match'
+                   WHEN p.bm25_rank IS NULL AND p.similarity < cfg.vector_min_similarity THEN 'dropped: weak meaning match'
                    ELSE 'kept'
-               END AS gate
-        FROM bm b FULL OUTER JOIN vec v ON b.memory_id = v.memory_id
-        CROSS JOIN cfg
-    ),
-    weighed AS (
-        SELECT f.*, m.*,
-               effective_importance(m.importance, m.type, m.pinned, m.access_count,
-                                    coalesce(m.last_accessed, m.created_at), p_now, cfg.decay_days) AS effective_importance,
-               CASE WHEN m.tier = 'archival' THEN cfg.archived_weight ELSE 1.0 END AS tier_weight,
-               pow(1 - cfg.unhelpful_penalty, greatest(m.unhelpful_count - m.helpful_count, 0)) AS feedback_weight,
+               END AS gate,
+               effective_importance(p.importance, p.type, p.pinned, p.access_count,
+                                    coalesce(p.last_accessed, p.created_at), p_now, cfg.decay_days) AS effective_importance,
+               CASE WHEN p.tier = 'archival' THEN cfg.archived_weight ELSE 1.0 END AS tier_weight,
+               pow(1 - cfg.unhelpful_penalty, greatest(p.unhelpful_count - p.helpful_count, 0)) AS feedback_weight,
                cfg.importance_floor
-        FROM fused f JOIN memories m ON m.id = f.memory_id CROSS JOIN cfg
+        FROM pooled p, cfg
+    ),
+    top AS MATERIALIZED (
+        SELECT f.memory_id, f.bm25_rank, f.bm25_score, f.rarest_df_ratio, f.vec_rank, f.similarity,
+               f.keyword_weight, f.vector_weight, f.keyword_quality, f.vector_quality, f.rrf_score, f.gate,
+               f.effective_importance, f.tier_weight, f.feedback_weight,
+               f.importance_floor + (1 - f.importance_floor) * f.effective_importance AS decay_factor,
+               f.rrf_score * (f.importance_floor + (1 - f.importance_floor) * f.effective_importance)
+                   * f.tier_weight * f.feedback_weight AS score
+        FROM fused f
         WHERE f.gate = 'kept'
-    ),
-    scored AS (
-        SELECT w.* EXCLUDE (importance_floor),
-               w.importance_floor + (1 - w.importance_floor) * w.effective_importance AS decay_factor,
-               w.rrf_score * (w.importance_floor + (1 - w.importance_floor) * w.effective_importance)
-                   * w.tier_weight * w.feedback_weight AS score
-        FROM weighed w
-    ),
-    top AS (
-        SELECT * FROM scored ORDER BY score DESC, id LIMIT p_k
+        ORDER BY score DESC, f.memory_id
+        LIMIT p_k
     ),
     conflicts AS (
         SELECT side AS id, list(other ORDER BY detected_at) AS conflicts_with
@@ -119,6 +129,8 @@ WITH
               SELECT memory_b, memory_a, detected_at FROM contradictions WHERE status = 'pending')
         GROUP BY side
     )
-SELECT top.* EXCLUDE (memory_id), conflicts.conflicts_with
-FROM top LEFT JOIN conflicts ON conflicts.id = top.id
-ORDER BY top.score DESC, top.id;
+-- Only the k winners fetch every column of their memory row.
+SELECT top.* EXCLUDE (memory_id), m.*, conflicts.conflicts_with
+FROM top JOIN memories m ON m.id = top.memory_id
+LEFT JOIN conflicts ON conflicts.id = top.memory_id
+ORDER BY top.score DESC, m.id;
