@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import archive
-from .db import Db
+from .db import Db, uuid_list
 from .errors import InvalidInput
 from .indexing import Indexer, NewRow
 from .writes import Caller, Writer
@@ -77,7 +77,7 @@ def _closure(db: Db, chain: list[str], cascade: str) -> tuple[set[str], set[str]
     """The chain, everything derived from it (transitively), and the messages/episodes it came from."""
     purge_ids, flag_ids = set(chain), set()
     messages, episodes = set(), set()
-    for r in db.dicts("memories_by_ids", ids=chain):
+    for r in db.dicts("memories_by_ids", ids=uuid_list(chain)):
         for ref in r["source_refs"]:
             kind, _, ref_id = ref.partition(":")
             if kind == "message":

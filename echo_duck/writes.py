@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import pyarrow as pa
 
 from . import bulk, validate
-from .db import Db
+from .db import Db, uuid_list
 from .errors import AmbiguousMatch, InvalidInput, MemoryNotFound, PermissionDenied, ProvenanceConflict, RejectedWrite
 from .indexing import Indexer, NewRow
 from .models import PROVENANCE_NAMES, SCOPES, SENSITIVITIES, TYPES, Memory
@@ -289,5 +289,5 @@ class Writer:
         return Memory.from_row(self.db.dict("memory_by_id", id=memory_id))
 
     def _memories(self, ids: list[Any]) -> list[Memory]:
-        rows = {str(r["id"]): r for r in self.db.dicts("memories_by_ids", ids=[str(i) for i in ids])}
+        rows = {str(r["id"]): r for r in self.db.dicts("memories_by_ids", ids=uuid_list(ids))}
         return [Memory.from_row(rows[str(i)]) for i in ids]

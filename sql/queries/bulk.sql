@@ -4,19 +4,27 @@
 -- Positions that need a versioning decision: a live memory or another batch row with the same key
 -- (keyless: the same content) in the same scope and owner.
 -- name: bulk_conflicting_positions
-SELECT s.pos FROM echo_duck_write_stage s
-WHERE EXISTS (
-        SELECT 1 FROM memories m
-        WHERE m.status = 'active' AND m.scope = s.scope
-          AND ((s.key IS NOT NULL AND m.key = s.key) OR (s.key IS NULL AND m.key IS NULL AND m.content = s.content))
-          AND same_scope_owner(s.scope, m.agent_id, m.source_session, m.team_id, m.tenant_id,
-                               s.agent_id, s.source_session, s.team_id, s.tenant_id))
-   OR EXISTS (
-        SELECT 1 FROM echo_duck_write_stage t
-        WHERE t.pos <> s.pos AND t.scope = s.scope
-          AND ((s.key IS NOT NULL AND t.key = s.key) OR (s.key IS NULL AND t.key IS NULL AND t.content = s.content))
-          AND same_scope_owner(s.scope, t.agent_id, t.source_session, t.team_id, t.tenant_id,
-                               s.agent_id, s.source_session, s.team_id, s.tenant_id));
+-- Equality joins (hash joins) first, the owner check after: a correlated EXISTS with the owner
+-- macro in its condition ran as a nested loop (16 s for 2,000 rows against 100k memories).
+SELECT s.pos FROM echo_duck_write_stage s JOIN memories m ON m.scope = s.scope AND m.key = s.key
+WHERE m.status = 'active'
+  AND same_scope_owner(s.scope, m.agent_id, m.source_session, m.team_id, m.tenant_id,
+                       s.agent_id, s.source_session, s.team_id, s.tenant_id)
+UNION
+SELECT s.pos FROM echo_duck_write_stage s JOIN memories m ON m.scope = s.scope AND m.content = s.content
+WHERE s.key IS NULL AND m.key IS NULL AND m.status = 'active'
+  AND same_scope_owner(s.scope, m.agent_id, m.source_session, m.team_id, m.tenant_id,
+                       s.agent_id, s.source_session, s.team_id, s.tenant_id)
+UNION
+SELECT s.pos FROM echo_duck_write_stage s JOIN echo_duck_write_stage t ON t.scope = s.scope AND t.key = s.key
+WHERE t.pos <> s.pos
+  AND same_scope_owner(s.scope, t.agent_id, t.source_session, t.team_id, t.tenant_id,
+                       s.agent_id, s.source_session, s.team_id, s.tenant_id)
+UNION
+SELECT s.pos FROM echo_duck_write_stage s JOIN echo_duck_write_stage t ON t.scope = s.scope AND t.content = s.content
+WHERE t.pos <> s.pos AND s.key IS NULL AND t.key IS NULL
+  AND same_scope_owner(s.scope, t.agent_id, t.source_session, t.team_id, t.tenant_id,
+                       s.agent_id, s.source_session, s.team_id, s.tenant_id);
 
 -- name: bulk_insert_memories
 INSERT INTO memories (id, agent_id, type, tier, key, content, tags, entities, scope, team_id, tenant_id,

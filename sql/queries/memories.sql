@@ -108,5 +108,6 @@ WHERE agent_id = $agent_id AND kind = $kind AND group_id = $group_id AND revoked
 SELECT count(*) > 0 FROM memberships
 WHERE agent_id = $agent_id AND kind = $kind AND group_id = $group_id AND revoked_at IS NULL;
 
+-- $ids is text '[uuid, …]': binding a Python list costs ~0.2 ms per element in duckdb 1.5.5.
 -- name: memories_by_ids
-SELECT * FROM memories WHERE list_contains($ids::VARCHAR[], id::VARCHAR);
+SELECT * FROM memories WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
