@@ -23,6 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
 from . import sqlfiles
 from .db import Db
@@ -135,18 +136,24 @@ def compact(db: Db, root: Path | None) -> int:
         if len(parts) < 2:
             continue
         table = ds.dataset(parts, format="parquet").to_table()
-        target = partition / f"part-compact-{uuid.uuid4()}.parquet"
-        import pyarrow.parquet as pq
-
-        pq.write_table(table, target)
-        if pq.read_metadata(target).num_rows != table.num_rows:
-            target.unlink()
-            raise OSError(f"compacting {partition}: merged file has the wrong row count; old files kept")
+        target = write_parquet_atomically(table, partition / f"part-compact-{uuid.uuid4()}.parquet")
         for part in parts:
             part.unlink()
         merged += 1
     refresh_view(db, root)
     return merged
+
+
+def write_parquet_atomically(table: pa.Table, target: Path) -> Path:
+    """Write under a name no reader globs (*.parquet.tmp), check the row count, then rename: a crash
+    mid-write leaves a stray .tmp file, never a truncated .parquet that would break memories_all."""
+    partial = target.with_name(target.name + ".tmp")
+    pq.write_table(table, partial)
+    if pq.read_metadata(partial).num_rows != table.num_rows:
+        partial.unlink()
+        raise OSError(f"writing {target}: the file read back the wrong row count; nothing replaced")
+    partial.replace(target)
+    return target
 
 
 def _finish(db: Db, caller: Caller, export_id, now: datetime) -> None:

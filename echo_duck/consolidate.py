@@ -66,18 +66,32 @@ class Consolidator:
         messages = self.sessions.messages(session_id)
         if not messages:
             return ConsolidationReport(session_id, None, skipped="session has no messages")
+        info = self.sessions.get(session_id)
+        # Done only when the whole run finished (consolidated_at is set last); a run that failed after
+        # storing its episode is redone, reusing that episode, and its facts are idempotent by key.
         with self.db.reading():
             previous = self.db.dict("episode_of_session", session_id=session_id)
-        if previous is not None and previous["last_seq"] >= messages[-1].seq:
-            return ConsolidationReport(session_id, str(previous["id"]), skipped="already consolidated")
+        if info.consolidated_at is not None and info.consolidated_at >= info.last_message_at:
+            return ConsolidationReport(session_id, previous and str(previous["id"]), skipped="already consolidated")
         pairs = [(m.role, m.content) for m in messages]
         candidates = self.extractor(pairs)  # may call an LLM: outside any transaction
-        # A message the scanner would refuse (an injection, a secret) must not leak into the summary.
-        summary = self.summarizer([(role, text) for role, text in pairs if scan(text) is None])
-        episode_id = self._store_episode(session_id, messages, summary, previous)
+        # A message the scanner refuses (an injection, a secret) yields no fact and stays out of the summary.
+        refused = {i: finding for i, (_, text) in enumerate(pairs) if (finding := scan(text)) is not None}
+        summary = self.summarizer([pair for i, pair in enumerate(pairs) if i not in refused])
+        if previous is not None and previous["last_seq"] == messages[-1].seq:
+            episode_id = previous["id"]
+        else:
+            episode_id = self._store_episode(session_id, messages, summary, previous)
         stored, pending, rejections = [], 0, []
         for candidate in candidates:
-            source = messages[min(max(candidate.source_index, 0), len(messages) - 1)]
+            index = min(max(candidate.source_index, 0), len(messages) - 1)
+            source = messages[index]
+            if index in refused:
+                finding = refused[index]
+                self.writer.quarantine(self.caller, "source message", finding.reason,
+                                       f"fact from a refused message: {finding.detail}", finding.excerpt)
+                rejections.append(f"{finding.reason}: source message refused by the scanner")
+                continue
             try:
                 spec = prepare(self.caller, candidate.content, type=candidate.type, key=candidate.key,
                                tags=candidate.tags, importance=candidate.importance, confidence=candidate.confidence,

@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 
 from . import archive
 from .db import Db, uuid_list
-from .errors import InvalidInput
+from . import validate
+from .errors import InvalidInput, MemoryNotFound
 from .indexing import Indexer, NewRow
 from .writes import Caller, Writer
 
@@ -44,8 +45,9 @@ def purge(db: Db, writer: Writer, indexer: Indexer, caller: Caller, target, *, r
     if cascade not in CASCADES:
         raise InvalidInput(f"cascade must be one of {', '.join(CASCADES)}, got {cascade!r}")
     with db.transaction("purge"):
-        row = writer.resolve(caller, target, live_only=False)
-        chain = [str(r["id"]) for r in db.dicts("version_chain", id=row["id"])]
+        row = _resolve_anywhere(db, writer, caller, target)
+        # Every version, also those already moved to the Parquet archive (memories_all).
+        chain = [str(r["id"]) for r in db.dicts("version_chain_all", id=row["id"])]
         purge_ids, flag_ids, messages, episodes = _closure(db, chain, cascade)
         neighbours = {n for i in purge_ids for n in _next_in_session(db, i)} - set(purge_ids)
         stage = pa.table({"memory_id": sorted(purge_ids)})
@@ -53,6 +55,7 @@ def purge(db: Db, writer: Writer, indexer: Indexer, caller: Caller, target, *, r
         try:
             db.run("purge_keyword_docs")
             db.run("blank_purged_events")
+            db.run("scrub_purged_recall_queries")
             db.run("delete_purged_memories")
             db.run("log_purge_events", now=now, actor=caller.who, reason=reason)
         finally:
@@ -73,22 +76,37 @@ def purge(db: Db, writer: Writer, indexer: Indexer, caller: Caller, target, *, r
     return PurgeReport(tuple(sorted(purge_ids)), tuple(sorted(flag_ids)), len(messages), tuple(sorted(episodes)), rewritten)
 
 
+def _resolve_anywhere(db: Db, writer: Writer, caller: Caller, target) -> dict:
+    """The memory to purge: a live one the caller can see, or one already in the Parquet archive."""
+    try:
+        return writer.resolve(caller, target, live_only=False)
+    except MemoryNotFound:
+        row = db.dict("visible_archived_memory", id=validate.memory_id(target), caller_agent=caller.agent_id,
+                      caller_session=caller.session_id) if validate.looks_like_uuid(target) else None
+        if row is None:
+            raise
+        return row
+
+
 def _closure(db: Db, chain: list[str], cascade: str) -> tuple[set[str], set[str], set[str], set[str]]:
-    """The chain, everything derived from it (transitively), and the messages/episodes it came from."""
+    """The chain; what it came from (messages, and the episodes summarising them); and what was
+    derived from it or from those same messages, transitively. Facts that only cite an episode are
+    derived from it only when the episode itself is being deleted (its summary memory is the
+    target); a fact's deletion leaves the other facts of its session alone."""
     purge_ids, flag_ids = set(chain), set()
-    messages, episodes = set(), set()
-    for r in db.dicts("memories_by_ids", ids=uuid_list(chain)):
+    messages, episodes, summarised = set(), set(), set()
+    for r in db.dicts("memories_all_by_ids", ids=uuid_list(chain)):
         for ref in r["source_refs"]:
             kind, _, ref_id = ref.partition(":")
             if kind == "message":
                 messages.add(ref_id)
-            elif kind == "episode":
-                episodes.add(ref_id)
-        if r["episode_id"] is not None:
-            episodes.add(str(r["episode_id"]))
+        if r["tier"] == "episodic" and r["episode_id"] is not None:
+            summarised.add(str(r["episode_id"]))  # deleting an episode's summary deletes the episode
+    episodes |= summarised
     if messages:
         episodes |= {str(e) for (e,) in db.run("episodes_from_messages", messages=sorted(messages)).fetchall()}
-    frontier = [f"memory:{i}" for i in chain] + [f"episode:{e}" for e in episodes]
+    frontier = ([f"memory:{i}" for i in chain] + [f"message:{m}" for m in messages]
+                + [f"summary:{e}" for e in episodes] + [f"episode:{e}" for e in summarised])
     seen = set(chain)
     while frontier:
         derived = db.dicts("derived_memories", refs=frontier, exclude=sorted(seen))
@@ -129,11 +147,7 @@ def _purge_archive(root: Path | None, ids: set[str]) -> int:
             continue
         kept = table.filter(keep)
         if kept.num_rows:
-            fresh = path.with_name(f"part-purged-{uuid.uuid4()}.parquet")
-            pq.write_table(kept, fresh)
-            if pq.read_metadata(fresh).num_rows != kept.num_rows:
-                fresh.unlink()
-                raise OSError(f"rewriting {path} without purged rows failed; the file was kept")
+            archive.write_parquet_atomically(kept, path.with_name(f"part-purged-{uuid.uuid4()}.parquet"))
         path.unlink()
         rewritten += 1
     return rewritten

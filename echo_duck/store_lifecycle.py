@@ -61,9 +61,10 @@ class LifecycleVerbs:
                             dry_run=validate.flag(dry_run, "dry_run"))
 
     def audit(self) -> dict[str, pl.DataFrame]:
-        """The quality report (SPEC Q): memory_health plus each detail view, as Polars frames."""
+        """The quality report (SPEC Q): memory_health plus each detail view, as Polars frames; rows
+        that show memory content or recall queries are limited to what this agent may see."""
         with self.db.reading():
-            return {name: self.db.run(f"audit_{name}").pl() for name in AUDIT_VIEWS}
+            return {name: self.db.run(f"audit_{name}", **self._who()).pl() for name in AUDIT_VIEWS}
 
     # -- contradictions --------------------------------------------------------------------------
 

@@ -115,6 +115,8 @@ class Writer:
         self.protected_paths = tuple(protected_paths)
         self._staged: list[NewRow] = []  # rows inserted by the current transaction, indexed before commit
         self._tick_offset = 0
+        self._base: datetime | None = None  # this transaction's first write time
+        self._last: datetime | None = None  # the last write time handed out, across transactions
 
     # -- public operations -------------------------------------------------------------------
 
@@ -214,11 +216,14 @@ class Writer:
         """A write transaction whose new rows are indexed (postings, vectors) before it commits."""
         with self.db.transaction(what):
             self._staged, self._tick_offset = [], 0
+            now = self.clock()
+            self._base = now if self._last is None or now > self._last else self._last + timedelta(microseconds=1)
             try:
                 yield
                 self.indexer.index(self._staged)
+                self._last = self._now()
             finally:
-                self._staged, self._tick_offset = [], 0
+                self._staged, self._tick_offset, self._base = [], 0, None
 
     def _upsert(self, caller: Caller, spec: NewMemory, on_lower_provenance: str) -> uuid.UUID:
         owner = dict(scope=spec.scope, agent_id=caller.agent_id, source_session=spec.source_session,
@@ -277,9 +282,11 @@ class Writer:
         return new_id
 
     def _now(self) -> datetime:
-        """Rows of one transaction get times one microsecond apart, in write order, so "the memory
-        before this one" (conversational context) is well defined even under a fixed clock."""
-        return self.clock() + timedelta(microseconds=self._tick_offset + len(self._staged))
+        """Write times increase strictly, one microsecond apart within a transaction and across
+        transactions, so "the memory before this one" (conversational context) is well defined even
+        under a fixed or coarse clock."""
+        base = self._base if self._base is not None else self.clock()
+        return base + timedelta(microseconds=self._tick_offset + len(self._staged))
 
     def _event(self, caller: Caller, action: str, memory_id: Any, reason: str | None, before: str | None) -> None:
         self.db.run("log_event", now=self._now(), actor=caller.who, action=action, memory_id=memory_id,

@@ -156,15 +156,16 @@ CREATE TABLE blocked_writes (
 );
 COMMENT ON TABLE blocked_writes IS 'Quarantine of refused writes (reason, redacted excerpt) for auditing attacks';
 
--- Team and tenant membership: revoking sets revoked_at, which hides that group's memories at once,
--- on every path; the times stay so the leakage audit can judge past recalls by the rights they had.
+-- Team and tenant membership, one row per grant period: revoking sets revoked_at, which hides that
+-- group's memories at once, on every path; a later grant adds a new row. The periods stay so the
+-- leakage audit can judge past recalls by the rights they had then.
 CREATE TABLE memberships (
     agent_id   VARCHAR NOT NULL,
     kind       VARCHAR NOT NULL CHECK (kind IN ('team', 'tenant')),
     group_id   VARCHAR NOT NULL,
     granted_at TIMESTAMP NOT NULL,
     revoked_at TIMESTAMP,
-    PRIMARY KEY (agent_id, kind, group_id),
+    PRIMARY KEY (agent_id, kind, group_id, granted_at),
     CHECK (revoked_at IS NULL OR revoked_at >= granted_at)
 );
 COMMENT ON TABLE memberships IS 'Which agents belong to which team/tenant (revoked_at set when taken away); scope checks read it on every query';

@@ -1,4 +1,6 @@
--- The audit report (echo_duck/store.py audit()): one query per view of sql/views/20_audit.sql.
+-- The audit report through the facade (store_lifecycle.audit()): one query per view of
+-- sql/views/20_audit.sql. Views that show memory content or other agents' queries are narrowed to
+-- what the calling agent may see; an analyst querying the views directly sees the whole store.
 
 -- name: audit_memory_health
 SELECT * FROM memory_health;
@@ -10,16 +12,19 @@ SELECT * FROM memory_counts;
 SELECT * FROM provenance_coverage;
 
 -- name: audit_open_contradictions
-SELECT * FROM open_contradictions;
+SELECT * FROM open_contradictions
+WHERE memory_a IN (SELECT id FROM visible_memories($caller_agent, $caller_session::VARCHAR))
+  AND memory_b IN (SELECT id FROM visible_memories($caller_agent, $caller_session::VARCHAR));
 
 -- name: audit_stale_recalls
-SELECT * FROM stale_recalls;
+SELECT * FROM stale_recalls WHERE agent_id = $caller_agent;
 
 -- name: audit_leaked_recalls
-SELECT * FROM leaked_recalls;
+SELECT * FROM leaked_recalls WHERE agent_id = $caller_agent;
 
 -- name: audit_memory_utility
-SELECT * FROM memory_utility;
+SELECT * FROM memory_utility
+WHERE id IN (SELECT id FROM visible_memories($caller_agent, $caller_session::VARCHAR));
 
 -- name: audit_decay_histogram
 SELECT * FROM decay_histogram;

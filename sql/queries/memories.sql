@@ -67,11 +67,11 @@ LIMIT $limit;
 
 -- name: supersede_memory
 UPDATE memories
-SET superseded_by = $new_id, status = 'superseded', tier = 'archival', updated_at = $now
+SET superseded_by = $new_id, status = 'superseded', tier = 'archival', updated_at = greatest(updated_at, $now)
 WHERE id = $id;
 
 -- name: set_memory_status
-UPDATE memories SET status = $status, updated_at = $now WHERE id = $id;
+UPDATE memories SET status = $status, updated_at = greatest(updated_at, $now) WHERE id = $id;
 
 -- Every version of the chain that contains $id, oldest first.
 -- name: version_chain
@@ -94,11 +94,12 @@ ORDER BY m.version, m.created_at;
 INSERT INTO contradictions (id, memory_a, memory_b, description, confidence, detected_by, detected_at, status)
 VALUES ($id, $memory_a, $memory_b, $description, $confidence, $detected_by, $now, 'pending');
 
--- A grant to a current member changes nothing; a grant after a revocation starts a new membership.
+-- A grant to a current member changes nothing; a grant after a revocation starts a new period.
 -- name: grant_membership
-INSERT INTO memberships VALUES ($agent_id, $kind, $group_id, $now, NULL)
-ON CONFLICT DO UPDATE SET granted_at = CASE WHEN revoked_at IS NULL THEN granted_at ELSE excluded.granted_at END,
-                          revoked_at = NULL;
+INSERT INTO memberships
+SELECT $agent_id, $kind, $group_id, $now, NULL
+WHERE NOT EXISTS (SELECT 1 FROM memberships
+                  WHERE agent_id = $agent_id AND kind = $kind AND group_id = $group_id AND revoked_at IS NULL);
 
 -- name: revoke_membership
 UPDATE memberships SET revoked_at = $now

@@ -30,25 +30,29 @@ ORDER BY c.detected_at;
 COMMENT ON VIEW open_contradictions IS 'Pending contradictions with both memories and their sources';
 
 -- Every recalled memory, one row per (recall, memory), with the caller.
-CREATE OR REPLACE VIEW recall_hits_log AS
+CREATE OR REPLACE MACRO each_recalled_memory() AS TABLE
 SELECT r.id AS recall_id, r.occurred_at, r.agent_id, r.session_id, r.query, r.include_archived,
        unnest(r.memory_ids) AS memory_id, unnest(r.scores) AS score, generate_subscripts(r.memory_ids, 1) AS rank
 FROM recall_log r;
+
+CREATE OR REPLACE VIEW recall_hits_log AS SELECT * FROM each_recalled_memory();
 COMMENT ON VIEW recall_hits_log IS 'recall_log unnested: one row per memory each recall returned, with its rank and score';
 
 -- Recalls that returned a version already superseded or forgotten at the time (when not asked for history).
-CREATE OR REPLACE VIEW stale_recalls AS
+CREATE OR REPLACE MACRO stale_recalls_all() AS TABLE
 SELECT h.*, m.status, m.updated_at AS status_since
-FROM recall_hits_log h JOIN memories m ON m.id = h.memory_id
+FROM each_recalled_memory() h JOIN memories m ON m.id = h.memory_id
 WHERE NOT h.include_archived
   AND m.status IN ('superseded', 'forgotten', 'pending', 'flagged')
   AND m.updated_at <= h.occurred_at;
+
+CREATE OR REPLACE VIEW stale_recalls AS SELECT * FROM stale_recalls_all();
 COMMENT ON VIEW stale_recalls IS 'Recalls that returned a superseded/forgotten memory (must be empty)';
 
 -- Recalls that returned a memory the caller could not see at that moment (must be empty).
-CREATE OR REPLACE VIEW leaked_recalls AS
+CREATE OR REPLACE MACRO leaked_recalls_all() AS TABLE
 SELECT h.*, m.scope, m.agent_id AS owner_agent, m.team_id, m.tenant_id
-FROM recall_hits_log h JOIN memories m ON m.id = h.memory_id
+FROM each_recalled_memory() h JOIN memories m ON m.id = h.memory_id
 WHERE NOT CASE m.scope
         WHEN 'public' THEN true
         WHEN 'private' THEN m.agent_id = h.agent_id
@@ -62,6 +66,8 @@ WHERE NOT CASE m.scope
               AND g.granted_at <= h.occurred_at AND (g.revoked_at IS NULL OR g.revoked_at > h.occurred_at))
         ELSE false
       END;
+
+CREATE OR REPLACE VIEW leaked_recalls AS SELECT * FROM leaked_recalls_all();
 COMMENT ON VIEW leaked_recalls IS 'Recalls that returned a memory outside the caller''s visibility at the time (must be empty)';
 
 -- Outcome feedback per memory.
@@ -77,7 +83,7 @@ COMMENT ON VIEW memory_utility IS 'Memories that received outcome feedback, leas
 CREATE OR REPLACE VIEW decay_histogram AS
 SELECT least(floor(effective_importance * 10), 9) / 10 AS bucket_from, count(*) AS memories,
        count(*) FILTER (WHERE exempt) AS exempt
-FROM memory_decay GROUP BY ALL ORDER BY bucket_from;
+FROM memory_decay_at(utc_now()) GROUP BY ALL ORDER BY bucket_from;
 COMMENT ON VIEW decay_histogram IS 'Live memories by effective importance (now), in buckets of 0.1';
 
 CREATE OR REPLACE VIEW blocked_writes_by_reason AS
@@ -95,11 +101,11 @@ SELECT (SELECT count(*) FROM memories WHERE status = 'active') AS live_memories,
        (SELECT count(*) FROM contradictions WHERE status = 'pending') AS open_contradictions,
        (SELECT round(count(*) / greatest((SELECT count(*) FROM memories WHERE status = 'active'), 1), 4)
         FROM contradictions) AS contradiction_rate,
-       (SELECT count(*) FROM stale_recalls) AS stale_recalls,
-       (SELECT count(*) FROM leaked_recalls) AS leaked_recalls,
+       (SELECT count(*) FROM stale_recalls_all()) AS stale_recalls,
+       (SELECT count(*) FROM leaked_recalls_all()) AS leaked_recalls,
        (SELECT round(sum(helpful_count) / greatest(sum(helpful_count + unhelpful_count), 1), 3) FROM memories) AS helpful_share,
-       (SELECT count(*) FROM memory_decay WHERE below_threshold) AS due_for_archive,
+       (SELECT count(*) FROM memory_decay_at(utc_now()) WHERE below_threshold) AS due_for_archive,
        (SELECT count(*) FROM blocked_writes) AS blocked_writes,
-       (SELECT count(*) FROM stale_vectors) AS stale_vectors,
+       (SELECT count(*) FROM stale_vectors_now()) AS stale_vectors,
        (SELECT count(*) FROM consolidation_jobs WHERE status <> 'done') AS pending_jobs;
 COMMENT ON VIEW memory_health IS 'One-row health report: coverage, contradictions, staleness, leakage (must be 0), feedback, decay, blocked writes, stale vectors, pending jobs';
