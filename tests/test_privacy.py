@@ -152,7 +152,7 @@ def run_purge_everywhere(db_path, clock, *, archived_copy: bool) -> None:
         # Recall for it returns nothing (these recalls log their own query); the rest still answers.
         assert mem.recall(f"{SECRET} Road", arms=["keyword"]) == []
         assert not any(SECRET in h.content for h in mem.recall(f"sister address {SECRET} Road", k=50))
-        assert mem.recall("sister orchids", arms=["keyword"])[0].id == built["neighbour"].id
+        assert built["neighbour"].id in [h.id for h in mem.recall("sister orchids", arms=["keyword"])]
 
 
 def test_purge_cascade_removes_the_content_everywhere(db_path, clock):
