@@ -72,7 +72,8 @@ def export(db: Db, caller: Caller, root: Path, now: datetime, older_than_days: f
     ds.write_dataset(table, staging, format="parquet", partitioning=_PARTITIONING,
                      basename_template=f"part-{export_id}-{{i}}.parquet", existing_data_behavior="error")
     written = ds.dataset(staging, format="parquet", partitioning=_PARTITIONING).to_table(columns=["id"])
-    if written.num_rows != batch.num_rows or set(written.column("id").to_pylist()) != set(batch.column("id").to_pylist()):
+    expected = pc.unique(batch.column("id").cast(pa.string()))
+    if written.num_rows != batch.num_rows or not pc.all(pc.is_in(expected, value_set=written.column("id").cast(pa.string()))).as_py():
         _abandon(db, root, export_id)
         raise OSError(f"archive export {export_id}: the Parquet files read back {written.num_rows} rows, "
                       f"expected {batch.num_rows}; nothing was removed from the live table")
@@ -136,7 +137,7 @@ def compact(db: Db, root: Path | None) -> int:
         if len(parts) < 2:
             continue
         table = ds.dataset(parts, format="parquet").to_table()
-        target = write_parquet_atomically(table, partition / f"part-compact-{uuid.uuid4()}.parquet")
+        write_parquet_atomically(table, partition / f"part-compact-{uuid.uuid4()}.parquet")
         for part in parts:
             part.unlink()
         merged += 1

@@ -132,7 +132,7 @@ class Recaller:
     rerank_settings: RerankSettings = RerankSettings()
 
     def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
-               query_vector: np.ndarray | None = None) -> list[Hit]:
+               query_vector: np.ndarray | None = None, kb: Any = None) -> list[Hit]:
         q_tokens = query_text(query.text) if "keyword" in query.arms else ""
         vectors = self.indexer.vectors if "vector" in query.arms else None
         params = dict(p_query=q_tokens, p_vec_ids=None, p_vec_sims=None, p_qvec=None, p_model=None)
@@ -163,12 +163,16 @@ class Recaller:
                                  p_until=query.until, p_session=query.session,
                                  p_include_superseded=query.include_archived, p_now=self.clock())
         hits = [_hit(row, entropy, arm, explain) for row in rows]
+        if kb is not None:  # KB chunks score on the same RRF scale (sql/macros/60_kb.sql): one sort merges
+            hits = sorted([*hits, *kb.search(query.text, fetch, tags=query.tags, explain=explain)],
+                          key=lambda h: (-h.score, h.origin, h.id))[:fetch]
         if self.reranker is not None:
             hits, status = rerank(query.text, hits, self.reranker, self.rerank_settings)
             hits = [replace(h, explanation=replace(h.explanation, rerank=status)) if h.explanation else h for h in hits]
         hits = hits[: query.k]
-        recall_id = self._log(caller, query, hits, None if vectors is None else vectors.model_id)
-        return [replace(h, recall_id=recall_id) for h in hits]
+        memory_hits = [h for h in hits if h.origin == "memory"]  # only memories are reinforced and logged
+        recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id)
+        return [replace(h, recall_id=recall_id) if h.origin == "memory" else h for h in hits]
 
     def _entropy(self, raw: str, q_tokens: str) -> float:
         if not q_tokens:

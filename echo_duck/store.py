@@ -23,6 +23,7 @@ from .db import Db
 from .errors import EchoDuckError, InvalidInput, MemoryNotFound
 from .indexing import NO_MODEL_MESSAGE, Indexer
 from .privacy import PurgeReport
+from .store_kb import KnowledgeBaseVerbs
 from .store_lifecycle import LifecycleVerbs
 from .recall import Hit, Recaller, RecallQuery
 from .rerank import RerankSettings
@@ -39,11 +40,12 @@ from .writes import WRITE_PATHS, Caller, Writer, prepare
 _READ_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA"}
 
 
-class EchoDuck(LifecycleVerbs):
+class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
     """An open echo_duck store. Use ``echo_duck.open(...)`` and a ``with`` block.
 
     Lifecycle verbs (decay, restore, archive, gc, audit, contradictions, consolidation) come from
-    ``LifecycleVerbs`` in store_lifecycle.py; this class holds the memory, recall and session verbs.
+    ``LifecycleVerbs`` in store_lifecycle.py, the knowledge-base verbs (kb_add, kb_search, …) from
+    ``KnowledgeBaseVerbs`` in store_kb.py; this class holds the memory, recall and session verbs.
     """
 
     def __init__(self, path: str | Path = ":memory:", *, agent_id: str = "default", session_id: str | None = None,
@@ -229,18 +231,23 @@ class EchoDuck(LifecycleVerbs):
     def recall(self, query: str, k: int = 10, *, types: Any = None, tiers: Any = None, tags: Any = None,
                entities: Any = None, since: Any = None, until: Any = None, session: str | None = None,
                include_archived: bool = False, reinforce: bool = True, explain: bool = False,
-               arms: Iterable[str] = ("keyword", "vector"), query_vector: Any = None) -> list[Hit]:
+               arms: Iterable[str] = ("keyword", "vector"), query_vector: Any = None,
+               include_kb: bool = False) -> list[Hit]:
         """Hybrid BM25 + vector recall, fused, gated and decayed in SQL (sql/macros/40_recall.sql).
 
         Archived (decayed) memories come back weighted down; ``include_archived=True`` also returns
         superseded versions. Hits are reinforced (access_count, last_accessed) unless ``reinforce=False``.
         ``arms`` limits the search to "keyword" (BM25) or "vector" for comparisons; ``query_vector``
         skips embedding the query when the caller already has its vector (same model).
+        ``include_kb=True`` also searches the knowledge base; its hits (origin "kb") are merged on the
+        same score scale. By default recall never touches the KB.
         """
         spec = RecallQuery.build(query, k, types=types, tiers=tiers, tags=tags, entities=entities, since=since,
                                  until=until, session=session, include_archived=include_archived, reinforce=reinforce,
                                  arms=arms)
-        return self.recaller.recall(self.caller, spec, explain=validate.flag(explain, "explain"), query_vector=query_vector)
+        kb = self.kb if validate.flag(include_kb, "include_kb") else None
+        return self.recaller.recall(self.caller, spec, explain=validate.flag(explain, "explain"),
+                                    query_vector=query_vector, kb=kb)
 
     def mark(self, hit: Any, helpful: bool, *, recall_id: int | None = None) -> Memory:
         """Outcome feedback (SPEC R13): unhelpful marks lower a memory's rank, helpful ones its confidence."""
@@ -335,6 +342,8 @@ class EchoDuck(LifecycleVerbs):
                 frame = result.pl() if result.description else pl.DataFrame()
         if write and self.indexer.vectors is not None:
             self.indexer.vectors.invalidate()  # the statement may have changed vectors behind the cache
+        if write and getattr(self, "_kb", None) is not None:
+            self._kb.invalidate()
         return frame
 
     # -- helpers -------------------------------------------------------------------------------

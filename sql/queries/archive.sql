@@ -26,10 +26,12 @@ UPDATE archive_exports SET status = 'abandoned' WHERE id = $id;
 -- name: unfinished_archive_exports
 SELECT id, status FROM archive_exports WHERE status IN ('staged', 'moved') ORDER BY created_at;
 
+-- The row itself is in the Parquet file; the event says where it went.
 -- name: log_archive_export_events
 INSERT INTO memory_events (occurred_at, actor, action, memory_id, reason, before, after)
-SELECT $now, $actor, 'export', m.id, 'moved to the Parquet archive (export ' || $id::VARCHAR || ')', to_json(m), NULL
-FROM memories m WHERE m.id IN (SELECT memory_id FROM archive_export_rows WHERE export_id = $id);
+SELECT $now, $actor, 'export', r.memory_id, 'moved to the Parquet archive (export ' || $id::VARCHAR || ')',
+       json_object('storage', 'live'), json_object('storage', 'archive', 'export_id', $id::VARCHAR)
+FROM archive_export_rows r WHERE r.export_id = $id;
 
 -- name: mark_exported_keyword_docs_dead
 INSERT INTO bm25_dead
