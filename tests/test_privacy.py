@@ -191,7 +191,7 @@ def test_purge_flag_cascade_flags_derived_memories_for_review(db_path, clock):
         # Flagged memories are out of recall (every arm), snapshots and default finds, but listed for review.
         hits = mem.recall(f"ship gifts courier {SECRET} Road", k=50)
         assert not {h.id for h in hits} & (derived | chain)
-        assert mem.recall("ship gifts courier", arms=["keyword"]) == []
+        assert not {h.id for h in mem.recall("ship gifts courier", arms=["keyword"])} & (derived | chain)
         assert SECRET not in mem.snapshot()
         assert not {m.id for m in mem.find(limit=1000)} & derived
         assert {m.id for m in mem.find(status="flagged", limit=1000)} == derived
