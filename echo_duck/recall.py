@@ -135,7 +135,14 @@ class Recaller:
                query_vector: np.ndarray | None = None, kb: Any = None) -> list[Hit]:
         q_tokens = query_text(query.text) if "keyword" in query.arms else ""
         vectors = self.indexer.vectors if "vector" in query.arms else None
-        params = dict(p_query=q_tokens, p_vec_ids=None, p_vec_sims=None, p_qvec=None, p_model=None)
+        with self.db.reading():
+            teams, tenants = self.db.run("caller_groups", caller_agent=caller.agent_id).fetchone()
+        who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
+                   p_caller_tenants=tenants)
+        filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
+                       p_entities=_list(query.entities), p_since=query.since, p_until=query.until,
+                       p_session=query.session, p_include_superseded=query.include_archived)
+        vec_ids = vec_sims = None
         if "vector" not in query.arms:
             arm = "disabled by the caller"
         elif vectors is None:
@@ -143,25 +150,21 @@ class Recaller:
             arm = "unavailable: no embedding model installed (keyword-only)"
         else:
             qvec = vectors.embed([query.text])[0] if query_vector is None else _checked(query_vector, vectors.embedder.dim)
-            params["p_model"] = vectors.model_id
-            if query.filtered:
-                params["p_qvec"] = _vector_literal(qvec)
-                arm = "exact (sql)"
-            else:
-                with self.db.reading():
-                    pool = int(self.db.scalar("setting_value", name="vector_pool")) * OVERFETCH
+            with self.db.reading():
+                pool = int(self.db.scalar("setting_value", name="vector_pool")) * OVERFETCH
+                if query.filtered:  # the in-process top-N could miss filtered rows: exact in SQL over them
+                    vec_ids, vec_sims = self.db.run("exact_vector_candidates", p_qvec=_vector_literal(qvec),
+                                                    p_model=vectors.model_id, p_n=pool, **who, **filters).fetchone()
+                    arm = "exact (sql)"
+                else:
                     ids, sims = vectors.search(qvec, pool)
-                params["p_vec_ids"] = "[" + ",".join(ids) + "]"
-                params["p_vec_sims"] = _vector_literal(sims)
-                arm = "exact (in-process)"
+                    vec_ids, vec_sims = "[" + ",".join(ids) + "]", _vector_literal(sims)
+                    arm = "exact (in-process)"
         with self.db.reading():
             entropy = self._entropy(query.text, query_text(query.text))
             fetch = max(query.k, self.rerank_settings.top_k) if self.reranker is not None else query.k
-            rows = self.db.dicts("recall", **params, p_caller_agent=caller.agent_id, p_caller_session=caller.session_id,
-                                 p_k=fetch, p_entropy=entropy, p_types=_list(query.types), p_tiers=_list(query.tiers),
-                                 p_tags=_list(query.tags), p_entities=_list(query.entities), p_since=query.since,
-                                 p_until=query.until, p_session=query.session,
-                                 p_include_superseded=query.include_archived, p_now=self.clock())
+            rows = self.db.dicts("recall", p_query=q_tokens, p_vec_ids=vec_ids, p_vec_sims=vec_sims, **who,
+                                 p_k=fetch, p_entropy=entropy, **filters, p_now=self.clock())
         hits = [_hit(row, entropy, arm, explain) for row in rows]
         if kb is not None:  # KB chunks score on the same RRF scale (sql/macros/60_kb.sql): one sort merges
             hits = sorted([*hits, *kb.search(query.text, fetch, tags=query.tags, explain=explain)],

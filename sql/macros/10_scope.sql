@@ -22,6 +22,27 @@ CREATE OR REPLACE MACRO can_see(m_scope, m_agent_id, m_team_id, m_tenant_id, m_s
         ELSE false
     END;
 
+-- can_see_as(..., caller_teams, caller_tenants) -> BOOLEAN: can_see with the caller's current team and
+-- tenant ids given as lists (caller_groups() below), so the hot recall query plans no subqueries
+-- (their planning cost ~7 ms per recall at 100k rows).
+CREATE OR REPLACE MACRO can_see_as(m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags,
+                                   caller_agent, caller_session, caller_teams, caller_tenants) AS
+    CASE m_scope
+        WHEN 'public' THEN true
+        WHEN 'private' THEN m_agent_id = caller_agent
+        WHEN 'session' THEN m_agent_id = caller_agent
+            AND (m_source_session IS NULL OR m_source_session = caller_session OR list_contains(m_tags, 'global'))
+        WHEN 'team' THEN coalesce(list_contains(caller_teams, m_team_id), false)
+        WHEN 'tenant' THEN coalesce(list_contains(caller_tenants, m_tenant_id), false)
+        ELSE false
+    END;
+
+-- caller_groups(caller_agent) -> one row: the caller's current team ids and tenant ids (lists).
+CREATE OR REPLACE MACRO caller_groups(caller_agent) AS TABLE
+    SELECT coalesce(list(group_id ORDER BY group_id) FILTER (WHERE kind = 'team'), []) AS teams,
+           coalesce(list(group_id ORDER BY group_id) FILTER (WHERE kind = 'tenant'), []) AS tenants
+    FROM memberships WHERE agent_id = caller_agent AND revoked_at IS NULL;
+
 -- visible_memories(caller_agent, caller_session) -> the memories rows (every status) the caller may see.
 CREATE OR REPLACE MACRO visible_memories(caller_agent, caller_session) AS TABLE
     SELECT m.*

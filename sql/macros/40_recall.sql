@@ -18,6 +18,12 @@
 --              and vector-only candidates below vector_min_similarity
 --   score      fused × (floor + (1 - floor) × effective importance) × archived weight × feedback weight
 --
+-- Three macros (a table macro may only call ones whose names sort before its own, see 10_memory_views):
+-- exact_vector_candidates(...) the exact vector arm over the filtered, visible rows
+-- recall_fused(...)            everything else, given the vector candidates; what the agent runs
+-- recall_hits(...)             the analysts' entry point: recall_fused over exact_vector_candidates
+--                              when no candidates are given (one more plan; the agent skips it)
+--
 -- recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_model, p_caller_agent, p_caller_session, p_k,
 --             p_entropy, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
 --             p_include_superseded, p_now)
@@ -27,9 +33,31 @@
 --   p_types, p_tiers, p_tags (all required), p_entities (any) VARCHAR[] or NULL; p_since/p_until TIMESTAMP
 --   or NULL on coalesce(observed_at, created_at); p_session: only memories from that source session
 -- Returns the top p_k rows with every memories column plus the explain columns.
-CREATE OR REPLACE MACRO recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_model, p_caller_agent,
-                                    p_caller_session, p_k, p_entropy, p_types, p_tiers, p_tags, p_entities,
-                                    p_since, p_until, p_session, p_include_superseded, p_now) AS TABLE
+-- exact_vector_candidates(p_qvec, p_model, p_n, caller…, filters…) -> (memory_id, similarity): the p_n
+-- nearest rows of model p_model among those the caller may see and asked for, by exact inner product
+-- (vectors are unit length, so it is the cosine). Used when filters make the in-process top-N unsafe.
+CREATE OR REPLACE MACRO exact_vector_candidates(p_qvec, p_model, p_n, p_caller_agent, p_caller_session,
+                                                p_caller_teams, p_caller_tenants, p_types, p_tiers, p_tags,
+                                                p_entities, p_since, p_until, p_session, p_include_superseded) AS TABLE
+    SELECT v.memory_id, list_inner_product(v.vector, CAST(p_qvec AS VARCHAR)::FLOAT[]) AS similarity
+    FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
+    WHERE v.model_id = p_model
+      AND (m.status = 'active' OR (p_include_superseded AND m.status = 'superseded'))
+      AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags,
+                     p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants)
+      AND (p_types IS NULL OR list_contains(p_types, m.type))
+      AND (p_tiers IS NULL OR list_contains(p_tiers, m.tier))
+      AND (p_tags IS NULL OR list_has_all(m.tags, p_tags))
+      AND (p_entities IS NULL OR list_has_any(m.entities, p_entities))
+      AND (p_since IS NULL OR coalesce(m.observed_at, m.created_at) >= p_since)
+      AND (p_until IS NULL OR coalesce(m.observed_at, m.created_at) <= p_until)
+      AND (p_session IS NULL OR m.source_session = p_session)
+    ORDER BY similarity DESC, v.memory_id
+    LIMIT p_n;
+
+CREATE OR REPLACE MACRO recall_fused(p_query, p_vec_ids, p_vec_sims, p_caller_agent, p_caller_session,
+                                     p_caller_teams, p_caller_tenants, p_k, p_entropy, p_types, p_tiers, p_tags,
+                                     p_entities, p_since, p_until, p_session, p_include_superseded, p_now) AS TABLE
 WITH
     cfg AS MATERIALIZED (
         SELECT r.*, 1.0::DOUBLE AS keyword_weight,
@@ -48,10 +76,6 @@ WITH
         SELECT unnest(CAST(p_vec_ids AS VARCHAR)::UUID[]) AS memory_id,
                unnest(CAST(p_vec_sims AS VARCHAR)::DOUBLE[]) AS similarity
         WHERE p_vec_ids IS NOT NULL
-        UNION ALL
-        SELECT v.memory_id, list_inner_product(v.vector, CAST(p_qvec AS VARCHAR)::FLOAT[]) AS similarity
-        FROM memory_vectors v
-        WHERE p_qvec IS NOT NULL AND p_vec_ids IS NULL AND v.model_id = p_model
     ),
     candidates AS MATERIALIZED (
         SELECT coalesce(k.memory_id, v.memory_id) AS memory_id, k.bm25_score, k.rarest_df_ratio, k.query_idf,
@@ -68,8 +92,8 @@ WITH
                    PARTITION BY c.similarity IS NULL ORDER BY c.similarity DESC, c.memory_id) END AS vec_rank
         FROM candidates c JOIN memories m ON m.id = c.memory_id
         WHERE (m.status = 'active' OR (p_include_superseded AND m.status = 'superseded'))
-          AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags,
-                      p_caller_agent, p_caller_session)
+          AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags,
+                         p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants)
           AND (p_types IS NULL OR list_contains(p_types, m.type))
           AND (p_tiers IS NULL OR list_contains(p_tiers, m.tier))
           AND (p_tags IS NULL OR list_has_all(m.tags, p_tags))
@@ -134,3 +158,20 @@ SELECT top.* EXCLUDE (memory_id), m.*, conflicts.conflicts_with
 FROM top JOIN memories m ON m.id = top.memory_id
 LEFT JOIN conflicts ON conflicts.id = top.memory_id
 ORDER BY top.score DESC, m.id;
+
+CREATE OR REPLACE MACRO recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_model, p_caller_agent,
+                                    p_caller_session, p_k, p_entropy, p_types, p_tiers, p_tags, p_entities,
+                                    p_since, p_until, p_session, p_include_superseded, p_now) AS TABLE
+    WITH g AS MATERIALIZED (SELECT * FROM caller_groups(p_caller_agent)),
+    exact AS MATERIALIZED (
+        SELECT list(memory_id ORDER BY similarity DESC, memory_id)::VARCHAR AS ids,
+               list(similarity ORDER BY similarity DESC, memory_id)::VARCHAR AS sims
+        FROM exact_vector_candidates(p_qvec, p_model, 1000, p_caller_agent, p_caller_session,
+                                     (SELECT teams FROM g), (SELECT tenants FROM g), p_types, p_tiers, p_tags,
+                                     p_entities, p_since, p_until, p_session, p_include_superseded)
+        WHERE p_vec_ids IS NULL AND p_qvec IS NOT NULL
+    )
+    SELECT * FROM recall_fused(p_query, coalesce(p_vec_ids, (SELECT ids FROM exact)),
+                               coalesce(p_vec_sims, (SELECT sims FROM exact)), p_caller_agent, p_caller_session,
+                               (SELECT teams FROM g), (SELECT tenants FROM g), p_k, p_entropy, p_types, p_tiers,
+                               p_tags, p_entities, p_since, p_until, p_session, p_include_superseded, p_now);

@@ -6,10 +6,23 @@ SELECT setting($name);
 -- name: query_token_df
 SELECT token, df, n_docs FROM bm25_token_df($q);
 
+-- name: caller_groups
+SELECT teams, tenants FROM caller_groups($caller_agent);
+
+-- The vector arm computed exactly in SQL over the filtered rows, as the '[…]' texts recall binds.
+-- name: exact_vector_candidates
+SELECT list(memory_id ORDER BY similarity DESC, memory_id)::VARCHAR AS ids,
+       list(similarity ORDER BY similarity DESC, memory_id)::VARCHAR AS sims
+FROM exact_vector_candidates(
+    $p_qvec::VARCHAR, $p_model::VARCHAR, $p_n, $p_caller_agent, $p_caller_session::VARCHAR,
+    $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_types::VARCHAR[], $p_tiers::VARCHAR[],
+    $p_tags::VARCHAR[], $p_entities::VARCHAR[], $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR,
+    $p_include_superseded);
+
 -- name: recall
-SELECT * FROM recall_hits(
-    $p_query, $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_qvec::VARCHAR, $p_model::VARCHAR,
-    $p_caller_agent, $p_caller_session::VARCHAR, $p_k, $p_entropy,
+SELECT * FROM recall_fused(
+    $p_query, $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_caller_agent, $p_caller_session::VARCHAR,
+    $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k, $p_entropy,
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
 
