@@ -160,12 +160,14 @@ class Recaller:
                     ids, sims = vectors.search(qvec, pool)
                     vec_ids, vec_sims = "[" + ",".join(ids) + "]", _vector_literal(sims)
                     arm = "exact (in-process)"
+        shape = text.query_shape(query.text)  # the macro adds how rare the terms are (query_entropy)
         with self.db.reading():
-            entropy = self._entropy(query.text, query_text(query.text))
             fetch = max(query.k, self.rerank_settings.top_k) if self.reranker is not None else query.k
             rows = self.db.dicts("recall", p_query=q_tokens, p_vec_ids=vec_ids, p_vec_sims=vec_sims, **who,
-                                 p_k=fetch, p_entropy=entropy, **filters, p_now=self.clock())
-        hits = [_hit(row, entropy, arm, explain) for row in rows]
+                                 p_k=fetch, p_entropy=1.0 if shape is None else None,
+                                 p_shape=None if shape is None else _vector_literal(shape), **filters,
+                                 p_now=self.clock())
+        hits = [_hit(row, row["entropy"], arm, explain) for row in rows]
         if kb is not None:  # KB chunks score on the same RRF scale (sql/macros/60_kb.sql): one sort merges
             hits = sorted([*hits, *kb.search(query.text, fetch, tags=query.tags, explain=explain)],
                           key=lambda h: (-h.score, h.origin, h.id))[:fetch]
@@ -176,13 +178,6 @@ class Recaller:
         memory_hits = [h for h in hits if h.origin == "memory"]  # only memories are reinforced and logged
         recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id)
         return [replace(h, recall_id=recall_id) if h.origin == "memory" else h for h in hits]
-
-    def _entropy(self, raw: str, q_tokens: str) -> float:
-        if not q_tokens:
-            return 1.0
-        rows = self.db.run("query_token_df", q=q_tokens).fetchall()
-        n_docs = rows[0][2] if rows else 0
-        return text.query_entropy(raw, {token: df for token, df, _ in rows}, n_docs)
 
     def _log(self, caller: Caller, query: RecallQuery, hits: list[Hit], model_id: str | None) -> int | None:
         """Reinforce the hits (SPEC R10) and log the recall, in one transaction; nothing on a read-only store."""

@@ -20,7 +20,7 @@ import threading
 import unicodedata
 from collections.abc import Mapping, Sequence
 
-__all__ = ["STOP_WORDS", "segment", "segment_for_index", "query_entropy", "looks_specific"]
+__all__ = ["STOP_WORDS", "segment", "segment_for_index", "query_entropy", "query_shape", "looks_specific"]
 
 _HAN = "\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _KANA = "\u3041-\u3096\u309d-\u309f\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
@@ -174,15 +174,11 @@ def query_entropy(
     the weight towards it); code-like chunks still lower the entropy. A query of nothing but
     stop words is 1.0; an empty query is 1.0.
     """
-    if isinstance(query, str):
-        n_code, n_chunks = _code_chunks(query)
-        tokens = segment(query)
-    else:
-        tokens = list(query)
-        n_code, n_chunks = sum(1 for t in tokens if any(ch.isdigit() for ch in t)), len(tokens)
-    content = [t for t in tokens if t not in STOP_WORDS]
-    if not content:
+    shape = query_shape(query)
+    if shape is None:
         return 1.0
+    tokens = segment(query) if isinstance(query, str) else list(query)
+    content = [t for t in tokens if t not in STOP_WORDS]
     spec = 0.5
     if doc_freq is not None and n_docs > 0:
         top = math.log1p((n_docs + 0.5) / 0.5)
@@ -193,11 +189,28 @@ def query_entropy(
         ]
         if rare:
             spec = (sum(rare) / len(rare) + max(rare)) / 2
+    stop, length, code = shape
+    broad = 0.5 * (1 - spec) + 0.3 * stop + 0.2 * length
+    return max(0.0, min(1.0, broad * (1 - 0.6 * code)))
+
+
+def query_shape(query: str | Sequence[str]) -> tuple[float, float, float] | None:
+    """The parts of query_entropy that need no statistics: (stop, length, code) as defined there,
+    or None when the query has no content token (its entropy is 1.0). The recall macro computes
+    spec from the postings it already reads and combines them (sql/macros/20_ranking.sql)."""
+    if isinstance(query, str):
+        n_code, n_chunks = _code_chunks(query)
+        tokens = segment(query)
+    else:
+        tokens = list(query)
+        n_code, n_chunks = sum(1 for t in tokens if any(ch.isdigit() for ch in t)), len(tokens)
+    content = [t for t in tokens if t not in STOP_WORDS]
+    if not content:
+        return None
     stop = (len(tokens) - len(content)) / len(tokens)
     length = min(1.0, len(content) / 8)
     code = min(1.0, n_code / math.sqrt(n_chunks)) if n_chunks else 0.0
-    broad = 0.5 * (1 - spec) + 0.3 * stop + 0.2 * length
-    return max(0.0, min(1.0, broad * (1 - 0.6 * code)))
+    return stop, length, code
 
 
 def looks_specific(query: str) -> bool:

@@ -14,7 +14,7 @@ CREATE OR REPLACE MACRO bm25_doc_terms(txt) AS TABLE
     WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
     GROUP BY ALL;
 
--- bm25_scores(q) -> (memory_id, score, rarest_df_ratio, query_idf) for every document matching any
+-- bm25_scores(q) -> (memory_id, score, rarest_df_ratio, query_idf, query_spec) for every document matching any
 -- query term. rarest_df_ratio = df / N of the rarest matched term: near 1 means the match is on a
 -- common word. query_idf = the sum of the IDFs of the query terms found in the index: about the
 -- score of a document of average length holding each of them once, so score / query_idf says how
@@ -39,10 +39,15 @@ CREATE OR REPLACE MACRO bm25_scores(q) AS TABLE
            sum(log((((stats.num_docs - df) + 0.5) / (df + 0.5)) + 1)
                * ((tf * (1.2 + 1)) / (tf + (1.2 * ((1 - 0.75) + (0.75 * (doc_len / stats.avgdl))))))) AS score,
            min(df) / stats.num_docs AS rarest_df_ratio,
-           any_value(q.query_idf) AS query_idf
+           any_value(q.query_idf) AS query_idf,
+           any_value(q.query_spec) AS query_spec
     FROM hits JOIN dfs USING (term) CROSS JOIN stats
-    CROSS JOIN (SELECT sum(log((((s.num_docs - d.df) + 0.5) / (d.df + 0.5)) + 1)) AS query_idf
-                FROM dfs d CROSS JOIN stats s) q
+    CROSS JOIN (
+        -- query_spec: how rare the query's indexed terms are (the spec of text.query_entropy)
+        SELECT sum(log((((s.num_docs - d.df) + 0.5) / (d.df + 0.5)) + 1)) AS query_idf,
+               (avg(ln(1 + (s.num_docs - d.df + 0.5) / (d.df + 0.5))) + max(ln(1 + (s.num_docs - d.df + 0.5) / (d.df + 0.5))))
+                   / 2 / any_value(ln(1 + (s.num_docs + 0.5) / 0.5)) AS query_spec
+        FROM dfs d CROSS JOIN stats s) q
     GROUP BY hits.memory_id, stats.num_docs;
 
 -- bm25_search(q, n) -> the n best (memory_id, score), ties broken by id.

@@ -55,22 +55,33 @@ CREATE OR REPLACE MACRO exact_vector_candidates(p_qvec, p_model, p_n, p_caller_a
     ORDER BY similarity DESC, v.memory_id
     LIMIT p_n;
 
+-- recall_fused(..., p_entropy, p_shape, ...): p_entropy fixes the query's entropy; when NULL it is
+-- query_entropy(spec from the postings, p_shape = '[stop, length, code]' from text.query_shape).
 CREATE OR REPLACE MACRO recall_fused(p_query, p_vec_ids, p_vec_sims, p_caller_agent, p_caller_session,
-                                     p_caller_teams, p_caller_tenants, p_k, p_entropy, p_types, p_tiers, p_tags,
-                                     p_entities, p_since, p_until, p_session, p_include_superseded, p_now) AS TABLE
+                                     p_caller_teams, p_caller_tenants, p_k, p_entropy, p_shape, p_types, p_tiers,
+                                     p_tags, p_entities, p_since, p_until, p_session, p_include_superseded,
+                                     p_now) AS TABLE
 WITH
-    cfg AS MATERIALIZED (
-        SELECT r.*, 1.0::DOUBLE AS keyword_weight,
-               vector_arm_weight(p_entropy, r.vector_weight_low, r.vector_weight_high) AS vector_weight,
-               (p_types IS NOT NULL OR p_tiers IS NOT NULL OR p_tags IS NOT NULL OR p_entities IS NOT NULL
-                OR p_since IS NOT NULL OR p_until IS NOT NULL OR p_session IS NOT NULL) AS filtered
+    settings AS MATERIALIZED (
+        SELECT r.*, (p_types IS NOT NULL OR p_tiers IS NOT NULL OR p_tags IS NOT NULL OR p_entities IS NOT NULL
+                     OR p_since IS NOT NULL OR p_until IS NOT NULL OR p_session IS NOT NULL) AS filtered
         FROM ranking_settings() r
     ),
     keyword_arm AS MATERIALIZED (
-        SELECT s.memory_id, s.score AS bm25_score, s.rarest_df_ratio, s.query_idf
+        SELECT s.memory_id, s.score AS bm25_score, s.rarest_df_ratio, s.query_idf, s.query_spec
         FROM bm25_scores(p_query) s
-        QUALIFY (SELECT filtered FROM cfg)
-             OR row_number() OVER (ORDER BY s.score DESC, s.memory_id) <= 10 * (SELECT keyword_pool FROM cfg)
+        QUALIFY (SELECT filtered FROM settings)
+             OR row_number() OVER (ORDER BY s.score DESC, s.memory_id) <= 10 * (SELECT keyword_pool FROM settings)
+    ),
+    cfg AS MATERIALIZED (
+        SELECT r.*, 1.0::DOUBLE AS keyword_weight, e.entropy,
+               vector_arm_weight(e.entropy, r.vector_weight_low, r.vector_weight_high) AS vector_weight
+        FROM settings r,
+             (SELECT coalesce(p_entropy,
+                              query_entropy(coalesce((SELECT any_value(query_spec) FROM keyword_arm), 0.5),
+                                            (CAST(p_shape AS VARCHAR)::DOUBLE[])[1], (CAST(p_shape AS VARCHAR)::DOUBLE[])[2],
+                                            (CAST(p_shape AS VARCHAR)::DOUBLE[])[3]),
+                              0.5) AS entropy) e
     ),
     vector_arm AS (
         SELECT unnest(CAST(p_vec_ids AS VARCHAR)::UUID[]) AS memory_id,
@@ -80,7 +91,7 @@ WITH
     candidates AS MATERIALIZED (
         SELECT coalesce(k.memory_id, v.memory_id) AS memory_id, k.bm25_score, k.rarest_df_ratio, k.query_idf,
                v.similarity
-        FROM keyword_arm k FULL OUTER JOIN vector_arm v ON k.memory_id = v.memory_id
+        FROM (SELECT * EXCLUDE (query_spec) FROM keyword_arm) k FULL OUTER JOIN vector_arm v ON k.memory_id = v.memory_id
     ),
     -- Candidates the caller may see and asked for, with what scoring needs, ranked within each arm.
     eligible AS MATERIALIZED (
@@ -113,7 +124,7 @@ WITH
         WHERE e.bm25_rank <= cfg.keyword_pool OR e.vec_rank <= cfg.vector_pool
     ),
     fused AS (
-        SELECT p.*, cfg.keyword_weight, cfg.vector_weight,
+        SELECT p.*, cfg.keyword_weight, cfg.vector_weight, cfg.entropy,
                pow(least(p.bm25_score / p.query_idf, 1), cfg.keyword_score_power) AS keyword_quality,
                pow(least(greatest(p.similarity - cfg.vector_min_similarity, 0)
                          / (cfg.vector_strong_similarity - cfg.vector_min_similarity), 1),
@@ -136,7 +147,7 @@ WITH
     ),
     top AS MATERIALIZED (
         SELECT f.memory_id, f.bm25_rank, f.bm25_score, f.rarest_df_ratio, f.vec_rank, f.similarity,
-               f.keyword_weight, f.vector_weight, f.keyword_quality, f.vector_quality, f.rrf_score, f.gate,
+               f.keyword_weight, f.vector_weight, f.entropy, f.keyword_quality, f.vector_quality, f.rrf_score, f.gate,
                f.effective_importance, f.tier_weight, f.feedback_weight,
                f.importance_floor + (1 - f.importance_floor) * f.effective_importance AS decay_factor,
                f.rrf_score * (f.importance_floor + (1 - f.importance_floor) * f.effective_importance)
@@ -173,5 +184,5 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_mo
     )
     SELECT * FROM recall_fused(p_query, coalesce(p_vec_ids, (SELECT ids FROM exact)),
                                coalesce(p_vec_sims, (SELECT sims FROM exact)), p_caller_agent, p_caller_session,
-                               (SELECT teams FROM g), (SELECT tenants FROM g), p_k, p_entropy, p_types, p_tiers,
+                               (SELECT teams FROM g), (SELECT tenants FROM g), p_k, p_entropy, NULL, p_types, p_tiers,
                                p_tags, p_entities, p_since, p_until, p_session, p_include_superseded, p_now);

@@ -22,7 +22,7 @@ FROM exact_vector_candidates(
 -- name: recall
 SELECT * FROM recall_fused(
     $p_query, $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_caller_agent, $p_caller_session::VARCHAR,
-    $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k, $p_entropy,
+    $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k, $p_entropy::DOUBLE, $p_shape::VARCHAR,
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
 
