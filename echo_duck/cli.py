@@ -14,6 +14,7 @@ from . import output
 from .cli_bench import bench
 from .cli_common import MEMORY_COLUMNS, common, emit, fail_cleanly, memory_rows, open_or_fail
 from .cli_data import DATA_COMMANDS
+from .cli_doctor import DOCTOR_COMMANDS
 from .cli_kb import kb
 from .cli_lifecycle import LIFECYCLE_COMMANDS
 from .models import PERSISTED_TIERS, PROVENANCE, SCOPES, STATUSES, TYPES
@@ -258,5 +259,5 @@ def main() -> None:  # pragma: no cover - console entry point
 
 cli.add_command(bench)
 cli.add_command(kb)
-for command in LIFECYCLE_COMMANDS + DATA_COMMANDS:
+for command in LIFECYCLE_COMMANDS + DATA_COMMANDS + DOCTOR_COMMANDS:
     cli.add_command(command)

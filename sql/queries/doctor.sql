@@ -1,0 +1,25 @@
+-- `echo-duck doctor` (echo_duck/doctor.py): read-only questions about a store's health. Run on a
+-- read-only connection after the schema version was found current, so every view exists.
+
+-- Vectors to re-embed: memories (stale_vectors) and knowledge-base chunks (kb_stale_vectors).
+-- name: doctor_stale_vectors
+SELECT (SELECT count(*) FROM stale_vectors) AS memories,
+       (SELECT count(*) FROM kb_stale_vectors) AS kb_chunks;
+
+-- Consolidation jobs not done: waiting, failed at least once (retried with backoff), running.
+-- name: doctor_jobs
+SELECT count(*) FILTER (WHERE status = 'pending' AND last_error IS NULL) AS waiting,
+       count(*) FILTER (WHERE status <> 'done' AND last_error IS NOT NULL) AS failed,
+       count(*) FILTER (WHERE status = 'running') AS running,
+       max(last_error) FILTER (WHERE status <> 'done') AS last_error
+FROM consolidation_jobs;
+
+-- Archive exports a crash left half-way (staged or moved).
+-- name: doctor_unfinished_exports
+SELECT count(*) FILTER (WHERE status = 'staged') AS staged,
+       count(*) FILTER (WHERE status = 'moved') AS moved
+FROM archive_exports;
+
+-- The audit's must-be-zero counters, and the store's size.
+-- name: doctor_audit
+SELECT live_memories, stale_recalls, leaked_recalls FROM memory_health;

@@ -1,0 +1,389 @@
+-- 90_comments: COMMENT ON for every macro, view column and table column that its own file does not
+-- document, so that the catalog (duckdb_functions(), duckdb_views(), duckdb_columns()) describes the
+-- whole SQL interface and `echo-duck docs sql` can render sql/REFERENCE.md from it.
+--
+-- Loaded last (views/90_ sorts after every macro and view file), on every (re)install of macros and
+-- views. CREATE OR REPLACE drops an object's comments, so they must be applied after the objects:
+-- here. Every statement is idempotent (a comment is simply set again). COMMENT ON has no IF EXISTS:
+-- renaming or dropping an object means editing this file too (every test that opens a store fails
+-- until then). Tables are commented in their migrations; this file adds only column comments the
+-- migrations lack (a test checks that it never overrides a comment a migration sets).
+-- memories_all is not here: archive.py recreates it on every writable open (its columns are those of
+-- memories, plus storage).
+
+-- ============================================================================================
+-- Macros (sql/macros/*.sql and the table macros behind the views)
+-- ============================================================================================
+
+-- 10_scope
+COMMENT ON MACRO can_see IS 'can_see(scope, agent_id, team_id, tenant_id, source_session, tags, caller_agent, caller_session) -> BOOLEAN: may the caller see this memory row? private: the owner agent; session: the owner inside source_session (or tagged global); team/tenant: current members (memberships); public: everyone. Every read path uses it';
+COMMENT ON MACRO can_see_as IS 'can_see with the caller''s current team and tenant ids passed as lists (from caller_groups), so the recall query plans no subqueries';
+COMMENT ON MACRO TABLE caller_groups IS 'caller_groups(caller_agent) -> one row (teams VARCHAR[], tenants VARCHAR[]): the groups the agent belongs to now (memberships not revoked)';
+COMMENT ON MACRO TABLE visible_memories IS 'visible_memories(caller_agent, caller_session) -> every memories row (any status) the caller may see. Example: SELECT * FROM visible_memories(''coder'', NULL) WHERE status = ''active''';
+COMMENT ON MACRO same_scope_owner IS 'same_scope_owner(scope, a_agent, a_session, a_team, a_tenant, b_agent, b_session, b_team, b_tenant) -> BOOLEAN: do two memories of this scope have the same owner, so that one key names one fact?';
+
+-- 20_ranking
+COMMENT ON MACRO setting IS 'setting(name) -> DOUBLE: the value of a tunable in the settings table, e.g. setting(''archive_threshold'')';
+COMMENT ON MACRO half_life_days IS 'half_life_days(access_count, base_days) -> DOUBLE: max(base_days, 1) × (1 + log2(1 + access_count)); every review lengthens the half-life (SPEC L1)';
+COMMENT ON MACRO days_between IS 'days_between(t0, t1) -> DOUBLE: days from t0 to t1, never negative';
+COMMENT ON MACRO effective_importance IS 'effective_importance(importance, type, pinned, access_count, last_touch, now_ts, base_days) -> DOUBLE: importance × 0.5^(days since last_touch / half-life); user memories and pinned rows are exempt (SPEC L1)';
+COMMENT ON MACRO rrf IS 'rrf(rank, k := 60) -> DOUBLE: the reciprocal rank fusion term 1 / (k + rank); a NULL rank contributes 0 (SPEC R3)';
+COMMENT ON MACRO vector_arm_weight IS 'vector_arm_weight(entropy, low, high) -> DOUBLE: weight of the vector arm, from low (specific, low-entropy queries) to high (broad ones); the BM25 arm weighs 1 (SPEC R7)';
+COMMENT ON MACRO query_entropy IS 'query_entropy(spec, stop_share, length_share, code_share) -> DOUBLE in [0, 1]: how broad a query is (1 broad, 0 specific), from how rare its indexed terms are (spec, from bm25_scores) and its share of stop words, length and code-like tokens (measured in Python, echo_duck.text.query_shape); steers vector_arm_weight';
+COMMENT ON MACRO TABLE ranking_settings IS 'ranking_settings() -> one row with every ranking tunable of the settings table as a column (rrf_k, keyword_pool, vector_pool, …)';
+
+-- 30_bm25 (stem() comes from the fts extension: load it before calling these)
+COMMENT ON MACRO bm25_tokens IS 'bm25_tokens(text) -> VARCHAR[]: fts''s tokenizer for pre-segmented text (lower-cased, accents stripped, split on spaces)';
+COMMENT ON MACRO TABLE bm25_doc_terms IS 'bm25_doc_terms(text) -> (term, tf): the stemmed terms of a segmented text with their counts, stop words dropped; what bm25_postings holds for a memory. Needs fts (stem)';
+COMMENT ON MACRO TABLE bm25_scores IS 'bm25_scores(q) -> (memory_id, score, rarest_df_ratio, query_idf, …) for every indexed memory matching a term of the segmented query q; scores equal fts match_bm25 (k1 1.2, b 0.75, porter). Needs fts (stem)';
+COMMENT ON MACRO TABLE bm25_search IS 'bm25_search(q, n) -> the n best (memory_id, score) by BM25 for the segmented query q, ties by id. Needs fts (stem). Example: SELECT m.content, s.score FROM bm25_search(''pnpm'', 5) s JOIN memories m ON m.id = s.memory_id';
+COMMENT ON MACRO TABLE bm25_token_df IS 'bm25_token_df(q) -> (token, df, n_docs) for each distinct token of the segmented query q: how common each word is (feeds the query entropy). Needs fts (stem)';
+
+-- 40_recall
+COMMENT ON MACRO TABLE exact_vector_candidates IS 'exact_vector_candidates(qvec, model, n, caller…, filters…) -> (memory_id, similarity): the n nearest visible rows of embedding model `model` that pass the filters, by exact inner product (the cosine: vectors are unit length)';
+COMMENT ON MACRO TABLE recall_fused IS 'The body of hybrid recall given the vector candidates: BM25 arm, quality-weighted RRF fusion, gate, decay, feedback and archived weights; what the agent runs (see recall_hits for the analysts'' entry point)';
+COMMENT ON MACRO TABLE recall_hits IS 'recall_hits(query, vec_ids, vec_sims, qvec, model, caller_agent, caller_session, k, entropy, types, tiers, tags, entities, since, until, session, include_superseded, now) -> the top k memories with every memories column plus the explain columns (bm25_rank, vec_rank, similarity, rrf_score, gate, decay_factor, score): the same ranking the agent gets. Needs fts (stem)';
+
+-- 50_snapshot
+COMMENT ON MACRO TABLE snapshot_candidates IS 'snapshot_candidates(caller_agent, caller_session, min_confidence) -> live, non-archived, visible memories for the prompt snapshot, in order: pinned, then user, then by confidence and recency; section = user | rules | environment';
+
+-- 60_kb
+COMMENT ON MACRO TABLE kb_bm25_scores IS 'kb_bm25_scores(q) -> (chunk_id, score, rarest_df_ratio, query_idf): bm25_scores over the knowledge base. Needs fts (stem)';
+COMMENT ON MACRO TABLE kb_bm25_token_df IS 'kb_bm25_token_df(q) -> (token, df, n_docs): bm25_token_df over the knowledge base. Needs fts (stem)';
+COMMENT ON MACRO TABLE kb_search_hits IS 'kb_search_hits(query, vec_ids, vec_sims, qvec, model, k, entropy, sources, tags) -> the top k knowledge-base chunks (never memories) with their document''s source, path, title and the explain columns; same fusion as recall_hits. Needs fts (stem)';
+
+-- 10_memory_views and 20_audit (the table macros behind the views)
+COMMENT ON MACRO utc_now IS 'utc_now() -> TIMESTAMP: the current time as naive UTC, the store''s convention (now()::TIMESTAMP would be local time)';
+COMMENT ON MACRO TABLE memory_decay_at IS 'memory_decay_at(ts) -> memory_decay as of ts: every live memory''s days since access, half-life, effective importance and whether it is below archive_threshold. Example: SELECT key, effective_importance FROM memory_decay_at(TIMESTAMP ''2026-03-01'')';
+COMMENT ON MACRO TABLE stale_vectors_now IS 'stale_vectors_now() -> what the stale_vectors view shows: memories without a vector from the store''s current embedding model';
+COMMENT ON MACRO TABLE each_recalled_memory IS 'each_recalled_memory() -> what the recall_hits_log view shows: recall_log unnested, one row per (recall, returned memory) with rank and score';
+COMMENT ON MACRO TABLE stale_recalls_all IS 'stale_recalls_all() -> what the stale_recalls view shows: recalls that returned a memory already superseded, forgotten, pending or flagged at the time';
+COMMENT ON MACRO TABLE leaked_recalls_all IS 'leaked_recalls_all() -> what the leaked_recalls view shows: recalls that returned a memory outside the caller''s visibility at that time (judged by the memberships valid then)';
+
+-- ============================================================================================
+-- Bookkeeping tables created by echo_duck/schema.py (not by a migration)
+-- ============================================================================================
+COMMENT ON TABLE schema_version IS 'Which numbered migrations (sql/migrations) ran on this file, with their checksums; a version above what the code knows means the file is from a newer echo_duck';
+COMMENT ON COLUMN schema_version.version IS 'migration number (0001_core.sql is 1)';
+COMMENT ON COLUMN schema_version.name IS 'migration file name without number and extension';
+COMMENT ON COLUMN schema_version.checksum IS 'sha256 of the migration file as applied';
+COMMENT ON COLUMN schema_version.applied_at IS 'when it ran (local time of the process)';
+COMMENT ON TABLE schema_objects IS 'Checksums of the installed macro and view files (sql/macros, sql/views); they are reinstalled when the files change';
+COMMENT ON COLUMN schema_objects.checksum IS 'sha256 over every macro and view file, in load order';
+COMMENT ON COLUMN schema_objects.applied_at IS 'when they were installed (local time of the process)';
+
+-- ============================================================================================
+-- Table columns the migrations leave undocumented
+-- ============================================================================================
+
+-- memories
+COMMENT ON COLUMN memories.content IS 'the fact itself, as written (scanned before it was stored)';
+COMMENT ON COLUMN memories.tags IS 'labels for filtering; the tag global makes a session-scoped memory visible in every session of its owner';
+COMMENT ON COLUMN memories.entities IS 'names of people, projects, tools the memory is about (recall filter entities=)';
+COMMENT ON COLUMN memories.team_id IS 'owning team for scope team (members: memberships)';
+COMMENT ON COLUMN memories.tenant_id IS 'owning tenant for scope tenant (members: memberships)';
+COMMENT ON COLUMN memories.source_session IS 'session the memory was learned in (sessions.id); scope session limits visibility to it';
+COMMENT ON COLUMN memories.created_at IS 'when this version was written (naive UTC)';
+COMMENT ON COLUMN memories.updated_at IS 'last change of this row: status, tier, counters (naive UTC)';
+COMMENT ON COLUMN memories.observed_at IS 'when the fact was observed, if known (e.g. the message time); recall''s since/until filter on coalesce(observed_at, created_at)';
+COMMENT ON COLUMN memories.access_count IS 'how often recall returned it (a review; reinforcement lengthens the half-life)';
+COMMENT ON COLUMN memories.last_accessed IS 'last time recall returned it; decay counts from coalesce(last_accessed, created_at)';
+COMMENT ON COLUMN memories.helpful_count IS 'outcome feedback: times marked helpful (memory_feedback)';
+COMMENT ON COLUMN memories.unhelpful_count IS 'outcome feedback: times marked unhelpful; each net unhelpful mark lowers its score';
+COMMENT ON COLUMN memories.episode_id IS 'the episode this memory was consolidated from, if any (episodes.id)';
+COMMENT ON COLUMN memories.version IS 'version number within its key: 1, 2, … (history follows supersedes / superseded_by)';
+COMMENT ON COLUMN memories.pinned IS 'pinned memories never decay and come first in prompt snapshots';
+COMMENT ON COLUMN memories.sensitivity IS 'normal | personal | sensitive';
+
+-- memory_vectors
+COMMENT ON COLUMN memory_vectors.memory_id IS 'the memory (memories.id)';
+COMMENT ON COLUMN memory_vectors.model_id IS 'embedding model that made the vector; another model than store_info.embedding_model means stale (see stale_vectors)';
+COMMENT ON COLUMN memory_vectors.dim IS 'number of dimensions';
+COMMENT ON COLUMN memory_vectors.vector IS 'unit-length embedding of the memory in its conversational context';
+COMMENT ON COLUMN memory_vectors.embedded_at IS 'when it was embedded (naive UTC)';
+
+-- sessions, messages, episodes
+COMMENT ON COLUMN sessions.id IS 'session id (resumable by id or unique suffix)';
+COMMENT ON COLUMN sessions.agent_id IS 'agent whose conversation it is';
+COMMENT ON COLUMN sessions.title IS 'optional title, given with the first message';
+COMMENT ON COLUMN sessions.started_at IS 'time of the first message (naive UTC)';
+COMMENT ON COLUMN sessions.last_message_at IS 'time of the latest message (naive UTC)';
+COMMENT ON COLUMN sessions.ended_at IS 'when end_session() closed it; NULL while open';
+COMMENT ON COLUMN sessions.consolidated_at IS 'when its messages were last consolidated into an episode and facts; NULL if never';
+COMMENT ON COLUMN messages.id IS 'message id (source_refs name it as message:<id>)';
+COMMENT ON COLUMN messages.session_id IS 'the session (sessions.id)';
+COMMENT ON COLUMN messages.seq IS 'position in the session, from 1';
+COMMENT ON COLUMN messages.role IS 'user | assistant | system | tool';
+COMMENT ON COLUMN messages.content IS 'the message text';
+COMMENT ON COLUMN messages.created_at IS 'when it was added (naive UTC)';
+COMMENT ON COLUMN episodes.id IS 'episode id (source_refs name it as episode:<id>)';
+COMMENT ON COLUMN episodes.agent_id IS 'agent whose session it summarises';
+COMMENT ON COLUMN episodes.session_id IS 'the session (sessions.id)';
+COMMENT ON COLUMN episodes.session_key IS 'key of the session chunk it covers';
+COMMENT ON COLUMN episodes.summary IS 'extractive summary of the messages (at most 500 characters)';
+COMMENT ON COLUMN episodes.first_seq IS 'first message seq covered';
+COMMENT ON COLUMN episodes.last_seq IS 'last message seq covered';
+COMMENT ON COLUMN episodes.entities IS 'entities mentioned in the messages';
+COMMENT ON COLUMN episodes.importance IS '0..1, how much the episode matters';
+COMMENT ON COLUMN episodes.started_at IS 'time of its first message';
+COMMENT ON COLUMN episodes.ended_at IS 'time of its last message';
+COMMENT ON COLUMN episodes.created_at IS 'when consolidation wrote it';
+COMMENT ON COLUMN episodes.status IS 'active | flagged (derived from deleted content) | forgotten';
+
+-- contradictions
+COMMENT ON COLUMN contradictions.id IS 'contradiction id (resolve(id, winner))';
+COMMENT ON COLUMN contradictions.memory_a IS 'one side (memories.id)';
+COMMENT ON COLUMN contradictions.memory_b IS 'the other side (memories.id)';
+COMMENT ON COLUMN contradictions.description IS 'what conflicts, in the verifier''s words';
+COMMENT ON COLUMN contradictions.confidence IS '0..1, how sure the verifier was';
+COMMENT ON COLUMN contradictions.detected_by IS 'which verifier found it (heuristic, llm, provenance_guard, …)';
+COMMENT ON COLUMN contradictions.detected_at IS 'when it was found (naive UTC)';
+COMMENT ON COLUMN contradictions.status IS 'pending (returned by recall with conflicts_with, waits for the user) | resolved';
+COMMENT ON COLUMN contradictions.resolution IS 'higher_provenance | newer | user | dismissed (not a contradiction)';
+COMMENT ON COLUMN contradictions.winner IS 'the memory that stays true; the loser is superseded and archived';
+COMMENT ON COLUMN contradictions.resolved_at IS 'when it was resolved';
+
+-- memory_events, blocked_writes
+COMMENT ON COLUMN memory_events.event_id IS 'increasing event number: the order of changes';
+COMMENT ON COLUMN memory_events.occurred_at IS 'when (naive UTC)';
+COMMENT ON COLUMN memory_events.actor IS 'who: agent id, cli, consolidation, tool, …';
+COMMENT ON COLUMN memory_events.action IS 'create | supersede | forget | restore | archive (decayed) | export (to Parquet) | purge | gc | …';
+COMMENT ON COLUMN memory_events.memory_id IS 'the memory changed (NULL for store-wide jobs such as gc)';
+COMMENT ON COLUMN memory_events.reason IS 'why, as given by the caller or the job';
+COMMENT ON COLUMN memory_events.before IS 'the row (or the changed fields) before, as JSON; blanked by a privacy purge';
+COMMENT ON COLUMN memory_events.after IS 'the row (or the changed fields) after, as JSON; blanked by a privacy purge';
+COMMENT ON COLUMN blocked_writes.id IS 'increasing id';
+COMMENT ON COLUMN blocked_writes.occurred_at IS 'when the write was refused (naive UTC)';
+COMMENT ON COLUMN blocked_writes.actor IS 'who tried: agent id, cli, import, …';
+COMMENT ON COLUMN blocked_writes.agent_id IS 'agent the write was for';
+COMMENT ON COLUMN blocked_writes.path IS 'write path: api | cli | import | consolidation | tool';
+COMMENT ON COLUMN blocked_writes.field IS 'which field matched: content, key, tags, entities';
+COMMENT ON COLUMN blocked_writes.reason IS 'scanner reason: invisible_unicode, prompt_injection, exfiltration, secret, …';
+COMMENT ON COLUMN blocked_writes.detail IS 'what matched (secrets redacted)';
+COMMENT ON COLUMN blocked_writes.excerpt IS 'a short redacted excerpt of the refused text, never the full payload';
+
+-- memberships, settings, store_info
+COMMENT ON COLUMN memberships.agent_id IS 'the member agent';
+COMMENT ON COLUMN memberships.kind IS 'team | tenant';
+COMMENT ON COLUMN memberships.group_id IS 'team or tenant id (memories.team_id / tenant_id)';
+COMMENT ON COLUMN memberships.granted_at IS 'start of this membership period';
+COMMENT ON COLUMN memberships.revoked_at IS 'end of it; NULL while current. A revocation hides the group''s memories on the next query';
+COMMENT ON COLUMN settings.name IS 'tunable name, read with setting(name)';
+COMMENT ON COLUMN settings.value IS 'its value';
+COMMENT ON COLUMN settings.note IS 'what it controls';
+COMMENT ON COLUMN store_info.name IS 'embedding_model | keyword_index_signature';
+COMMENT ON COLUMN store_info.value IS 'its value';
+
+-- recall_log, memory_feedback
+COMMENT ON COLUMN recall_log.id IS 'recall id (memory_feedback.recall_id, recall_hits_log.recall_id)';
+COMMENT ON COLUMN recall_log.occurred_at IS 'when (naive UTC)';
+COMMENT ON COLUMN recall_log.agent_id IS 'agent that asked';
+COMMENT ON COLUMN recall_log.session_id IS 'its session at the time, if any';
+COMMENT ON COLUMN recall_log.query IS 'the query text as asked (blanked if a purged memory was among the results)';
+COMMENT ON COLUMN recall_log.k IS 'how many results were asked for';
+COMMENT ON COLUMN recall_log.model_id IS 'embedding model of the vector arm; NULL when recall ran on keywords only';
+COMMENT ON COLUMN recall_log.memory_ids IS 'memories returned, best first (recall_hits_log unnests them)';
+COMMENT ON COLUMN recall_log.scores IS 'their final scores, same order';
+COMMENT ON COLUMN recall_log.reinforced IS 'whether the hits were counted as reviews (access_count + 1)';
+COMMENT ON COLUMN recall_log.include_archived IS 'whether superseded versions were asked for';
+COMMENT ON COLUMN memory_feedback.id IS 'increasing id';
+COMMENT ON COLUMN memory_feedback.occurred_at IS 'when (naive UTC)';
+COMMENT ON COLUMN memory_feedback.agent_id IS 'agent that gave the feedback';
+COMMENT ON COLUMN memory_feedback.memory_id IS 'the memory judged';
+COMMENT ON COLUMN memory_feedback.recall_id IS 'the recall it came from (recall_log.id), if known';
+COMMENT ON COLUMN memory_feedback.helpful IS 'true: it helped; false: it did not';
+
+-- archive_exports, archive_export_rows, consolidation_jobs
+COMMENT ON COLUMN archive_exports.id IS 'export id (part of the Parquet file names)';
+COMMENT ON COLUMN archive_exports.created_at IS 'when the export started (naive UTC)';
+COMMENT ON COLUMN archive_exports.status IS 'staged (files written, rows live) | moved (files in the archive, rows live) | done (rows left the live tables) | abandoned; staged or moved after a crash is finished or undone on the next writable open';
+COMMENT ON COLUMN archive_exports.rows IS 'number of memories exported';
+COMMENT ON COLUMN archive_exports.files IS 'Parquet files written';
+COMMENT ON COLUMN archive_exports.finished_at IS 'when it reached done';
+COMMENT ON COLUMN archive_export_rows.export_id IS 'the export (archive_exports.id)';
+COMMENT ON COLUMN archive_export_rows.memory_id IS 'a memory it carried';
+COMMENT ON COLUMN consolidation_jobs.session_id IS 'session to consolidate: one job per session';
+COMMENT ON COLUMN consolidation_jobs.agent_id IS 'its agent';
+COMMENT ON COLUMN consolidation_jobs.status IS 'pending | running | done';
+COMMENT ON COLUMN consolidation_jobs.attempts IS 'tries so far (a failure is retried with backoff, never dropped)';
+COMMENT ON COLUMN consolidation_jobs.requested_at IS 'when it was queued';
+COMMENT ON COLUMN consolidation_jobs.next_attempt_at IS 'earliest time of the next try';
+COMMENT ON COLUMN consolidation_jobs.started_at IS 'when the current or last try started (a running job past its lease is taken again)';
+COMMENT ON COLUMN consolidation_jobs.finished_at IS 'when it finished';
+COMMENT ON COLUMN consolidation_jobs.last_error IS 'error of the last failed try';
+COMMENT ON COLUMN consolidation_jobs.result IS 'the consolidation report as JSON (facts stored, pending, rejected, …)';
+
+-- keyword index internals
+COMMENT ON COLUMN bm25_stopwords.sw IS 'a stop word (English or Chinese)';
+COMMENT ON COLUMN bm25_docs.doc IS 'doc number in bm25_postings';
+COMMENT ON COLUMN bm25_docs.memory_id IS 'the memory (memories.id)';
+COMMENT ON COLUMN bm25_docs.len IS 'length in terms, for BM25 length normalisation';
+COMMENT ON COLUMN bm25_postings.term IS 'hash(stem(token, ''porter''))';
+COMMENT ON COLUMN bm25_postings.doc IS 'doc number (bm25_docs.doc)';
+COMMENT ON COLUMN bm25_postings.memory_id IS 'the memory (memories.id)';
+COMMENT ON COLUMN bm25_postings.tf IS 'term frequency in the doc';
+COMMENT ON COLUMN bm25_postings.doc_len IS 'the doc''s length in terms';
+COMMENT ON COLUMN bm25_dead.doc IS 'doc number to skip until compaction';
+
+-- knowledge base
+COMMENT ON COLUMN kb_documents.id IS 'document id';
+COMMENT ON COLUMN kb_documents.title IS 'the highest-level markdown heading, else the file name (or source for a raw text)';
+COMMENT ON COLUMN kb_documents.tags IS 'tags given at ingest; kb search can require them';
+COMMENT ON COLUMN kb_documents.added_at IS 'first ingest (naive UTC)';
+COMMENT ON COLUMN kb_documents.updated_at IS 'last ingest that changed it';
+COMMENT ON COLUMN kb_chunks.id IS 'chunk id';
+COMMENT ON COLUMN kb_chunks.document_id IS 'its document (kb_documents.id)';
+COMMENT ON COLUMN kb_chunks.content IS 'the chunk text (invisible and bidi characters removed, then flagged)';
+COMMENT ON COLUMN kb_vectors.chunk_id IS 'the chunk (kb_chunks.id)';
+COMMENT ON COLUMN kb_vectors.model_id IS 'embedding model that made the vector (see kb_stale_vectors)';
+COMMENT ON COLUMN kb_vectors.dim IS 'number of dimensions';
+COMMENT ON COLUMN kb_vectors.vector IS 'unit-length embedding of heading trail + content';
+COMMENT ON COLUMN kb_vectors.embedded_at IS 'when it was embedded (naive UTC)';
+COMMENT ON COLUMN kb_bm25_docs.doc IS 'doc number in kb_bm25_postings';
+COMMENT ON COLUMN kb_bm25_docs.chunk_id IS 'the chunk (kb_chunks.id)';
+COMMENT ON COLUMN kb_bm25_docs.len IS 'length in terms';
+COMMENT ON COLUMN kb_bm25_postings.term IS 'hash(stem(token, ''porter''))';
+COMMENT ON COLUMN kb_bm25_postings.doc IS 'doc number (kb_bm25_docs.doc)';
+COMMENT ON COLUMN kb_bm25_postings.chunk_id IS 'the chunk (kb_chunks.id)';
+COMMENT ON COLUMN kb_bm25_postings.tf IS 'term frequency in the doc';
+COMMENT ON COLUMN kb_bm25_postings.doc_len IS 'the doc''s length in terms';
+COMMENT ON COLUMN kb_bm25_dead.doc IS 'doc number to skip until compaction';
+
+-- ============================================================================================
+-- View columns
+-- ============================================================================================
+
+-- memory_decay (and memory_decay_at(ts), same columns)
+COMMENT ON COLUMN memory_decay.id IS 'memory id';
+COMMENT ON COLUMN memory_decay.agent_id IS 'owner agent';
+COMMENT ON COLUMN memory_decay.type IS 'user | environment | procedure | self';
+COMMENT ON COLUMN memory_decay.tier IS 'episodic | semantic | archival';
+COMMENT ON COLUMN memory_decay.key IS 'semantic key';
+COMMENT ON COLUMN memory_decay.importance IS 'stored importance, 0..1';
+COMMENT ON COLUMN memory_decay.access_count IS 'reviews so far';
+COMMENT ON COLUMN memory_decay.pinned IS 'pinned rows never decay';
+COMMENT ON COLUMN memory_decay.last_touch IS 'coalesce(last_accessed, created_at): decay counts from here';
+COMMENT ON COLUMN memory_decay.days_since_access IS 'days from last_touch to now';
+COMMENT ON COLUMN memory_decay.half_life_days IS 'importance_decay_days × (1 + log2(1 + access_count))';
+COMMENT ON COLUMN memory_decay.exempt IS 'user memories and pinned rows do not decay';
+COMMENT ON COLUMN memory_decay.effective_importance IS 'importance × 0.5^(days_since_access / half_life_days), or importance when exempt';
+COMMENT ON COLUMN memory_decay.below_threshold IS 'not exempt and effective_importance < archive_threshold: the decay job archives it';
+
+-- stale_vectors
+COMMENT ON COLUMN stale_vectors.memory_id IS 'memory to re-embed';
+COMMENT ON COLUMN stale_vectors.vector_model IS 'model of its current vector; NULL when it has none';
+COMMENT ON COLUMN stale_vectors.current_model IS 'the store''s embedding model (store_info.embedding_model)';
+
+-- memory_counts, provenance_coverage
+COMMENT ON COLUMN memory_counts.tier IS 'episodic | semantic | archival';
+COMMENT ON COLUMN memory_counts.type IS 'user | environment | procedure | self';
+COMMENT ON COLUMN memory_counts.provenance IS '3 user_stated, 2 consolidated, 1 model_inferred, 0 legacy';
+COMMENT ON COLUMN memory_counts.scope IS 'private | session | team | tenant | public';
+COMMENT ON COLUMN memory_counts.status IS 'active | pending | superseded | forgotten | flagged';
+COMMENT ON COLUMN memory_counts.memories IS 'number of rows';
+COMMENT ON COLUMN provenance_coverage.type IS 'memory type';
+COMMENT ON COLUMN provenance_coverage.provenance IS '3 user_stated, 2 consolidated, 1 model_inferred, 0 legacy';
+COMMENT ON COLUMN provenance_coverage.memories IS 'live memories';
+COMMENT ON COLUMN provenance_coverage.with_source_refs IS 'of which with source_refs';
+COMMENT ON COLUMN provenance_coverage.with_any_source IS 'of which with source_refs or a source_session';
+COMMENT ON COLUMN provenance_coverage.coverage IS 'with_any_source / memories';
+
+-- open_contradictions
+COMMENT ON COLUMN open_contradictions.id IS 'contradiction id (resolve(id, winner))';
+COMMENT ON COLUMN open_contradictions.detected_at IS 'when it was found';
+COMMENT ON COLUMN open_contradictions.confidence IS 'verifier confidence';
+COMMENT ON COLUMN open_contradictions.description IS 'what conflicts';
+COMMENT ON COLUMN open_contradictions.detected_by IS 'which verifier found it';
+COMMENT ON COLUMN open_contradictions.memory_a IS 'one side';
+COMMENT ON COLUMN open_contradictions.content_a IS 'its content';
+COMMENT ON COLUMN open_contradictions.provenance_a IS 'its provenance (3 user_stated … 0 legacy)';
+COMMENT ON COLUMN open_contradictions.source_a IS 'its source session';
+COMMENT ON COLUMN open_contradictions.memory_b IS 'the other side';
+COMMENT ON COLUMN open_contradictions.content_b IS 'its content';
+COMMENT ON COLUMN open_contradictions.provenance_b IS 'its provenance (3 user_stated … 0 legacy)';
+COMMENT ON COLUMN open_contradictions.source_b IS 'its source session';
+
+-- recall_hits_log, stale_recalls, leaked_recalls (one row per returned memory)
+COMMENT ON COLUMN recall_hits_log.recall_id IS 'the recall (recall_log.id)';
+COMMENT ON COLUMN recall_hits_log.occurred_at IS 'when (naive UTC)';
+COMMENT ON COLUMN recall_hits_log.agent_id IS 'agent that asked';
+COMMENT ON COLUMN recall_hits_log.session_id IS 'its session, if any';
+COMMENT ON COLUMN recall_hits_log.query IS 'the query text';
+COMMENT ON COLUMN recall_hits_log.include_archived IS 'whether superseded versions were asked for';
+COMMENT ON COLUMN recall_hits_log.memory_id IS 'a memory it returned';
+COMMENT ON COLUMN recall_hits_log.score IS 'its final score';
+COMMENT ON COLUMN recall_hits_log.rank IS 'its position, from 1';
+COMMENT ON COLUMN stale_recalls.recall_id IS 'the recall (recall_log.id)';
+COMMENT ON COLUMN stale_recalls.occurred_at IS 'when';
+COMMENT ON COLUMN stale_recalls.agent_id IS 'agent that asked';
+COMMENT ON COLUMN stale_recalls.session_id IS 'its session, if any';
+COMMENT ON COLUMN stale_recalls.query IS 'the query text';
+COMMENT ON COLUMN stale_recalls.include_archived IS 'always false here';
+COMMENT ON COLUMN stale_recalls.memory_id IS 'the stale memory returned';
+COMMENT ON COLUMN stale_recalls.score IS 'its score';
+COMMENT ON COLUMN stale_recalls.rank IS 'its position';
+COMMENT ON COLUMN stale_recalls.status IS 'its status now (superseded, forgotten, pending, flagged)';
+COMMENT ON COLUMN stale_recalls.status_since IS 'when it got that status (updated_at), before the recall';
+COMMENT ON COLUMN leaked_recalls.recall_id IS 'the recall (recall_log.id)';
+COMMENT ON COLUMN leaked_recalls.occurred_at IS 'when';
+COMMENT ON COLUMN leaked_recalls.agent_id IS 'agent that asked';
+COMMENT ON COLUMN leaked_recalls.session_id IS 'its session, if any';
+COMMENT ON COLUMN leaked_recalls.query IS 'the query text';
+COMMENT ON COLUMN leaked_recalls.include_archived IS 'whether superseded versions were asked for';
+COMMENT ON COLUMN leaked_recalls.memory_id IS 'the memory it should not have seen';
+COMMENT ON COLUMN leaked_recalls.score IS 'its score';
+COMMENT ON COLUMN leaked_recalls.rank IS 'its position';
+COMMENT ON COLUMN leaked_recalls.scope IS 'the memory''s scope';
+COMMENT ON COLUMN leaked_recalls.owner_agent IS 'the memory''s owner agent';
+COMMENT ON COLUMN leaked_recalls.team_id IS 'the memory''s team';
+COMMENT ON COLUMN leaked_recalls.tenant_id IS 'the memory''s tenant';
+
+-- memory_utility, decay_histogram, blocked_writes_by_reason
+COMMENT ON COLUMN memory_utility.id IS 'memory id';
+COMMENT ON COLUMN memory_utility.type IS 'memory type';
+COMMENT ON COLUMN memory_utility.key IS 'semantic key';
+COMMENT ON COLUMN memory_utility.content IS 'the fact';
+COMMENT ON COLUMN memory_utility.helpful_count IS 'times marked helpful';
+COMMENT ON COLUMN memory_utility.unhelpful_count IS 'times marked unhelpful';
+COMMENT ON COLUMN memory_utility.net_helpful IS 'helpful_count - unhelpful_count';
+COMMENT ON COLUMN memory_utility.access_count IS 'times recalled';
+COMMENT ON COLUMN decay_histogram.bucket_from IS 'lower bound of the effective-importance bucket (0.0, 0.1, … 0.9)';
+COMMENT ON COLUMN decay_histogram.memories IS 'live memories in the bucket';
+COMMENT ON COLUMN decay_histogram.exempt IS 'of which exempt from decay (user, pinned)';
+COMMENT ON COLUMN blocked_writes_by_reason.reason IS 'scanner reason';
+COMMENT ON COLUMN blocked_writes_by_reason.path IS 'write path';
+COMMENT ON COLUMN blocked_writes_by_reason.attempts IS 'refused writes';
+COMMENT ON COLUMN blocked_writes_by_reason.last_seen IS 'latest one';
+
+-- memory_health (one row)
+COMMENT ON COLUMN memory_health.live_memories IS 'memories with status active';
+COMMENT ON COLUMN memory_health.archived IS 'of which in the archival tier';
+COMMENT ON COLUMN memory_health.superseded IS 'old versions kept for history';
+COMMENT ON COLUMN memory_health.provenance_coverage IS 'share of live memories with a recorded source';
+COMMENT ON COLUMN memory_health.open_contradictions IS 'contradictions waiting for a decision';
+COMMENT ON COLUMN memory_health.contradiction_rate IS 'contradictions ever recorded / live memories';
+COMMENT ON COLUMN memory_health.stale_recalls IS 'recalls that returned a superseded or forgotten memory: must be 0';
+COMMENT ON COLUMN memory_health.leaked_recalls IS 'recalls that returned a memory the caller could not see: must be 0';
+COMMENT ON COLUMN memory_health.helpful_share IS 'helpful marks / all outcome marks';
+COMMENT ON COLUMN memory_health.due_for_archive IS 'live memories below archive_threshold now (echo-duck decay archives them)';
+COMMENT ON COLUMN memory_health.blocked_writes IS 'refused writes in the quarantine';
+COMMENT ON COLUMN memory_health.stale_vectors IS 'memories to re-embed (echo-duck reembed)';
+COMMENT ON COLUMN memory_health.pending_jobs IS 'consolidation jobs not done (echo-duck consolidate --pending)';
+
+-- kb_overview, kb_stale_vectors
+COMMENT ON COLUMN kb_overview.id IS 'document id';
+COMMENT ON COLUMN kb_overview.source IS 'collection name';
+COMMENT ON COLUMN kb_overview.path IS 'file path; NULL for a raw text';
+COMMENT ON COLUMN kb_overview.title IS 'document title';
+COMMENT ON COLUMN kb_overview.tags IS 'document tags';
+COMMENT ON COLUMN kb_overview.size IS 'characters';
+COMMENT ON COLUMN kb_overview.content_hash IS 'sha256 of the text';
+COMMENT ON COLUMN kb_overview.added_at IS 'first ingest';
+COMMENT ON COLUMN kb_overview.updated_at IS 'last change';
+COMMENT ON COLUMN kb_overview.status IS 'always active here';
+COMMENT ON COLUMN kb_overview.chunks IS 'number of chunks';
+COMMENT ON COLUMN kb_overview.flagged_chunks IS 'of which flagged by the scanner';
+COMMENT ON COLUMN kb_stale_vectors.chunk_id IS 'chunk to re-embed';
+COMMENT ON COLUMN kb_stale_vectors.document_id IS 'its document';
+COMMENT ON COLUMN kb_stale_vectors.vector_model IS 'model of its current vector; NULL when it has none';
+COMMENT ON COLUMN kb_stale_vectors.current_model IS 'the store''s embedding model';

