@@ -1,68 +1,385 @@
-"""Speed of echo_duck itself: ingest, recall latency (query embedding excluded and included), file size.
+"""`echo-duck bench perf`: echo_duck side by side with LanceDB, sqlite-vec + FTS5 and a numpy floor.
 
-The side-by-side comparison with other stores builds on these measurements (same data, same vectors).
+Same machine, same run, same data (``synthetic.memories``, ~60% EN / 40% ZH), same vectors (the
+default model embeds every text once; the vectors are cached as .npy in the out dir, keyed by model
+id and size) and the same k = 10. Each (system, size) is measured in its own subprocess
+(``python -m echo_duck.bench.peers <system> <size> <out>``), so its peak RSS is its own; the harness
+that times every system is ``peers.measure``. echo_duck gets the precomputed vectors through
+``PrecomputedEmbedder``: the store still embeds on write, but its embedder looks the texts up.
+
+Cost of a run on 2 cores: --sizes 10k,100k takes a few minutes once the vectors are cached (the first
+run also embeds 112k texts, ~1.5 min at ~1,300 texts/s). 1M is allowed but slow: embedding 1M texts
+~13 min (once; a 2 GB cache file), echo_duck ingest ~15 min at ~1,200 rows/s (write scanner, versioning
+check and BM25 postings on every row), each peer ~3-5 min to ingest, sqlite-vec ~1.5 s per query
+(exact KNN over 1M rows) and ~3 GB RSS per child: plan for about an hour.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import json
 import os
-import resource
-import statistics
-import tempfile
+import shutil
+import subprocess
+import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Sequence
 
+import numpy as np
 
-from ..store import EchoDuck
+from ..errors import EchoDuckError, InvalidInput
 from . import synthetic
 
+K = 10
+N_QUERIES = 40
+BATCH = 2000  # rows per write call, for every system
+EXTRA_ROWS = 2000  # at most this many rows appended with the real model in the loop: "ingest with embedding"
+SYSTEMS = ("echo_duck", "lancedb", "sqlite", "numpy")
+REQUIRES = {"lancedb": ("lancedb",), "sqlite": ("sqlite_vec", "pysqlite3")}
+BENCH_INSTALL = 'pip install "echo-duck[bench]"'
 
-def percentiles(samples: list[float]) -> dict[str, float]:
-    ms = sorted(s * 1000 for s in samples)
-    pick = lambda p: ms[min(len(ms) - 1, int(round(p / 100 * (len(ms) - 1))))]  # noqa: E731
-    return {"p50_ms": round(statistics.median(ms), 2), "p95_ms": round(pick(95), 2), "p99_ms": round(pick(99), 2)}
+
+def parse_sizes(spec: str) -> list[int]:
+    """'10k,100k,1M' -> [10000, 100000, 1000000]."""
+    sizes = []
+    for part in (p.strip().lower() for p in str(spec).split(",") if p.strip()):
+        scale = {"k": 1_000, "m": 1_000_000}.get(part[-1], 1)
+        try:
+            value = int(float(part[:-1] if scale > 1 else part) * scale)
+        except ValueError:
+            raise InvalidInput(f"--sizes: {part!r} is not a size; write e.g. 10k,100k,1M") from None
+        if value < 100:
+            raise InvalidInput(f"--sizes: {part!r} is too small; use at least 100 rows")
+        sizes.append(value)
+    if not sizes:
+        raise InvalidInput("--sizes: give at least one size, e.g. 10k,100k")
+    return sorted(set(sizes))
 
 
-def measure(size: int, *, workdir: Path | None = None, repeats: int = 3, batch: int = 2000,
-            progress: Callable[[str], None] | None = None) -> dict:
-    """Build a store of ``size`` synthetic memories and time what an agent does with it."""
-    workdir = Path(workdir or tempfile.mkdtemp(prefix="echo_duck_bench_"))
-    path = workdir / f"perf_{size}.duckdb"
-    for leftover in (path, Path(f"{path}.wal")):
-        leftover.unlink(missing_ok=True)
-    records = synthetic.memories(size)
-    queries = synthetic.queries(40)
-    report: dict = {"size": size}
-    with EchoDuck(path, agent_id="bench") as mem:
+def extra_rows(size: int) -> int:
+    """Rows appended with the model in the loop: a tenth of the store, 100 to EXTRA_ROWS."""
+    return min(EXTRA_ROWS, max(100, size // 10))
+
+
+def parse_systems(spec: str | Sequence[str]) -> list[str]:
+    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
+    unknown = [s for s in names if s not in SYSTEMS]
+    if unknown or not names:
+        raise InvalidInput(f"--systems: unknown {unknown or names}; choose from {', '.join(SYSTEMS)}")
+    return [s for s in SYSTEMS if s in names]
+
+
+def percentiles(samples: Sequence[float]) -> dict[str, float]:
+    """p50/p95/p99 in ms (nearest rank; p50 is the median)."""
+    ms = np.sort(np.asarray(samples, dtype=np.float64) * 1000)
+    if len(ms) == 0:
+        return {"p50_ms": None, "p95_ms": None, "p99_ms": None, "n": 0}
+    pick = lambda p: float(ms[min(len(ms) - 1, int(round(p / 100 * (len(ms) - 1))))])  # noqa: E731
+    return {"p50_ms": round(float(np.median(ms)), 3), "p95_ms": round(pick(95), 3), "p99_ms": round(pick(99), 3), "n": len(ms)}
+
+
+# -- data: the same texts and vectors for every system -------------------------------------------
+
+@dataclass
+class Dataset:
+    size: int
+    model_id: str
+    records: list[dict]  # remember_many records; "content" is what every system stores
+    vectors: np.ndarray  # (size, dim) float32, row i = records[i]["content"]
+    queries: list[synthetic.Query]
+    query_vectors: np.ndarray
+    extra: list[dict]  # extra_rows(size) rows appended with the real model in the loop (no precomputed vector)
+
+    @property
+    def texts(self) -> list[str]:
+        return [r["content"] for r in self.records]
+
+
+def _cache_paths(out: Path, model_id: str, name: str) -> tuple[Path, Path]:
+    base = out / "embeddings" / f"{model_id}-{name}"
+    return base.with_suffix(".npy"), base.with_suffix(".json")
+
+
+def _digest(texts: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for t in texts:
+        h.update(t.encode("utf-8") + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _cached(out: Path, model_id: str, name: str, texts: Sequence[str]) -> np.ndarray | None:
+    npy, meta = _cache_paths(out, model_id, name)
+    if npy.exists() and meta.exists() and json.loads(meta.read_text()).get("texts_sha256") == _digest(texts):
+        return np.load(npy)
+    return None
+
+
+def _store(out: Path, model_id: str, name: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+    npy, meta = _cache_paths(out, model_id, name)
+    npy.parent.mkdir(parents=True, exist_ok=True)
+    np.save(npy, vectors.astype(np.float32, copy=False))
+    meta.write_text(json.dumps({"texts_sha256": _digest(texts), "rows": len(texts), "model_id": model_id}))
+
+
+def prepare(out: Path, sizes: Sequence[int], model: Any, progress: Callable[[str], None] | None = None) -> dict:
+    """Embed the memories of every size (and the queries) once; reruns find them in out/embeddings.
+
+    The generator is prefix-stable (memories(n) == memories(N)[:n]), so smaller sizes slice the
+    largest array. Returns {name: seconds spent embedding, 0 when cached}.
+    """
+    spent: dict[str, float] = {}
+    largest = max(sizes)
+    texts = [r["content"] for r in synthetic.memories(largest)]
+    vectors = _cached(out, model.model_id, str(largest), texts)
+    if vectors is None:
+        if progress:
+            progress(f"embedding {largest:,} memories with {model.model_id} (once; cached in {out / 'embeddings'})")
         started = time.perf_counter()
-        for i in range(0, size, batch):
-            mem.remember_many(records[i:i + batch])
-            if progress:
-                progress(f"ingested {min(i + batch, size)}/{size}")
-        report["ingest_rows_per_s"] = round(size / (time.perf_counter() - started))
-        started = time.perf_counter()
-        mem.indexer.keyword.compact()
-        report["compact_s"] = round(time.perf_counter() - started, 2)
-        vectors = mem.indexer.vectors
-        qvecs = vectors.embed([q.text for q in queries]) if vectors is not None else [None] * len(queries)
-        for q, v in zip(queries[:5], qvecs):  # warm-up: loads the in-process vector matrix
-            mem.recall(q.text, 10, reinforce=False, query_vector=v)
-        excluded, included, filtered = [], [], []
+        vectors = np.concatenate([model.embed(texts[i:i + 4096]) for i in range(0, largest, 4096)])
+        spent[str(largest)] = round(time.perf_counter() - started, 1)
+        _store(out, model.model_id, str(largest), texts, vectors)
+    for size in sizes:
+        if size != largest and _cached(out, model.model_id, str(size), texts[:size]) is None:
+            _store(out, model.model_id, str(size), texts[:size], vectors[:size])
+    qtexts = [q.text for q in synthetic.queries(N_QUERIES)]
+    if _cached(out, model.model_id, f"queries{N_QUERIES}", qtexts) is None:
+        _store(out, model.model_id, f"queries{N_QUERIES}", qtexts, model.embed(qtexts))
+    return spent
+
+
+def load_dataset(out: Path, size: int, model_id: str) -> Dataset:
+    """What a measuring subprocess reads: records regenerated from the seed, vectors from the cache."""
+    both = synthetic.memories(size + extra_rows(size))
+    records, extra = both[:size], both[size:]
+    queries = synthetic.queries(N_QUERIES)
+    vectors = _cached(out, model_id, str(size), [r["content"] for r in records])
+    qvectors = _cached(out, model_id, f"queries{N_QUERIES}", [q.text for q in queries])
+    if vectors is None or qvectors is None:
+        raise EchoDuckError(f"no cached embeddings for size {size} in {out / 'embeddings'}; run `echo-duck bench perf` first")
+    return Dataset(size, model_id, records, vectors, queries, qvectors, extra)
+
+
+# -- the orchestrator ----------------------------------------------------------------------------
+
+def missing_packages(system: str) -> list[str]:
+    return [m for m in REQUIRES.get(system, ()) if importlib.util.find_spec(m) is None]
+
+
+def run(sizes: Sequence[int], systems: Sequence[str] = SYSTEMS, *, repeats: int = 3, out: Path = Path("bench-perf"),
+        progress: Callable[[str], None] | None = None) -> dict:
+    """Measure every system at every size; write perf.json, perf.md and perf_latency.png into ``out``."""
+    from ..embed import MODEL_INSTALL_HINT, default_embedder
+    from . import report as report_mod
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    say = progress or (lambda _msg: None)
+    model = default_embedder()
+    if model is None:
+        raise EchoDuckError(f"bench perf needs the default embedding model; install it with: {MODEL_INSTALL_HINT}")
+    started = time.perf_counter()
+    if max(sizes) >= 1_000_000:
+        say("sizes of 1M and more take about an hour on 2 cores (see echo_duck/bench/perf.py)")
+    embedding_s = prepare(out, sizes, model, say)
+    results: dict[str, dict[str, Any]] = {}
+    for size in sizes:
+        row: dict[str, Any] = results.setdefault(str(size), {})
+        jobs = list(systems) + (["lifecycle"] if "echo_duck" in systems else [])
+        for system in jobs:
+            missing = missing_packages(system)
+            if missing:
+                row[system] = {"skipped": f"not installed: {', '.join(missing)}; fix: {BENCH_INSTALL}"}
+                say(f"{size:,} {system}: skipped ({', '.join(missing)} not installed)")
+                continue
+            say(f"{size:,} {system}: measuring")
+            row[system] = _child(system, size, out, repeats, model.model_id, quiet=progress is None)
+            if "error" in row[system]:
+                say(f"{size:,} {system}: FAILED: {row[system]['error'].splitlines()[-1]}")
+    result = {"meta": report_mod.meta(model.model_id, repeats, systems, sizes, embedding_s), "sizes": list(sizes),
+              "results": results}
+    result["ratios"] = report_mod.ratios(result)
+    result["meta"]["wall_s"] = round(time.perf_counter() - started, 1)
+    report_mod.write(result, out)
+    return result
+
+
+def _child(system: str, size: int, out: Path, repeats: int, model_id: str, *, quiet: bool) -> dict:
+    cmd = [sys.executable, "-m", "echo_duck.bench.peers", system, str(size), str(out), "--repeats", str(repeats),
+           "--model-id", model_id]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE if quiet else None, text=True, env=env)
+    workdir = out / "stores" / f"{system}_{size}"
+    shutil.rmtree(workdir, ignore_errors=True)  # sizes are recorded; 100k stores take ~0.2-0.5 GB each
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or "").strip().splitlines()[-5:] if quiet else []
+        return {"error": f"exit {proc.returncode}: " + (" | ".join(tail) or "see the output above")}
+    return json.loads(lines[-1])
+
+
+# -- echo_duck as a measured system (runs inside its subprocess) --------------------------------------
+
+class PrecomputedEmbedder:
+    """The default model's vectors for texts given to ``add``; anything else goes to the real model.
+
+    Same model_id and dim as the real model, so the store treats the vectors as its own; counting
+    hits and misses shows that the store got exactly the precomputed vectors.
+    """
+
+    def __init__(self, model: Any):
+        self.model = model
+        self.model_id, self.dim = model.model_id, model.dim
+        self._known: dict[str, np.ndarray] = {}
+        self.hits = self.misses = 0
+
+    def add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        self._known.update(zip(texts, vectors))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        missing = []
+        for i, text in enumerate(texts):
+            vector = self._known.get(text)
+            if vector is None:
+                missing.append(i)
+            else:
+                out[i] = vector
+        if missing:
+            out[missing] = self.model.embed([texts[i] for i in missing])
+        self.misses += len(missing)
+        self.hits += len(texts) - len(missing)
+        return out
+
+
+class EchoDuckSystem:
+    """echo_duck recall as an agent uses it: hybrid, reinforce=True; plus a type-filtered variant."""
+
+    name = "echo_duck"
+    FILTER_TYPES = ["user", "environment"]
+
+    def __init__(self, workdir: Path, model: Any):
+        from ..store import EchoDuck
+
+        self.path = workdir / "echo_duck.duckdb"
+        self.embedder = PrecomputedEmbedder(model)
+        self.mem = EchoDuck(self.path, agent_id="bench", embedder=self.embedder)
+
+    def ingest(self, records: Sequence[dict], vectors: np.ndarray | None) -> None:
+        if vectors is not None:
+            self.embedder.add([r["content"] for r in records], vectors)
+        self.mem.remember_many(records)  # embeds on write: precomputed vectors, else the real model
+
+    def build_index(self) -> None:
+        """Compact the BM25 postings and load the in-process vector matrix (the first recall would)."""
+        self.mem.indexer.keyword.compact()
+        vectors = self.mem.indexer.vectors
+        vectors.invalidate()
+        vectors.search(np.zeros(vectors.embedder.dim, dtype=np.float32), 1)
+
+    def variants(self) -> dict[str, Callable[[str, np.ndarray], list]]:
+        mem = self.mem
+        return {
+            "hybrid": lambda q, v: mem.recall(q, K, query_vector=v),
+            "filtered": lambda q, v: mem.recall(q, K, types=self.FILTER_TYPES, query_vector=v),
+        }
+
+    def disk_bytes(self) -> int:
+        return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}.wal")) if p.exists())
+
+    def extras(self, ds: Dataset, model: Any, repeats: int) -> dict:
+        return {"stages": breakdown(self.mem, ds, model, repeats),
+                "embedder_lookups": {"precomputed": self.embedder.hits, "real_model": self.embedder.misses}}
+
+    def close(self) -> None:
+        self.mem.close()
+
+
+# -- where echo_duck's recall time goes ----------------------------------------------------------------
+
+STAGES = (
+    ("segment query", "query_text"),
+    ("query entropy (segment + formula)", "query_entropy"),
+    ("embed query (default model)", "embed"),
+    ("setting lookup (SQL)", "run:setting_value"),
+    ("vector top-N (numpy, in-process)", "search"),
+    ("token df for entropy (SQL)", "run:query_token_df"),
+    ("recall macro (SQL)", "run:recall"),
+    ("fetch rows to Python", "fetch:recall"),
+    ("reinforce + log (1 transaction)", "log"),
+)
+
+
+def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
+    """Per-stage time of ``recall(q, k)`` with the query embedded inside (as without query_vector).
+
+    Wraps the calls recall.py makes (instance attributes shadow the methods; module functions are
+    swapped for the duration) and times each; "other Python" is what is left of the whole call.
+    Also times ``bm25_scores`` alone, the BM25 part of the macro.
+    """
+    from .. import recall as recall_mod
+    from .. import text as text_mod
+
+    vectors, db, recaller = mem.indexer.vectors, mem.db, mem.recaller
+    spent: dict[str, float] = {}
+
+    def timed(key: str, fn: Callable) -> Callable:
+        def wrapper(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[key] = spent.get(key, 0.0) + time.perf_counter() - started
+        return wrapper
+
+    def run(name, /, **params):
+        return timed(f"run:{name}", Db_run)(name, **params)
+
+    def dicts(name, /, **params):  # the named query's run is timed inside; the rest is fetching rows
+        run_before, started = spent.get(f"run:{name}", 0.0), time.perf_counter()
+        result = Db_dicts(name, **params)
+        fetch = time.perf_counter() - started - (spent.get(f"run:{name}", 0.0) - run_before)
+        spent[f"fetch:{name}"] = spent.get(f"fetch:{name}", 0.0) + fetch
+        return result
+
+    Db_run, Db_dicts = db.run, db.dicts
+    originals = (recall_mod.query_text, text_mod.query_entropy)
+    db.run, db.dicts = run, dicts
+    vectors.embed = timed("embed", model.embed)  # the real model: the query texts are not precomputed
+    vectors.search = timed("search", vectors.search)
+    recaller._log = timed("log", recaller._log)
+    recall_mod.query_text = timed("query_text", recall_mod.query_text)
+    text_mod.query_entropy = timed("query_entropy", text_mod.query_entropy)
+    per_stage: dict[str, list[float]] = {label: [] for label, _ in STAGES}
+    per_stage["other Python (validation, hits, dataclasses)"] = []
+    totals, bm25_alone = [], []
+    try:
         for _ in range(repeats):
-            for q, v in zip(queries, qvecs):
-                t = time.perf_counter()
-                mem.recall(q.text, 10, query_vector=v)
-                excluded.append(time.perf_counter() - t)
-                t = time.perf_counter()
-                mem.recall(q.text, 10, reinforce=False)
-                included.append(time.perf_counter() - t)
-                t = time.perf_counter()
-                mem.recall(q.text, 10, types=["environment", "user"], reinforce=False, query_vector=v)
-                filtered.append(time.perf_counter() - t)
-        report["recall_excluding_embedding"] = percentiles(excluded)
-        report["recall_including_embedding"] = percentiles(included)
-        report["recall_filtered_sql_exact"] = percentiles(filtered)
-    report["file_mb"] = round(os.path.getsize(path) / 1e6, 1)
-    report["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    return report
+            for q in ds.queries:
+                spent.clear()
+                started = time.perf_counter()
+                mem.recall(q.text, K)
+                total = time.perf_counter() - started
+                totals.append(total)
+                for label, key in STAGES:
+                    per_stage[label].append(spent.get(key, 0.0))
+                # reinforce/log queries run inside "log"; every other named query is a stage above
+                accounted = sum(spent.get(key, 0.0) for _, key in STAGES)
+                per_stage["other Python (validation, hits, dataclasses)"].append(max(total - accounted, 0.0))
+                started = time.perf_counter()
+                Db_run("bench_bm25_alone", q=originals[0](q.text)).fetchall()
+                bm25_alone.append(time.perf_counter() - started)
+    finally:
+        for attr in ("run", "dicts"):
+            vars(db).pop(attr, None)
+        for obj, attr in ((vectors, "embed"), (vectors, "search"), (recaller, "_log")):
+            vars(obj).pop(attr, None)
+        recall_mod.query_text, text_mod.query_entropy = originals
+    total_p50 = float(np.median(totals)) * 1000
+    rows = [{"stage": label, "p50_ms": round(float(np.median(v)) * 1000, 3), "mean_ms": round(float(np.mean(v)) * 1000, 3),
+             "share": round(float(np.mean(v)) / float(np.mean(totals)), 3)} for label, v in per_stage.items()]
+    return {"stages": rows, "whole_recall_p50_ms": round(total_p50, 3),
+            "whole_recall_mean_ms": round(float(np.mean(totals)) * 1000, 3),
+            "bm25_scores_alone_p50_ms": round(float(np.median(bm25_alone)) * 1000, 3)}

@@ -12,3 +12,7 @@ SELECT uuid(), 'bench',
        $now - to_days((hash(i) % 365)::INTEGER), $now - to_days((hash(i) % 365)::INTEGER),
        0.05 + (hash(i * 7) % 90) / 100.0, 0.8, (hash(i * 13) % 8)::INTEGER, NULL, 1, i % 50 = 0
 FROM range($n) t(i);
+
+-- The BM25 part of the recall macro on its own, for the per-stage breakdown of `bench perf`.
+-- name: bench_bm25_alone
+SELECT count(*) FROM bm25_scores($q);
