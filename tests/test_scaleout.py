@@ -1,0 +1,200 @@
+"""Scale-out (SPEC "Scale-out"): the Parquet archive is readable by another engine (Polars, lazily, with
+the partition filter pruning files), and a shared team memory on DuckLake with a local catalog file:
+published from a store, read by two processes at once, republished with updates and retractions.
+
+The tour store (echo_duck/tour_fixture.py) has two agents, a decay pass and an archive export, so
+its archive has one partition per agent."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import duckdb
+import polars as pl
+import pytest
+
+import echo_duck
+from echo_duck import DatabaseLocked, InvalidInput, MemoryNotFound
+from echo_duck.extensions import extension_path, quote_literal
+from echo_duck.scaleout import publish_to_ducklake, read_team_memories
+from echo_duck.tour_fixture import TEAM, build_tour_store
+
+
+@pytest.fixture(scope="module")
+def tour(tmp_path_factory):
+    return build_tour_store(tmp_path_factory.mktemp("tour") / "tour.duckdb", embedder="hash")
+
+
+def archived_rows(tour, agent_id: str) -> dict[str, dict]:
+    with echo_duck.open(tour.path, read_only=True, embedder=None) as mem:
+        rows = mem.sql("SELECT id::VARCHAR AS id, agent_id, key, version, status, content, year(created_at) AS year "
+                       "FROM memories_all WHERE storage = 'archive' AND agent_id = ?", [agent_id]).to_dicts()
+    return {r.pop("id"): r for r in rows}
+
+
+# -- the Parquet archive, from Polars ------------------------------------------------------------
+
+def test_polars_scans_the_archive_and_agrees_with_memories_all(tour):
+    lazy = pl.scan_parquet(tour.archive_dir / "**" / "*.parquet", hive_partitioning=True)
+    assert {"agent_id", "year"} <= set(lazy.collect_schema().names())
+    for agent in ("coder", "reviewer"):
+        frame = (lazy.filter(pl.col("agent_id") == agent)
+                 .select(pl.col("id").cast(pl.String), "agent_id", "key", "version", "status", "content", "year")
+                 .collect())
+        expected = archived_rows(tour, agent)
+        assert expected, f"the tour archive has rows for {agent}"
+        got = {r.pop("id"): r for r in frame.to_dicts()}
+        assert got == expected
+    # Superseded versions are in the archive too, and they are the only non-active rows there.
+    statuses = lazy.group_by("status").agg(pl.len()).collect()
+    assert set(statuses["status"]) == {"active", "superseded"}
+
+
+def test_the_agent_partition_filter_prunes_the_other_agents_files(tour, tmp_path):
+    """Pushdown proven by behaviour: the reviewer's files are made unreadable, and a scan filtered on
+    agent_id = 'coder' still works because it never opens them; an unfiltered scan fails."""
+    root = tmp_path / "archive"
+    shutil.copytree(tour.archive_dir, root)
+    broken = list((root / "agent_id=reviewer").rglob("*.parquet"))
+    assert broken
+    for f in broken:
+        f.write_bytes(b"not a parquet file")
+    lazy = pl.scan_parquet(root / "**" / "*.parquet", hive_partitioning=True)
+    coder = lazy.filter(pl.col("agent_id") == "coder").select(pl.col("id").cast(pl.String)).collect()
+    assert set(coder["id"]) == set(archived_rows(tour, "coder"))
+    with pytest.raises(Exception):
+        lazy.select(pl.col("id").cast(pl.String)).collect()
+
+
+# -- DuckLake ------------------------------------------------------------------------------------
+
+def test_the_ducklake_extension_loads_offline_from_its_wheel():
+    con = duckdb.connect()
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute(f"LOAD {quote_literal(str(extension_path('ducklake')))}")
+    loaded = {r[0] for r in con.execute("SELECT extension_name FROM duckdb_extensions() WHERE loaded").fetchall()}
+    assert {"ducklake", "parquet"} <= loaded
+
+
+# The readers are plain DuckDB processes (no echo_duck import): any DuckDB with the ducklake extension reads the lake.
+READER = textwrap.dedent("""
+    import json, sys, time
+    from pathlib import Path
+    import duckdb
+    extension, catalog, team, me, other = sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4]), Path(sys.argv[5])
+    con = duckdb.connect()
+    con.execute(f"LOAD '{extension}'")
+    con.execute(f"ATTACH 'ducklake:{catalog}' AS lake (READ_ONLY)")   # held until both readers are in
+    me.write_text("attached")
+    deadline = time.monotonic() + 60
+    while not other.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    rows = con.execute("SELECT id, content FROM lake.team_memories WHERE team_id = ? ORDER BY id", [team]).fetchall()
+    print(json.dumps({"both_attached": other.exists(), "rows": [list(r) for r in rows]}))
+""")
+
+
+def published_team_rows(tour) -> list[list[str]]:
+    with echo_duck.open(tour.path, agent_id="coder", read_only=True, embedder=None) as mem:
+        rows = mem.sql("SELECT id::VARCHAR AS id, content FROM memories WHERE scope = 'team' AND team_id = ? "
+                       "AND status = 'active' ORDER BY id", [TEAM]).rows()
+    return [list(r) for r in rows]
+
+
+def test_a_team_memory_published_to_ducklake_is_read_by_two_processes_at_once(tour, tmp_path):
+    catalog, data = tmp_path / "team.ducklake", tmp_path / "lake_data"
+    with echo_duck.open(tour.path, agent_id="coder", team_id=TEAM, now=tour.now, embedder="hash") as mem:
+        private = mem.sql("SELECT count(*) AS n FROM memories WHERE scope = 'private' AND status = 'active'")["n"][0]
+        report = publish_to_ducklake(mem, catalog, data)
+    expected = published_team_rows(tour)
+    assert report.published == len(expected) >= 3 and private > 0  # team memories only, not private ones
+    assert list(data.rglob("*.parquet"))  # the lake's data are Parquet files under DATA_PATH
+
+    procs = [subprocess.Popen([sys.executable, "-c", READER, str(extension_path("ducklake")), str(catalog), TEAM, str(tmp_path / f"r{i}"),
+                               str(tmp_path / f"r{1 - i}")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for i in (0, 1)]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        results.append(json.loads(out))
+    assert all(r["both_attached"] for r in results)  # they held the catalog at the same time
+    assert sorted(results[0]["rows"]) == sorted(results[1]["rows"]) == expected
+
+
+def test_republishing_replaces_updates_and_retractions_and_keeps_snapshots(tmp_path):
+    catalog, data = tmp_path / "team.ducklake", tmp_path / "lake_data"
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash") as mem:
+        mem.grant(team="web")
+        mem.remember("Deploys go out on Tuesdays", type="environment", key="deploy:day", scope="team", team_id="web")
+        old = mem.remember("The staging DB is PostgreSQL 14", type="environment", key="staging_db", scope="team", team_id="web")
+        mem.remember("I draft replies too long", type="self", key="habit")  # private: never published
+        first = publish_to_ducklake(mem, catalog, data)
+        mem.update("staging_db", "The staging DB is PostgreSQL 16", provenance="user_stated")
+        gone = mem.remember("A temporary fact", type="environment", scope="team", team_id="web")
+        assert publish_to_ducklake(mem, catalog, data).published == 3
+        mem.forget(gone.id, reason="not true after all")
+        last = publish_to_ducklake(mem, catalog, data)
+    assert (first.published, last.published) == (2, 2) and last.snapshot_id > first.snapshot_id
+    now = read_team_memories(catalog, "web")
+    assert sorted(now["content"]) == ["Deploys go out on Tuesdays", "The staging DB is PostgreSQL 16"]
+    assert set(now["author"]) == {"ana"} and set(now["team_id"]) == {"web"}
+    assert old.id not in set(now["id"])  # the new version replaced the old one
+    # DuckLake keeps every snapshot: the first publish is still readable by version (time travel).
+    con = duckdb.connect()
+    con.execute(f"LOAD {quote_literal(str(extension_path('ducklake')))}")
+    con.execute(f"ATTACH {quote_literal(f'ducklake:{catalog}')} AS lake (READ_ONLY)")
+    then = con.execute(f"SELECT content FROM lake.team_memories AT (VERSION => {first.snapshot_id}) ORDER BY content").fetchall()
+    assert [r[0] for r in then] == ["Deploys go out on Tuesdays", "The staging DB is PostgreSQL 14"]
+    assert read_team_memories(catalog, "other-team").height == 0
+
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    import duckdb
+    con = duckdb.connect()
+    con.execute(f"LOAD '{sys.argv[1]}'")
+    con.execute(f"ATTACH 'ducklake:{sys.argv[2]}' AS lake")   # a writer holding the catalog
+    Path(sys.argv[3]).write_text("holding")
+    time.sleep(30)
+""")
+
+
+def test_a_reader_is_told_when_a_publisher_holds_the_catalog(tmp_path):
+    catalog, data = tmp_path / "team.ducklake", tmp_path / "lake_data"
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash") as mem:
+        mem.grant(team="web")
+        mem.remember("Deploys go out on Tuesdays", type="environment", scope="team", team_id="web")
+        publish_to_ducklake(mem, catalog, data)
+    flag = tmp_path / "holding"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(extension_path("ducklake")), str(catalog), str(flag)])
+    try:
+        for _ in range(600):
+            if flag.exists() or holder.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert flag.exists()
+        with pytest.raises(DatabaseLocked, match="held by another process"):
+            read_team_memories(catalog, "web")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert read_team_memories(catalog, "web").height == 1  # free again once the publisher is gone
+
+
+def test_bad_input_is_refused(tmp_path):
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", embedder="hash") as mem:  # no team
+        with pytest.raises(InvalidInput, match="team_id"):
+            publish_to_ducklake(mem, tmp_path / "team.ducklake", tmp_path / "data")
+    assert not (tmp_path / "team.ducklake").exists()
+    with pytest.raises(MemoryNotFound):
+        read_team_memories(tmp_path / "missing.ducklake", "web")
+    with pytest.raises(InvalidInput):
+        read_team_memories(tmp_path / "missing.ducklake", "")
