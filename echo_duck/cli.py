@@ -12,7 +12,7 @@ import click
 
 from . import output
 from .cli_bench import bench
-from .cli_common import MEMORY_COLUMNS, common, emit, fail_cleanly, memory_rows, open_or_fail
+from .cli_common import MEMORY_COLUMNS, common, emit, fail_cleanly, memory_rows, open_or_fail, progress_bar
 from .cli_data import DATA_COMMANDS
 from .cli_doctor import DOCTOR_COMMANDS
 from .cli_kb import kb
@@ -190,14 +190,8 @@ def reembed(batch_size, limit, model, db, agent, lock_timeout, as_json):
     Example:  echo-duck reembed --model minilm
     """
     with open_or_fail(db, agent, lock_timeout, embedder=model) as mem:
-        if as_json or not sys.stdout.isatty():
-            report = mem.reembed(batch_size=batch_size, limit=limit)
-        else:
-            with click.progressbar(length=1, label="re-embedding") as bar:
-                def progress(done, total):
-                    bar.length = max(total, 1)
-                    bar.update(done - bar.pos)
-                report = mem.reembed(batch_size=batch_size, limit=limit, progress=progress)
+        with progress_bar("re-embedding", as_json) as progress:
+            report = mem.reembed(batch_size=batch_size, limit=limit, progress=progress)
     emit(report.__dict__, as_json, f"re-embedded {report.embedded} memories with {report.model_id} "
                                    f"in {report.batches} batches; {report.remaining} still stale")
 

@@ -66,3 +66,16 @@ MEMORY_COLUMNS = ("id", "type", "tier", "key", "content", "provenance", "status"
 
 def memory_rows(memories) -> list[dict[str, Any]]:
     return [dict(m.to_dict(), id=m.id[:8], provenance=m.provenance_name) for m in memories]
+
+
+@contextlib.contextmanager
+def progress_bar(label: str, quiet: bool) -> Iterator[Any]:
+    """A ``progress(done, total)`` callback drawing a bar on stderr; None when quiet or not a terminal."""
+    if quiet or not os.isatty(2):
+        yield None
+        return
+    with click.progressbar(length=1, label=label, file=click.get_text_stream("stderr")) as bar:
+        def progress(done: int, total: int) -> None:
+            bar.length = max(total, 1)
+            bar.update(done - bar.pos)
+        yield progress

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from . import output
-from .cli_common import common, emit, open_or_fail
+from .cli_common import common, emit, open_or_fail, progress_bar
 
 
 @click.group()
@@ -35,13 +35,7 @@ def add(paths, source, tags, db, agent, lock_timeout, as_json):
         reports = []
         for path in paths:
             target = sys.stdin.read() if path == "-" else Path(path)  # a path argument is always a path
-            if as_json or not sys.stdout.isatty():
-                reports.append(mem.kb_add(target, source=source, tags=tags))
-                continue
-            with click.progressbar(length=1, label=f"embedding {path}") as bar:
-                def progress(done, total):
-                    bar.length = max(total, 1)
-                    bar.update(done - bar.pos)
+            with progress_bar(f"embedding {path}", as_json) as progress:
                 reports.append(mem.kb_add(target, source=source, tags=tags, progress=progress))
     lines = [f"{r.source}: {r.documents_added} added, {r.documents_updated} updated, {r.documents_unchanged} unchanged, "
              f"{r.documents_removed} removed; {r.chunks_added} chunks in, {r.chunks_removed} out, {len(r.flagged)} flagged"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from . import output
-from .cli_common import common, emit, open_or_fail
+from .cli_common import common, emit, open_or_fail, progress_bar
 
 
 @click.command()
@@ -51,7 +51,8 @@ def archive_(older_than_days, no_compact, db, agent, lock_timeout, as_json):
     Example:  echo-duck archive --older-than-days 30
     """
     with open_or_fail(db, agent, lock_timeout, embedder="none") as mem:
-        report = mem.archive(older_than_days, compact=not no_compact)
+        with progress_bar("archiving", as_json) as progress:
+            report = mem.archive(older_than_days, compact=not no_compact, progress=progress)
         where = mem.archive_dir
     emit(report, as_json, f"exported {report.exported} memories to {where} "
                           f"({len(report.files)} files, {report.compacted_partitions} partitions compacted)")
@@ -100,7 +101,8 @@ def consolidate(all_, pending, session, db, agent, lock_timeout, as_json):
         if pending:
             reports = mem.run_jobs(limit=1000)
         else:
-            reports = mem.consolidate(session, all=all_)
+            with progress_bar("consolidating", as_json or not all_) as progress:
+                reports = mem.consolidate(session, all=all_, progress=progress)
     rows = [r.to_dict() if hasattr(r, "to_dict") else r for r in reports]
     emit(rows, as_json, output.table(rows, ("session_id", "facts_stored", "facts_pending", "facts_rejected",
                                             "contradictions", "skipped")) if rows else "nothing to consolidate")

@@ -7,7 +7,7 @@ lifecycle.py, archive.py, contradictions.py or consolidate.py.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 import polars as pl
 
@@ -34,20 +34,31 @@ class LifecycleVerbs:
         return lifecycle.restore(self.db, self.writer, self.caller, target, self.now(),
                                  validate.text(reason, "reason", max_chars=1000))
 
-    def archive(self, older_than_days: float | None = None, *, compact: bool = True) -> ArchiveReport:
-        """Move archived and superseded rows older than the retention period to Parquet (SPEC L2)."""
+    def archive(self, older_than_days: float | None = None, *, compact: bool = True,
+                progress: Callable[[int, int], None] | None = None) -> ArchiveReport:
+        """Move archived and superseded rows older than the retention period to Parquet (SPEC L2).
+
+        ``progress(done, total)`` is called after each stage (export + verify + delete, compaction).
+        """
         if self.archive_dir is None:
             raise InvalidInput("an in-memory store has no folder for a Parquet archive; open a file")
         if older_than_days is None:
             with self.db.reading():
                 older_than_days = self.db.scalar("setting_value", name="archive_retention_days")
-        if isinstance(older_than_days, bool) or not isinstance(older_than_days, (int, float)) or older_than_days < 0:
-            raise InvalidInput(f"older_than_days must be a number of days >= 0, got {older_than_days!r}")
+        # NaN, inf and ~2,000+ years would break the cutoff date arithmetic (ValueError/OverflowError)
+        if (isinstance(older_than_days, bool) or not isinstance(older_than_days, (int, float))
+                or not 0 <= older_than_days <= 700_000):
+            raise InvalidInput(f"older_than_days must be a number of days from 0 to 700,000, got {older_than_days!r}")
+        stages = 2 if compact else 1
         report = archive.export(self.db, self.caller, self.archive_dir, self.now(), float(older_than_days))
         if self.indexer.vectors is not None:
             self.indexer.vectors.invalidate()
+        if progress:
+            progress(1, stages)
         if compact:
             report = replace(report, compacted_partitions=archive.compact(self.db, self.archive_dir))
+            if progress:
+                progress(2, stages)
         return report
 
     def gc(self, retention_days: float | None = None, *, dry_run: bool = True) -> GcReport:
@@ -81,15 +92,24 @@ class LifecycleVerbs:
 
     # -- consolidation ----------------------------------------------------------------------------
 
-    def consolidate(self, session: str | None = None, *, all: bool = False) -> list[ConsolidationReport]:
-        """Consolidate one session now (or every unconsolidated one with ``all=True``), synchronously."""
+    def consolidate(self, session: str | None = None, *, all: bool = False,
+                    progress: Callable[[int, int], None] | None = None) -> list[ConsolidationReport]:
+        """Consolidate one session now (or every unconsolidated one with ``all=True``), synchronously.
+
+        ``progress(done, total)`` is called after each session.
+        """
         if all == (session is not None):
             raise InvalidInput("give a session id or all=True")
         if session is not None:
             return [self.consolidator.consolidate(session)]
         with self.db.reading():
             ids = [r[0] for r in self.db.run("unconsolidated_sessions", agent_id=self.caller.agent_id).fetchall()]
-        return [self.consolidator.consolidate(i) for i in ids]
+        reports = []
+        for i in ids:
+            reports.append(self.consolidator.consolidate(i))
+            if progress:
+                progress(len(reports), len(ids))
+        return reports
 
     def request_consolidation(self, session: str) -> None:
         """Queue a session's consolidation (a repeat request while one is pending is the same job)."""

@@ -91,7 +91,9 @@ def test_archive_writes_hive_partitioned_parquet_next_to_the_store(db_path, cloc
         clock.advance(days=91)
         live_before = live_ids(mem)
         exported = set(decayed) | {v1.id}
-        report = mem.archive()
+        stages = []
+        report = mem.archive(progress=lambda done, total: stages.append((done, total)))
+        assert stages == [(1, 2), (2, 2)]
         assert report.exported == len(exported)
         files = parquet_files(root)
         assert [str(f.relative_to(root)) for f in files] == sorted(report.files)

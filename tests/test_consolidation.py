@@ -153,7 +153,9 @@ def test_new_messages_reconsolidate_the_session(db_path, clock):
         first = mem.consolidate(SESSION)[0]
         clock.advance(minutes=1)
         add_conversation(mem, clock, messages=[("user", "Remember that the staging database is staging-db-2.")])
-        (second,) = mem.consolidate(all=True)
+        calls = []
+        (second,) = mem.consolidate(all=True, progress=lambda done, total: calls.append((done, total)))
+        assert calls == [(1, 1)]
         assert second.episode_id != first.episode_id and second.skipped is None
         episodes = mem.sql("SELECT id::VARCHAR AS id, status, last_seq FROM episodes ORDER BY created_at").to_dicts()
         assert [(e["status"], e["last_seq"]) for e in episodes] == [("forgotten", 1), ("active", 2)]
