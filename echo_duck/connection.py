@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import importlib.abc
 import importlib.util
+import os
 import re
 import sys
 import time
@@ -42,8 +43,11 @@ _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 
 def connect(path: str | Path, *, read_only: bool = False, lock_timeout: float = 0.0) -> duckdb.DuckDBPyConnection:
     """A connection with vss and fts loaded and the store attached as the default catalog."""
+    # DuckDB draws its own progress bar on stdout for long queries: a library must not (it would break
+    # the CLI's --json output); the CLI draws its own bars on stderr.
     con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
+        con.execute("SET enable_progress_bar = false")
         load_extensions(con)
         target = ":memory:" if str(path) == ":memory:" else str(Path(path).expanduser())
         if target != ":memory:":
@@ -75,6 +79,18 @@ def _attach_with_retry(con: duckdb.DuckDBPyConnection, target: str, read_only: b
                     f"{target} is in use by another process ({holder.group(1)}, PID {holder.group(2)}); "
                     "DuckDB allows one process per file while it writes: close that process, "
                     "or pass a longer lock timeout (--lock-timeout / lock_timeout=)"
+                ) from e
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
+        except duckdb.BinderException as e:
+            # Another handle of this same process has the file attached: DuckDB refuses at once, without
+            # a file lock. It is the same situation as a lock held by another process: wait, then refuse.
+            if "Unique file handle conflict" not in str(e):
+                raise _storage_error(target, e) from e
+            if time.monotonic() >= deadline:
+                raise DatabaseLocked(
+                    f"{target} is already open in this process (PID {os.getpid()}) by another echo_duck handle; "
+                    "share that handle between threads, close it first, or pass a lock timeout (lock_timeout=)"
                 ) from e
             time.sleep(delay)
             delay = min(delay * 2, 0.25)
