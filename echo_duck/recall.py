@@ -209,9 +209,13 @@ def _hit(row: dict, entropy: float, arm: str, explain: bool) -> Hit:
 
 
 def _checked(vector: Any, dim: int) -> np.ndarray:
-    vector = np.asarray(vector, dtype=np.float32)
+    message = f"query_vector must be {dim} finite floats from the store's embedding model"
+    try:
+        vector = np.asarray(vector, dtype=np.float32)
+    except (TypeError, ValueError):  # bytes, text, ragged lists: not numbers at all
+        raise validate.InvalidInput(message) from None
     if vector.shape != (dim,) or not np.all(np.isfinite(vector)):
-        raise validate.InvalidInput(f"query_vector must be {dim} finite floats from the store's embedding model")
+        raise validate.InvalidInput(message)
     return vector
 
 

@@ -160,9 +160,12 @@ _FILE_RE = re.compile(r"(?<![\w.])\.env(?:\.(?:local|prod|production|dev|develop
 # A sensitive file only matters when something reads or sends it: "cat .env" yes; "cp .env.example .env",
 # "source .env", "cat id.pub >> ~/.ssh/authorized_keys" (a write, not a read) no.
 _CMD_BEFORE = re.compile(r"(?:\b(?:cat|bat|xxd|hexdump|base64|get-content|scp|rsync|curl|wget|nc|ncat|netcat|socat|iwr|irm|tar|zip|7z|"
-                         r"invoke-webrequest|invoke-restmethod)|(?:^|[|;&`$(\"'])\s*(?:sudo\s+)?(?:more|less|head|tail|type|strings|od|gc))"
+                         r"invoke-webrequest|invoke-restmethod)|(?:^|[|;&`$(\"':,，：]|\b(?:that|fyi|btw|so|also|then|now|run|just|please)\b)\s*"
+                         r"(?:sudo\s+)?(?:more|less|head|tail|type|strings|od|gc))"
                          r"\b[^|;&>\n]{0,60}$")
-_SAY_BEFORE = re.compile(r"(?:^|[.!?;:,，。；：]\s*|\b(?:please|and|then|now|to|must|should|will|can|you|always|just|kindly)\s+)(?:send|"
+# A harmless lead-in ("Remember that …", "FYI …", "btw …") must not hide the order that follows it.
+_SAY_BEFORE = re.compile(r"(?:^|[.!?;:,，。；：]\s*|\b(?:please|and|then|now|to|must|should|will|can|you|always|just|kindly|that|"
+                         r"fyi|btw|so|also|ok|okay)\s+)(?:send|"
                          r"upload|email|e-mail|mail|exfiltrate|leak|transfer|forward|transmit|paste|dump|print|show|display|output|reveal|"
                          r"disclose|expose|attach|give|pipe)\b(?:\s+(?:me|us))?(?:\s+\S+){0,6}?\s*\S*$")
 _ZH_SEND = r"发送|发给|发到|上传|传到|传给|贴到|贴出|泄露|导出|转发|发邮件|邮件发|打印|输出|显示|展示|给我看|告诉我|分享给|同步到|回传|外发"

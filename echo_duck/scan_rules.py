@@ -118,7 +118,9 @@ _EN_MARKUP = _rx(
     r"\b(?:new|updated|real|actual|true|secret|hidden)\s+system\s+(?:prompt|instructions?|message)\s*[:=]|新的?系统提示词?\s*[:=]",
     r"\b(?:real|actual|true|secret|hidden)\s+(?:instructions|prompt|directives)\s*[:=]",
     r"<\|im_start\|>\s*system|<\|start_header_id\|>\s*system|<<sys>>",
-    r"(?:^|\n)\s*(?:#{1,3}\s*)?[\[<(]?(?:system|sys|admin|developer)[\])>]?\s*:\s*(?:you\s|ignore|disregard|forget|from now on|"
+    # at the start of a line, or after a lead-in ("Remember that SYSTEM: …", "FYI ### System: …", "记住：system: …")
+    r"(?:^|\n|[:：,，]|\b(?:that|fyi|btw|so|also|note|reminder|important|ps)\b)\s*(?:#{1,3}\s*)?[\[<(]?(?:system|sys|admin|developer)"
+    r"[\])>]?\s*:\s*(?:you\s|ignore|disregard|forget|from now on|"
     r"new\s|override)",
 )
 

@@ -155,7 +155,9 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
 
         Contradiction checks are off for bulk loads unless asked for (they cost a query per row)."""
         specs = []
-        for i, record in enumerate(records):
+        if isinstance(records, str):
+            raise InvalidInput("records must be a list of dicts, got str")
+        for i, record in enumerate(validate._iterable(records, "records")):
             if not isinstance(record, dict) or "content" not in record:
                 raise InvalidInput(f"record {i} must be a dict with at least 'content' and 'type'")
             record = dict(record)

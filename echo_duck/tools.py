@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from .errors import AmbiguousMatch, EchoDuckError, InvalidInput, RejectedWrite
 from .models import Memory
+from .scan import scan
 
 CONFIDENCE = 0.95  # seed 004: proactive writes by the agent are stored with confidence 0.95
 PROFILE_KEY = "profile:{section}"
@@ -155,6 +156,12 @@ def _procedure_write(mem, rule, provenance, key=None, context=None) -> dict[str,
 
 def _profile_update(mem, section, content, mode, provenance) -> dict[str, Any]:
     section = section.strip()
+    # Scan the lines as the agent sent them: the "- " bullets added below would hide rules anchored
+    # at the start of a line ("SYSTEM: …", "less ~/.bash_history") from the writer's own scan.
+    finding = scan(content, protected_paths=mem.writer.protected_paths)
+    if finding is not None:
+        mem.writer.quarantine(mem.caller, "content", finding.reason, finding.detail, finding.excerpt)
+        raise RejectedWrite(finding.reason, finding.detail, "content")
     key = PROFILE_KEY.format(section=section)
     current = mem.find(key=key, type="user", scope="private", limit=2)
     if len(current) > 1:
