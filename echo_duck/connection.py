@@ -47,7 +47,8 @@ def connect(path: str | Path, *, read_only: bool = False, lock_timeout: float = 
     # the CLI's --json output); the CLI draws its own bars on stderr.
     con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
-        con.execute("SET enable_progress_bar = false")
+        with contextlib.suppress(duckdb.InvalidInputException):  # in Jupyter without ipywidgets DuckDB refuses
+            con.execute("SET enable_progress_bar = false")      # the change (and draws no bar there anyway)
         load_extensions(con)
         target = ":memory:" if str(path) == ":memory:" else str(Path(path).expanduser())
         if target != ":memory:":
