@@ -77,7 +77,8 @@ def _lake(catalog_path: str | Path, data_path: str | Path | None) -> Db:
     if data_path is None and not catalog_file.is_file():
         raise MemoryNotFound(f"no DuckLake catalog at {catalog_file}; publish to it first")
     path = extension_path("ducklake")
-    con = duckdb.connect(":memory:")
+    # Offline like every echo_duck connection: nothing may be installed or autoloaded from the network.
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         with translate_errors(f"attaching the DuckLake catalog {catalog_file}"):
             # LOAD and ATTACH take no bound parameters: the paths are quoted literals.
