@@ -1,8 +1,9 @@
 """Hybrid recall (SPEC R1-R13): a frozen query description bound to the SQL recall macro.
 
-Python's part is small: segment the query, embed it, measure its entropy, hand the exact vector
-top-N to SQL when no filter narrows the rows, and record what came back. Fusion, gating, decay,
-scope and filters all happen in ``recall_hits`` (sql/macros/40_recall.sql).
+Python's part is small: segment the query, embed it, measure its entropy, compute both arms' candidates
+in process (BM25 over a copy of the postings; the exact vector top-N when no filter narrows the rows),
+and record what came back. Fusion, gating, decay, scope and filters all happen in ``recall_fused``
+(sql/macros/40_recall.sql); ``recall_hits`` is the same ranking with both arms computed in SQL.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from . import text, validate
 from .db import Db
 from .indexing import Indexer
 from .keyword import query_text
+from .keyword_search import NO_MATCH
 from .models import PERSISTED_TIERS, TYPES, Memory
 from .rerank import Reranker, RerankSettings, rerank
 from .writes import Caller
@@ -133,10 +135,13 @@ class Recaller:
 
     def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
                query_vector: np.ndarray | None = None, kb: Any = None) -> list[Hit]:
-        q_tokens = query_text(query.text) if "keyword" in query.arms else ""
         vectors = self.indexer.vectors if "vector" in query.arms else None
         with self.db.reading():
-            teams, tenants = self.db.run("caller_groups", caller_agent=caller.agent_id).fetchone()
+            teams, tenants, keyword_pool, vector_pool = self.db.run("recall_context", caller_agent=caller.agent_id).fetchone()
+            keyword = NO_MATCH
+            if "keyword" in query.arms:  # filters apply in SQL, so a filtered recall takes every match
+                top = None if query.filtered else 10 * keyword_pool
+                keyword = self.indexer.keyword_search.search(query_text(query.text), top)
         who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
                    p_caller_tenants=tenants)
         filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
@@ -151,7 +156,7 @@ class Recaller:
         else:
             qvec = vectors.embed([query.text])[0] if query_vector is None else _checked(query_vector, vectors.embedder.dim)
             with self.db.reading():
-                pool = int(self.db.scalar("setting_value", name="vector_pool")) * OVERFETCH
+                pool = vector_pool * OVERFETCH
                 if query.filtered:  # the in-process top-N could miss filtered rows: exact in SQL over them
                     vec_ids, vec_sims = self.db.run("exact_vector_candidates", p_qvec=_vector_literal(qvec),
                                                     p_model=vectors.model_id, p_n=pool, **who, **filters).fetchone()
@@ -163,7 +168,9 @@ class Recaller:
         shape = text.query_shape(query.text)  # the macro adds how rare the terms are (query_entropy)
         with self.db.reading():
             fetch = max(query.k, self.rerank_settings.top_k) if self.reranker is not None else query.k
-            rows = self.db.dicts("recall", p_query=q_tokens, p_vec_ids=vec_ids, p_vec_sims=vec_sims, **who,
+            rows = self.db.dicts("recall", p_kw_ids=keyword.ids, p_kw_scores=keyword.scores, p_kw_rarest=keyword.rarest,
+                                 p_kw_idf=keyword.query_idf, p_kw_spec=keyword.query_spec,
+                                 p_vec_ids=vec_ids, p_vec_sims=vec_sims, **who,
                                  p_k=fetch, p_entropy=1.0 if shape is None else None,
                                  p_shape=None if shape is None else _vector_literal(shape), **filters,
                                  p_now=self.clock())

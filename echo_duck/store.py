@@ -342,8 +342,10 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                     raise InvalidInput("this store was opened read_only; sql(write=True) is not possible")
                 result = self.db.con.execute(query, params) if params is not None else self.db.con.execute(query)
                 frame = result.pl() if result.description else pl.DataFrame()
+        if write:
+            self.indexer.keyword_search.invalidate()  # the statement may have changed what the caches copy
         if write and self.indexer.vectors is not None:
-            self.indexer.vectors.invalidate()  # the statement may have changed vectors behind the cache
+            self.indexer.vectors.invalidate()
         if write and getattr(self, "_kb", None) is not None:
             self._kb.invalidate()
         return frame

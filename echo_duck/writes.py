@@ -17,7 +17,7 @@ import pyarrow as pa
 from . import bulk, validate
 from .db import Db, uuid_list
 from .errors import AmbiguousMatch, InvalidInput, MemoryNotFound, PermissionDenied, ProvenanceConflict, RejectedWrite
-from .indexing import Indexer, NewRow
+from .indexing import EMBED_AHEAD_MIN_ROWS, EmbeddedAhead, Indexer, NewRow
 from .models import PROVENANCE_NAMES, SCOPES, SENSITIVITIES, TYPES, Memory
 from .scan import redact, scan
 
@@ -126,9 +126,14 @@ class Writer:
     def remember_many(self, caller: Caller, specs: Iterable[NewMemory], *, on_lower_provenance: str = "raise") -> list[Memory]:
         """All or nothing: one transaction; one refused item refuses the batch."""
         specs = list(specs)
-        for spec in specs:
-            self.check(caller, spec)
-        with self._indexed_transaction("remember"):
+        with self.indexer.embedding_ahead(self._provisional_rows(caller, specs)) as ahead:
+            for spec in specs:
+                self.check(caller, spec)
+            return self._remember_checked(caller, specs, on_lower_provenance, ahead)
+
+    def _remember_checked(self, caller: Caller, specs: list[NewMemory], on_lower_provenance: str,
+                          ahead: EmbeddedAhead | None) -> list[Memory]:
+        with self._indexed_transaction("remember", ahead):
             ids: list[Any] = [uuid.uuid4() for _ in specs]
             if len(specs) > 1:  # set-based for rows needing no versioning decision
                 stage = bulk.stage_table(caller.agent_id, specs, ids, self._now())
@@ -209,10 +214,18 @@ class Writer:
             self.db.run("log_blocked_write", now=self.clock(), actor=caller.who, agent_id=caller.agent_id,
                         path=caller.path, field=field, reason=reason, detail=redact(detail), excerpt=excerpt)
 
+    def _provisional_rows(self, caller: Caller, specs: list[NewMemory]) -> list[NewRow]:
+        """The rows these specs will become, as far as is known before the transaction (for embedding ahead)."""
+        if len(specs) < EMBED_AHEAD_MIN_ROWS:
+            return []
+        now = self.clock()
+        unborn = uuid.UUID(int=0)  # matches no stored memory
+        return [NewRow(unborn, caller.agent_id, s.source_session, s.observed_at or now, now, s.content) for s in specs]
+
     # -- inside a transaction ----------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _indexed_transaction(self, what: str) -> Iterator[None]:
+    def _indexed_transaction(self, what: str, ahead: EmbeddedAhead | None = None) -> Iterator[None]:
         """A write transaction whose new rows are indexed (postings, vectors) before it commits."""
         with self.db.transaction(what):
             self._staged, self._tick_offset = [], 0
@@ -220,7 +233,7 @@ class Writer:
             self._base = now if self._last is None or now > self._last else self._last + timedelta(microseconds=1)
             try:
                 yield
-                self.indexer.index(self._staged)
+                self.indexer.index(self._staged, ahead)
                 self._last = self._now()
             finally:
                 self._staged, self._tick_offset, self._base = [], 0, None

@@ -303,7 +303,8 @@ STAGES = (
     ("segment query", "query_text"),
     ("query entropy (segment + formula)", "query_entropy"),
     ("embed query (default model)", "embed"),
-    ("setting lookup (SQL)", "run:setting_value"),
+    ("caller groups + settings (SQL)", "run:recall_context"),
+    ("keyword arm (BM25 in-process, with its state query)", "keyword_search"),
     ("vector top-N (numpy, in-process)", "search"),
     ("token df for entropy (SQL)", "run:query_token_df"),
     ("recall macro (SQL)", "run:recall"),
@@ -317,7 +318,7 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
 
     Wraps the calls recall.py makes (instance attributes shadow the methods; module functions are
     swapped for the duration) and times each; "other Python" is what is left of the whole call.
-    Also times ``bm25_scores`` alone, the BM25 part of the macro.
+    Also times ``bm25_scores`` alone: the SQL keyword arm that the agent's recall replaced.
     """
     from .. import recall as recall_mod
     from .. import text as text_mod
@@ -349,6 +350,8 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
     db.run, db.dicts = run, dicts
     vectors.embed = timed("embed", model.embed)  # the real model: the query texts are not precomputed
     vectors.search = timed("search", vectors.search)
+    searcher = mem.indexer.keyword_search
+    searcher.search = timed("keyword_search", searcher.search)
     recaller._log = timed("log", recaller._log)
     recall_mod.query_text = timed("query_text", recall_mod.query_text)
     text_mod.query_entropy = timed("query_entropy", text_mod.query_entropy)
@@ -374,7 +377,7 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
     finally:
         for attr in ("run", "dicts"):
             vars(db).pop(attr, None)
-        for obj, attr in ((vectors, "embed"), (vectors, "search"), (recaller, "_log")):
+        for obj, attr in ((vectors, "embed"), (vectors, "search"), (searcher, "search"), (recaller, "_log")):
             vars(obj).pop(attr, None)
         recall_mod.query_text, text_mod.query_entropy = originals
     total_p50 = float(np.median(totals)) * 1000

@@ -169,7 +169,7 @@ def _stages(result: dict) -> list[str]:
         cells = [f"{found[s]['stages'][i]['p50_ms']:.2f} ({found[s]['stages'][i]['share']:.0%})" for s in sizes]
         lines.append(f"| {stage['stage']} | " + " | ".join(cells) + " |")
     lines.append("| **whole recall** | " + " | ".join(f"**{found[s]['whole_recall_p50_ms']:.2f}**" for s in sizes) + " |")
-    lines.append("| (inside the macro: bm25_scores alone) | " + " | ".join(
+    lines.append("| (for comparison: the keyword arm in SQL, bm25_scores alone) | " + " | ".join(
         f"{found[s]['bm25_scores_alone_p50_ms']:.2f}" for s in sizes) + " |")
     return lines
 

@@ -1,10 +1,12 @@
 -- 40_recall: hybrid recall as one table macro, so an agent (through Python) and an analyst (in SQL)
 -- get the same ranking. Steps (SPEC R1-R11):
---   candidates BM25 matches (bm25_postings) and vector candidates: either given by the caller
---              (p_vec_ids/p_vec_sims, an exact in-process scan) or computed here exactly from
---              memory_vectors for p_qvec / p_model (rows of another model are left out). Without
---              filters only the best 10 × keyword_pool BM25 matches go on (a common word can match
---              a third of the store; joining all of them to memories cost ~30 ms at 100k rows).
+--   candidates BM25 matches (bm25_scores) and vector candidates. recall_hits computes both here:
+--              BM25 over bm25_postings, and the exact vector arm over memory_vectors for p_qvec /
+--              p_model (rows of another model are left out), unless p_vec_ids/p_vec_sims are given.
+--              The agent's recall (echo_duck/recall.py) computes both arms in process, the same
+--              formulas over in-memory copies (tests hold them equal), and calls recall_fused.
+--              Without filters only the best 10 × keyword_pool BM25 matches go on (a common word
+--              can match a third of the store; joining all of them to memories cost ~30 ms at 100k).
 --   eligible   candidates the caller may see (can_see) and asked for (filters); superseded hidden
 --              unless asked; each arm ranked among them, top keyword_pool / vector_pool kept
 --   fused      RRF, weighted by arm and by how good each arm's match is:
@@ -18,11 +20,12 @@
 --              and vector-only candidates below vector_min_similarity
 --   score      fused × (floor + (1 - floor) × effective importance) × archived weight × feedback weight
 --
--- Three macros (a table macro may only call ones whose names sort before its own, see 10_memory_views):
+-- Four macros (a table macro may only call ones whose names sort before its own, see 10_memory_views):
 -- exact_vector_candidates(...) the exact vector arm over the filtered, visible rows
--- recall_fused(...)            everything else, given the vector candidates; what the agent runs
--- recall_hits(...)             the analysts' entry point: recall_fused over exact_vector_candidates
---                              when no candidates are given (one more plan; the agent skips it)
+-- keyword_candidates(q, all)   the keyword arm as recall_fused takes it (lists), from bm25_scores
+-- recall_fused(...)            everything else, given both arms' candidates; what the agent runs
+-- recall_hits(...)             the analysts' entry point: recall_fused over keyword_candidates and
+--                              exact_vector_candidates (when no vector candidates are given)
 --
 -- recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_model, p_caller_agent, p_caller_session, p_k,
 --             p_entropy, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
@@ -55,30 +58,44 @@ CREATE OR REPLACE MACRO exact_vector_candidates(p_qvec, p_model, p_n, p_caller_a
     ORDER BY similarity DESC, v.memory_id
     LIMIT p_n;
 
--- recall_fused(..., p_entropy, p_shape, ...): p_entropy fixes the query's entropy; when NULL it is
--- query_entropy(spec from the postings, p_shape = '[stop, length, code]' from text.query_shape).
-CREATE OR REPLACE MACRO recall_fused(p_query, p_vec_ids, p_vec_sims, p_caller_agent, p_caller_session,
+-- keyword_candidates(p_query, p_all) -> one row (ids, scores, rarest, query_idf, query_spec): the BM25
+-- matches in rank order (score, then id) as the '[…]' texts recall_fused takes; all of them when p_all,
+-- else the best 10 × keyword_pool. Lists are NULL when nothing matches.
+CREATE OR REPLACE MACRO keyword_candidates(p_query, p_all) AS TABLE
+    WITH ranked AS (
+        SELECT s.*, row_number() OVER (ORDER BY s.score DESC, s.memory_id) AS rnk
+        FROM bm25_scores(p_query) s
+    )
+    SELECT list(memory_id ORDER BY rnk)::VARCHAR AS ids, list(score ORDER BY rnk)::VARCHAR AS scores,
+           list(rarest_df_ratio ORDER BY rnk)::VARCHAR AS rarest, any_value(query_idf) AS query_idf,
+           any_value(query_spec) AS query_spec
+    FROM ranked
+    WHERE p_all OR rnk <= 10 * setting('keyword_pool');
+
+-- recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_idf, p_kw_spec, p_vec_ids, p_vec_sims, ...,
+--              p_entropy, p_shape, ...): the keyword arm as keyword_candidates returns it; p_entropy fixes
+-- the query's entropy; when NULL it is query_entropy(p_kw_spec, p_shape = '[stop, length, code]' from
+-- text.query_shape).
+CREATE OR REPLACE MACRO recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_idf, p_kw_spec, p_vec_ids, p_vec_sims,
+                                     p_caller_agent, p_caller_session,
                                      p_caller_teams, p_caller_tenants, p_k, p_entropy, p_shape, p_types, p_tiers,
                                      p_tags, p_entities, p_since, p_until, p_session, p_include_superseded,
                                      p_now) AS TABLE
 WITH
-    settings AS MATERIALIZED (
-        SELECT r.*, (p_types IS NOT NULL OR p_tiers IS NOT NULL OR p_tags IS NOT NULL OR p_entities IS NOT NULL
-                     OR p_since IS NOT NULL OR p_until IS NOT NULL OR p_session IS NOT NULL) AS filtered
-        FROM ranking_settings() r
-    ),
-    keyword_arm AS MATERIALIZED (
-        SELECT s.memory_id, s.score AS bm25_score, s.rarest_df_ratio, s.query_idf, s.query_spec
-        FROM bm25_scores(p_query) s
-        QUALIFY (SELECT filtered FROM settings)
-             OR row_number() OVER (ORDER BY s.score DESC, s.memory_id) <= 10 * (SELECT keyword_pool FROM settings)
+    settings AS MATERIALIZED (SELECT * FROM ranking_settings()),
+    keyword_arm AS (
+        SELECT unnest(CAST(p_kw_ids AS VARCHAR)::UUID[]) AS memory_id,
+               unnest(CAST(p_kw_scores AS VARCHAR)::DOUBLE[]) AS bm25_score,
+               unnest(CAST(p_kw_rarest AS VARCHAR)::DOUBLE[]) AS rarest_df_ratio,
+               CAST(p_kw_idf AS DOUBLE) AS query_idf
+        WHERE p_kw_ids IS NOT NULL
     ),
     cfg AS MATERIALIZED (
         SELECT r.*, 1.0::DOUBLE AS keyword_weight, e.entropy,
                vector_arm_weight(e.entropy, r.vector_weight_low, r.vector_weight_high) AS vector_weight
         FROM settings r,
              (SELECT coalesce(p_entropy,
-                              query_entropy(coalesce((SELECT any_value(query_spec) FROM keyword_arm), 0.5),
+                              query_entropy(coalesce(CAST(p_kw_spec AS DOUBLE), 0.5),
                                             (CAST(p_shape AS VARCHAR)::DOUBLE[])[1], (CAST(p_shape AS VARCHAR)::DOUBLE[])[2],
                                             (CAST(p_shape AS VARCHAR)::DOUBLE[])[3]),
                               0.5) AS entropy) e
@@ -91,7 +108,7 @@ WITH
     candidates AS MATERIALIZED (
         SELECT coalesce(k.memory_id, v.memory_id) AS memory_id, k.bm25_score, k.rarest_df_ratio, k.query_idf,
                v.similarity
-        FROM (SELECT * EXCLUDE (query_spec) FROM keyword_arm) k FULL OUTER JOIN vector_arm v ON k.memory_id = v.memory_id
+        FROM keyword_arm k FULL OUTER JOIN vector_arm v ON k.memory_id = v.memory_id
     ),
     -- Candidates the caller may see and asked for, with what scoring needs, ranked within each arm.
     eligible AS MATERIALIZED (
@@ -174,6 +191,11 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_mo
                                     p_caller_session, p_k, p_entropy, p_types, p_tiers, p_tags, p_entities,
                                     p_since, p_until, p_session, p_include_superseded, p_now) AS TABLE
     WITH g AS MATERIALIZED (SELECT * FROM caller_groups(p_caller_agent)),
+    kw AS MATERIALIZED (
+        SELECT * FROM keyword_candidates(p_query, p_types IS NOT NULL OR p_tiers IS NOT NULL OR p_tags IS NOT NULL
+                                                  OR p_entities IS NOT NULL OR p_since IS NOT NULL
+                                                  OR p_until IS NOT NULL OR p_session IS NOT NULL)
+    ),
     exact AS MATERIALIZED (
         SELECT list(memory_id ORDER BY similarity DESC, memory_id)::VARCHAR AS ids,
                list(similarity ORDER BY similarity DESC, memory_id)::VARCHAR AS sims
@@ -182,7 +204,9 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_mo
                                      p_entities, p_since, p_until, p_session, p_include_superseded)
         WHERE p_vec_ids IS NULL AND p_qvec IS NOT NULL
     )
-    SELECT * FROM recall_fused(p_query, coalesce(p_vec_ids, (SELECT ids FROM exact)),
+    SELECT * FROM recall_fused((SELECT ids FROM kw), (SELECT scores FROM kw), (SELECT rarest FROM kw),
+                               (SELECT query_idf FROM kw), (SELECT query_spec FROM kw),
+                               coalesce(p_vec_ids, (SELECT ids FROM exact)),
                                coalesce(p_vec_sims, (SELECT sims FROM exact)), p_caller_agent, p_caller_session,
                                (SELECT teams FROM g), (SELECT tenants FROM g), p_k, p_entropy, NULL, p_types, p_tiers,
                                p_tags, p_entities, p_since, p_until, p_session, p_include_superseded, p_now);

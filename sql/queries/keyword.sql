@@ -100,3 +100,20 @@ DELETE FROM bm25_dead;
 -- name: create_fts_index
 PRAGMA create_fts_index('bm25_docs', 'memory_id', 'tokens', stemmer = 'porter', stopwords = 'bm25_stopwords',
                         ignore = '[^\p{L}\p{N}]+', strip_accents = 1, lower = 1, overwrite = 1);
+
+-- The in-process keyword arm (echo_duck/keyword_search.py): what it needs to follow the tables,
+-- and the query's terms exactly as bm25_scores derives them.
+-- name: keyword_search_state
+SELECT count(*) AS n_docs, coalesce(sum(len), 0)::BIGINT AS total_len, max(doc) AS max_doc,
+       (SELECT count(*) FROM bm25_dead) AS n_dead,
+       (SELECT list(DISTINCT hash(stem(w, 'porter'))) FROM (SELECT unnest(bm25_tokens($q)) AS w)) AS terms
+FROM bm25_docs;
+
+-- name: keyword_docs_after
+SELECT doc, memory_id, len FROM bm25_docs WHERE doc > $after ORDER BY doc;
+
+-- name: keyword_postings_after
+SELECT term, doc, tf, doc_len FROM bm25_postings WHERE doc > $after;
+
+-- name: keyword_dead_docs
+SELECT doc FROM bm25_dead;

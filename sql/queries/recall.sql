@@ -9,6 +9,12 @@ SELECT token, df, n_docs FROM bm25_token_df($q);
 -- name: caller_groups
 SELECT teams, tenants FROM caller_groups($caller_agent);
 
+-- What a recall looks up before it ranks, in one round trip: the caller's groups and both pool sizes.
+-- name: recall_context
+SELECT g.teams, g.tenants, setting('keyword_pool')::INTEGER AS keyword_pool,
+       setting('vector_pool')::INTEGER AS vector_pool
+FROM caller_groups($caller_agent) g;
+
 -- The vector arm computed exactly in SQL over the filtered rows, as the '[…]' texts recall binds.
 -- name: exact_vector_candidates
 SELECT list(memory_id ORDER BY similarity DESC, memory_id)::VARCHAR AS ids,
@@ -21,7 +27,8 @@ FROM exact_vector_candidates(
 
 -- name: recall
 SELECT * FROM recall_fused(
-    $p_query, $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_caller_agent, $p_caller_session::VARCHAR,
+    $p_kw_ids::VARCHAR, $p_kw_scores::VARCHAR, $p_kw_rarest::VARCHAR, $p_kw_idf::DOUBLE, $p_kw_spec::DOUBLE,
+    $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_caller_agent, $p_caller_session::VARCHAR,
     $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k, $p_entropy::DOUBLE, $p_shape::VARCHAR,
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);

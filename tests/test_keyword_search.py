@@ -1,0 +1,116 @@
+"""The in-process keyword arm (echo_duck/keyword_search.py) against its definition, bm25_scores in SQL.
+
+The agent's recall ranks with BM25 computed over an in-memory copy of the postings; analysts' recall_hits
+computes it in SQL. These tests hold the two equal (same matches, same order, same scores and stats),
+and check that the copy follows every way the postings change: new writes, purges, compaction, a
+rebuild, raw SQL, and a transaction that rolled back after the copy had seen it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import echo_duck
+from echo_duck.bench import synthetic
+from echo_duck.keyword import query_text
+from echo_duck.keyword_search import KeywordArm
+
+QUERIES = ["deploy borealis", "which database does atlas run on", "部署 流程", "吴婷 负责", "postgres port",
+           "the", "nothing-matches-this-zzzz", "atlas 数据库 backup", ""]
+
+
+def sql_arm(mem, query: str) -> list[tuple]:
+    return mem.sql("SELECT memory_id::VARCHAR AS id, score, rarest_df_ratio, query_idf, query_spec FROM bm25_scores($q) "
+                   "ORDER BY score DESC, memory_id", {"q": query_text(query)}).rows()
+
+
+def unpack(arm: KeywordArm) -> list[tuple]:
+    if arm.ids is None:
+        return []
+    ids = arm.ids[1:-1].split(",")
+    scores = [float(x) for x in arm.scores[1:-1].split(",")]
+    rarest = [float(x) for x in arm.rarest[1:-1].split(",")]
+    return [(i, s, r, arm.query_idf, arm.query_spec) for i, s, r in zip(ids, scores, rarest)]
+
+
+def assert_same(mem, query: str, top=None) -> None:
+    expected = sql_arm(mem, query)[:top]
+    got = unpack(mem.indexer.keyword_search.search(query_text(query), top))
+    assert [g[0] for g in got] == [e[0] for e in expected], query
+    if expected:
+        np.testing.assert_allclose([g[1:] for g in got], [e[1:] for e in expected], rtol=1e-12, err_msg=query)
+
+
+@pytest.fixture
+def store(db_path):
+    with echo_duck.open(db_path, agent_id="bench", embedder="hash") as m:
+        m.remember_many(synthetic.memories(600))
+        yield m
+
+
+@pytest.mark.parametrize("top", [None, 5, 50])
+def test_matches_sql_bm25_exactly(store, top):
+    for query in QUERIES:
+        assert_same(store, query, top)
+
+
+def test_follows_writes_purges_compaction_and_raw_sql(store):
+    for query in QUERIES:
+        assert_same(store, query)
+    store.remember_many([{"content": f"borealis deploy step {i} 部署", "type": "procedure"} for i in range(40)])
+    assert_same(store, "deploy borealis")  # new docs: appended
+    victim = unpack(store.indexer.keyword_search.search(query_text("deploy borealis"), 1))[0][0]
+    store.forget(victim, purge=True)  # the privacy purge removes docs and compacts in one transaction
+    assert victim not in [row[0] for row in sql_arm(store, "deploy borealis")]
+    assert_same(store, "deploy borealis")
+    store.indexer.keyword.compact()
+    assert_same(store, "部署 流程")
+    store.sql("UPDATE bm25_postings SET tf = tf + 1 WHERE doc % 3 = 0", write=True)  # behind the copy's back
+    assert_same(store, "deploy borealis")
+    store.sql("DELETE FROM store_info WHERE name = 'keyword_index_signature'", write=True)
+    store.indexer.keyword.ensure_ready()  # a full rebuild renumbers every doc
+    for query in QUERIES:
+        assert_same(store, query)
+
+
+def test_a_rolled_back_write_the_copy_saw_is_forgotten(store):
+    assert_same(store, "zebra quantum")
+    with pytest.raises(RuntimeError):
+        with store.db.transaction("a write that fails"):
+            store.indexer.keyword.add([("00000000-0000-4000-8000-000000000001", "zebra quantum zebra")])
+            seen = unpack(store.indexer.keyword_search.search(query_text("zebra quantum"), None))
+            assert [row[0] for row in seen] == ["00000000-0000-4000-8000-000000000001"]
+            raise RuntimeError("rolled back")
+    assert sql_arm(store, "zebra quantum") == []
+    assert_same(store, "zebra quantum")
+
+
+def test_agent_recall_equals_the_analysts_sql_recall(store):
+    """recall() (both arms in process) and recall_hits (both arms in SQL) rank the same memories."""
+    for query in ["deploy borealis", "部署 流程", "atlas backup", "the"]:
+        for types in (None, ["procedure", "user"]):
+            hits = store.recall(query, 10, types=types, reinforce=False, explain=True)
+            store.sql("DELETE FROM recall_log", write=True)  # keep access counts and logs out of the comparison
+            qvec = "[" + ",".join(repr(float(x)) for x in store.indexer.vectors.embed([query])[0]) + "]"
+            rows = store.sql(
+                "SELECT id::VARCHAR AS id, score FROM recall_hits($q, NULL, NULL, $qvec, $model, 'bench', NULL, 10, "
+                "$entropy, $types, NULL, NULL, NULL, NULL, NULL, NULL, false, $now)",
+                {"q": query_text(query), "qvec": qvec, "model": store.indexer.vectors.model_id,
+                 "entropy": hits[0].explanation.entropy if hits else 0.5, "types": types,
+                 "now": store.now()}).rows()
+            assert [h.id for h in hits] == [r[0] for r in rows], (query, types)
+            np.testing.assert_allclose([h.score for h in hits], [r[1] for r in rows], rtol=1e-6)
+
+
+def test_agent_recall_equals_sql_recall_with_the_real_model(tmp_path):
+    with echo_duck.open(tmp_path / "real.duckdb", agent_id="bench") as m:
+        m.remember_many(synthetic.memories(300))
+        for query in ["who owns the borealis deploy", "数据库 备份", "postgres"]:
+            hits = m.recall(query, 8, reinforce=False, explain=True)
+            qvec = "[" + ",".join(repr(float(x)) for x in m.indexer.vectors.embed([query])[0]) + "]"
+            rows = m.sql("SELECT id::VARCHAR FROM recall_hits($q, NULL, NULL, $qvec, $model, 'bench', NULL, 8, $entropy, "
+                         "NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, $now)",
+                         {"q": query_text(query), "qvec": qvec, "model": m.indexer.vectors.model_id,
+                          "entropy": hits[0].explanation.entropy, "now": m.now()}).rows()
+            assert [h.id for h in hits] == [r[0] for r in rows], query
