@@ -24,6 +24,7 @@ from .db import Db
 # Postings appended since the last sort are searched by a linear scan; past this share of the
 # sorted part they are merged in (a sort), so searches stay logarithmic.
 _TAIL_SHARE = 0.1
+_NO_DF = float("inf")
 
 
 @dataclass(frozen=True)
@@ -61,14 +62,12 @@ class _Postings:
             self.term, self.row, self.tf, self.doc_len = (a[order] for a in (self.term, self.row, self.tf, self.doc_len))
             self.sorted_upto = len(self.term)
 
-    def matching(self, terms: np.ndarray) -> np.ndarray:
-        """Indexes of the postings of these terms."""
+    def matching(self, term: np.uint64) -> np.ndarray:
+        """Indexes of the postings of this term."""
         head = self.term[: self.sorted_upto]
-        starts = np.searchsorted(head, terms, side="left")
-        ends = np.searchsorted(head, terms, side="right")
-        parts = [np.arange(s, e) for s, e in zip(starts, ends) if e > s]
-        tail = np.nonzero(np.isin(self.term[self.sorted_upto:], terms))[0] + self.sorted_upto
-        return np.concatenate([*parts, tail]) if parts else tail
+        start, end = np.searchsorted(head, term, side="left"), np.searchsorted(head, term, side="right")
+        tail = np.flatnonzero(self.term[self.sorted_upto:] == term) + self.sorted_upto
+        return np.concatenate([np.arange(start, end), tail])
 
 
 class KeywordSearcher:
@@ -88,6 +87,8 @@ class KeywordSearcher:
         self._dead_seen = -1
         self._n_live = 0
         self._live_len = 0
+        self._score_buffer: np.ndarray | None = None
+        self._rarest_buffer: np.ndarray | None = None
 
     def invalidate(self) -> None:
         with self._lock:
@@ -151,36 +152,53 @@ class KeywordSearcher:
     # -- scoring (sql/macros/30_bm25.sql: k1 = 1.2, b = 0.75, log base 10) ----------------------
 
     def _score(self, terms: np.ndarray, n_docs: int, total_len: int, top: int | None) -> KeywordArm:
-        hits = self._postings.matching(np.unique(terms)) if len(terms) else np.zeros(0, np.int64)
-        hits = hits[self._live[self._postings.row[hits]]]
-        if len(hits) == 0:
+        postings, n = self._postings, float(n_docs)
+        avgdl = total_len / n_docs if n_docs else 1.0
+        score, rarest = self._buffers()
+        dfs = []
+        for term in np.unique(terms):  # a handful of terms; each posting list is scored in one go
+            hits = postings.matching(term)
+            rows = postings.row[hits]
+            live = self._live[rows]
+            hits, rows = hits[live], rows[live]
+            if len(hits) == 0:
+                continue
+            df = len(hits)
+            tf = postings.tf[hits].astype(np.float64)
+            doc_len = postings.doc_len[hits].astype(np.float64)
+            idf = math.log10(((n - df) + 0.5) / (df + 0.5) + 1)
+            score[rows] += idf * ((tf * 2.2) / (tf + (1.2 * (0.25 + (0.75 * (doc_len / avgdl))))))
+            rarest[rows] = np.minimum(rarest[rows], df)
+            dfs.append(df)
+        if not dfs:
             return NO_MATCH
-        term, row = self._postings.term[hits], self._postings.row[hits]
-        tf = self._postings.tf[hits].astype(np.float64)
-        doc_len = self._postings.doc_len[hits].astype(np.float64)
-        unique_terms, term_of_hit, df_per_term = np.unique(term, return_inverse=True, return_counts=True)
-        n = float(n_docs)
-        avgdl = total_len / n_docs
-        idf_per_term = np.log10(((n - df_per_term) + 0.5) / (df_per_term + 0.5) + 1)
-        contribution = idf_per_term[term_of_hit] * ((tf * 2.2) / (tf + (1.2 * (0.25 + (0.75 * (doc_len / avgdl))))))
-        docs, doc_of_hit = np.unique(row, return_inverse=True)
-        score = np.bincount(doc_of_hit, weights=contribution)
-        rarest = np.full(len(docs), np.iinfo(np.int64).max)
-        np.minimum.at(rarest, doc_of_hit, df_per_term[term_of_hit])
-        surprise = np.log(1 + (n - df_per_term + 0.5) / (df_per_term + 0.5))
-        query_spec = (surprise.mean() + surprise.max()) / 2 / math.log(1 + (n + 0.5) / 0.5)
+        docs = np.flatnonzero(score)  # every touched row scored > 0 (idf and tf terms are positive)
+        doc_scores, doc_rarest = score[docs], rarest[docs]  # copies: the buffers are reset for the next search
+        score[docs], rarest[docs] = 0.0, _NO_DF
+        df = np.array(dfs, dtype=np.float64)
+        surprise = np.log(1 + (n - df + 0.5) / (df + 0.5))
+        matches = len(docs)
+        if top is not None and matches > top:  # keep the top plus every tie with the last of them
+            keep = doc_scores >= np.partition(doc_scores, len(docs) - top)[len(docs) - top]
+            docs, doc_scores, doc_rarest = docs[keep], doc_scores[keep], doc_rarest[keep]
         key = self._order_key[docs]
-        order = np.lexsort((key[:, 1], key[:, 0], -score))  # score, then memory id
-        if top is not None:
-            order = order[:top]
+        order = np.lexsort((key[:, 1], key[:, 0], -doc_scores))[:top]  # score, then memory id
         return KeywordArm(
-            ids="[" + ",".join(self._ids[docs[i]] for i in order) + "]",
-            scores=_floats(score[order]),
-            rarest=_floats(rarest[order] / n),
-            query_idf=float(idf_per_term.sum()),
-            query_spec=float(query_spec),
-            matches=len(docs),
+            ids="[" + ",".join([self._ids[row] for row in docs[order].tolist()]) + "]",
+            scores=_floats(doc_scores[order]),
+            rarest=_floats(doc_rarest[order] / n),
+            query_idf=float(np.log10(((n - df) + 0.5) / (df + 0.5) + 1).sum()),
+            query_spec=float((surprise.mean() + surprise.max()) / 2 / math.log(1 + (n + 0.5) / 0.5)),
+            matches=matches,
         )
+
+    def _buffers(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-doc-row score and rarest-df accumulators, kept zeroed between searches."""
+        if self._score_buffer is None or len(self._score_buffer) < len(self._ids):
+            size = max(1024, int(len(self._ids) * 1.25))
+            self._score_buffer = np.zeros(size)
+            self._rarest_buffer = np.full(size, _NO_DF)
+        return self._score_buffer, self._rarest_buffer
 
 
 def _order_key(ids: list[str]) -> np.ndarray:
@@ -190,4 +208,4 @@ def _order_key(ids: list[str]) -> np.ndarray:
 
 
 def _floats(values: np.ndarray) -> str:
-    return "[" + ",".join(repr(float(x)) for x in values) + "]"
+    return "[" + ",".join(map(repr, values.tolist())) + "]"  # repr: the shortest text that reads back exactly

@@ -106,7 +106,7 @@ PRAGMA create_fts_index('bm25_docs', 'memory_id', 'tokens', stemmer = 'porter', 
 -- name: keyword_search_state
 SELECT count(*) AS n_docs, coalesce(sum(len), 0)::BIGINT AS total_len, max(doc) AS max_doc,
        (SELECT count(*) FROM bm25_dead) AS n_dead,
-       (SELECT list(DISTINCT hash(stem(w, 'porter'))) FROM (SELECT unnest(bm25_tokens($q)) AS w)) AS terms
+       list_distinct(list_transform(bm25_tokens($q), w -> hash(stem(w, 'porter')))) AS terms
 FROM bm25_docs;
 
 -- name: keyword_docs_after
