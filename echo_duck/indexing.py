@@ -9,6 +9,7 @@ that lifted USE vector-only R@10 from 0.30 to 0.54, as context had done for BM25
 from __future__ import annotations
 
 import contextlib
+import queue
 import threading
 import uuid
 import warnings
@@ -72,12 +73,14 @@ class Indexer:
 
     @contextlib.contextmanager
     def embedding_ahead(self, rows: Sequence[NewRow]) -> Iterator["EmbeddedAhead | None"]:
-        """Start embedding, in a background thread, the texts these rows will most likely be indexed
-        with, while the caller scans and inserts them; hand what it yields to ``index``.
+        """Embed, in a background thread, the texts these rows will most likely be indexed with, while
+        the caller scans and inserts them; hand what it yields to ``index``.
 
-        onnxruntime releases the GIL while it runs, so on two cores the model and the write path
-        overlap. The rows are provisional (not inserted yet): a text that comes out different at
-        ``index`` time (redacted by the scanner, a context that changed) is embedded there instead.
+        The caller reports each row the scanner has passed (``EmbeddedAhead.passed``); only those
+        texts go to the embedder, so it never sees content the scanner refuses. onnxruntime releases
+        the GIL while it runs, so on two cores the model and the write path overlap. The rows are
+        provisional (not inserted yet): a text that comes out different at ``index`` time (its
+        conversational context changed before the insert) is embedded there.
         """
         if len(rows) < EMBED_AHEAD_MIN_ROWS or self.vectors is None:
             yield None
@@ -88,7 +91,7 @@ class Indexer:
         try:
             yield ahead
         finally:
-            ahead.vectors()  # a refused batch still waits: a user's embedder need not be thread-safe
+            ahead.vectors()  # a refused batch still waits: the embedder is then free for the next write
 
     def index(self, rows: Sequence[NewRow], ahead: "EmbeddedAhead | None" = None) -> None:
         """Postings and vectors for rows inserted by the current transaction (called inside it)."""
@@ -104,7 +107,7 @@ class Indexer:
         missing = list(dict.fromkeys(t for t in texts if t not in known))
         if missing:
             known = {**known, **dict(zip(missing, self.vectors.embed(missing)))}
-        return np.stack([known[t] for t in texts]) if texts else self.vectors.embed([])
+        return np.stack([known[t] for t in texts])
 
     def _texts_in_context(self, rows: Sequence[NewRow]) -> list[str]:
         """Each row's content preceded by the previous memory of its session (from this batch or the store)."""
@@ -134,27 +137,41 @@ class Indexer:
 
 
 class EmbeddedAhead:
-    """Vectors for texts, computed in a daemon thread; ``vectors()`` waits for them."""
+    """Vectors for texts, computed in a daemon thread in chunks as the scanner passes their rows."""
+
+    CHUNK = 32  # the models' own batch size: the vectors come out as embed() of the whole list gives them
 
     def __init__(self, vectors: VectorIndex, texts: list[str]):
         self._texts = texts
-        self._result: np.ndarray | None = None
+        self._passed = 0
+        self._queue: queue.Queue[list[str] | None] = queue.Queue()
+        self._found: dict[str, np.ndarray] = {}
         self._thread = threading.Thread(target=self._run, args=(vectors,), name="echo_duck-embed-ahead", daemon=True)
         self._thread.start()
 
+    def passed(self, position: int) -> None:
+        """The scanner passed row ``position`` (rows are reported in order); queue full chunks."""
+        self._passed = position + 1
+        if self._passed % self.CHUNK == 0 or self._passed == len(self._texts):
+            start = (self._passed - 1) // self.CHUNK * self.CHUNK
+            self._queue.put(self._texts[start:self._passed])
+
     def _run(self, vectors: VectorIndex) -> None:
-        try:
-            self._result = vectors.embed(self._texts)
-        except Exception:  # noqa: BLE001 - index() embeds the texts itself and raises there
-            self._result = None
+        failed = False
+        while (chunk := self._queue.get()) is not None:
+            if failed:
+                continue
+            try:
+                self._found.update(zip(chunk, vectors.embed(chunk)))
+            except Exception:  # noqa: BLE001 - index() embeds the texts itself and raises there
+                failed = True
 
     def vectors(self) -> dict[str, np.ndarray]:
-        self._thread.join()
-        return {} if self._result is None else dict(zip(self._texts, self._result))
-
-    @property
-    def texts(self) -> list[str]:
-        return list(self._texts)
+        """Wait for the queued chunks; the vectors found so far, by text."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+        return self._found
 
 
 def _resolve(choice: Any) -> Embedder | None:

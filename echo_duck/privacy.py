@@ -68,6 +68,7 @@ def purge(db: Db, writer: Writer, indexer: Indexer, caller: Caller, target, *, r
             db.run("purge_episode" if cascade == "purge" else "flag_episode", id=episode_id)
         _reindex(db, indexer, sorted(neighbours))
         indexer.keyword.compact_in_transaction()
+    indexer.keyword_search.invalidate()  # drop purged ids and terms from memory now, not at the next recall
     if indexer.vectors is not None:
         indexer.vectors.invalidate()
     rewritten = _purge_archive(archive_root, set(purge_ids))

@@ -1,8 +1,8 @@
 """Hybrid recall (SPEC R1-R13): a frozen query description bound to the SQL recall macro.
 
 Python's part is small: segment the query, embed it, measure its entropy, compute both arms' candidates
-in process (BM25 over a copy of the postings; the exact vector top-N when no filter narrows the rows),
-and record what came back. Fusion, gating, decay, scope and filters all happen in ``recall_fused``
+in process when no filter narrows the rows (BM25 over a copy of the postings, the exact vector top-N
+over a matrix; with filters both arms run in SQL over the filtered rows), and record what came back. Fusion, gating, decay, scope and filters all happen in ``recall_fused``
 (sql/macros/40_recall.sql); ``recall_hits`` is the same ranking with both arms computed in SQL.
 """
 
@@ -136,12 +136,13 @@ class Recaller:
     def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
                query_vector: np.ndarray | None = None, kb: Any = None) -> list[Hit]:
         vectors = self.indexer.vectors if "vector" in query.arms else None
+        q_tokens = query_text(query.text) if "keyword" in query.arms else None  # before the lock: jieba is slow
         with self.db.reading():
-            teams, tenants, keyword_pool, vector_pool = self.db.run("recall_context", caller_agent=caller.agent_id).fetchone()
+            teams, tenants, keyword_candidates, vector_pool = self.db.run("recall_context",
+                                                                         caller_agent=caller.agent_id).fetchone()
             keyword = NO_MATCH
-            if "keyword" in query.arms:  # filters apply in SQL, so a filtered recall takes every match
-                top = None if query.filtered else 10 * keyword_pool
-                keyword = self.indexer.keyword_search.search(query_text(query.text), top)
+            if q_tokens is not None and not query.filtered:  # filtered: every match goes to SQL's filters
+                keyword = self.indexer.keyword_search.search(q_tokens, keyword_candidates)
         who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
                    p_caller_tenants=tenants)
         filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
@@ -168,9 +169,13 @@ class Recaller:
         shape = text.query_shape(query.text)  # the macro adds how rare the terms are (query_entropy)
         with self.db.reading():
             fetch = max(query.k, self.rerank_settings.top_k) if self.reranker is not None else query.k
-            rows = self.db.dicts("recall", p_kw_ids=keyword.ids, p_kw_scores=keyword.scores, p_kw_rarest=keyword.rarest,
-                                 p_kw_idf=keyword.query_idf, p_kw_spec=keyword.query_spec,
-                                 p_vec_ids=vec_ids, p_vec_sims=vec_sims, **who,
+            if q_tokens is not None and query.filtered:
+                name, arm_params = "recall_keywords_in_sql", dict(p_query=q_tokens)
+            else:
+                name, arm_params = "recall", dict(p_kw_ids=keyword.ids, p_kw_scores=keyword.scores,
+                                                  p_kw_rarest=keyword.rarest, p_kw_idf=keyword.query_idf,
+                                                  p_kw_spec=keyword.query_spec)
+            rows = self.db.dicts(name, **arm_params, p_vec_ids=vec_ids, p_vec_sims=vec_sims, **who,
                                  p_k=fetch, p_entropy=1.0 if shape is None else None,
                                  p_shape=None if shape is None else _vector_literal(shape), **filters,
                                  p_now=self.clock())

@@ -7,6 +7,8 @@ written by a newer echo_duck is refused rather than guessed at.
 
 from __future__ import annotations
 
+import warnings
+
 import duckdb
 
 from . import sqlfiles
@@ -42,6 +44,7 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, *, read_only: bool = False) ->
                 f"this file has schema version {file_version} and needs migrating to {len(known)}; "
                 "open it once without read_only to migrate it"
             )
+        _warn_if_objects_stale(con)
         return file_version
     if not has_version_table:
         with transaction(con, "creating schema_version"):
@@ -52,6 +55,18 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, *, read_only: bool = False) ->
             _run(con, "record_migration", version=migration.version, name=migration.name, checksum=migration.checksum)
     _install_objects(con)
     return len(known)
+
+
+def _warn_if_objects_stale(con: duckdb.DuckDBPyConnection) -> None:
+    """A read-only open cannot reinstall the macros and views; queries against older ones can fail to bind."""
+    try:
+        installed = _scalar(con, "installed_objects_checksum")
+    except duckdb.CatalogException:  # a file older than the schema_objects table
+        installed = None
+    if installed != sqlfiles.objects_checksum():
+        warnings.warn("this store's SQL macros and views were installed by another echo-duck version and a "
+                      "read-only open cannot update them, so recall may fail; open it once without read_only "
+                      "(or run: echo-duck init --db PATH) to update them", RuntimeWarning, stacklevel=4)
 
 
 def _install_objects(con: duckdb.DuckDBPyConnection) -> None:

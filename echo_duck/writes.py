@@ -17,7 +17,7 @@ import pyarrow as pa
 from . import bulk, validate
 from .db import Db, uuid_list
 from .errors import AmbiguousMatch, InvalidInput, MemoryNotFound, PermissionDenied, ProvenanceConflict, RejectedWrite
-from .indexing import EMBED_AHEAD_MIN_ROWS, EmbeddedAhead, Indexer, NewRow
+from .indexing import EmbeddedAhead, Indexer, NewRow
 from .models import PROVENANCE_NAMES, SCOPES, SENSITIVITIES, TYPES, Memory
 from .scan import redact, scan
 
@@ -127,8 +127,10 @@ class Writer:
         """All or nothing: one transaction; one refused item refuses the batch."""
         specs = list(specs)
         with self.indexer.embedding_ahead(self._provisional_rows(caller, specs)) as ahead:
-            for spec in specs:
+            for position, spec in enumerate(specs):
                 self.check(caller, spec)
+                if ahead is not None:
+                    ahead.passed(position)  # only scanned text goes to the embedder
             return self._remember_checked(caller, specs, on_lower_provenance, ahead)
 
     def _remember_checked(self, caller: Caller, specs: list[NewMemory], on_lower_provenance: str,
@@ -216,8 +218,6 @@ class Writer:
 
     def _provisional_rows(self, caller: Caller, specs: list[NewMemory]) -> list[NewRow]:
         """The rows these specs will become, as far as is known before the transaction (for embedding ahead)."""
-        if len(specs) < EMBED_AHEAD_MIN_ROWS:
-            return []
         now = self.clock()
         unborn = uuid.UUID(int=0)  # matches no stored memory
         return [NewRow(unborn, caller.agent_id, s.source_session, s.observed_at or now, now, s.content) for s in specs]

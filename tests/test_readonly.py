@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import warnings
 from pathlib import Path
 
 import duckdb
@@ -112,6 +113,21 @@ def test_newer_schema_is_refused_read_only(store):
     with pytest.raises(SchemaTooNew, match="pip install -U echo-duck"):
         echo_duck.open(path, read_only=True, embedder="hash")
     assert fingerprint(path) == before
+
+
+def test_macros_from_another_version_warn_read_only_and_are_updated_by_a_writable_open(store):
+    path, memory_id = store
+    with duckdb.connect(str(path)) as raw:  # as if the last writable open was by another echo-duck
+        raw.execute("INSERT INTO schema_objects VALUES ('from-another-version', now()::TIMESTAMP)")
+    before = fingerprint(path)
+    with pytest.warns(RuntimeWarning, match="open it once without read_only"):
+        echo_duck.open(path, read_only=True, embedder="hash").close()
+    assert fingerprint(path) == before  # warned, changed nothing
+    echo_duck.open(path, embedder="hash").close()  # reinstalls the current macros and views
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with echo_duck.open(path, read_only=True, embedder="hash") as mem:
+            assert mem.recall("package manager")[0].id == memory_id
 
 
 # -- plain DuckDB ------------------------------------------------------------------------------------

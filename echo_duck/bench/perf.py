@@ -301,12 +301,10 @@ class EchoDuckSystem:
 
 STAGES = (
     ("segment query", "query_text"),
-    ("query entropy (segment + formula)", "query_entropy"),
     ("embed query (default model)", "embed"),
     ("caller groups + settings (SQL)", "run:recall_context"),
     ("keyword arm (BM25 in-process, with its state query)", "keyword_search"),
     ("vector top-N (numpy, in-process)", "search"),
-    ("token df for entropy (SQL)", "run:query_token_df"),
     ("recall macro (SQL)", "run:recall"),
     ("fetch rows to Python", "fetch:recall"),
     ("reinforce + log (1 transaction)", "log"),
@@ -321,7 +319,6 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
     Also times ``bm25_scores`` alone: the SQL keyword arm that the agent's recall replaced.
     """
     from .. import recall as recall_mod
-    from .. import text as text_mod
 
     vectors, db, recaller = mem.indexer.vectors, mem.db, mem.recaller
     spent: dict[str, float] = {}
@@ -346,7 +343,7 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
         return result
 
     Db_run, Db_dicts = db.run, db.dicts
-    originals = (recall_mod.query_text, text_mod.query_entropy)
+    original_query_text = recall_mod.query_text
     db.run, db.dicts = run, dicts
     vectors.embed = timed("embed", model.embed)  # the real model: the query texts are not precomputed
     vectors.search = timed("search", vectors.search)
@@ -354,7 +351,6 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
     searcher.search = timed("keyword_search", searcher.search)
     recaller._log = timed("log", recaller._log)
     recall_mod.query_text = timed("query_text", recall_mod.query_text)
-    text_mod.query_entropy = timed("query_entropy", text_mod.query_entropy)
     per_stage: dict[str, list[float]] = {label: [] for label, _ in STAGES}
     per_stage["other Python (validation, hits, dataclasses)"] = []
     totals, bm25_alone = [], []
@@ -372,14 +368,14 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
                 accounted = sum(spent.get(key, 0.0) for _, key in STAGES)
                 per_stage["other Python (validation, hits, dataclasses)"].append(max(total - accounted, 0.0))
                 started = time.perf_counter()
-                Db_run("bench_bm25_alone", q=originals[0](q.text)).fetchall()
+                Db_run("bench_bm25_alone", q=original_query_text(q.text)).fetchall()
                 bm25_alone.append(time.perf_counter() - started)
     finally:
         for attr in ("run", "dicts"):
             vars(db).pop(attr, None)
         for obj, attr in ((vectors, "embed"), (vectors, "search"), (searcher, "search"), (recaller, "_log")):
             vars(obj).pop(attr, None)
-        recall_mod.query_text, text_mod.query_entropy = originals
+        recall_mod.query_text = original_query_text
     total_p50 = float(np.median(totals)) * 1000
     rows = [{"stage": label, "p50_ms": round(float(np.median(v)) * 1000, 3), "mean_ms": round(float(np.mean(v)) * 1000, 3),
              "share": round(float(np.mean(v)) / float(np.mean(totals)), 3)} for label, v in per_stage.items()]

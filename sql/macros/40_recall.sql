@@ -58,22 +58,24 @@ CREATE OR REPLACE MACRO exact_vector_candidates(p_qvec, p_model, p_n, p_caller_a
     ORDER BY similarity DESC, v.memory_id
     LIMIT p_n;
 
--- keyword_candidates(p_query, p_all) -> one row (ids, scores, rarest, query_idf, query_spec): the BM25
--- matches in rank order (score, then id) as the '[…]' texts recall_fused takes; all of them when p_all,
--- else the best 10 × keyword_pool. Lists are NULL when nothing matches.
+-- keyword_candidates(p_query, p_all) -> one row (ids UUID[], scores DOUBLE[], rarest DOUBLE[], query_idf,
+-- query_spec): the BM25 matches in rank order (score, then id), as recall_fused takes them; all of them
+-- when p_all, else the best 10 × keyword_pool (recall_context in sql/queries/recall.sql hands the
+-- agent's in-process arm the same number). Lists are NULL when nothing matches.
 CREATE OR REPLACE MACRO keyword_candidates(p_query, p_all) AS TABLE
     WITH ranked AS (
         SELECT s.*, row_number() OVER (ORDER BY s.score DESC, s.memory_id) AS rnk
         FROM bm25_scores(p_query) s
     )
-    SELECT list(memory_id ORDER BY rnk)::VARCHAR AS ids, list(score ORDER BY rnk)::VARCHAR AS scores,
-           list(rarest_df_ratio ORDER BY rnk)::VARCHAR AS rarest, any_value(query_idf) AS query_idf,
+    SELECT list(memory_id ORDER BY rnk) AS ids, list(score ORDER BY rnk) AS scores,
+           list(rarest_df_ratio ORDER BY rnk) AS rarest, any_value(query_idf) AS query_idf,
            any_value(query_spec) AS query_spec
     FROM ranked
     WHERE p_all OR rnk <= 10 * setting('keyword_pool');
 
 -- recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_idf, p_kw_spec, p_vec_ids, p_vec_sims, ...,
---              p_entropy, p_shape, ...): the keyword arm as keyword_candidates returns it; p_entropy fixes
+--              p_entropy, p_shape, ...): the keyword arm as keyword_candidates returns it (or the same
+-- lists as '[…]' texts, which the agent's in-process arm binds); p_entropy fixes
 -- the query's entropy; when NULL it is query_entropy(p_kw_spec, p_shape = '[stop, length, code]' from
 -- text.query_shape).
 CREATE OR REPLACE MACRO recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_idf, p_kw_spec, p_vec_ids, p_vec_sims,
@@ -84,9 +86,9 @@ CREATE OR REPLACE MACRO recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_id
 WITH
     settings AS MATERIALIZED (SELECT * FROM ranking_settings()),
     keyword_arm AS (
-        SELECT unnest(CAST(p_kw_ids AS VARCHAR)::UUID[]) AS memory_id,
-               unnest(CAST(p_kw_scores AS VARCHAR)::DOUBLE[]) AS bm25_score,
-               unnest(CAST(p_kw_rarest AS VARCHAR)::DOUBLE[]) AS rarest_df_ratio,
+        SELECT unnest(CAST(p_kw_ids AS UUID[])) AS memory_id,
+               unnest(CAST(p_kw_scores AS DOUBLE[])) AS bm25_score,
+               unnest(CAST(p_kw_rarest AS DOUBLE[])) AS rarest_df_ratio,
                CAST(p_kw_idf AS DOUBLE) AS query_idf
         WHERE p_kw_ids IS NOT NULL
     ),

@@ -9,9 +9,10 @@ SELECT token, df, n_docs FROM bm25_token_df($q);
 -- name: caller_groups
 SELECT teams, tenants FROM caller_groups($caller_agent);
 
--- What a recall looks up before it ranks, in one round trip: the caller's groups and both pool sizes.
+-- What a recall looks up before it ranks, in one round trip: the caller's groups, how many keyword
+-- matches an unfiltered recall passes on (the cut of the keyword_candidates macro), and the vector pool.
 -- name: recall_context
-SELECT g.teams, g.tenants, setting('keyword_pool')::INTEGER AS keyword_pool,
+SELECT g.teams, g.tenants, (10 * setting('keyword_pool'))::INTEGER AS keyword_candidates,
        setting('vector_pool')::INTEGER AS vector_pool
 FROM caller_groups($caller_agent) g;
 
@@ -29,6 +30,17 @@ FROM exact_vector_candidates(
 SELECT * FROM recall_fused(
     $p_kw_ids::VARCHAR, $p_kw_scores::VARCHAR, $p_kw_rarest::VARCHAR, $p_kw_idf::DOUBLE, $p_kw_spec::DOUBLE,
     $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_caller_agent, $p_caller_session::VARCHAR,
+    $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k, $p_entropy::DOUBLE, $p_shape::VARCHAR,
+    $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
+    $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
+
+-- A filtered recall's keyword arm stays in SQL: every match goes on to the filters, and a common word
+-- can match a third of the store (passing them all as text cost ~100 ms at 1M rows).
+-- name: recall_keywords_in_sql
+WITH kw AS MATERIALIZED (SELECT * FROM keyword_candidates($p_query, true))
+SELECT * FROM recall_fused(
+    (SELECT ids FROM kw), (SELECT scores FROM kw), (SELECT rarest FROM kw), (SELECT query_idf FROM kw),
+    (SELECT query_spec FROM kw), $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_caller_agent, $p_caller_session::VARCHAR,
     $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k, $p_entropy::DOUBLE, $p_shape::VARCHAR,
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);

@@ -41,8 +41,8 @@ COMMENT ON MACRO TABLE bm25_token_df IS 'bm25_token_df(q) -> (token, df, n_docs)
 
 -- 40_recall
 COMMENT ON MACRO TABLE exact_vector_candidates IS 'exact_vector_candidates(qvec, model, n, caller…, filters…) -> (memory_id, similarity): the n nearest visible rows of embedding model `model` that pass the filters, by exact inner product (the cosine: vectors are unit length)';
-COMMENT ON MACRO TABLE keyword_candidates IS 'keyword_candidates(query, all) -> one row (ids, scores, rarest, query_idf, query_spec): the BM25 matches of bm25_scores in rank order as the ''[…]'' texts recall_fused takes; every match when all, else the best 10 × keyword_pool. Needs fts (stem)';
-COMMENT ON MACRO TABLE recall_fused IS 'The body of hybrid recall given both arms'' candidates (keyword as keyword_candidates returns it, vector as id/similarity lists): quality-weighted RRF fusion, gate, decay, feedback and archived weights; what the agent runs, with both arms computed in process (see recall_hits for the analysts'' entry point)';
+COMMENT ON MACRO TABLE keyword_candidates IS 'keyword_candidates(query, all) -> one row (ids, scores, rarest, query_idf, query_spec): the BM25 matches of bm25_scores in rank order (UUID[] and DOUBLE[] lists), as recall_fused takes them; every match when all, else the best 10 × keyword_pool. Needs fts (stem)';
+COMMENT ON MACRO TABLE recall_fused IS 'The body of hybrid recall given both arms'' candidates (keyword as keyword_candidates returns it, vector as id/similarity lists; either may be ''[…]'' texts): quality-weighted RRF fusion, gate, decay, feedback and archived weights; what the agent runs, with both arms computed in process (see recall_hits for the analysts'' entry point)';
 COMMENT ON MACRO TABLE recall_hits IS 'recall_hits(query, vec_ids, vec_sims, qvec, model, caller_agent, caller_session, k, entropy, types, tiers, tags, entities, since, until, session, include_superseded, now) -> the top k memories with every memories column plus the explain columns (bm25_rank, vec_rank, similarity, rrf_score, gate, decay_factor, score): the same ranking the agent gets. Needs fts (stem)';
 
 -- 50_snapshot
