@@ -3,12 +3,6 @@
 -- name: setting_value
 SELECT setting($name);
 
--- name: query_token_df
-SELECT token, df, n_docs FROM bm25_token_df($q);
-
--- name: caller_groups
-SELECT teams, tenants FROM caller_groups($caller_agent);
-
 -- What a recall looks up before it ranks, in one round trip: the caller's groups, how many keyword
 -- matches an unfiltered recall passes on (the cut of the keyword_candidates macro), and the vector pool.
 -- name: recall_context
