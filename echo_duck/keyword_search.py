@@ -34,17 +34,24 @@ _NO_DF = float("inf")
 
 @dataclass(frozen=True)
 class KeywordArm:
-    """The best BM25 matches, as the recall macro takes them ('[…]' texts), plus the query's stats."""
+    """The best BM25 matches in rank order (score, then id), plus the query's stats."""
 
-    ids: str | None
-    scores: str | None
-    rarest: str | None
+    ids: tuple[str, ...]
+    scores: tuple[float, ...]
+    rarest: tuple[float, ...]  # rarest matched term's df / N, per match
     query_idf: float | None
     query_spec: float | None
     matches: int
 
+    def as_sql(self) -> dict[str, str | float | None]:
+        """The arm as the recall macro's parameters: '[…]' texts (NULL when nothing matched)."""
+        if not self.ids:
+            return dict(p_kw_ids=None, p_kw_scores=None, p_kw_rarest=None, p_kw_idf=None, p_kw_spec=None)
+        return dict(p_kw_ids="[" + ",".join(self.ids) + "]", p_kw_scores=_floats(self.scores),
+                    p_kw_rarest=_floats(self.rarest), p_kw_idf=self.query_idf, p_kw_spec=self.query_spec)
 
-NO_MATCH = KeywordArm(None, None, None, None, None, 0)
+
+NO_MATCH = KeywordArm((), (), (), None, None, 0)
 
 
 class _Growing:
@@ -220,9 +227,9 @@ class KeywordSearcher:
             docs, doc_scores, doc_rarest = docs[keep], doc_scores[keep], doc_rarest[keep]
         order = np.lexsort((self._docs.id_low[docs], self._docs.id_high[docs], -doc_scores))[:top]  # score, then id
         return KeywordArm(
-            ids="[" + ",".join([self._ids[row] for row in docs[order].tolist()]) + "]",
-            scores=_floats(doc_scores[order]),
-            rarest=_floats(doc_rarest[order] / n),
+            ids=tuple(self._ids[row] for row in docs[order].tolist()),
+            scores=tuple(doc_scores[order].tolist()),
+            rarest=tuple((doc_rarest[order] / n).tolist()),
             query_idf=sum(math.log10(((n - df) + 0.5) / (df + 0.5) + 1) for df in dfs),
             query_spec=(sum(surprise) / len(surprise) + max(surprise)) / 2 / math.log(1 + (n + 0.5) / 0.5),
             matches=matches,
@@ -243,5 +250,5 @@ def _order_key(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
             np.array([int(h[16:], 16) for h in hexes], dtype=np.uint64))
 
 
-def _floats(values: np.ndarray) -> str:
-    return "[" + ",".join(map(repr, values.tolist())) + "]"  # repr: the shortest text that reads back exactly
+def _floats(values: tuple[float, ...]) -> str:
+    return "[" + ",".join(map(repr, values)) + "]"  # repr: the shortest text that reads back exactly

@@ -1,9 +1,11 @@
-"""Hybrid recall (SPEC R1-R13): a frozen query description bound to the SQL recall macro.
+"""Hybrid recall (SPEC R1-R13): a frozen query description, the two arms, fusion, and the recall log.
 
-Python's part is small: segment the query, embed it, measure its entropy, compute both arms' candidates
-in process when no filter narrows the rows (BM25 over a copy of the postings, the exact vector top-N
-over a matrix; with filters both arms run in SQL over the filtered rows), and record what came back. Fusion, gating, decay, scope and filters all happen in ``recall_fused``
-(sql/macros/40_recall.sql); ``recall_hits`` is the same ranking with both arms computed in SQL.
+An unfiltered recall (what an agent runs every turn) computes both arms in process: BM25 over a copy
+of the postings (keyword_search.py) and the exact vector top-N over a matrix (vectors.py). SQL then
+keeps the candidates the caller may see, with their decay terms (named query ``recall_eligible``), and
+fusion.py ranks them as ``recall_fused`` would. A filtered recall runs both arms over the filtered rows
+in SQL and calls ``recall_fused`` (sql/macros/40_recall.sql), the definition; ``recall_hits`` is the
+same ranking with both arms computed in SQL, for analysts. Tests hold all three equal.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import text, validate
+from . import fusion, text, validate
 from .db import Db
 from .indexing import Indexer
 from .keyword import query_text
@@ -148,7 +150,7 @@ class Recaller:
         filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
                        p_entities=_list(query.entities), p_since=query.since, p_until=query.until,
                        p_session=query.session, p_include_superseded=query.include_archived)
-        vec_ids = vec_sims = None
+        vec_ids, vec_sims = [], []
         if "vector" not in query.arms:
             arm = "disabled by the caller"
         elif vectors is None:
@@ -163,22 +165,15 @@ class Recaller:
                                                     p_model=vectors.model_id, p_n=pool, **who, **filters).fetchone()
                     arm = "exact (sql)"
                 else:
-                    ids, sims = vectors.search(qvec, pool)
-                    vec_ids, vec_sims = "[" + ",".join(ids) + "]", _vector_literal(sims)
+                    vec_ids, vec_sims = vectors.search(qvec, pool)
                     arm = "exact (in-process)"
-        shape = text.query_shape(query.text)  # the macro adds how rare the terms are (query_entropy)
+        shape = text.query_shape(query.text)  # fusion adds how rare the terms are (query_entropy)
+        fetch = max(query.k, self.rerank_settings.top_k) if self.reranker is not None else query.k
         with self.db.reading():
-            fetch = max(query.k, self.rerank_settings.top_k) if self.reranker is not None else query.k
-            if q_tokens is not None and query.filtered:
-                name, arm_params = "recall_keywords_in_sql", dict(p_query=q_tokens)
+            if query.filtered:
+                rows = self._fused_in_sql(q_tokens, keyword, vec_ids, vec_sims, who, filters, shape, fetch)
             else:
-                name, arm_params = "recall", dict(p_kw_ids=keyword.ids, p_kw_scores=keyword.scores,
-                                                  p_kw_rarest=keyword.rarest, p_kw_idf=keyword.query_idf,
-                                                  p_kw_spec=keyword.query_spec)
-            rows = self.db.dicts(name, **arm_params, p_vec_ids=vec_ids, p_vec_sims=vec_sims, **who,
-                                 p_k=fetch, p_entropy=1.0 if shape is None else None,
-                                 p_shape=None if shape is None else _vector_literal(shape), **filters,
-                                 p_now=self.clock())
+                rows = self._fused_in_process(keyword, vec_ids, vec_sims, who, query.include_archived, shape, fetch)
         hits = [_hit(row, row["entropy"], arm, explain) for row in rows]
         if kb is not None:  # KB chunks score on the same RRF scale (sql/macros/60_kb.sql): one sort merges
             hits = sorted([*hits, *kb.search(query.text, fetch, tags=query.tags, explain=explain)],
@@ -190,6 +185,34 @@ class Recaller:
         memory_hits = [h for h in hits if h.origin == "memory"]  # only memories are reinforced and logged
         recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id)
         return [replace(h, recall_id=recall_id) if h.origin == "memory" else h for h in hits]
+
+    def _fused_in_process(self, keyword, vec_ids, vec_sims, who, include_archived, shape, fetch) -> list[dict]:
+        """Unfiltered: SQL keeps the candidates the caller may see, with their decay terms; fusion.py ranks them."""
+        candidates = list(dict.fromkeys([*keyword.ids, *vec_ids]))
+        if not candidates:
+            return []
+        settings = dict(self.db.run("ranking_settings_plain").fetchall())
+        eligible = self.db.dicts("recall_eligible", p_ids=_id_literal(candidates), **who,
+                                 p_include_superseded=include_archived, p_now=self.clock(),
+                                 p_decay_days=settings["importance_decay_days"],
+                                 p_archived_weight=settings["archived_weight"],
+                                 p_unhelpful_penalty=settings["unhelpful_penalty"])
+        ranked = fusion.fuse(keyword, vec_ids, vec_sims, eligible, settings, shape, fetch)
+        if not ranked:
+            return []
+        stored = {str(row["id"]): row for row in self.db.dicts("recall_rows", ids=_id_literal([f.memory_id for f in ranked]))}
+        return [{**stored[f.memory_id], **vars(f)} for f in ranked]
+
+    def _fused_in_sql(self, q_tokens, keyword, vec_ids, vec_sims, who, filters, shape, fetch) -> list[dict]:
+        """Filtered: the recall macro over the arms SQL computed for the filtered rows."""
+        entropy = dict(p_entropy=1.0 if shape is None else None, p_shape=shape_literal(shape))
+        vectors = dict(p_vec_ids=_id_literal(vec_ids) if vec_ids else None,
+                       p_vec_sims=_vector_literal(vec_sims) if vec_ids else None)
+        if q_tokens is not None:
+            return self.db.dicts("recall_keywords_in_sql", p_query=q_tokens, **vectors, **who, p_k=fetch, **entropy,
+                                 **filters, p_now=self.clock())
+        return self.db.dicts("recall", **keyword.as_sql(), **vectors, **who, p_k=fetch, **entropy, **filters,
+                             p_now=self.clock())
 
     def _log(self, caller: Caller, query: RecallQuery, hits: list[Hit], model_id: str | None) -> int | None:
         """Reinforce the hits (SPEC R10) and log the recall, in one transaction; nothing on a read-only store."""
@@ -235,7 +258,16 @@ def _no_arms():
     raise validate.InvalidInput("arms must name at least one of: keyword, vector")
 
 
-def _vector_literal(values: np.ndarray) -> str:
+def shape_literal(shape: tuple[float, float, float] | None) -> str | None:
+    """text.query_shape's values as the macro's p_shape: repr reads back the exact doubles fusion.py uses."""
+    return None if shape is None else "[" + ",".join(map(repr, shape)) + "]"
+
+
+def _id_literal(ids) -> str:
+    return "[" + ",".join(ids) + "]"  # uuid texts from the store itself: nothing to quote
+
+
+def _vector_literal(values) -> str:
     """Lists are bound as text and cast in SQL: binding a Python list costs ~20-60 ms in duckdb 1.5.5."""
     return "[" + ",".join(f"{float(x):.9g}" for x in values) + "]"
 

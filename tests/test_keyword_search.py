@@ -26,12 +26,7 @@ def sql_arm(mem, query: str) -> list[tuple]:
 
 
 def unpack(arm: KeywordArm) -> list[tuple]:
-    if arm.ids is None:
-        return []
-    ids = arm.ids[1:-1].split(",")
-    scores = [float(x) for x in arm.scores[1:-1].split(",")]
-    rarest = [float(x) for x in arm.rarest[1:-1].split(",")]
-    return [(i, s, r, arm.query_idf, arm.query_spec) for i, s, r in zip(ids, scores, rarest)]
+    return [(i, s, r, arm.query_idf, arm.query_spec) for i, s, r in zip(arm.ids, arm.scores, arm.rarest)]
 
 
 def assert_same(mem, query: str, top=None) -> None:

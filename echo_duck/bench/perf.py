@@ -305,8 +305,10 @@ STAGES = (
     ("caller groups + settings (SQL)", "run:recall_context"),
     ("keyword arm (BM25 in-process, with its state query)", "keyword_search"),
     ("vector top-N (numpy, in-process)", "search"),
-    ("recall macro (SQL)", "run:recall"),
-    ("fetch rows to Python", "fetch:recall"),
+    ("eligible candidates + decay terms (SQL)", "run:recall_eligible"),
+    ("fetch eligible rows", "fetch:recall_eligible"),
+    ("fusion (Python)", "fuse"),
+    ("winners' rows + conflicts (SQL, fetched)", "dicts:recall_rows"),
     ("reinforce + log (1 transaction)", "log"),
 )
 
@@ -338,8 +340,9 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
     def dicts(name, /, **params):  # the named query's run is timed inside; the rest is fetching rows
         run_before, started = spent.get(f"run:{name}", 0.0), time.perf_counter()
         result = Db_dicts(name, **params)
-        fetch = time.perf_counter() - started - (spent.get(f"run:{name}", 0.0) - run_before)
-        spent[f"fetch:{name}"] = spent.get(f"fetch:{name}", 0.0) + fetch
+        whole = time.perf_counter() - started
+        spent[f"fetch:{name}"] = spent.get(f"fetch:{name}", 0.0) + whole - (spent.get(f"run:{name}", 0.0) - run_before)
+        spent[f"dicts:{name}"] = spent.get(f"dicts:{name}", 0.0) + whole
         return result
 
     Db_run, Db_dicts = db.run, db.dicts
@@ -351,6 +354,8 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
     searcher.search = timed("keyword_search", searcher.search)
     recaller._log = timed("log", recaller._log)
     recall_mod.query_text = timed("query_text", recall_mod.query_text)
+    original_fuse = recall_mod.fusion.fuse
+    recall_mod.fusion.fuse = timed("fuse", original_fuse)
     per_stage: dict[str, list[float]] = {label: [] for label, _ in STAGES}
     per_stage["other Python (validation, hits, dataclasses)"] = []
     totals, bm25_alone = [], []
@@ -376,6 +381,7 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
         for obj, attr in ((vectors, "embed"), (vectors, "search"), (searcher, "search"), (recaller, "_log")):
             vars(obj).pop(attr, None)
         recall_mod.query_text = original_query_text
+        recall_mod.fusion.fuse = original_fuse
     total_p50 = float(np.median(totals)) * 1000
     rows = [{"stage": label, "p50_ms": round(float(np.median(v)) * 1000, 3), "mean_ms": round(float(np.mean(v)) * 1000, 3),
              "share": round(float(np.mean(v)) / float(np.mean(totals)), 3)} for label, v in per_stage.items()]

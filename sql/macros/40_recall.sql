@@ -4,7 +4,9 @@
 --              BM25 over bm25_postings, and the exact vector arm over memory_vectors for p_qvec /
 --              p_model (rows of another model are left out), unless p_vec_ids/p_vec_sims are given.
 --              The agent's recall (echo_duck/recall.py) computes both arms in process, the same
---              formulas over in-memory copies (tests hold them equal), and calls recall_fused.
+--              formulas over in-memory copies; unfiltered, it also ranks in process
+--              (echo_duck/fusion.py mirrors the steps below after `eligible`); filtered, it calls
+--              recall_fused. Tests hold them all equal.
 --              Without filters only the best 10 × keyword_pool BM25 matches go on (a common word
 --              can match a third of the store; joining all of them to memories cost ~30 ms at 100k).
 --   eligible   candidates the caller may see (can_see) and asked for (filters); superseded hidden
@@ -177,7 +179,7 @@ WITH
         LIMIT p_k
     ),
     conflicts AS (
-        SELECT side AS id, list(other ORDER BY detected_at) AS conflicts_with
+        SELECT side AS id, list(other ORDER BY detected_at, other) AS conflicts_with
         FROM (SELECT memory_a AS side, memory_b AS other, detected_at FROM contradictions WHERE status = 'pending'
               UNION ALL
               SELECT memory_b, memory_a, detected_at FROM contradictions WHERE status = 'pending')

@@ -10,10 +10,10 @@ SELECT g.teams, g.tenants, (10 * setting('keyword_pool'))::INTEGER AS keyword_ca
        setting('vector_pool')::INTEGER AS vector_pool
 FROM caller_groups($caller_agent) g;
 
--- The vector arm computed exactly in SQL over the filtered rows, as the '[…]' texts recall binds.
+-- The vector arm computed exactly in SQL over the filtered rows: ids and similarities, best first.
 -- name: exact_vector_candidates
-SELECT list(memory_id ORDER BY similarity DESC, memory_id)::VARCHAR AS ids,
-       list(similarity ORDER BY similarity DESC, memory_id)::VARCHAR AS sims
+SELECT coalesce(list(memory_id::VARCHAR ORDER BY similarity DESC, memory_id), []) AS ids,
+       coalesce(list(similarity ORDER BY similarity DESC, memory_id), []) AS sims
 FROM exact_vector_candidates(
     $p_qvec::VARCHAR, $p_model::VARCHAR, $p_n, $p_caller_agent, $p_caller_session::VARCHAR,
     $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_types::VARCHAR[], $p_tiers::VARCHAR[],
@@ -27,6 +27,43 @@ SELECT * FROM recall_fused(
     $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k, $p_entropy::DOUBLE, $p_shape::VARCHAR,
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
+
+-- The ranking tunables, as they are: the in-process fusion reads them by name (a pivot like
+-- ranking_settings() costs ~2.5 ms of planning per recall).
+-- name: ranking_settings_plain
+SELECT name, value FROM settings;
+
+-- The inputs of the in-process fusion (echo_duck/fusion.py) for an unfiltered recall: of the candidates
+-- both arms found, those the caller may see (recall_fused's `eligible` step), each with the decay terms
+-- recall_fused computes, through the same macros. The tunables come as parameters (ranking_settings_plain).
+-- name: recall_eligible
+SELECT m.id::VARCHAR AS memory_id,
+       effective_importance(m.importance, m.type, m.pinned, m.access_count, coalesce(m.last_accessed, m.created_at),
+                            $p_now::TIMESTAMP, $p_decay_days::DOUBLE) AS effective_importance,
+       CASE WHEN m.tier = 'archival' THEN $p_archived_weight::DOUBLE ELSE 1.0 END AS tier_weight,
+       pow(1 - $p_unhelpful_penalty::DOUBLE, greatest(m.unhelpful_count - m.helpful_count, 0)) AS feedback_weight
+FROM memories m
+WHERE m.id IN (SELECT unnest($p_ids::VARCHAR::UUID[]))
+  AND (m.status = 'active' OR ($p_include_superseded AND m.status = 'superseded'))
+  AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags,
+                 $p_caller_agent, $p_caller_session::VARCHAR, $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[]);
+
+-- The winners' rows after the in-process fusion, with their pending contradictions (as recall_fused
+-- returns them); recall.py puts them back in rank order.
+-- name: recall_rows
+WITH wanted AS (SELECT unnest($ids::VARCHAR::UUID[]) AS id),
+conflicts AS (
+    SELECT side AS id, list(other ORDER BY detected_at, other) AS conflicts_with
+    FROM (SELECT memory_a AS side, memory_b AS other, detected_at FROM contradictions
+          WHERE status = 'pending' AND memory_a IN (SELECT id FROM wanted)
+          UNION ALL
+          SELECT memory_b, memory_a, detected_at FROM contradictions
+          WHERE status = 'pending' AND memory_b IN (SELECT id FROM wanted))
+    GROUP BY side
+)
+SELECT m.*, conflicts.conflicts_with
+FROM memories m LEFT JOIN conflicts ON conflicts.id = m.id
+WHERE m.id IN (SELECT id FROM wanted);
 
 -- A filtered recall's keyword arm stays in SQL: every match goes on to the filters, and a common word
 -- can match a third of the store (passing them all as text cost ~100 ms at 1M rows).
