@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import uuid
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import duckdb
 
@@ -26,6 +26,13 @@ class Db:
         self._closed = False
         self._depth = 0  # nested transaction() calls join the outer transaction
         self._parsed: dict[str, list] = {}
+        self._catch_up: Callable[[], None] | None = None
+        self._catching_up = False
+
+    def before_use(self, catch_up: Callable[[], None]) -> None:
+        """Run ``catch_up`` (writing work queued behind an earlier call, recall_log.py) before each
+        reading() or transaction() that does not opt out, and before close()."""
+        self._catch_up = catch_up
 
     def run(self, name: str, /, **params: Any) -> duckdb.DuckDBPyConnection:
         """Execute a named query; the result of its last statement is returned."""
@@ -73,6 +80,8 @@ class Db:
             self._check_open()
             if self.read_only:
                 raise EchoDuckError(f"{what}: this store was opened read_only; open it without read_only to write")
+            if not self._depth:
+                self._run_catch_up()
             if self._depth:
                 self._depth += 1
                 try:
@@ -88,14 +97,30 @@ class Db:
                 self._depth = 0
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator["Db"]:
+    def reading(self, *, catch_up: bool = True) -> Iterator["Db"]:
+        """The store lock for reads; ``catch_up=False`` reads without writing queued work first (recall)."""
         with self.lock:
             self._check_open()
+            if catch_up:
+                self._run_catch_up()
             yield self
+
+    def _run_catch_up(self) -> None:
+        # never inside a transaction: a rollback there would take the queued work with it
+        if self._catch_up is not None and not self._catching_up and not self._depth:
+            self._catching_up = True  # its own transaction() must not catch up again
+            try:
+                self._catch_up()
+            finally:
+                self._catching_up = False
 
     def close(self) -> None:
         with self.lock:
-            if not self._closed:
+            if self._closed:
+                return
+            try:
+                self._run_catch_up()
+            finally:
                 self._closed = True
                 with translate_errors("closing the store"):
                     self.con.close()

@@ -130,7 +130,7 @@ class KeywordSearcher:
 
     def search(self, query_tokens: str, top: int | None) -> KeywordArm:
         """The ``top`` best matches (all when None) by score, then memory id, as ``bm25_scores`` ranks them."""
-        with self.db.reading(), self._lock:  # the store lock first, as every caller takes it
+        with self.db.reading(catch_up=False), self._lock:  # the store lock first, as every caller takes it
             state = self.db.dict("keyword_search_state", q=query_tokens)
             self._follow(state)
             if top is not None and top <= 0:

@@ -22,6 +22,7 @@ from .indexing import Indexer
 from .keyword import query_text
 from .keyword_search import NO_MATCH
 from .models import PERSISTED_TIERS, TYPES, Memory
+from .recall_log import RecallJournal, reviews_json
 from .rerank import Reranker, RerankSettings, rerank
 from .writes import Caller
 
@@ -134,12 +135,13 @@ class Recaller:
     clock: Callable[[], datetime]
     reranker: Reranker | None = None
     rerank_settings: RerankSettings = RerankSettings()
+    journal: RecallJournal | None = None  # None on a read-only store: nothing is recorded
 
     def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
                query_vector: np.ndarray | None = None, kb: Any = None) -> list[Hit]:
         vectors = self.indexer.vectors if "vector" in query.arms else None
         q_tokens = query_text(query.text) if "keyword" in query.arms else None  # before the lock: jieba is slow
-        with self.db.reading():
+        with self.db.reading(catch_up=False):  # recalls queued behind (recall_log.py) may wait for later
             teams, tenants, keyword_candidates, vector_pool = self.db.run("recall_context",
                                                                          caller_agent=caller.agent_id).fetchone()
             keyword = NO_MATCH
@@ -158,7 +160,7 @@ class Recaller:
             arm = "unavailable: no embedding model installed (keyword-only)"
         else:
             qvec = vectors.embed([query.text])[0] if query_vector is None else _checked(query_vector, vectors.embedder.dim)
-            with self.db.reading():
+            with self.db.reading(catch_up=False):
                 pool = vector_pool * OVERFETCH
                 if query.filtered:  # the in-process top-N could miss filtered rows: exact in SQL over them
                     vec_ids, vec_sims = self.db.run("exact_vector_candidates", p_qvec=_vector_literal(qvec),
@@ -169,7 +171,7 @@ class Recaller:
                     arm = "exact (in-process)"
         shape = text.query_shape(query.text)  # fusion adds how rare the terms are (query_entropy)
         fetch = max(query.k, self.rerank_settings.top_k) if self.reranker is not None else query.k
-        with self.db.reading():
+        with self.db.reading(catch_up=False):
             if query.filtered:
                 rows = self._fused_in_sql(q_tokens, keyword, vec_ids, vec_sims, who, filters, shape, fetch)
             else:
@@ -191,8 +193,9 @@ class Recaller:
         candidates = list(dict.fromkeys([*keyword.ids, *vec_ids]))
         if not candidates:
             return []
+        reviews = self.journal.pending_reviews(candidates) if self.journal is not None else {}
         settings = dict(self.db.run("ranking_settings_plain").fetchall())
-        eligible = self.db.dicts("recall_eligible", p_ids=_id_literal(candidates), **who,
+        eligible = self.db.dicts("recall_eligible", p_ids=_id_literal(candidates), p_reviews=reviews_json(reviews), **who,
                                  p_include_superseded=include_archived, p_now=self.clock(),
                                  p_decay_days=settings["importance_decay_days"],
                                  p_archived_weight=settings["archived_weight"],
@@ -201,10 +204,15 @@ class Recaller:
         if not ranked:
             return []
         stored = {str(row["id"]): row for row in self.db.dicts("recall_rows", ids=_id_literal([f.memory_id for f in ranked]))}
+        for memory_id, (n, last) in reviews.items():  # the rows as they will be once the queue is written
+            if memory_id in stored:
+                stored[memory_id].update(access_count=stored[memory_id]["access_count"] + n, last_accessed=last)
         return [{**stored[f.memory_id], **vars(f)} for f in ranked]
 
     def _fused_in_sql(self, q_tokens, keyword, vec_ids, vec_sims, who, filters, shape, fetch) -> list[dict]:
         """Filtered: the recall macro over the arms SQL computed for the filtered rows."""
+        if self.journal is not None:  # the macro reads access counts itself: queued reviews go first
+            self.journal.catch_up_reviews()
         entropy = dict(p_entropy=1.0 if shape is None else None, p_shape=shape_literal(shape))
         vectors = dict(p_vec_ids=_id_literal(vec_ids) if vec_ids else None,
                        p_vec_sims=_vector_literal(vec_sims) if vec_ids else None)
@@ -215,17 +223,14 @@ class Recaller:
                              p_now=self.clock())
 
     def _log(self, caller: Caller, query: RecallQuery, hits: list[Hit], model_id: str | None) -> int | None:
-        """Reinforce the hits (SPEC R10) and log the recall, in one transaction; nothing on a read-only store."""
-        if self.db.read_only:
+        """Queue the hits' reinforcement (SPEC R10) and the recall log row (recall_log.py); the recall id.
+        Nothing on a read-only store."""
+        if self.journal is None:
             return None
-        ids = "[" + ",".join(h.id for h in hits) + "]"
-        scores = _vector_literal(np.array([h.score for h in hits], dtype=np.float64))
-        with self.db.transaction("recording a recall"):
-            if query.reinforce and hits:
-                self.db.run("reinforce_memories", ids=ids, now=self.clock())
-            return self.db.scalar("log_recall", now=self.clock(), agent_id=caller.agent_id, session_id=caller.session_id,
-                                  query=query.text, k=query.k, model_id=model_id, ids=ids, scores=scores,
-                                  reinforced=query.reinforce, include_archived=query.include_archived)
+        return self.journal.record(occurred_at=self.clock(), agent_id=caller.agent_id, session_id=caller.session_id,
+                                   query=query.text, k=query.k, model_id=model_id,
+                                   memory_ids=tuple(h.id for h in hits), scores=tuple(h.score for h in hits),
+                                   reinforced=query.reinforce, include_archived=query.include_archived)
 
 
 def _hit(row: dict, entropy: float, arm: str, explain: bool) -> Hit:

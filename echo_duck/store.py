@@ -26,6 +26,7 @@ from .privacy import PurgeReport
 from .store_kb import KnowledgeBaseVerbs
 from .store_lifecycle import LifecycleVerbs
 from .recall import Hit, Recaller, RecallQuery
+from .recall_log import RecallJournal
 from .rerank import RerankSettings
 from .snapshot import Budgets
 from .snapshot import render as render_snapshot
@@ -83,7 +84,8 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         self.indexer = Indexer(self.db, self._clock, embedder)
         self.writer = Writer(self.db, self._clock, self.indexer, protected)
         self.recaller = Recaller(self.db, self.indexer, self._clock, reranker,
-                                 RerankSettings(rerank_top_k, rerank_timeout_s, rerank_min_score))
+                                 RerankSettings(rerank_top_k, rerank_timeout_s, rerank_min_score),
+                                 None if self.read_only else RecallJournal(self.db))
         self.session_log = Sessions(self.db, self._clock, self.caller.agent_id)
         self.working = WorkingMemory()
         self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier)
@@ -102,6 +104,8 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
 
     def close(self) -> None:
         self.stop_worker()
+        if self.recaller.journal is not None and not self.db.closed:
+            self.recaller.journal.close()
         self.db.close()
 
     def __enter__(self) -> "EchoDuck":

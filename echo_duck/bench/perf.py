@@ -309,7 +309,7 @@ STAGES = (
     ("fetch eligible rows", "fetch:recall_eligible"),
     ("fusion (Python)", "fuse"),
     ("winners' rows + conflicts (SQL, fetched)", "dicts:recall_rows"),
-    ("reinforce + log (1 transaction)", "log"),
+    ("queue reinforce + log (recall id; a batch write every 64)", "log"),
 )
 
 

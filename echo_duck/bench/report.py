@@ -27,8 +27,10 @@ NOTES = (
     "Each arm hands 50 candidates to reciprocal rank fusion (k = 60), k = 10 results. LanceDB 'hybrid_limit10' is "
     "the idiomatic .limit(10), where LanceDB asks each arm for 10 only.",
     "echo_duck 'hybrid' recalls as an agent does: reinforce=True, so each recall also updates access counts and "
-    "logs the recall in one write transaction; decay, scope and gating are applied in the macro. 'filtered' adds "
-    "types=[user, environment]: the vector arm then runs in SQL over the filtered rows. The peers only read.",
+    "logs the recall (queued, and written in one transaction per 64 recalls here, since the loop never idles); "
+    "scope and decay terms come from SQL, fusion and gating run in process. 'filtered' adds "
+    "types=[user, environment]: both arms and the fusion macro then run in SQL over the filtered rows. The "
+    "peers only read.",
     "excl. = query vector given; incl. = the query embedded with the default model (1 thread) inside the timed "
     "region. Ingest: bulk load in batches of 2,000 with the cached vectors; 'with emb.' = a tenth more rows "
     "(100 to 2,000) appended with the model in the loop. Index build: echo_duck compacts the BM25 postings and loads the vector "

@@ -36,13 +36,21 @@ SELECT name, value FROM settings;
 -- The inputs of the in-process fusion (echo_duck/fusion.py) for an unfiltered recall: of the candidates
 -- both arms found, those the caller may see (recall_fused's `eligible` step), each with the decay terms
 -- recall_fused computes, through the same macros. The tunables come as parameters (ranking_settings_plain).
+-- $p_reviews (JSON [{id, n, at}]) are reviews still queued behind earlier recalls (echo_duck/recall_log.py):
+-- counted as if written, so the ranking is the one of writing every recall at once.
 -- name: recall_eligible
+WITH reviews AS (
+    SELECT r.id, r.n, r.at
+    FROM (SELECT unnest(from_json($p_reviews::JSON, '[{"id": "UUID", "n": "INTEGER", "at": "TIMESTAMP"}]'),
+                        recursive := true)) r
+)
 SELECT m.id::VARCHAR AS memory_id,
-       effective_importance(m.importance, m.type, m.pinned, m.access_count, coalesce(m.last_accessed, m.created_at),
-                            $p_now::TIMESTAMP, $p_decay_days::DOUBLE) AS effective_importance,
+       effective_importance(m.importance, m.type, m.pinned, m.access_count + coalesce(r.n, 0),
+                            coalesce(r.at, m.last_accessed, m.created_at), $p_now::TIMESTAMP,
+                            $p_decay_days::DOUBLE) AS effective_importance,
        CASE WHEN m.tier = 'archival' THEN $p_archived_weight::DOUBLE ELSE 1.0 END AS tier_weight,
        pow(1 - $p_unhelpful_penalty::DOUBLE, greatest(m.unhelpful_count - m.helpful_count, 0)) AS feedback_weight
-FROM memories m
+FROM memories m LEFT JOIN reviews r ON r.id = m.id
 WHERE m.id IN (SELECT unnest($p_ids::VARCHAR::UUID[]))
   AND (m.status = 'active' OR ($p_include_superseded AND m.status = 'superseded'))
   AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags,
@@ -76,16 +84,32 @@ SELECT * FROM recall_fused(
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
 
--- A hit is a review (SPEC R10): the forgetting curve restarts and lengthens.
--- name: reinforce_memories
-UPDATE memories SET access_count = access_count + 1, last_accessed = $now
-WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
+-- Recall bookkeeping, written behind the recall for every queued recall at once (echo_duck/recall_log.py).
+-- name: next_recall_id
+SELECT nextval('recall_log_seq');
 
--- name: log_recall
-INSERT INTO recall_log (occurred_at, agent_id, session_id, query, k, model_id, memory_ids, scores, reinforced, include_archived)
-VALUES ($now, $agent_id, $session_id, $query, $k, $model_id, $ids::VARCHAR::UUID[], $scores::VARCHAR::DOUBLE[], $reinforced,
-        $include_archived)
-RETURNING id;
+-- A hit is a review (SPEC R10): the forgetting curve restarts and lengthens. $hits is JSON, one
+-- {id, at, seq} per reinforced hit in queue order: each recall that returned a memory counts once,
+-- and the last one's time stays, as if they had been written one by one.
+-- name: reinforce_recalled
+UPDATE memories SET access_count = access_count + r.n, last_accessed = r.at
+FROM (SELECT h.id, count(*) AS n, arg_max(h.at, h.seq) AS at
+      FROM (SELECT unnest(from_json($hits::JSON, '[{"id": "UUID", "at": "TIMESTAMP", "seq": "INTEGER"}]'),
+                          recursive := true)) h
+      GROUP BY h.id) r
+WHERE memories.id = r.id;
+
+-- $entries is JSON, one object per recall with recall_log's columns.
+-- name: log_recalls
+INSERT INTO recall_log (id, occurred_at, agent_id, session_id, query, k, model_id, memory_ids, scores, reinforced,
+                        include_archived)
+SELECT e.id, e.occurred_at, e.agent_id, e.session_id, e.query, e.k, e.model_id, e.memory_ids, e.scores, e.reinforced,
+       e.include_archived
+FROM (SELECT unnest(from_json($entries::JSON,
+                              '[{"id": "BIGINT", "occurred_at": "TIMESTAMP", "agent_id": "VARCHAR", "session_id": "VARCHAR",
+                                 "query": "VARCHAR", "k": "INTEGER", "model_id": "VARCHAR", "memory_ids": ["UUID"],
+                                 "scores": ["DOUBLE"], "reinforced": "BOOLEAN", "include_archived": "BOOLEAN"}]'),
+                    recursive := true)) e;
 
 -- Outcome feedback (SPEC R13): counts steer ranking; a helpful mark also raises confidence a little
 -- (a SELF memory needs more evidence: its step is a quarter of the others').
