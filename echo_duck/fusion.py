@@ -3,9 +3,9 @@ for an unfiltered recall whose two arms were computed in process.
 
 SQL keeps everything that reads the store: the named query ``recall_eligible`` keeps the candidates
 the caller may see (``can_see_as``) with their decay terms (``effective_importance``, archived and
-feedback weights) and the ranking settings. What is left is arithmetic over a few hundred rows: each
-arm's rank among the eligible, the pool cuts, RRF weighted by match quality, the gates, the final
-score. Planning and running the macro for it cost ~40 ms at 100k rows, about a quarter of it
+feedback weights); the settings come as they are stored. What is left is arithmetic over a few
+hundred rows: each arm's rank among the eligible, the pool cuts, RRF weighted by match quality, the
+gates, the final score. Planning and running the macro for it cost ~40 ms at 100k rows, about a quarter of it
 planning; a DuckDB plan that complex has a floor Python does not. Each step names the macro step it
 mirrors, with the same operations in the same order, so the two agree to the last bit; tests hold
 them equal (ids, order, scores, every explain value). The macro stays the definition: filtered

@@ -141,7 +141,7 @@ class Recaller:
                query_vector: np.ndarray | None = None, kb: Any = None) -> list[Hit]:
         vectors = self.indexer.vectors if "vector" in query.arms else None
         q_tokens = query_text(query.text) if "keyword" in query.arms else None  # before the lock: jieba is slow
-        with self.db.reading(catch_up=False):  # recalls queued behind (recall_log.py) may wait for later
+        with self.db.reading(catch_up=False):  # queued bookkeeping (recall_log.py) stays queued: see _fused_*
             teams, tenants, keyword_candidates, vector_pool = self.db.run("recall_context",
                                                                          caller_agent=caller.agent_id).fetchone()
             keyword = NO_MATCH
