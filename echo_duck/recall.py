@@ -10,6 +10,7 @@ same ranking with both arms computed in SQL, for analysts. Tests hold all three 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Callable
@@ -139,6 +140,11 @@ class Recaller:
 
     def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
                query_vector: np.ndarray | None = None, kb: Any = None) -> list[Hit]:
+        with self.journal.recalling() if self.journal is not None else contextlib.nullcontext():
+            return self._recall(caller, query, explain, query_vector, kb)
+
+    def _recall(self, caller: Caller, query: RecallQuery, explain: bool, query_vector: np.ndarray | None,
+                kb: Any) -> list[Hit]:
         vectors = self.indexer.vectors if "vector" in query.arms else None
         q_tokens = query_text(query.text) if "keyword" in query.arms else None  # before the lock: jieba is slow
         with self.db.reading(catch_up=False):  # queued bookkeeping (recall_log.py) stays queued: see _fused_*

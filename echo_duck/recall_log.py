@@ -3,7 +3,7 @@
 Written in the recall's own transaction (a 10-row ``UPDATE memories``, a ``recall_log`` row and the
 commit), they cost 11-16 ms of every recall, whatever the store's size. They are queued instead, and
 written for every queued recall in one transaction:
-- by a background thread once no recall has come for ``IDLE_S`` (an agent's next turn is seconds away),
+- by a background thread once no recall has run for ``IDLE_S`` (an agent's next turn is seconds away),
   or as the interpreter exits;
 - before any other use of the store (``Db.reading`` / ``Db.transaction`` call ``catch_up``), so every
   read and write but the next recall sees them, and when the store closes;
@@ -17,6 +17,7 @@ bookkeeping, never a memory.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -52,9 +53,24 @@ class RecallJournal:
         self._reviews: dict[str, tuple[int, datetime]] = {}  # queued, per memory: (reviews, last one's time)
         self._wake = threading.Condition()
         self._last = 0.0
+        self._active = 0  # recalls running now: the store is not idle while one runs
         self._thread: threading.Thread | None = None
         self._closed = False
         db.before_use(self.catch_up)
+
+    @contextlib.contextmanager
+    def recalling(self):
+        """Around a whole recall: the thread writes only once no recall has run for IDLE_S (a slow
+        recall at 1M rows would otherwise find the store 'idle' in its middle and wait for the write)."""
+        with self._wake:
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._wake:
+                self._active -= 1
+                self._last = time.monotonic()
+                self._wake.notify()
 
     def record(self, **entry) -> int:
         """Queue one recall's bookkeeping (LoggedRecall's fields but ``id``); return its recall id."""
@@ -130,8 +146,9 @@ class RecallJournal:
                     self._thread = None
                     return
                 idle_for = time.monotonic() - self._last
-                if idle_for < IDLE_S and threading.main_thread().is_alive():
-                    self._wake.wait(min(IDLE_S - idle_for, _POLL_S))
+                if threading.main_thread().is_alive() and (self._active or idle_for < IDLE_S):
+                    # a recall's end notifies; _POLL_S bounds how late the thread sees the interpreter exit
+                    self._wake.wait(_POLL_S if self._active else min(IDLE_S - idle_for, _POLL_S))
                     continue
             try:
                 self.catch_up()

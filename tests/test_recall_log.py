@@ -192,3 +192,25 @@ def test_back_to_back_recalls_rank_as_if_each_was_written_at_once(tmp_path, cloc
             results.append(seen)
     assert results[0] == results[1]
     assert any(row[3] > 0 for step in results[0] for row in step)  # reviews did feed back into ranking
+
+
+def test_the_thread_never_writes_in_the_middle_of_a_recall(db_path, clock, monkeypatch):
+    """A recall slower than IDLE_S (1M rows) must not find the store 'idle' and wait for the write."""
+    monkeypatch.setattr(recall_log, "IDLE_S", 0.05)
+    seen_during_recall = []
+
+    class SlowReranker:  # runs inside recall(), after the ranking and outside the store lock
+        def score(self, query, texts):
+            time.sleep(0.4)  # 8 × IDLE_S
+            seen_during_recall.append(len(raw_log(mem)))
+            return [0.0] * len(texts)
+
+    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock, reranker=SlowReranker(),
+                        rerank_timeout_s=30) as mem:
+        mem.remember_many(synthetic.memories(60))
+        mem.recall("deploy borealis", 3)  # queued; the next recall starts at once
+        mem.recall("postgres backup", 3)
+        deadline = time.monotonic() + 30  # liveness: written once both recalls are over
+        while len(raw_log(mem)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert seen_during_recall == [0, 0] and len(raw_log(mem)) == 2
