@@ -1,14 +1,14 @@
-"""A recall's bookkeeping is written behind it (echo_duck/recall_log.py), and nothing is lost or late
-for anyone but the next recall: every other read and write, close, a full queue and an idle store
-write it first.
+"""A recall's bookkeeping is written behind it (echo_duck/recall_log.py), and nothing is lost or late:
+every other read and write, close, a full queue, an idle store and the interpreter's exit write it
+first, and the next recall counts what is still queued.
 """
 
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
-import shutil
 import threading
 import time
 from datetime import timedelta
