@@ -96,7 +96,7 @@ class RecallJournal:
             return
         with self.db.lock:  # the store lock first, as every caller takes it
             with self._wake:
-                entries, self._queue, self._reviews = self._queue, [], {}
+                entries, reviews, self._queue, self._reviews = self._queue, self._reviews, [], {}
             if not entries:
                 return
             try:
@@ -104,9 +104,8 @@ class RecallJournal:
                     # a nextval alone is not durable in DuckDB (the process may end before any write):
                     # one inside this write transaction persists the counter past every queued id
                     self.db.run("next_recall_id")
-                    reinforced = [e for e in entries if e.reinforced and e.memory_ids]
-                    if reinforced:
-                        self.db.run("reinforce_recalled", hits=_hits_json(reinforced))
+                    if reviews:
+                        self.db.run("reinforce_recalled", reviews=reviews_json(reviews))
                     self.db.run("log_recalls", entries=json.dumps([_row(e) for e in entries]))
             except BaseException:
                 with self._wake:
@@ -159,7 +158,7 @@ class RecallJournal:
 
 
 def reviews_json(reviews: dict[str, tuple[int, datetime]]) -> str:
-    """pending_reviews() as recall_eligible's $p_reviews."""
+    """Queued reviews as recall_eligible's $p_reviews and reinforce_recalled's $reviews."""
     return json.dumps([{"id": i, "n": n, "at": at.isoformat(sep=" ")} for i, (n, at) in reviews.items()])
 
 
@@ -175,9 +174,3 @@ def _tally(reviews: dict[str, tuple[int, datetime]], entries: list[LoggedRecall]
 def _row(e: LoggedRecall) -> dict:
     return {**asdict(e), "occurred_at": e.occurred_at.isoformat(sep=" "), "memory_ids": list(e.memory_ids),
             "scores": list(e.scores)}
-
-
-def _hits_json(entries: list[LoggedRecall]) -> str:
-    """One row per reinforced hit, in queue order: SQL counts the reviews and keeps the last time."""
-    return json.dumps([{"id": m, "at": e.occurred_at.isoformat(sep=" "), "seq": n}
-                       for n, e in enumerate(entries) for m in e.memory_ids])

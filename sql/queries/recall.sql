@@ -88,15 +88,13 @@ SELECT * FROM recall_fused(
 -- name: next_recall_id
 SELECT nextval('recall_log_seq');
 
--- A hit is a review (SPEC R10): the forgetting curve restarts and lengthens. $hits is JSON, one
--- {id, at, seq} per reinforced hit in queue order: each recall that returned a memory counts once,
--- and the last one's time stays, as if they had been written one by one.
+-- A hit is a review (SPEC R10): the forgetting curve restarts and lengthens. $reviews is JSON, one
+-- {id, n, at} per memory (as recall_eligible's $p_reviews): how many queued recalls returned it and
+-- the last one's time, as if they had been written one by one.
 -- name: reinforce_recalled
 UPDATE memories SET access_count = access_count + r.n, last_accessed = r.at
-FROM (SELECT h.id, count(*) AS n, arg_max(h.at, h.seq) AS at
-      FROM (SELECT unnest(from_json($hits::JSON, '[{"id": "UUID", "at": "TIMESTAMP", "seq": "INTEGER"}]'),
-                          recursive := true)) h
-      GROUP BY h.id) r
+FROM (SELECT unnest(from_json($reviews::JSON, '[{"id": "UUID", "n": "INTEGER", "at": "TIMESTAMP"}]'),
+                    recursive := true)) r
 WHERE memories.id = r.id;
 
 -- $entries is JSON, one object per recall with recall_log's columns.
