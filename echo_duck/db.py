@@ -126,6 +126,11 @@ class Db:
                     self.con.close()
 
     @property
+    def in_transaction(self) -> bool:
+        """Inside transaction() (call under the lock): rows read now may still roll back."""
+        return self._depth > 0
+
+    @property
     def closed(self) -> bool:
         return self._closed
 

@@ -1,9 +1,10 @@
 """Fusion in process: what ``recall_fused`` (sql/macros/40_recall.sql) does after its ``eligible`` step,
 for an unfiltered recall whose two arms were computed in process.
 
-SQL keeps everything that reads the store: the named query ``recall_eligible`` keeps the candidates
-the caller may see (``can_see_as``) with their decay terms (``effective_importance``, archived and
-feedback weights); the settings come as they are stored. What is left is arithmetic over a few
+The candidates the caller may see (``can_see_as``) arrive with their decay terms
+(``effective_importance``, archived and feedback weights), as the named query ``recall_eligible``
+keeps them (eligibility.py computes them over an in-process copy, tested equal to that query); the
+settings come as they are stored. What is left is arithmetic over a few
 hundred rows: each arm's rank among the eligible, the pool cuts, RRF weighted by match quality, the
 gates, the final score. Planning and running the macro for it cost ~40 ms at 100k rows, about a quarter of it
 planning; a DuckDB plan that complex has a floor Python does not. Each step names the macro step it

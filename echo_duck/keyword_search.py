@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .db import Db
+from .growing import GrowingColumns
 
 # Postings appended since the last sort are searched by a linear scan; past this share of the
 # sorted part they are merged in (a sort), so searches stay logarithmic.
@@ -54,37 +55,11 @@ class KeywordArm:
 NO_MATCH = KeywordArm((), (), (), None, None, 0)
 
 
-class _Growing:
-    """Columns that grow by appends into spare capacity (doubling), so a write copies only its rows."""
-
-    def __init__(self, **dtypes) -> None:
-        self._columns = {name: np.zeros(1024, dtype) for name, dtype in dtypes.items()}
-        self.size = 0
-
-    def append(self, **values: np.ndarray) -> None:
-        n = len(next(iter(values.values())))
-        if self.size + n > len(next(iter(self._columns.values()))):
-            capacity = max(2 * (self.size + n), 1024)
-            for name, column in self._columns.items():
-                grown = np.zeros(capacity, column.dtype)
-                grown[: self.size] = column[: self.size]
-                self._columns[name] = grown
-        for name, value in values.items():
-            self._columns[name][self.size : self.size + n] = value
-        self.size += n
-
-    def __getattr__(self, name: str) -> np.ndarray:
-        try:
-            return self.__dict__["_columns"][name][: self.__dict__["size"]]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
 class _Postings:
     """Postings (term, doc row, tf, doc_len): a term-sorted head plus an unsorted tail of appends."""
 
     def __init__(self) -> None:
-        self.columns = _Growing(term=np.uint64, row=np.int32, tf=np.int32, doc_len=np.int32)
+        self.columns = GrowingColumns(term=np.uint64, row=np.int32, tf=np.int32, doc_len=np.int32)
         self.sorted_upto = 0
 
     def append(self, term, row, tf, doc_len) -> None:
@@ -115,7 +90,7 @@ class KeywordSearcher:
     def _reset(self) -> None:
         self._ids: list[str] = []  # memory id per doc row
         # per doc row: doc number (ascending), the memory id as two integers (SQL's uuid order), length, live
-        self._docs = _Growing(number=np.int64, id_high=np.uint64, id_low=np.uint64, length=np.int64, live=bool)
+        self._docs = GrowingColumns(number=np.int64, id_high=np.uint64, id_low=np.uint64, length=np.int64, live=bool)
         self._postings = _Postings()
         self._max_doc = -1
         self._dead_seen = 0

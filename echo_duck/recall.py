@@ -1,9 +1,10 @@
 """Hybrid recall (SPEC R1-R13): a frozen query description, the two arms, fusion, and the recall log.
 
 An unfiltered recall (what an agent runs every turn) computes both arms in process: BM25 over a copy
-of the postings (keyword_search.py) and the exact vector top-N over a matrix (vectors.py). SQL then
-keeps the candidates the caller may see, with their decay terms (named query ``recall_eligible``), and
-fusion.py ranks them as ``recall_fused`` would. A filtered recall runs both arms over the filtered rows
+of the postings (keyword_search.py) and the exact vector top-N over a matrix (vectors.py); a copy of
+the columns that decide visibility and decay keeps the candidates the caller may see, with their decay
+terms (eligibility.py, as the named query ``recall_eligible`` does), and fusion.py ranks them as
+``recall_fused`` would. A filtered recall runs both arms over the filtered rows
 in SQL and calls ``recall_fused`` (sql/macros/40_recall.sql), the definition; ``recall_hits`` is the
 same ranking with both arms computed in SQL, for analysts. Tests hold all three equal.
 """
@@ -11,7 +12,7 @@ same ranking with both arms computed in SQL, for analysts. Tests hold all three 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Callable
 
@@ -19,11 +20,12 @@ import numpy as np
 
 from . import fusion, text, validate
 from .db import Db
+from .eligibility import EligibilityCopy
 from .indexing import Indexer
 from .keyword import query_text
 from .keyword_search import NO_MATCH
 from .models import PERSISTED_TIERS, TYPES, Memory
-from .recall_log import RecallJournal, reviews_json
+from .recall_log import RecallJournal
 from .rerank import Reranker, RerankSettings, rerank
 from .writes import Caller
 
@@ -137,6 +139,10 @@ class Recaller:
     reranker: Reranker | None = None
     rerank_settings: RerankSettings = RerankSettings()
     journal: RecallJournal | None = None  # None on a read-only store: nothing is recorded
+    eligibility: EligibilityCopy = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.eligibility = EligibilityCopy(self.db)
 
     def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
                query_vector: np.ndarray | None = None, kb: Any = None) -> list[Hit]:
@@ -195,17 +201,15 @@ class Recaller:
         return [replace(h, recall_id=recall_id) if h.origin == "memory" else h for h in hits]
 
     def _fused_in_process(self, keyword, vec_ids, vec_sims, who, include_archived, shape, fetch) -> list[dict]:
-        """Unfiltered: SQL keeps the candidates the caller may see, with their decay terms; fusion.py ranks them."""
+        """Unfiltered: the candidates the caller may see, with their decay terms (eligibility.py, as the
+        query recall_eligible keeps them), ranked by fusion.py."""
         candidates = list(dict.fromkeys([*keyword.ids, *vec_ids]))
         if not candidates:
             return []
         reviews = self.journal.pending_reviews(candidates) if self.journal is not None else {}
         settings = dict(self.db.run("ranking_settings_plain").fetchall())
-        eligible = self.db.dicts("recall_eligible", p_ids=_id_literal(candidates), p_reviews=reviews_json(reviews), **who,
-                                 p_include_superseded=include_archived, p_now=self.clock(),
-                                 p_decay_days=settings["importance_decay_days"],
-                                 p_archived_weight=settings["archived_weight"],
-                                 p_unhelpful_penalty=settings["unhelpful_penalty"])
+        eligible = self.eligibility.rows(candidates, who=who, include_superseded=include_archived, now=self.clock(),
+                                         settings=settings, reviews=reviews)
         ranked = fusion.fuse(keyword, vec_ids, vec_sims, eligible, settings, shape, fetch)
         if not ranked:
             return []

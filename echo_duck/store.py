@@ -348,6 +348,7 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                 frame = result.pl() if result.description else pl.DataFrame()
         if write:
             self.indexer.keyword_search.invalidate()  # the statement may have changed what the caches copy
+            self.recaller.eligibility.invalidate()
         if write and self.indexer.vectors is not None:
             self.indexer.vectors.invalidate()
         if write and getattr(self, "_kb", None) is not None:

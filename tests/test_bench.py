@@ -40,7 +40,7 @@ def test_echo_duck_gets_the_precomputed_vectors_and_a_stage_breakdown(out):
     assert entry["embedder_lookups"] == {"precomputed": SIZE, "real_model": 0}
     assert set(entry["variants"]) == {"hybrid", "filtered"}
     stages = {s["stage"] for s in entry["stages"]["stages"]}
-    hooked = {"eligible candidates + decay terms (SQL)", "fusion (Python)", "vector top-N (numpy, in-process)",
+    hooked = {"eligible candidates + decay terms (in-process copy, with its state query)", "fusion (Python)", "vector top-N (numpy, in-process)",
               "queue reinforce + log (recall id; a batch write every 64)"}
     assert hooked <= stages
     assert all(s["p50_ms"] > 0 for s in entry["stages"]["stages"] if s["stage"] in hooked)  # each stage was timed

@@ -302,15 +302,18 @@ class EchoDuckSystem:
 STAGES = (
     ("segment query", "query_text"),
     ("embed query (default model)", "embed"),
-    ("caller groups + settings (SQL)", "run:recall_context"),
+    ("caller groups + settings (SQL)", ("run:recall_context", "run:ranking_settings_plain")),
     ("keyword arm (BM25 in-process, with its state query)", "keyword_search"),
     ("vector top-N (numpy, in-process)", "search"),
-    ("eligible candidates + decay terms (SQL)", "run:recall_eligible"),
-    ("fetch eligible rows", "fetch:recall_eligible"),
+    ("eligible candidates + decay terms (in-process copy, with its state query)", "eligible"),
     ("fusion (Python)", "fuse"),
     ("winners' rows + conflicts (SQL, fetched)", "dicts:recall_rows"),
     ("queue reinforce + log (recall id; a batch write every 64)", "log"),
 )
+
+
+def _spent(spent: dict[str, float], keys: str | tuple[str, ...]) -> float:
+    return sum(spent.get(key, 0.0) for key in ((keys,) if isinstance(keys, str) else keys))
 
 
 def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
@@ -353,6 +356,8 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
     searcher = mem.indexer.keyword_search
     searcher.search = timed("keyword_search", searcher.search)
     recaller._log = timed("log", recaller._log)
+    eligibility = recaller.eligibility
+    eligibility.rows = timed("eligible", eligibility.rows)
     recall_mod.query_text = timed("query_text", recall_mod.query_text)
     original_fuse = recall_mod.fusion.fuse
     recall_mod.fusion.fuse = timed("fuse", original_fuse)
@@ -367,10 +372,10 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
                 mem.recall(q.text, K)
                 total = time.perf_counter() - started
                 totals.append(total)
-                for label, key in STAGES:
-                    per_stage[label].append(spent.get(key, 0.0))
+                for label, keys in STAGES:
+                    per_stage[label].append(_spent(spent, keys))
                 # reinforce/log queries run inside "log"; every other named query is a stage above
-                accounted = sum(spent.get(key, 0.0) for _, key in STAGES)
+                accounted = sum(_spent(spent, keys) for _, keys in STAGES)
                 per_stage["other Python (validation, hits, dataclasses)"].append(max(total - accounted, 0.0))
                 started = time.perf_counter()
                 Db_run("bench_bm25_alone", q=original_query_text(q.text)).fetchall()
@@ -378,7 +383,8 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
     finally:
         for attr in ("run", "dicts"):
             vars(db).pop(attr, None)
-        for obj, attr in ((vectors, "embed"), (vectors, "search"), (searcher, "search"), (recaller, "_log")):
+        for obj, attr in ((vectors, "embed"), (vectors, "search"), (searcher, "search"), (recaller, "_log"),
+                          (eligibility, "rows")):
             vars(obj).pop(attr, None)
         recall_mod.query_text = original_query_text
         recall_mod.fusion.fuse = original_fuse

@@ -28,7 +28,8 @@ NOTES = (
     "the idiomatic .limit(10), where LanceDB asks each arm for 10 only.",
     "echo_duck 'hybrid' recalls as an agent does: reinforce=True, so each recall also updates access counts and "
     "logs the recall (queued, and written in one transaction per 64 recalls here, since the loop never idles); "
-    "scope and decay terms come from SQL, fusion and gating run in process. 'filtered' adds "
+    "scope, decay terms, fusion and gating run in process (an in-process copy of the columns they read, "
+    "following the table by row_version). 'filtered' adds "
     "types=[user, environment]: both arms and the fusion macro then run in SQL over the filtered rows. The "
     "peers only read.",
     "excl. = query vector given; incl. = the query embedded with the default model (1 thread) inside the timed "

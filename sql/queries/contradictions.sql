@@ -42,7 +42,7 @@ WHERE id = $id;
 -- The loser of a contradiction leaves recall: superseded by the winner, archived, history kept.
 -- name: supersede_by_winner
 UPDATE memories SET status = 'superseded', tier = 'archival', superseded_by = $winner,
-                    updated_at = greatest(updated_at, $now)
+                    updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
 WHERE id = $loser AND status = 'active';
 
 -- name: contradictions_of

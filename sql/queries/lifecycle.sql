@@ -18,7 +18,7 @@ WHERE m.tier <> 'archival'
   AND m.id IN (SELECT id FROM memory_decay_at($now) WHERE below_threshold);
 
 -- name: apply_decay_batch
-UPDATE memories SET tier = 'archival', updated_at = greatest(updated_at, $now)
+UPDATE memories SET tier = 'archival', updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
 WHERE id IN (SELECT id FROM temp.echo_duck_decay_batch);
 
 -- name: log_decay_batch
@@ -39,7 +39,9 @@ SELECT coalesce(max_by(json_extract_string(before, '$.tier'), event_id), 'semant
 FROM memory_events WHERE memory_id = $id AND action = 'archive';
 
 -- name: restore_memory
-UPDATE memories SET tier = $tier, last_accessed = $now, updated_at = greatest(updated_at, $now) WHERE id = $id;
+UPDATE memories SET tier = $tier, last_accessed = $now, updated_at = greatest(updated_at, $now),
+                    row_version = nextval('memory_row_version_seq')
+WHERE id = $id;
 
 -- What gc may remove as of $cutoff (retention policy): forgotten rows, old retrieval log and
 -- quarantine entries, finished export bookkeeping.

@@ -67,11 +67,13 @@ LIMIT $limit;
 
 -- name: supersede_memory
 UPDATE memories
-SET superseded_by = $new_id, status = 'superseded', tier = 'archival', updated_at = greatest(updated_at, $now)
+SET superseded_by = $new_id, status = 'superseded', tier = 'archival', updated_at = greatest(updated_at, $now),
+    row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
 
 -- name: set_memory_status
-UPDATE memories SET status = $status, updated_at = greatest(updated_at, $now) WHERE id = $id;
+UPDATE memories SET status = $status, updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
+WHERE id = $id;
 
 -- Every version of the chain that contains $id, oldest first.
 -- name: version_chain

@@ -73,7 +73,8 @@ INSERT INTO memory_events (occurred_at, actor, action, memory_id, reason, before
 SELECT $now, $actor, 'purge', memory_id::UUID, $reason, NULL, NULL FROM echo_duck_purge_stage;
 
 -- name: flag_memory
-UPDATE memories SET status = 'flagged', updated_at = greatest(updated_at, $now) WHERE id = $id;
+UPDATE memories SET status = 'flagged', updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
+WHERE id = $id;
 
 -- name: delete_messages
 DELETE FROM messages WHERE list_contains($ids::VARCHAR[], id::VARCHAR);

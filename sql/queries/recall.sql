@@ -56,6 +56,17 @@ WHERE m.id IN (SELECT unnest($p_ids::VARCHAR::UUID[]))
   AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags,
                  $p_caller_agent, $p_caller_session::VARCHAR, $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[]);
 
+-- The in-process copy of what recall_eligible reads (echo_duck/eligibility.py): how to tell that it is
+-- behind (a row count that disagrees: deletes; a higher row_version: inserts and updates), and the rows.
+-- name: eligibility_state
+SELECT count(*) AS n_rows, max(row_version) AS newest FROM memories;
+
+-- name: eligibility_rows
+SELECT * FROM eligibility_rows();
+
+-- name: eligibility_rows_after
+SELECT * FROM eligibility_rows() WHERE row_version > $after;
+
 -- The winners' rows after the in-process fusion, with their pending contradictions (as recall_fused
 -- returns them); recall.py puts them back in rank order.
 -- name: recall_rows
@@ -92,7 +103,7 @@ SELECT nextval('recall_log_seq');
 -- {id, n, at} per memory (as recall_eligible's $p_reviews): how many queued recalls returned it and
 -- the last one's time, as if they had been written one by one.
 -- name: reinforce_recalled
-UPDATE memories SET access_count = access_count + r.n, last_accessed = r.at
+UPDATE memories SET access_count = access_count + r.n, last_accessed = r.at, row_version = nextval('memory_row_version_seq')
 FROM (SELECT unnest(from_json($reviews::JSON, '[{"id": "UUID", "n": "INTEGER", "at": "TIMESTAMP"}]'),
                     recursive := true)) r
 WHERE memories.id = r.id;
@@ -121,7 +132,8 @@ SET helpful_count = helpful_count + CASE WHEN $helpful THEN 1 ELSE 0 END,
     unhelpful_count = unhelpful_count + CASE WHEN $helpful THEN 0 ELSE 1 END,
     confidence = CASE WHEN $helpful
                       THEN least(confidence + (1 - confidence) * CASE WHEN type = 'self' THEN 0.025 ELSE 0.1 END, 1.0)
-                      ELSE confidence END
+                      ELSE confidence END,
+    row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
 
 -- name: snapshot_candidates

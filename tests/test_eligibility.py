@@ -1,0 +1,210 @@
+"""The in-process copy behind unfiltered recall (echo_duck/eligibility.py) against its definition, the
+named query recall_eligible: the same rows kept, with the same decay terms to the last bit, for every
+kind of caller, and still after every kind of write, since the copy follows the table by row_version.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+import pytest
+
+import echo_duck
+from echo_duck import sqlfiles
+from echo_duck.bench import synthetic
+from echo_duck.recall_log import reviews_json
+
+from conftest import Clock
+
+SETTINGS = ("importance_decay_days", "archived_weight", "unhelpful_penalty")
+
+
+def both(mem, *, agent: str, session: str | None, include_superseded: bool, reviews=None, now=None, gone=()):
+    """(the copy's rows, recall_eligible's rows) for every id in the store and the ``gone`` ones (deleted:
+    a stale arm may still offer them), as {id: row} each."""
+    reviews = reviews or {}
+    now = now or mem.now()
+    teams, tenants = mem.db.run("recall_context", caller_agent=agent).fetchone()[:2]
+    who = dict(p_caller_agent=agent, p_caller_session=session, p_caller_teams=teams, p_caller_tenants=tenants)
+    settings = dict(mem.db.run("ranking_settings_plain").fetchall())
+    ids = [str(i) for (i,) in mem.db.con.execute("SELECT id FROM memories").fetchall()] + list(gone)
+    copy = mem.recaller.eligibility.rows(ids, who=who, include_superseded=include_superseded, now=now,
+                                         settings=settings, reviews=reviews)
+    sql = mem.db.dicts("recall_eligible", p_ids="[" + ",".join(ids) + "]", p_reviews=reviews_json(reviews), **who,
+                       p_include_superseded=include_superseded, p_now=now,
+                       p_decay_days=settings["importance_decay_days"], p_archived_weight=settings["archived_weight"],
+                       p_unhelpful_penalty=settings["unhelpful_penalty"])
+    return {r["memory_id"]: r for r in copy}, {r["memory_id"]: r for r in sql}
+
+
+def assert_same(mem, **caller) -> int:
+    copy, sql = both(mem, **caller)
+    assert copy.keys() == sql.keys(), caller
+    for memory_id, row in sql.items():
+        assert copy[memory_id] == row, (caller, memory_id)  # equal, not close: the same libm calls in order
+    return len(sql)
+
+
+CALLERS = [dict(agent="alice", session="s1"), dict(agent="alice", session=None), dict(agent="alice", session="s2"),
+           dict(agent="bob", session="b1"), dict(agent="carol", session=None)]
+
+
+def check_all(mem, **extra) -> list[int]:
+    return [assert_same(mem, **c, include_superseded=s, **extra) for c in CALLERS for s in (False, True)]
+
+
+@pytest.fixture
+def world(tmp_path):
+    """Alice's and Bob's memories in every scope, status and tier; Carol belongs to nothing."""
+    clock = Clock(datetime(2026, 1, 1, 12, 0, 0, 250_000))
+    path = tmp_path / "eligibility.duckdb"
+    with echo_duck.open(path, agent_id="bob", session_id="b1", embedder="hash", now=clock) as bob:
+        bob.grant(team="core")
+        bob.grant(team="other")
+        bob.grant(tenant="acme")
+        bob.remember_many(synthetic.memories(40, seed=3))
+        bob.remember_many([{**r, "scope": "team", "team_id": "core"} for r in synthetic.memories(20, seed=4)])
+        bob.remember_many([{**r, "scope": "team", "team_id": "other"} for r in synthetic.memories(10, seed=5)])
+        bob.remember_many([{**r, "scope": "public"} for r in synthetic.memories(10, seed=6)])
+        bob.remember_many([{**r, "scope": "tenant", "tenant_id": "acme"} for r in synthetic.memories(10, seed=8)])
+        bob.remember_many([{**r, "scope": "session", "source_session": "b1"} for r in synthetic.memories(5, seed=7)])
+    mem = echo_duck.open(path, agent_id="alice", session_id="s1", embedder="hash", now=clock)
+    mem.grant(team="core")
+    mem.grant(tenant="acme")
+    mem.remember_many(synthetic.memories(60))
+    mem.remember_many([{**r, "scope": "session", "source_session": s, "tags": ["global"] if i % 5 == 0 else []}
+                       for i, (r, s) in enumerate(zip(synthetic.memories(20, seed=9), ["s1", "s2"] * 10))])
+    mem.remember_many([{**r, "scope": "session"} for r in synthetic.memories(4, seed=10)])  # no source session
+    for version in range(3):
+        mem.remember(f"borealis listens on port {8000 + version}", type="environment", key="borealis.port")
+    mem.remember("always run the linter first", type="procedure", pinned=True)
+    clock.advance(days=120, seconds=7, microseconds=500_001)
+    mem.decay()
+    clock.advance(days=3, microseconds=999_999)
+    for j, hit in enumerate(mem.recall("deploy borealis postgres", 20)):
+        mem.mark(hit, helpful=j % 3 == 0)
+    mem.mark(mem.recall("数据库", 5)[0], helpful=False)
+    clock.advance(hours=5)
+    yield mem, clock
+    mem.close()
+
+
+def test_every_update_of_memories_sets_a_new_row_version():
+    """The copy finds changed rows by row_version: a statement in sql/ that changes memories without
+    setting a new one would leave the copy behind, so every one must."""
+    found = 0
+    for query in sqlfiles.queries().values():
+        for statement in re.split(r";\s*(?:\n|$)", re.sub(r"--[^\n]*", "", query.sql)):
+            if re.match(r"\s*UPDATE\s+memories\b", statement, re.I):
+                found += 1
+                assert "row_version = nextval('memory_row_version_seq')" in statement, query.name
+            if re.match(r"\s*INSERT\s+INTO\s+memories\b", statement, re.I):
+                found += 1
+                columns = re.match(r"\s*INSERT\s+INTO\s+memories\s*\(([^)]*)\)", statement, re.I)
+                assert columns and "row_version" not in columns.group(1), query.name  # the default numbers it
+    for path in [*(sqlfiles.sql_dir() / "macros").glob("*.sql"), *(sqlfiles.sql_dir() / "views").glob("*.sql")]:
+        assert not re.search(r"\b(UPDATE|INSERT\s+INTO)\s+memories\b", path.read_text(), re.I), path.name
+    assert found >= 10
+
+
+def test_the_copy_keeps_what_recall_eligible_keeps(world):
+    mem, _ = world
+    kept = check_all(mem)
+    assert min(kept) > 0 and len(set(kept)) > 3  # the callers see different rows
+    statuses = dict(mem.sql("SELECT status, count(*) FROM memories GROUP BY ALL").rows())
+    tiers = dict(mem.sql("SELECT tier, count(*) FROM memories GROUP BY ALL").rows())
+    assert statuses.get("superseded") and tiers.get("archival")  # the fixture has what it claims
+    assert mem.sql("SELECT count(*) FROM memories WHERE unhelpful_count > helpful_count").item() > 0
+
+
+def test_queued_reviews_count_as_written(world):
+    mem, clock = world
+    ids = [str(i) for (i,) in mem.db.con.execute("SELECT id FROM memories ORDER BY id LIMIT 30").fetchall()]
+    reviews = {i: (1 + n % 4, clock() - timedelta(hours=n, microseconds=n * 37)) for n, i in enumerate(ids)}
+    check_all(mem, reviews=reviews)
+
+
+@pytest.mark.parametrize("changes", [
+    {"importance_decay_days": 0.25},  # below one day: greatest(days, 1)
+    {"importance_decay_days": 3.0, "archived_weight": 0.1, "unhelpful_penalty": 0.5},
+])
+def test_changed_settings_and_times(world, changes):
+    mem, clock = world
+    for name, value in changes.items():
+        mem.sql("UPDATE settings SET value = $v WHERE name = $n", {"v": value, "n": name}, write=True)
+    check_all(mem)
+    check_all(mem, now=clock() + timedelta(days=900, microseconds=3))
+    check_all(mem, now=datetime(2025, 6, 1))  # before every row: ages clamp to zero
+
+
+def test_timestamps_before_1970(world):
+    """date_diff counts second boundaries crossed: rounding toward zero instead would differ before 1970."""
+    mem, _ = world
+    mem.sql("UPDATE memories SET created_at = TIMESTAMP '1969-12-31 23:59:58.75', last_accessed = NULL, "
+            "updated_at = greatest(updated_at, TIMESTAMP '1970-01-01') WHERE type <> 'user' AND NOT pinned", write=True)
+    check_all(mem, now=datetime(1970, 1, 1, 0, 0, 0, 500_000))
+    check_all(mem)
+
+
+def _loaded(mem) -> None:
+    """Load the copy (as a recall would), so what follows tests it following the table."""
+    assert_same(mem, agent="alice", session="s1", include_superseded=True)
+    assert mem.recaller.eligibility._seen_version is not None
+
+
+def test_the_copy_follows_every_kind_of_write(world):
+    mem, clock = world
+    _loaded(mem)
+    every_id = set(mem.sql("SELECT id::VARCHAR FROM memories").to_series().to_list())
+    steps = {
+        "remember": lambda: mem.remember("the staging box is called kestrel", type="environment"),
+        "new version": lambda: mem.remember("borealis listens on port 9000", type="environment", key="borealis.port"),
+        "forget": lambda: mem.forget(mem.find(limit=1)[0].id),
+        "mark": lambda: mem.mark(mem.recall("kestrel", 1)[0], helpful=False),
+        "recall (reinforced, written behind)": lambda: mem.recall("deploy postgres", 10),
+        "decay": lambda: (clock.advance(days=400), mem.decay()),
+        "restore": lambda: mem.restore(mem.sql("SELECT id FROM memories WHERE tier = 'archival' AND status = "
+                                               "'active' AND agent_id = 'alice' LIMIT 1").item()),
+        "revoke": lambda: mem.revoke(team="core"),
+        "grant": lambda: mem.grant(team="other"),
+        "purge": lambda: mem.forget(mem.find(limit=1)[0].id, purge=True),
+        "many": lambda: mem.remember_many(synthetic.memories(15, seed=11)),
+        "raw sql": lambda: mem.sql("UPDATE memories SET scope = 'public' WHERE agent_id = 'bob' AND scope = 'private' "
+                                   "AND id IN (SELECT id FROM memories WHERE agent_id = 'bob' LIMIT 5)", write=True),
+    }
+    for name, step in steps.items():
+        step()
+        now = set(mem.sql("SELECT id::VARCHAR FROM memories").to_series().to_list())
+        gone = sorted(every_id - now)
+        every_id |= now
+        for c in CALLERS:
+            assert_same(mem, **c, include_superseded=False, gone=gone), name
+        assert_same(mem, agent="alice", session="s1", include_superseded=True, gone=gone)
+    assert gone  # the purge deleted a row the copy had
+
+
+def test_a_rolled_back_write_leaves_the_copy_as_the_table(world):
+    mem, _ = world
+    _loaded(mem)
+    victim = mem.find(limit=1)[0].id
+    with pytest.raises(RuntimeError, match="abandon"):
+        with mem.db.transaction("test"):
+            mem.db.run("set_memory_status", status="forgotten", id=victim, now=mem.now())
+            # inside the transaction the uncommitted change counts: recall asks SQL, not the copy
+            copy, sql = both(mem, agent="alice", session="s1", include_superseded=False)
+            assert victim not in copy and copy == sql
+            raise RuntimeError("abandon")
+    copy, sql = both(mem, agent="alice", session="s1", include_superseded=False)
+    assert victim in copy and copy == sql
+
+
+def test_recall_ranks_with_the_copy_as_it_follows_writes(world):
+    """End to end: after writes, an unfiltered recall returns what the SQL macro ranks first."""
+    mem, _ = world
+    first = mem.recall("borealis port", 5)
+    mem.remember("borealis listens on port 9100", type="environment", key="borealis.port")
+    after = mem.recall("borealis port", 5)
+    assert after[0].content == "borealis listens on port 9100"
+    assert first[0].id != after[0].id
+    assert all(h.memory.status == "active" for h in after)
