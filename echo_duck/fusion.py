@@ -16,7 +16,7 @@ recalls and the analysts' ``recall_hits`` run it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .keyword_search import KeywordArm
 
@@ -45,16 +45,19 @@ class Fused:
     score: float
 
 
-def fuse(keyword: KeywordArm, vec_ids: Sequence[str], vec_sims: Sequence[float], eligible: Sequence[dict[str, Any]],
-         settings: dict[str, float], shape: tuple[float, float, float] | None, k: int) -> list[Fused]:
-    """The best ``k`` kept candidates by score, then id. ``eligible`` holds recall_eligible's rows,
-    ``settings`` the settings table by name, ``shape`` text.query_shape's (stop, length, code)."""
+def fuse(keyword: KeywordArm, vec_ids: Sequence[str], vec_sims: Sequence[float],
+         eligible: Mapping[str, dict[str, Any]], settings: dict[str, float], shape: tuple[float, float, float] | None,
+         k: int) -> list[Fused]:
+    """The best ``k`` kept candidates by score, then id. ``eligible`` maps each candidate the caller may
+    see to its recall_eligible row (read only for the candidates that make a pool: eligibility.py
+    computes the decay terms on demand), ``settings`` the settings table by name, ``shape``
+    text.query_shape's (stop, length, code)."""
     if not eligible:
         return []
     entropy = 1.0 if shape is None else query_entropy(0.5 if keyword.query_spec is None else keyword.query_spec, *shape)
     cfg = {**settings, "entropy": entropy,
            "vector_weight": vector_arm_weight(entropy, settings["vector_weight_low"], settings["vector_weight_high"])}
-    rows = {row["memory_id"]: row for row in eligible}
+    rows = eligible
 
     # eligible: each arm ranked among the candidates the caller may see (score or similarity, then id;
     # the keyword arm comes in that order, the exact vector scan breaks ties by matrix row)

@@ -1,12 +1,13 @@
 """Hybrid recall (SPEC R1-R13): a frozen query description, the two arms, fusion, and the recall log.
 
-An unfiltered recall (what an agent runs every turn) computes both arms in process: BM25 over a copy
-of the postings (keyword_search.py) and the exact vector top-N over a matrix (vectors.py); a copy of
-the columns that decide visibility and decay keeps the candidates the caller may see, with their decay
-terms (eligibility.py, as the named query ``recall_eligible`` does), and fusion.py ranks them as
-``recall_fused`` would. A filtered recall runs both arms over the filtered rows
-in SQL and calls ``recall_fused`` (sql/macros/40_recall.sql), the definition; ``recall_hits`` is the
-same ranking with both arms computed in SQL, for analysts. Tests hold all three equal.
+A recall computes both arms in process: BM25 over a copy of the postings (keyword_search.py) and the
+exact vector top-N over a matrix (vectors.py). A copy of the columns that decide visibility, the
+filters and decay (eligibility.py) keeps the candidates the caller may see and asked for, with their
+decay terms, as the named query ``recall_eligible`` and ``recall_fused``'s eligible step do; with
+filters it also picks the vector top-N among the rows they keep. fusion.py then ranks as
+``recall_fused`` (sql/macros/40_recall.sql), the definition, would. Inside a transaction a filtered
+recall runs both arms in SQL and calls ``recall_fused`` itself. ``recall_hits`` is the same ranking
+with both arms computed in SQL, for analysts. Tests hold them all equal.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 
 from . import fusion, text, validate
 from .db import Db
-from .eligibility import EligibilityCopy
+from .eligibility import FILTERS, EligibilityCopy
 from .indexing import Indexer
 from .keyword import query_text
 from .keyword_search import NO_MATCH
@@ -90,7 +91,7 @@ class Explanation:
     keyword_weight: float
     vector_weight: float
     entropy: float
-    vector_arm: str  # 'exact (in-process)', 'exact (sql)', or 'unavailable: …'
+    vector_arm: str  # 'exact (in-process)', 'exact (in-process, filtered)', 'exact (sql)', or 'unavailable: …'
     gate: str
     effective_importance: float
     decay_factor: float
@@ -156,14 +157,18 @@ class Recaller:
         with self.db.reading(catch_up=False):  # queued bookkeeping (recall_log.py) stays queued: see _fused_*
             teams, tenants, keyword_candidates, vector_pool = self.db.run("recall_context",
                                                                          caller_agent=caller.agent_id).fetchone()
+            # Inside a transaction only SQL sees its uncommitted rows, so a filtered recall there runs
+            # recall_fused over arms computed in SQL; elsewhere the copy applies the filters (eligibility.py).
+            in_sql = query.filtered and self.db.in_transaction
             keyword = NO_MATCH
-            if q_tokens is not None and not query.filtered:  # filtered: every match goes to SQL's filters
-                keyword = self.indexer.keyword_search.search(q_tokens, keyword_candidates)
+            if q_tokens is not None and not in_sql:  # filtered: every match, the filters may drop any of them
+                keyword = self.indexer.keyword_search.search(q_tokens, None if query.filtered else keyword_candidates)
         who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
                    p_caller_tenants=tenants)
         filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
                        p_entities=_list(query.entities), p_since=query.since, p_until=query.until,
                        p_session=query.session, p_include_superseded=query.include_archived)
+        wanted = {name: filters[f"p_{name}"] for name in FILTERS} if query.filtered else None
         vec_ids, vec_sims = [], []
         if "vector" not in query.arms:
             arm = "disabled by the caller"
@@ -174,20 +179,25 @@ class Recaller:
             qvec = vectors.embed([query.text])[0] if query_vector is None else _checked(query_vector, vectors.embedder.dim)
             with self.db.reading(catch_up=False):
                 pool = vector_pool * OVERFETCH
-                if query.filtered:  # the in-process top-N could miss filtered rows: exact in SQL over them
+                if in_sql:
                     vec_ids, vec_sims = self.db.run("exact_vector_candidates", p_qvec=_vector_literal(qvec),
                                                     p_model=vectors.model_id, p_n=pool, **who, **filters).fetchone()
                     arm = "exact (sql)"
+                elif query.filtered:  # the top-N among the rows the filters keep, not the top-N filtered
+                    vec_ids, vec_sims = self.eligibility.vector_candidates(
+                        vectors.search, qvec, pool, who=who, include_superseded=query.include_archived, filters=wanted)
+                    arm = "exact (in-process, filtered)"
                 else:
                     vec_ids, vec_sims = vectors.search(qvec, pool)
                     arm = "exact (in-process)"
         shape = text.query_shape(query.text)  # fusion adds how rare the terms are (query_entropy)
         fetch = max(query.k, self.rerank_settings.top_k) if self.reranker is not None else query.k
         with self.db.reading(catch_up=False):
-            if query.filtered:
+            if in_sql:
                 rows = self._fused_in_sql(q_tokens, keyword, vec_ids, vec_sims, who, filters, shape, fetch)
             else:
-                rows = self._fused_in_process(keyword, vec_ids, vec_sims, who, query.include_archived, shape, fetch)
+                rows = self._fused_in_process(keyword, vec_ids, vec_sims, who, query.include_archived, shape, fetch,
+                                              wanted)
         hits = [_hit(row, row["entropy"], arm, explain) for row in rows]
         if kb is not None:  # KB chunks score on the same RRF scale (sql/macros/60_kb.sql): one sort merges
             hits = sorted([*hits, *kb.search(query.text, fetch, tags=query.tags, explain=explain)],
@@ -200,16 +210,17 @@ class Recaller:
         recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id)
         return [replace(h, recall_id=recall_id) if h.origin == "memory" else h for h in hits]
 
-    def _fused_in_process(self, keyword, vec_ids, vec_sims, who, include_archived, shape, fetch) -> list[dict]:
-        """Unfiltered: the candidates the caller may see, with their decay terms (eligibility.py, as the
-        query recall_eligible keeps them), ranked by fusion.py."""
+    def _fused_in_process(self, keyword, vec_ids, vec_sims, who, include_archived, shape, fetch,
+                          wanted=None) -> list[dict]:
+        """The candidates the caller may see and asked for (``wanted``: the filters), with their decay terms
+        (eligibility.py, as recall_eligible and recall_fused keep them), ranked by fusion.py."""
         candidates = list(dict.fromkeys([*keyword.ids, *vec_ids]))
         if not candidates:
             return []
         reviews = self.journal.pending_reviews(candidates) if self.journal is not None else {}
         settings = dict(self.db.run("ranking_settings_plain").fetchall())
         eligible = self.eligibility.rows(candidates, who=who, include_superseded=include_archived, now=self.clock(),
-                                         settings=settings, reviews=reviews)
+                                         settings=settings, reviews=reviews, filters=wanted)
         ranked = fusion.fuse(keyword, vec_ids, vec_sims, eligible, settings, shape, fetch)
         if not ranked:
             return []
@@ -220,7 +231,7 @@ class Recaller:
         return [{**stored[f.memory_id], **vars(f)} for f in ranked]
 
     def _fused_in_sql(self, q_tokens, keyword, vec_ids, vec_sims, who, filters, shape, fetch) -> list[dict]:
-        """Filtered: the recall macro over the arms SQL computed for the filtered rows."""
+        """Filtered, inside a transaction: the recall macro over the arms SQL computed for the filtered rows."""
         if self.journal is not None:  # the macro reads access counts itself: queued reviews go first
             self.journal.catch_up_reviews()
         entropy = dict(p_entropy=1.0 if shape is None else None, p_shape=shape_literal(shape))

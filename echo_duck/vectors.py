@@ -36,6 +36,7 @@ class VectorIndex:
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
         self._matrix: np.ndarray | None = None  # lazily loaded, rows beyond len(_ids) are spare
+        self.generation = 0  # bumped whenever the matrix rows may be renumbered (a reload)
 
     @property
     def model_id(self) -> str:
@@ -69,8 +70,11 @@ class VectorIndex:
             self.db.run("delete_vector", id=memory_id)
         self.invalidate()
 
-    def search(self, query_vector: np.ndarray, n: int) -> tuple[list[str], np.ndarray]:
-        """Exact top-n (ids, cosine similarities) over every vector of the current model."""
+    def search(self, query_vector: np.ndarray, n: int,
+               keep: Callable[[list[str], int], np.ndarray] | None = None) -> tuple[list[str], np.ndarray]:
+        """Exact top-n (ids, cosine similarities) over every vector of the current model. ``keep(ids,
+        generation)``, if given, returns which matrix rows may be returned (a filtered recall: the rows
+        the caller may see and asked for, eligibility.py); ties break by matrix row."""
         with self._lock:
             if self._matrix is None:
                 self._load()
@@ -78,8 +82,14 @@ class VectorIndex:
             if count == 0:
                 return [], np.zeros(0, dtype=np.float32)
             sims = self._matrix[:count] @ query_vector.astype(np.float32)
-            n = min(n, count)
-            top = np.argpartition(-sims, n - 1)[:n] if n < count else np.arange(count)
+            rows = None if keep is None else np.flatnonzero(keep(self._ids, self.generation))
+            pool = sims if rows is None else sims[rows]
+            n = min(n, len(pool))
+            if n == 0:
+                return [], np.zeros(0, dtype=np.float32)
+            top = np.argpartition(-pool, n - 1)[:n] if n < len(pool) else np.arange(len(pool))
+            if rows is not None:
+                top = rows[top]
             top = top[np.lexsort((top, -sims[top]))]
             return [self._ids[i] for i in top], sims[top]
 
@@ -87,6 +97,7 @@ class VectorIndex:
         """Drop the in-process matrix (after writes this index did not see, e.g. sql(write=True))."""
         with self._lock:
             self._ids, self._row, self._matrix = [], {}, None
+            self.generation += 1
 
     def _load(self) -> None:
         table = self.db.run("vectors_of_model", model_id=self.model_id).to_arrow_table()
@@ -102,6 +113,7 @@ class VectorIndex:
         self._matrix[: len(ids)] = matrix
         self._ids = ids
         self._row = {memory_id: i for i, memory_id in enumerate(ids)}
+        self.generation += 1
 
     def _put(self, memory_id: str, vector: np.ndarray) -> None:
         row = self._row.get(memory_id)

@@ -35,7 +35,7 @@ def both(mem, *, agent: str, session: str | None, include_superseded: bool, revi
                        p_include_superseded=include_superseded, p_now=now,
                        p_decay_days=settings["importance_decay_days"], p_archived_weight=settings["archived_weight"],
                        p_unhelpful_penalty=settings["unhelpful_penalty"])
-    return {r["memory_id"]: r for r in copy}, {r["memory_id"]: r for r in sql}
+    return {i: copy[i] for i in copy}, {r["memory_id"]: r for r in sql}
 
 
 def assert_same(mem, **caller) -> int:
@@ -72,7 +72,10 @@ def world(tmp_path):
     mem = echo_duck.open(path, agent_id="alice", session_id="s1", embedder="hash", now=clock)
     mem.grant(team="core")
     mem.grant(tenant="acme")
-    mem.remember_many(synthetic.memories(60))
+    mem.remember_many([{**r, "entities": ["Alice"] * (i % 3 == 0) + ["Bob"] * (i % 4 == 0),
+                        "tags": r.get("tags", []) + ["ops"] * (i % 5 == 0),
+                        "observed_at": datetime(2025, 12, 1) + timedelta(days=i % 20, microseconds=i)}
+                       for i, r in enumerate(synthetic.memories(60))])
     mem.remember_many([{**r, "scope": "session", "source_session": s, "tags": ["global"] if i % 5 == 0 else []}
                        for i, (r, s) in enumerate(zip(synthetic.memories(20, seed=9), ["s1", "s2"] * 10))])
     mem.remember_many([{**r, "scope": "session"} for r in synthetic.memories(4, seed=10)])  # no source session
@@ -208,3 +211,93 @@ def test_recall_ranks_with_the_copy_as_it_follows_writes(world):
     assert after[0].content == "borealis listens on port 9100"
     assert first[0].id != after[0].id
     assert all(h.memory.status == "active" for h in after)
+
+
+FILTERS = [
+    dict(types=["environment"]), dict(types=["user", "procedure"]), dict(types=[]), dict(tiers=["archival"]),
+    dict(tiers=["semantic", "episodic"]), dict(tags=["ops"]), dict(tags=["ops", "infra"]), dict(tags=[]),
+    dict(entities=["Alice"]), dict(entities=["Alice", "Bob"]), dict(entities=["nobody"]),
+    dict(since=datetime(2025, 12, 10, 0, 0, 0, 9)), dict(until=datetime(2025, 12, 10, 0, 0, 0, 9)),  # one row on each bound
+    dict(since=datetime(2025, 12, 5), until=datetime(2025, 12, 12)), dict(session="s1"), dict(session="s2"),
+    dict(session="nowhere"), dict(types=["environment", "procedure"], tags=["ops"], entities=["Alice", "Bob"]),
+]
+
+
+def _filter_params(f: dict) -> dict:
+    return {f"p_{name}": f.get(name) for name in ("types", "tiers", "tags", "entities", "since", "until", "session")}
+
+
+def _who(mem, agent: str, session: str | None) -> dict:
+    teams, tenants = mem.db.run("recall_context", caller_agent=agent).fetchone()[:2]
+    return dict(p_caller_agent=agent, p_caller_session=session, p_caller_teams=teams, p_caller_tenants=tenants)
+
+
+def _sql_vector_arm(mem, qvec, n: int, who: dict, include_superseded: bool, f: dict) -> dict[str, float]:
+    """exact_vector_candidates: recall_fused's visibility and filters, over every row with a vector."""
+    literal = "[" + ",".join(f"{float(x):.9g}" for x in qvec) + "]"
+    ids, sims = mem.db.run("exact_vector_candidates", p_qvec=literal, p_model=mem.indexer.vectors.model_id, p_n=n,
+                           **who, **_filter_params(f), p_include_superseded=include_superseded).fetchone()
+    return dict(zip(ids, sims))
+
+
+@pytest.mark.parametrize("include_superseded", [False, True])
+def test_filters_keep_what_the_sql_filters_keep(world, include_superseded):
+    mem, clock = world
+    settings = dict(mem.db.run("ranking_settings_plain").fetchall())
+    ids = [str(i) for (i,) in mem.db.con.execute("SELECT id FROM memories").fetchall()]
+    qvec = mem.indexer.vectors.embed(["anything"])[0]
+    sizes = []
+    for f in FILTERS:
+        for c in CALLERS:
+            who = _who(mem, c["agent"], c["session"])
+            expected = _sql_vector_arm(mem, qvec, 10**6, who, include_superseded, f)  # every kept row
+            kept = mem.recaller.eligibility.rows(ids, who=who, include_superseded=include_superseded, now=clock(),
+                                                 settings=settings, reviews={}, filters=f)
+            assert set(kept) == set(expected), (f, c)
+            sizes.append(len(expected))
+    assert 0 in sizes and max(sizes) > 20 and len(set(sizes)) > 10  # the filters really select
+
+
+@pytest.mark.parametrize("query", ["deploy borealis postgres", "数据库", "what does the user prefer", "ops"])
+def test_filtered_vector_arm_is_the_exact_top_n_of_the_kept_rows(world, query):
+    mem, _ = world
+    vectors = mem.indexer.vectors
+    qvec = vectors.embed([query])[0]
+    for f in FILTERS:
+        for c in CALLERS[:4]:
+            who = _who(mem, c["agent"], c["session"])
+            ids, sims = mem.recaller.eligibility.vector_candidates(vectors.search, qvec, 12, who=who,
+                                                                   include_superseded=False, filters=f)
+            expected = _sql_vector_arm(mem, qvec, 10**6, who, False, f)
+            want = sorted(expected.values(), reverse=True)[:12]
+            assert len(ids) == len(set(ids)) == len(want), (f, c)
+            for memory_id, sim in zip(ids, sims):
+                assert expected[memory_id] == pytest.approx(float(sim), abs=1e-6)
+            assert list(sims) == pytest.approx(want, abs=1e-6)  # the best, best first (ties may swap)
+
+
+def test_the_filtered_vector_arm_follows_writes(world):
+    mem, _ = world
+    vectors = mem.indexer.vectors
+    who = _who(mem, "alice", "s1")
+    f = dict(types=["environment"], tags=["ops"])
+
+    def top(query):
+        return mem.recaller.eligibility.vector_candidates(vectors.search, vectors.embed([query])[0], 5, who=who,
+                                                          include_superseded=False, filters=f)[0]
+
+    new = mem.remember("the kestrel queue drains every night", type="environment", tags=["ops"])
+    assert top("the kestrel queue drains every night")[0] == new.id
+    mem.forget(new.id)
+    assert new.id not in top("the kestrel queue drains every night")
+    ops = top("the kestrel queue")
+    # a write that changes tags and sets a row_version (as every UPDATE in sql/ must) is followed, not reloaded
+    mem.db.con.execute("UPDATE memories SET tags = ['dev'], row_version = nextval('memory_row_version_seq') "
+                       "WHERE id = $id", {"id": ops[0]})
+    assert ops[0] not in top("the kestrel queue")
+    mem.db.con.execute("UPDATE memories SET tags = ['ops'], row_version = nextval('memory_row_version_seq') "
+                       "WHERE id = $id", {"id": ops[0]})
+    assert top("the kestrel queue") == ops
+    again = mem.remember("the kestrel queue drains every hour", type="environment", tags=["ops"])
+    mem.sql("UPDATE memories SET tags = ['dev'] WHERE id = $id", {"id": again.id}, write=True)  # raw: drops the copy
+    assert again.id not in top("the kestrel queue drains every hour")

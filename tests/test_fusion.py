@@ -1,10 +1,11 @@
 """The in-process fusion (echo_duck/fusion.py) against its definition, the recall_fused macro in SQL.
 
-An unfiltered recall ranks in Python over the rows recall_eligible keeps; filtered recalls and the
-analysts' recall_hits run recall_fused. Given the same two arms, both must return the same memories
+A recall ranks in Python over the candidates the in-process copy keeps (eligibility.py, as
+recall_eligible and recall_fused's filters keep them); the analysts' recall_hits, and filtered recalls
+inside a transaction, run recall_fused. Given the same two arms, both must return the same memories
 in the same order with the same score and explain values, whatever the store holds: other agents'
 private rows, team, tenant and session scopes, superseded versions, archived rows, feedback, pinned and
-USER memories, decayed importance, and queries that trip either gate.
+USER memories, decayed importance, queries that trip either gate, and filters.
 """
 
 from __future__ import annotations
@@ -161,3 +162,40 @@ def test_recall_uses_the_in_process_path_and_returns_what_sql_ranks(world):
         assert [h.id for h in hits] == [str(r["id"]) for r in expected]
         assert [h.score for h in hits] == [r["score"] for r in expected]
         assert all(h.explanation.vector_arm == "exact (in-process)" for h in hits)
+
+
+FILTERED = [dict(types=["environment", "procedure"]), dict(tiers=["archival"]), dict(tags=["infra"]),
+            dict(session="s1"), dict(types=["user"], tags=["prefs"]), dict(since=datetime(2026, 1, 1))]
+
+
+@pytest.mark.parametrize("include_archived", [False, True])
+def test_filtered_in_process_ranking_equals_the_sql_macro(world, include_archived):
+    """A filtered recall ranks in process too: given the same arms (every keyword match, the vector top-N
+    among the kept rows), it returns what recall_fused returns with the same filters, to the last bit."""
+    caller, vectors = world.caller, world.indexer.vectors
+    teams, tenants, _, vector_pool = world.db.run("recall_context", caller_agent=caller.agent_id).fetchone()
+    who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
+               p_caller_tenants=tenants)
+    compared = 0
+    for f in FILTERED:
+        params = {f"p_{name}": f.get(name) for name in ("types", "tiers", "tags", "entities", "since", "until", "session")}
+        for query in QUERIES[:12]:
+            keyword = world.indexer.keyword_search.search(query_text(query), None)  # every match
+            vec_ids, vec_sims = world.recaller.eligibility.vector_candidates(
+                vectors.search, vectors.embed([query])[0], vector_pool * OVERFETCH, who=who,
+                include_superseded=include_archived, filters={k[2:]: v for k, v in params.items()})
+            shape = text.query_shape(query)
+            got = world.recaller._fused_in_process(keyword, vec_ids, vec_sims, who, include_archived, shape, 30,
+                                                   {k[2:]: v for k, v in params.items()})
+            sims = [float(s) for s in vec_sims]
+            expected = world.db.dicts(
+                "recall", **keyword.as_sql(), p_vec_ids="[" + ",".join(vec_ids) + "]" if vec_ids else None,
+                p_vec_sims="[" + ",".join(map(repr, sims)) + "]" if vec_ids else None, **who, p_k=30,
+                p_entropy=1.0 if shape is None else None, p_shape=shape_literal(shape), **params,
+                p_include_superseded=include_archived, p_now=world.now())
+            assert [str(r["id"]) for r in got] == [str(r["id"]) for r in expected], (f, query)
+            for g, e in zip(got, expected):
+                for field in FIELDS:
+                    assert g[field] == e[field] or (_nan(g[field]) and _nan(e[field])), (f, query, field)
+            compared += len(expected)
+    assert compared > 100

@@ -291,7 +291,11 @@ def test_filters(filtered_store, filters, expected):
     assert {h.id for h in hits if "widget" in h.content} == widget_ids
     if filters:
         assert all(h.id in widget_ids for h in hits)  # filters apply to both arms
-        assert all(h.explanation.vector_arm == "exact (sql)" for h in hits)
+        assert all(h.explanation.vector_arm == "exact (in-process, filtered)" for h in hits)
+        with mem.db.transaction("comparing"):  # there the SQL arms and recall_fused decide
+            in_sql = mem.recall("widget", k=50, explain=True, reinforce=False, **filters)
+        assert {h.id for h in in_sql} == {h.id for h in hits}
+        assert all(h.explanation.vector_arm == "exact (sql)" for h in in_sql)
     else:
         assert all(h.explanation.vector_arm == "exact (in-process)" for h in hits)
 
@@ -620,14 +624,19 @@ def test_onnx_explain_fields_are_populated(onnx_mem):
     ("how do deploys reach staging?", ["environment", "procedure"]),
     ("what does the user like?", ["user"]),
 ])
-def test_onnx_filtered_queries_use_the_sql_arm_and_agree(onnx_mem, query, types):
+def test_onnx_filtered_queries_agree_in_process_and_in_sql(onnx_mem, query, types):
     unfiltered = onnx_mem.recall(query, k=8, explain=True, reinforce=False)
     filtered = onnx_mem.recall(query, k=8, types=types, explain=True, reinforce=False)
-    assert {h.explanation.vector_arm for h in filtered} == {"exact (sql)"}
+    assert {h.explanation.vector_arm for h in filtered} == {"exact (in-process, filtered)"}
     expected = [h for h in unfiltered if h.memory.type in types]
     assert filtered[0].id == expected[0].id
-    # same vectors, same similarities: the SQL arm computes what the in-process scan does
+    # same vectors, same similarities: the filtered arm computes what the unfiltered scan does
     sims = {h.id: h.explanation.similarity for h in unfiltered}
     for h in filtered:
         if h.id in sims and sims[h.id] is not None:
             assert h.explanation.similarity == pytest.approx(sims[h.id], abs=1e-5)
+    with onnx_mem.db.transaction("comparing"):  # inside a transaction both arms and the ranking run in SQL
+        in_sql = onnx_mem.recall(query, k=8, types=types, explain=True, reinforce=False)
+    assert {h.explanation.vector_arm for h in in_sql} == {"exact (sql)"}
+    assert [h.id for h in in_sql] == [h.id for h in filtered]
+    assert [h.score for h in in_sql] == pytest.approx([h.score for h in filtered], rel=1e-5)

@@ -191,7 +191,7 @@ def test_unfiltered_and_filtered_recall_rank_vectors_alike(vmem):
     unfiltered = vmem.recall(query, k=30, explain=True, reinforce=False)
     filtered = vmem.recall(query, k=30, types=["environment", "procedure", "user"], explain=True, reinforce=False)
     assert {h.explanation.vector_arm for h in unfiltered} == {"exact (in-process)"}
-    assert {h.explanation.vector_arm for h in filtered} == {"exact (sql)"}
+    assert {h.explanation.vector_arm for h in filtered} == {"exact (in-process, filtered)"}
     a = {h.id: (h.explanation.vector_rank, h.explanation.similarity) for h in unfiltered}
     b = {h.id: (h.explanation.vector_rank, h.explanation.similarity) for h in filtered}
     assert a.keys() == b.keys()

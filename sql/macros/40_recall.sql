@@ -216,12 +216,13 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_mo
                                p_tags, p_entities, p_since, p_until, p_session, p_include_superseded, p_now);
 
 -- eligibility_rows() -> per memory, the columns recall_fused's eligible step reads (status, can_see_as,
--- effective_importance, tier and feedback weights), for the in-process copy (echo_duck/eligibility.py):
--- texts it compares as they are, the rest as the operands of those formulas.
+-- the filters, effective_importance, tier and feedback weights), for the in-process copy
+-- (echo_duck/eligibility.py): texts it compares as they are, the rest as the operands of those formulas.
 CREATE OR REPLACE MACRO eligibility_rows() AS TABLE
     SELECT id::VARCHAR AS id, row_version, status, scope, agent_id, team_id, tenant_id, source_session,
            list_contains(tags, 'global') AS global_tag, type = 'user' OR pinned AS exempt,
            tier = 'archival' AS archival, importance, access_count::BIGINT AS access_count,
            epoch_us(coalesce(last_accessed, created_at)) AS last_touch_us,
-           (unhelpful_count - helpful_count)::BIGINT AS net_unhelpful
+           (unhelpful_count - helpful_count)::BIGINT AS net_unhelpful,
+           type, tier, epoch_us(coalesce(observed_at, created_at)) AS at_us, tags, entities
     FROM memories;
