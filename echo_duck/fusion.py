@@ -1,16 +1,16 @@
 """Fusion in process: what ``recall_fused`` (sql/macros/40_recall.sql) does after its ``eligible`` step,
-for an unfiltered recall whose two arms were computed in process.
+for a recall whose two arms were computed in process.
 
-The candidates the caller may see (``can_see_as``) arrive with their decay terms
-(``effective_importance``, archived and feedback weights), as the named query ``recall_eligible``
-keeps them (eligibility.py computes them over an in-process copy, tested equal to that query); the
-settings come as they are stored. What is left is arithmetic over a few
-hundred rows: each arm's rank among the eligible, the pool cuts, RRF weighted by match quality, the
-gates, the final score. Planning and running the macro for it cost ~40 ms at 100k rows, about a quarter of it
-planning; a DuckDB plan that complex has a floor Python does not. Each step names the macro step it
-mirrors, with the same operations in the same order, so the two agree to the last bit; tests hold
-them equal (ids, order, scores, every explain value). The macro stays the definition: filtered
-recalls and the analysts' ``recall_hits`` run it.
+The candidates the caller may see (``can_see_as``) and asked for (the filters) arrive with their
+decay terms (``effective_importance``, archived and feedback weights), as ``recall_eligible`` and the
+macro's filters keep them (eligibility.py computes them over an in-process copy, tested equal); the
+settings come as they are stored. What is left is arithmetic over a few hundred rows: each arm's rank
+among the eligible, the pool cuts, RRF weighted by match quality, the gates, the final score.
+Planning and running the macro for it cost ~40 ms at 100k rows, about a quarter of it planning; a
+DuckDB plan that complex has a floor Python does not. Each step names the macro step it mirrors, with
+the same operations in the same order, so the two agree to the last bit; tests hold them equal (ids,
+order, scores, every explain value). The macro stays the definition: the analysts' ``recall_hits``
+and filtered recalls inside a transaction run it.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ the agent's recall, where the SQL arm cost ~12-14 ms at 100k rows and ~37 ms at 
 grouping every posting of a common word) against ~4-5 ms here, its state query included. Each
 posting's term is computed with the same operations as DuckDB's (its decimal ``tf * 2.2`` is
 ``tf * 22 / 10`` here), so scores agree to the last bit or two: SQL sums a document's terms in hash
-order. Tests hold the two equal. Unfiltered recalls use it (their best 10 × keyword_pool
-matches go on); filtered ones keep the SQL arm, since every match has to reach the filters there.
+order. Tests hold the two equal. Recalls use it: unfiltered, their best 10 × keyword_pool matches
+go on; filtered, every match (the filters may drop any of the best). A filtered recall inside a
+transaction keeps the SQL arm.
 
 The copy follows the tables lazily, not the write path: before each search one query reads the doc
 count, length sum, newest doc number and dead-doc count. New docs and postings (doc numbers only

@@ -231,9 +231,9 @@ class Recaller:
         return [{**stored[f.memory_id], **vars(f)} for f in ranked]
 
     def _fused_in_sql(self, q_tokens, keyword, vec_ids, vec_sims, who, filters, shape, fetch) -> list[dict]:
-        """Filtered, inside a transaction: the recall macro over the arms SQL computed for the filtered rows."""
-        if self.journal is not None:  # the macro reads access counts itself: queued reviews go first
-            self.journal.catch_up_reviews()
+        """Filtered, inside a transaction: the recall macro over the arms SQL computed for the filtered rows.
+        The macro reads stored access counts: reviews still queued are not counted here, since writing
+        the queue inside the caller's transaction would lose it if that rolled back (recall_log.py)."""
         entropy = dict(p_entropy=1.0 if shape is None else None, p_shape=shape_literal(shape))
         vectors = dict(p_vec_ids=_id_literal(vec_ids) if vec_ids else None,
                        p_vec_sims=_vector_literal(vec_sims) if vec_ids else None)

@@ -8,9 +8,9 @@ written for every queued recall in one transaction:
 - before any other use of the store (``Db.reading`` / ``Db.transaction`` call ``catch_up``), so every
   read and write but the next recall sees them, and when the store closes;
 - at once when ``MAX_QUEUED`` recalls are waiting.
-A recall adds the queued reviews of its candidates to their stored counts (``pending_reviews``), and
-a filtered one, whose candidates SQL finds, writes the queue first: ranks, scores and returned rows
-are exactly those of writing every recall at once. The recall id comes from ``recall_log_seq`` up
+A recall adds the queued reviews of its candidates to their stored counts (``pending_reviews``), so
+ranks, scores and returned rows are exactly those of writing every recall at once (a filtered recall
+inside a transaction, which SQL ranks, reads the stored counts only). The recall id comes from ``recall_log_seq`` up
 front, so a hit carries its final ``recall_id``. A crash (or ``os._exit``) loses at most the queued
 bookkeeping, never a memory.
 """
@@ -86,7 +86,7 @@ class RecallJournal:
                 self._thread = threading.Thread(target=self._write_when_idle, name="echo_duck-recall-log")
                 self._thread.start()
             self._wake.notify()
-        if full:
+        if full and not self.db.in_transaction:  # inside one, a rollback would take the queue with it
             self.catch_up()
         return recall_id
 
@@ -120,11 +120,6 @@ class RecallJournal:
             if not self._reviews:
                 return {}
             return {i: self._reviews[i] for i in memory_ids if i in self._reviews}
-
-    def catch_up_reviews(self) -> None:
-        """Write the queue if it holds any review (before SQL reads access counts it cannot be told)."""
-        if self._reviews:
-            self.catch_up()
 
     def close(self) -> None:
         """Write what is queued and stop the background thread (before the store closes)."""

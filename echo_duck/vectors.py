@@ -4,8 +4,8 @@ Exact search is the default because it is correct under every filter and never r
 (persisted HNSW indexes do not survive a crash in duckdb-vss 1.5.5). Measured here at 100k × 512:
 SQL ``list_inner_product`` over the table 90-160 ms, numpy over an in-process matrix ~10 ms. So
 the process that owns the file keeps the current model's vectors in a float32 matrix, kept in step
-by the write path, and hands the exact top-N to the SQL recall macro; queries with filters let the
-macro compute the exact arm itself over the filtered rows.
+by the write path, and hands on the exact top-N; with filters, the exact top-N among the rows they
+keep (a mask from eligibility.py). Inside a transaction a filtered recall computes this arm in SQL.
 """
 
 from __future__ import annotations

@@ -171,9 +171,9 @@ def test_a_store_never_closed_writes_its_queue_as_the_interpreter_exits(db_path)
         assert len(m.sql("SELECT id FROM recall_log").rows()) == 4
 
 
-@pytest.mark.parametrize("types", [None, ["environment", "procedure"]])  # in-process fusion, and the macro
+@pytest.mark.parametrize("types", [None, ["environment", "procedure"]])  # unfiltered and filtered, both in process
 def test_back_to_back_recalls_rank_as_if_each_was_written_at_once(tmp_path, clock, types):
-    """A recall that meets a queued review of one of its candidates writes the queue first."""
+    """A recall counts the queued reviews of its candidates as if they were written."""
     with echo_duck.open(tmp_path / "seed.duckdb", agent_id="a", embedder="hash", now=clock) as m:
         m.remember_many(synthetic.memories(300))
     results = []
@@ -214,3 +214,22 @@ def test_the_thread_never_writes_in_the_middle_of_a_recall(db_path, clock, monke
         while len(raw_log(mem)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert seen_during_recall == [0, 0] and len(raw_log(mem)) == 2
+
+
+def test_recalls_inside_a_rolled_back_transaction_keep_the_queue(db_path, clock, monkeypatch):
+    """Inside a transaction nothing writes the queue (a filtered recall there is ranked by SQL, and a full
+    queue waits), so a rollback cannot take queued bookkeeping with it."""
+    monkeypatch.setattr(recall_log, "MAX_QUEUED", 2)
+    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock) as mem:
+        mem.remember_many(synthetic.memories(60))
+        mem.recall("deploy borealis", 3)  # queued, and written as the transaction begins
+        with pytest.raises(RuntimeError, match="roll back"):
+            with mem.db.transaction("test"):
+                assert len(raw_log(mem)) == 1
+                hits = mem.recall("deploy borealis", 3, types=["environment", "procedure"], explain=True)
+                assert {h.explanation.vector_arm for h in hits} == {"exact (sql)"}
+                mem.recall("postgres backup", 3)  # the second in the queue: it is full
+                raise RuntimeError("roll back")
+        assert len(raw_log(mem)) == 1  # the two recalls inside are still queued, not rolled back
+        mem.sql("SELECT 1")  # any other read writes it
+        assert len(raw_log(mem)) == 3

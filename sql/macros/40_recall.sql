@@ -4,9 +4,9 @@
 --              BM25 over bm25_postings, and the exact vector arm over memory_vectors for p_qvec /
 --              p_model (rows of another model are left out), unless p_vec_ids/p_vec_sims are given.
 --              The agent's recall (echo_duck/recall.py) computes both arms in process, the same
---              formulas over in-memory copies; unfiltered, it also ranks in process
---              (echo_duck/fusion.py mirrors the steps below after `eligible`); filtered, it calls
---              recall_fused. Tests hold them all equal.
+--              formulas over in-memory copies, and ranks in process too (echo_duck/eligibility.py
+--              mirrors `eligible` below, echo_duck/fusion.py the steps after it); only a filtered
+--              recall inside a transaction calls recall_fused. Tests hold them all equal.
 --              Without filters only the best 10 × keyword_pool BM25 matches go on (a common word
 --              can match a third of the store; joining all of them to memories cost ~30 ms at 100k).
 --   eligible   candidates the caller may see (can_see) and asked for (filters); superseded hidden
@@ -40,7 +40,8 @@
 -- Returns the top p_k rows with every memories column plus the explain columns.
 -- exact_vector_candidates(p_qvec, p_model, p_n, caller…, filters…) -> (memory_id, similarity): the p_n
 -- nearest rows of model p_model among those the caller may see and asked for, by exact inner product
--- (vectors are unit length, so it is the cosine). Used when filters make the in-process top-N unsafe.
+-- (vectors are unit length, so it is the cosine). The definition of the filtered in-process arm
+-- (eligibility.py); run by a filtered recall inside a transaction, and by recall_hits.
 CREATE OR REPLACE MACRO exact_vector_candidates(p_qvec, p_model, p_n, p_caller_agent, p_caller_session,
                                                 p_caller_teams, p_caller_tenants, p_types, p_tiers, p_tags,
                                                 p_entities, p_since, p_until, p_session, p_include_superseded) AS TABLE

@@ -33,7 +33,8 @@ SELECT * FROM recall_fused(
 -- name: ranking_settings_plain
 SELECT name, value FROM settings;
 
--- The inputs of the in-process fusion (echo_duck/fusion.py) for an unfiltered recall: of the candidates
+-- What the in-process copy (echo_duck/eligibility.py) computes for a recall, kept as its definition (tests
+-- compare the two; recall inside a transaction runs this one): of the candidates
 -- both arms found, those the caller may see (recall_fused's `eligible` step), each with the decay terms
 -- recall_fused computes, through the same macros. The tunables come as parameters (ranking_settings_plain).
 -- $p_reviews (JSON [{id, n, at}]) are reviews still queued behind earlier recalls (echo_duck/recall_log.py):
@@ -84,8 +85,8 @@ SELECT m.*, conflicts.conflicts_with
 FROM memories m LEFT JOIN conflicts ON conflicts.id = m.id
 WHERE m.id IN (SELECT id FROM wanted);
 
--- A filtered recall's keyword arm stays in SQL: every match goes on to the filters, and a common word
--- can match a third of the store (passing them all as text cost ~100 ms at 1M rows).
+-- A filtered recall inside a transaction keeps its keyword arm in SQL: every match goes on to the filters,
+-- and a common word can match a third of the store (passing them all as text cost ~100 ms at 1M rows).
 -- name: recall_keywords_in_sql
 WITH kw AS MATERIALIZED (SELECT * FROM keyword_candidates($p_query, true))
 SELECT * FROM recall_fused(
