@@ -246,7 +246,7 @@ class EligibilityCopy:
                      reviews: dict[str, tuple[int, datetime]]) -> Callable[[str, int], dict[str, Any]]:
         """effective_importance (sql/macros/20_ranking.sql), tier and feedback weights of one copy row, as
         recall_eligible computes them: the same libm calls on the same doubles, in the same order."""
-        c, ids = self._cols, self._ids  # a reload replaces them: a lazy read still sees these
+        c = self._cols  # a reload replaces it: a lazy read still sees this one
         now_s = _epoch_seconds(_micros(now))
         base_days = max(float(settings["importance_decay_days"]), 1.0)
         archived_weight = float(settings["archived_weight"])
