@@ -1,6 +1,8 @@
-"""The in-process copy behind unfiltered recall (echo_duck/eligibility.py) against its definition, the
-named query recall_eligible: the same rows kept, with the same decay terms to the last bit, for every
-kind of caller, and still after every kind of write, since the copy follows the table by row_version.
+"""The in-process copy behind recall (echo_duck/eligibility.py) against its definitions in SQL: the named
+query recall_eligible (the same rows kept, with the same decay terms to the last bit) and, for filtered
+recalls, exact_vector_candidates (the same rows kept by the filters, the same exact vector top-N); for
+every kind of caller, and still after every kind of write, since the copy follows the table by
+row_version.
 """
 
 from __future__ import annotations
