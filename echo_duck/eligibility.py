@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .db import Db
+from .db import Db, uuid_list
 from .growing import GrowingColumns
 from .models import PERSISTED_TIERS, TYPES
 from .recall_log import reviews_json
@@ -92,7 +92,7 @@ class EligibilityCopy:
                                          self._decay_terms(now, settings, reviews))
             if filters:
                 raise RuntimeError("inside a transaction a filtered recall runs recall_fused in SQL, not the copy")
-            found = self.db.dicts("recall_eligible", p_ids="[" + ",".join(candidates) + "]",
+            found = self.db.dicts("recall_eligible", p_ids=uuid_list(candidates),
                                   p_reviews=reviews_json(reviews), **who, p_include_superseded=include_superseded,
                                   p_now=now, p_decay_days=settings["importance_decay_days"],
                                   p_archived_weight=settings["archived_weight"],
