@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import echo_duck
-from echo_duck import InvalidInput
+from echo_duck import InvalidInput, quantised_scan
+from echo_duck.bench import synthetic
 from echo_duck.keyword import query_text
 from echo_duck.models import TYPES
 from echo_duck.recall import RecallQuery
@@ -640,3 +641,46 @@ def test_onnx_filtered_queries_agree_in_process_and_in_sql(onnx_mem, query, type
     assert {h.explanation.vector_arm for h in in_sql} == {"exact (sql)"}
     assert [h.id for h in in_sql] == [h.id for h in filtered]
     assert [h.score for h in in_sql] == pytest.approx([h.score for h in filtered], rel=1e-5)
+
+
+@pytest.fixture(scope="module")
+def onnx_synthetic(tmp_path_factory):
+    """300 bilingual memories from the bench's generator, embedded with the real model, and a vector
+    pool of 5 (20 candidates), so that the int8 first pass has rows to rule out."""
+    with echo_duck.open(tmp_path_factory.mktemp("onnx300") / "mem.duckdb", now=T0) as mem:
+        mem.remember_many(synthetic.memories(300))
+        mem.sql("UPDATE settings SET value = 5 WHERE name = 'vector_pool'", write=True)
+        yield mem
+
+
+@pytest.mark.parametrize("filters", [{}, {"types": ["environment"]}, {"tags": ["ops"]}], ids=str)
+def test_onnx_recall_is_the_same_with_the_int8_first_pass(onnx_synthetic, monkeypatch, filters):
+    """Above 16,384 rows the vector arm packs full blocks as int8 (quantised_scan.py); here blocks of
+    16 rows stand in. Every hit, rank and similarity must be the float32 scan's."""
+    mem, index = onnx_synthetic, onnx_synthetic.indexer.vectors
+    queries = [q.text for q in synthetic.queries(12)]
+
+    def recall_all():
+        index.invalidate()  # reload the matrix, packed or not
+        return [mem.recall(q, k=10, explain=True, reinforce=False, **filters) for q in queries]
+
+    plain = recall_all()
+    assert index._scan.sealed == 0
+    monkeypatch.setattr(quantised_scan, "BLOCK_ROWS", 16)
+    packed = recall_all()
+    assert index._scan.sealed == 288
+    for before, after in zip(plain, packed):
+        assert [h.id for h in after] == [h.id for h in before]
+        assert [h.score for h in after] == pytest.approx([h.score for h in before], rel=1e-6)
+        assert [h.explanation.vector_rank for h in after] == [h.explanation.vector_rank for h in before]
+        for a, b in zip(after, before):
+            assert (a.explanation.similarity is None) == (b.explanation.similarity is None)
+            if a.explanation.similarity is not None:
+                assert a.explanation.similarity == pytest.approx(b.explanation.similarity, abs=1e-6)
+    assert sum(h.explanation.vector_rank is not None for hits in packed for h in hits) > 40
+    if filters:  # and both equal the SQL path's (inside a transaction a filtered recall runs in SQL)
+        with mem.db.transaction("comparing"):
+            in_sql = [mem.recall(q, k=10, explain=True, reinforce=False, **filters) for q in queries]
+        for hits, sql_hits in zip(packed, in_sql):
+            assert [h.id for h in sql_hits] == [h.id for h in hits]
+    index.invalidate()

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import echo_duck
+from echo_duck import quantised_scan
 
 MINILM = "all-minilm-l6-v2-int8"
 TEXTS = [
@@ -158,19 +159,47 @@ def _assert_same_top(got_ids, got_sims, sql: dict[str, float], n: int) -> None:
     assert must <= set(got_ids)
 
 
+@pytest.fixture(params=["float32", "int8 blocks"])
+def packing(request, monkeypatch):
+    """Search as the store does below 16,384 rows (float32 only), and with blocks of 8 rows packed as
+    int8 for a first pass (quantised_scan.py), as it does above: the results must not differ."""
+    if request.param == "int8 blocks":
+        monkeypatch.setattr(quantised_scan, "BLOCK_ROWS", 8)
+    return request.param
+
+
 @pytest.mark.parametrize("query", ["nightly backup of the database", "pytest commit", "quarterly invoices",
                                    "latency dashboards", "zzz unrelated"])
-def test_in_process_search_equals_the_sql_exact_scan(vmem, query):
+def test_in_process_search_equals_the_sql_exact_scan(vmem, packing, query):
     index = vmem.indexer.vectors
+    index.invalidate()  # reloaded with this packing
     qvec = index.embed([query])[0]
-    got_ids, got_sims = index.search(qvec, 10)
-    _assert_same_top(got_ids, got_sims, _sql_sims(vmem, qvec), 10)
+    for n in (3, 10, 30):
+        got_ids, got_sims = index.search(qvec, n)
+        _assert_same_top(got_ids, got_sims, _sql_sims(vmem, qvec), n)
+    assert index._scan.sealed == (40 if packing == "int8 blocks" else 0)  # 42 vectors
+    index.invalidate()
 
 
-def test_in_process_matrix_follows_writes(db_path):
+def test_in_process_matrix_follows_writes(db_path, packing):
     with echo_duck.open(db_path, embedder="hash") as vmem:
         _many(vmem)
         _check_matrix_follows_writes(vmem)
+
+
+def test_a_vector_written_again_is_searched_by_its_new_value(db_path, packing):
+    with echo_duck.open(db_path, embedder="hash") as vmem:
+        _many(vmem)
+        index = vmem.indexer.vectors
+        qvec = index.embed(["Kafka topics are compacted weekly"])[0]
+        index.search(qvec, 5)  # load (and pack)
+        sql = _sql_sims(vmem, qvec)
+        victim = min(index._ids[:8], key=sql.get)  # in the first block: its packed codes go stale
+        with vmem.db.transaction("re-embedding one row"):
+            index.add([victim], qvec[None, :])
+        ids, sims = index.search(qvec, 1)
+        assert ids == [victim] and sims[0] == pytest.approx(1.0, abs=1e-5)
+        _assert_same_top(*index.search(qvec, 12), _sql_sims(vmem, qvec), 12)
 
 
 def _check_matrix_follows_writes(vmem):
