@@ -13,6 +13,7 @@ with both arms computed in SQL, for analysts. Tests hold them all equal.
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Callable
@@ -155,14 +156,13 @@ class Recaller:
         vectors = self.indexer.vectors if "vector" in query.arms else None
         q_tokens = query_text(query.text) if "keyword" in query.arms else None  # before the lock: jieba is slow
         with self.db.reading(catch_up=False):  # queued bookkeeping (recall_log.py) stays queued: see _fused_*
-            teams, tenants, keyword_candidates, vector_pool = self.db.run("recall_context",
-                                                                         caller_agent=caller.agent_id).fetchone()
+            teams, tenants, settings = self.caller_context(caller.agent_id)
             # Inside a transaction only SQL sees its uncommitted rows, so a filtered recall there runs
             # recall_fused over arms computed in SQL; elsewhere the copy applies the filters (eligibility.py).
             in_sql = query.filtered and self.db.in_transaction
             keyword = NO_MATCH
             if q_tokens is not None and not in_sql:  # filtered: every match, the filters may drop any of them
-                keyword = self.indexer.keyword_search.search(q_tokens, None if query.filtered else keyword_candidates)
+                keyword = self.indexer.keyword_search.search(q_tokens, None if query.filtered else keyword_cut(settings))
         who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
                    p_caller_tenants=tenants)
         filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
@@ -178,7 +178,7 @@ class Recaller:
         else:
             qvec = vectors.embed([query.text])[0] if query_vector is None else _checked(query_vector, vectors.embedder.dim)
             with self.db.reading(catch_up=False):
-                pool = vector_pool * OVERFETCH
+                pool = int(settings["vector_pool"]) * OVERFETCH
                 if in_sql:
                     vec_ids, vec_sims = self.db.run("exact_vector_candidates", p_qvec=_vector_literal(qvec),
                                                     p_model=vectors.model_id, p_n=pool, **who, **filters).fetchone()
@@ -197,7 +197,7 @@ class Recaller:
                 rows = self._fused_in_sql(q_tokens, keyword, vec_ids, vec_sims, who, filters, shape, fetch)
             else:
                 rows = self._fused_in_process(keyword, vec_ids, vec_sims, who, query.include_archived, shape, fetch,
-                                              wanted)
+                                              wanted, settings)
         hits = [_hit(row, row["entropy"], arm, explain) for row in rows]
         if kb is not None:  # KB chunks score on the same RRF scale (sql/macros/60_kb.sql): one sort merges
             hits = sorted([*hits, *kb.search(query.text, fetch, tags=query.tags, explain=explain)],
@@ -210,21 +210,34 @@ class Recaller:
         recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id)
         return [replace(h, recall_id=recall_id) if h.origin == "memory" else h for h in hits]
 
+    def caller_context(self, agent_id: str) -> tuple[list[str], list[str], dict[str, float]]:
+        """The agent's teams and tenants (as caller_groups(agent) lists them) and the ranking tunables:
+        two plain reads, ~0.5 ms, where one query through the macros cost ~2 ms."""
+        memberships = self.db.run("caller_memberships", caller_agent=agent_id).fetchall()
+        teams = [group for kind, group in memberships if kind == "team"]
+        tenants = [group for kind, group in memberships if kind == "tenant"]
+        return teams, tenants, dict(self.db.run("ranking_settings_plain").fetchall())
+
     def _fused_in_process(self, keyword, vec_ids, vec_sims, who, include_archived, shape, fetch,
-                          wanted=None) -> list[dict]:
+                          wanted=None, settings=None) -> list[dict]:
         """The candidates the caller may see and asked for (``wanted``: the filters), with their decay terms
         (eligibility.py, as recall_eligible and recall_fused keep them), ranked by fusion.py."""
         candidates = list(dict.fromkeys([*keyword.ids, *vec_ids]))
         if not candidates:
             return []
         reviews = self.journal.pending_reviews(candidates) if self.journal is not None else {}
-        settings = dict(self.db.run("ranking_settings_plain").fetchall())
+        if settings is None:
+            settings = dict(self.db.run("ranking_settings_plain").fetchall())
         eligible = self.eligibility.rows(candidates, who=who, include_superseded=include_archived, now=self.clock(),
                                          settings=settings, reviews=reviews, filters=wanted)
         ranked = fusion.fuse(keyword, vec_ids, vec_sims, eligible, settings, shape, fetch)
         if not ranked:
             return []
-        stored = {str(row["id"]): row for row in self.db.dicts("recall_rows", ids=_id_literal([f.memory_id for f in ranked]))}
+        winners = _id_literal([f.memory_id for f in ranked])
+        stored = {str(row["id"]): {**row, "conflicts_with": None} for row in self.db.dicts("recall_rows", ids=winners)}
+        for side, other in self.db.run("recall_conflicts", ids=winners).fetchall():
+            row = stored[str(side)]
+            row["conflicts_with"] = [*(row["conflicts_with"] or []), other]  # as recall_fused's list, NULL if none
         for memory_id, (n, last) in reviews.items():  # the rows as they will be once the queue is written
             if memory_id in stored:
                 stored[memory_id].update(access_count=stored[memory_id]["access_count"] + n, last_accessed=last)
@@ -252,6 +265,11 @@ class Recaller:
                                    query=query.text, k=query.k, model_id=model_id,
                                    memory_ids=tuple(h.id for h in hits), scores=tuple(h.score for h in hits),
                                    reinforced=query.reinforce, include_archived=query.include_archived)
+
+
+def keyword_cut(settings: dict[str, float]) -> int:
+    """How many BM25 matches an unfiltered recall passes on: keyword_candidates keeps rank <= 10 × keyword_pool."""
+    return math.floor(10 * settings["keyword_pool"])
 
 
 def _hit(row: dict, entropy: float, arm: str, explain: bool) -> Hit:

@@ -27,8 +27,7 @@ def both(mem, *, agent: str, session: str | None, include_superseded: bool, revi
     a stale arm may still offer them), as {id: row} each."""
     reviews = reviews or {}
     now = now or mem.now()
-    teams, tenants = mem.db.run("recall_context", caller_agent=agent).fetchone()[:2]
-    who = dict(p_caller_agent=agent, p_caller_session=session, p_caller_teams=teams, p_caller_tenants=tenants)
+    who = _who(mem, agent, session)
     settings = dict(mem.db.run("ranking_settings_plain").fetchall())
     ids = [str(i) for (i,) in mem.db.con.execute("SELECT id FROM memories").fetchall()] + list(gone)
     copy = mem.recaller.eligibility.rows(ids, who=who, include_superseded=include_superseded, now=now,
@@ -93,6 +92,23 @@ def world(tmp_path):
     clock.advance(hours=5)
     yield mem, clock
     mem.close()
+
+
+def test_the_callers_groups_are_the_ones_caller_groups_lists(world):
+    """recall.py reads memberships plainly (caller_context); caller_groups (sql/macros/10_scope.sql)
+    is the definition: same groups, same order, revoked ones left out, re-granted ones back."""
+    mem, clock = world
+    mem.grant(team="a-team")
+    mem.grant(tenant="zeta")
+    mem.revoke(team="core")
+    clock.advance(seconds=1)
+    mem.grant(team="core")
+    mem.revoke(tenant="acme")
+    for agent in ("alice", "bob", "carol", "nobody"):
+        teams, tenants, settings = mem.recaller.caller_context(agent)
+        assert [teams, tenants] == list(mem.db.con.execute("SELECT * FROM caller_groups(?)", [agent]).fetchone())
+        assert settings == dict(mem.db.con.execute("SELECT name, value FROM settings").fetchall())
+    assert mem.recaller.caller_context("alice")[:2] == (["a-team", "core"], ["zeta"])
 
 
 def test_every_update_of_memories_sets_a_new_row_version():
@@ -230,7 +246,7 @@ def _filter_params(f: dict) -> dict:
 
 
 def _who(mem, agent: str, session: str | None) -> dict:
-    teams, tenants = mem.db.run("recall_context", caller_agent=agent).fetchone()[:2]
+    teams, tenants = mem.db.con.execute("SELECT teams, tenants FROM caller_groups(?)", [agent]).fetchone()
     return dict(p_caller_agent=agent, p_caller_session=session, p_caller_teams=teams, p_caller_tenants=tenants)
 
 

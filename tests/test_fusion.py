@@ -20,7 +20,7 @@ import echo_duck
 from echo_duck import text
 from echo_duck.bench import synthetic
 from echo_duck.keyword import query_text
-from echo_duck.recall import OVERFETCH, shape_literal
+from echo_duck.recall import OVERFETCH, keyword_cut, shape_literal
 
 
 FIELDS = ("bm25_rank", "bm25_score", "vec_rank", "similarity", "keyword_weight", "vector_weight", "entropy",
@@ -31,10 +31,10 @@ QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", 
 def both_rankings(mem, query: str, k: int, include_archived: bool) -> tuple[list[dict], list[dict]]:
     """The same arms fused by recall.py's in-process path and by the recall_fused macro."""
     caller = mem.caller
-    teams, tenants, keyword_n, vector_pool = mem.db.run("recall_context", caller_agent=caller.agent_id).fetchone()
-    keyword = mem.indexer.keyword_search.search(query_text(query), keyword_n)
+    teams, tenants, settings = mem.recaller.caller_context(caller.agent_id)
+    keyword = mem.indexer.keyword_search.search(query_text(query), keyword_cut(settings))
     vectors = mem.indexer.vectors
-    vec_ids, vec_sims = vectors.search(vectors.embed([query])[0], vector_pool * OVERFETCH)
+    vec_ids, vec_sims = vectors.search(vectors.embed([query])[0], int(settings["vector_pool"]) * OVERFETCH)
     who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
                p_caller_tenants=tenants)
     shape = text.query_shape(query)
@@ -173,7 +173,8 @@ def test_filtered_in_process_ranking_equals_the_sql_macro(world, include_archive
     """A filtered recall ranks in process too: given the same arms (every keyword match, the vector top-N
     among the kept rows), it returns what recall_fused returns with the same filters, to the last bit."""
     caller, vectors = world.caller, world.indexer.vectors
-    teams, tenants, _, vector_pool = world.db.run("recall_context", caller_agent=caller.agent_id).fetchone()
+    teams, tenants, settings = world.recaller.caller_context(caller.agent_id)
+    vector_pool = int(settings["vector_pool"])
     who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
                p_caller_tenants=tenants)
     compared = 0

@@ -489,6 +489,34 @@ def test_pending_contradiction_is_shown_on_the_hit(hmem):
     assert hits[truth.id].conflicts_with == ()
 
 
+def test_several_pending_contradictions_are_listed_as_the_recall_macro_lists_them(hmem, clock):
+    """Oldest first, then by id; resolved ones left out. The in-process path reads them with a query of
+    its own (recall_conflicts); inside a transaction a filtered recall gets them from recall_fused."""
+    truth = hmem.remember("Always answer in Chinese", type="user", key="lang", provenance="user_stated")
+    other = hmem.remember("Deploy on Fridays", type="environment", key="deploy", provenance="user_stated")
+
+    def challenge(content, key="lang"):
+        spec = prepare(hmem.caller, content, type="user" if key == "lang" else "environment", key=key,
+                       provenance="consolidated")
+        return hmem.writer.remember(hmem.caller, spec, on_lower_provenance="record")
+
+    first, second = challenge("Always answer in English"), challenge("Always answer in French")  # same instant
+    clock.advance(minutes=5)
+    third = challenge("Always answer in German")
+    challenge("Never deploy on Fridays", key="deploy")
+    clock.advance(minutes=5)
+    resolved = challenge("Always answer in Dutch")
+    hmem.sql("UPDATE contradictions SET status = 'resolved', resolution = 'user', resolved_at = TIMESTAMP '2026-01-02' "
+             "WHERE memory_b = $id OR memory_a = $id", {"id": resolved.id}, write=True)
+    add_filler(hmem)
+    hits = {h.id: h.conflicts_with for h in hmem.recall("answer language deploy Fridays", k=50, reinforce=False)}
+    assert hits[truth.id] == (*sorted([first.id, second.id]), third.id)
+    assert len(hits[other.id]) == 1 and all(resolved.id not in c for c in hits.values())
+    with hmem.db.transaction("comparing with the macro"):
+        in_sql = hmem.recall("answer language deploy Fridays", k=50, reinforce=False, types=["user", "environment"])
+    assert {h.id: h.conflicts_with for h in in_sql} == hits
+
+
 # -- keyword-only fallback -----------------------------------------------------------------------
 
 def test_keyword_only_fallback_warns_once_and_says_so(db_path):

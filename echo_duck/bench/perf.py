@@ -302,12 +302,12 @@ class EchoDuckSystem:
 STAGES = (
     ("segment query", "query_text"),
     ("embed query (default model)", "embed"),
-    ("caller groups + settings (SQL)", ("run:recall_context", "run:ranking_settings_plain")),
+    ("caller groups + settings (SQL)", ("run:caller_memberships", "run:ranking_settings_plain")),
     ("keyword arm (BM25 in-process, with its state query)", "keyword_search"),
-    ("vector top-N (numpy, in-process)", "search"),
+    ("vector top-N (in-process: int8 first pass, float32 scores)", "search"),
     ("eligible candidates + decay terms (in-process copy, with its state query)", "eligible"),
     ("fusion (Python)", "fuse"),
-    ("winners' rows + conflicts (SQL, fetched)", "dicts:recall_rows"),
+    ("winners' rows + conflicts (SQL, fetched)", ("dicts:recall_rows", "run:recall_conflicts")),
     ("queue reinforce + log (recall id; a batch write every 64)", "log"),
 )
 

@@ -63,8 +63,8 @@ CREATE OR REPLACE MACRO exact_vector_candidates(p_qvec, p_model, p_n, p_caller_a
 
 -- keyword_candidates(p_query, p_all) -> one row (ids UUID[], scores DOUBLE[], rarest DOUBLE[], query_idf,
 -- query_spec): the BM25 matches in rank order (score, then id), as recall_fused takes them; all of them
--- when p_all, else the best 10 × keyword_pool (recall_context in sql/queries/recall.sql hands the
--- agent's in-process arm the same number). Lists are NULL when nothing matches.
+-- when p_all, else the best 10 × keyword_pool (recall.py cuts the agent's in-process arm at the same
+-- rank). Lists are NULL when nothing matches.
 CREATE OR REPLACE MACRO keyword_candidates(p_query, p_all) AS TABLE
     WITH ranked AS (
         SELECT s.*, row_number() OVER (ORDER BY s.score DESC, s.memory_id) AS rnk

@@ -3,12 +3,10 @@
 -- name: setting_value
 SELECT setting($name);
 
--- What a recall looks up before it ranks, in one round trip: the caller's groups, how many keyword
--- matches an unfiltered recall passes on (the cut of the keyword_candidates macro), and the vector pool.
--- name: recall_context
-SELECT g.teams, g.tenants, (10 * setting('keyword_pool'))::INTEGER AS keyword_candidates,
-       setting('vector_pool')::INTEGER AS vector_pool
-FROM caller_groups($caller_agent) g;
+-- The caller's current teams and tenants, the rows caller_groups(agent) lists (recall.py splits them by
+-- kind: planning the macro's filtered list aggregates cost ~1 ms per recall).
+-- name: caller_memberships
+SELECT kind, group_id FROM memberships WHERE agent_id = $caller_agent AND revoked_at IS NULL ORDER BY group_id;
 
 -- The vector arm computed exactly in SQL over the filtered rows: ids and similarities, best first.
 -- name: exact_vector_candidates
@@ -68,22 +66,21 @@ SELECT * FROM eligibility_rows();
 -- name: eligibility_rows_after
 SELECT * FROM eligibility_rows() WHERE row_version > $after;
 
--- The winners' rows after the in-process fusion, with their pending contradictions (as recall_fused
--- returns them); recall.py puts them back in rank order.
+-- The winners' rows after the in-process fusion; recall.py puts them back in rank order and adds their
+-- pending contradictions (recall_conflicts): two plain queries, where one joining the two cost ~1.3 ms
+-- more at 100k rows.
 -- name: recall_rows
-WITH wanted AS (SELECT unnest($ids::VARCHAR::UUID[]) AS id),
-conflicts AS (
-    SELECT side AS id, list(other ORDER BY detected_at, other) AS conflicts_with
-    FROM (SELECT memory_a AS side, memory_b AS other, detected_at FROM contradictions
-          WHERE status = 'pending' AND memory_a IN (SELECT id FROM wanted)
-          UNION ALL
-          SELECT memory_b, memory_a, detected_at FROM contradictions
-          WHERE status = 'pending' AND memory_b IN (SELECT id FROM wanted))
-    GROUP BY side
-)
-SELECT m.*, conflicts.conflicts_with
-FROM memories m LEFT JOIN conflicts ON conflicts.id = m.id
-WHERE m.id IN (SELECT id FROM wanted);
+SELECT m.* FROM memories m WHERE m.id IN (SELECT unnest($ids::VARCHAR::UUID[]));
+
+-- The pending contradictions of these memories: for each side, the other memory, in the order
+-- recall_fused lists them (detected_at, then the other's id).
+-- name: recall_conflicts
+SELECT side, other
+FROM (SELECT memory_a AS side, memory_b AS other, detected_at FROM contradictions WHERE status = 'pending'
+      UNION ALL
+      SELECT memory_b, memory_a, detected_at FROM contradictions WHERE status = 'pending')
+WHERE list_contains($ids::VARCHAR::UUID[], side)
+ORDER BY side, detected_at, other;
 
 -- A filtered recall inside a transaction keeps its keyword arm in SQL: every match goes on to the filters,
 -- and a common word can match a third of the store (passing them all as text cost ~100 ms at 1M rows).
