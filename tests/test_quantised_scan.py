@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from echo_duck.quantised_scan import QuantisedBlock, QuantisedScan, quantise_query, quantise_rows
+from echo_duck.quantised_scan import PackedSegment, QuantisedScan, quantise_query, quantise_rows
 
 DIM = 96
 BLOCK = 64
@@ -89,7 +89,7 @@ def test_the_bound_is_tight_when_the_rounding_lines_up():
 
 def test_the_int8_kernel_computes_the_integer_product_exactly(data):
     rows, queries = data
-    block = QuantisedBlock(rows[:BLOCK])
+    block = PackedSegment(rows[:BLOCK])
     codes = quantise_rows(rows[:BLOCK])[0].astype(np.int64)
     for query in queries:
         query_codes = quantise_query(query)[0]
@@ -149,19 +149,35 @@ def test_rewritten_rows_are_scored_from_their_new_vectors(data):
         assert_same_top(scan.top(matrix, count, q, 30), float32_scan(matrix, count, q, 30), matrix, q)
 
 
-def test_many_rewrites_repack_their_blocks(data):
+def test_many_rewrites_repack_their_segment(data):
     rows, queries = data
     matrix, count = with_room(rows), len(rows)
     scan = QuantisedScan(BLOCK)
     scan.top(matrix, count, queries[0], 5)
+    assert [s.rows for s in scan._segments] == [512, 448]  # 8 blocks, then the 7 full blocks left
     rng = np.random.default_rng(3)
-    for row in range(300, 300 + BLOCK // 4 + 1):  # just past the limit: blocks 4 on are dropped
+    for row in range(600, 600 + BLOCK // 4 + 1):  # just past the limit: the second segment is dropped
         matrix[row] = clustered(rng, 1)[0]
         scan.rewritten(row)
-    assert scan.sealed == 4 * BLOCK and not scan._rewritten
+    assert scan.sealed == 512 and not scan._rewritten
     for q in queries:
         assert_same_top(scan.top(matrix, count, q, 25), float32_scan(matrix, count, q, 25), matrix, q)
     assert scan.sealed == 960  # packed again from the rewritten rows
+
+
+def test_a_segment_with_room_is_packed_again_with_the_blocks_that_fill(data):
+    rows, queries = data
+    matrix = with_room(rows)
+    scan = QuantisedScan(BLOCK)
+    scan.top(matrix, 600, queries[0], 5)
+    assert [s.rows for s in scan._segments] == [512, 64]
+    matrix[520] = queries[3]  # rewritten in the second segment, which is packed again below
+    scan.rewritten(520)
+    assert scan._rewritten == {520}
+    got = scan.top(matrix, 1000, queries[3], 5)
+    assert [s.rows for s in scan._segments] == [512, 448] and not scan._rewritten
+    assert got[0][0] == 520
+    assert_same_top(got, float32_scan(matrix, 1000, queries[3], 5), matrix, queries[3])
 
 
 def test_zero_vectors_and_a_zero_query(data):
