@@ -111,6 +111,8 @@ class QuantisedScan:
         """The exact top-n (rows, float32 similarities, best first, ties by row) of ``matrix[:count] @
         query`` among the rows where ``keep`` (bool per row, or None for all) is true."""
         query = query.astype(np.float32, copy=False)
+        if n <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
         self._pack(matrix, count)
         sealed = self.sealed
         direct = np.arange(sealed, count)  # the rows no block holds, and rows rewritten since packing
