@@ -273,7 +273,8 @@ class EchoDuckSystem:
         self.mem.remember_many(records)  # embeds on write: precomputed vectors, else the real model
 
     def build_index(self) -> None:
-        """Compact the BM25 postings and load the in-process vector matrix (the first recall would)."""
+        """Compact the BM25 postings, load the in-process vector matrix and pack its int8 first pass
+        (the first recall would)."""
         self.mem.indexer.keyword.compact()
         vectors = self.mem.indexer.vectors
         vectors.invalidate()

@@ -34,8 +34,8 @@ NOTES = (
     "arm is the exact top-N among the rows the filter keeps. The peers only read.",
     "excl. = query vector given; incl. = the query embedded with the default model (1 thread) inside the timed "
     "region. Ingest: bulk load in batches of 2,000 with the cached vectors; 'with emb.' = a tenth more rows "
-    "(100 to 2,000) appended with the model in the loop. Index build: echo_duck compacts the BM25 postings and loads the vector "
-    "matrix; LanceDB builds the FTS index and optimizes (compaction + cleanup); SQLite merges FTS5 and "
+    "(100 to 2,000) appended with the model in the loop. Index build: echo_duck compacts the BM25 postings, loads the vector "
+    "matrix and packs its full blocks as int8; LanceDB builds the FTS index and optimizes (compaction + cleanup); SQLite merges FTS5 and "
     "checkpoints (both of its indexes follow inserts); numpy stacks the matrix and builds postings.",
     "Peak RSS is per system (one subprocess each) and includes the ONNX model and the cached vectors of the size "
     "(the 'base' column: RSS before the store was filled).",
