@@ -2,8 +2,8 @@
 
 Exact search is the default because it is correct under every filter and never risks the file
 (persisted HNSW indexes do not survive a crash in duckdb-vss 1.5.5). Measured here at 100k × 512:
-SQL ``list_inner_product`` over the table 90-160 ms, numpy over an in-process matrix ~7 ms, and
-~2 ms with an int8 first pass that proves which rows need their float32 score (quantised_scan.py).
+SQL ``list_inner_product`` over the table 90-160 ms, numpy over an in-process matrix 6-10 ms, and
+3-4 ms with an int8 first pass that proves which rows need their float32 score (quantised_scan.py).
 So the process that owns the file keeps the current model's vectors in a float32 matrix, kept in
 step by the write path, and hands on the exact top-N; with filters, the exact top-N among the rows
 they keep (a mask from eligibility.py). Inside a transaction a filtered recall computes this arm in SQL.
