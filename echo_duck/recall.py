@@ -218,16 +218,14 @@ class Recaller:
         tenants = [group for kind, group in memberships if kind == "tenant"]
         return teams, tenants, dict(self.db.run("ranking_settings_plain").fetchall())
 
-    def _fused_in_process(self, keyword, vec_ids, vec_sims, who, include_archived, shape, fetch,
-                          wanted=None, settings=None) -> list[dict]:
+    def _fused_in_process(self, keyword, vec_ids, vec_sims, who, include_archived, shape, fetch, wanted,
+                          settings) -> list[dict]:
         """The candidates the caller may see and asked for (``wanted``: the filters), with their decay terms
         (eligibility.py, as recall_eligible and recall_fused keep them), ranked by fusion.py."""
         candidates = list(dict.fromkeys([*keyword.ids, *vec_ids]))
         if not candidates:
             return []
         reviews = self.journal.pending_reviews(candidates) if self.journal is not None else {}
-        if settings is None:
-            settings = dict(self.db.run("ranking_settings_plain").fetchall())
         eligible = self.eligibility.rows(candidates, who=who, include_superseded=include_archived, now=self.clock(),
                                          settings=settings, reviews=reviews, filters=wanted)
         ranked = fusion.fuse(keyword, vec_ids, vec_sims, eligible, settings, shape, fetch)

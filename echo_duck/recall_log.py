@@ -10,8 +10,8 @@ written for every queued recall in one transaction:
 - at once when ``MAX_QUEUED`` recalls are waiting.
 A recall adds the queued reviews of its candidates to their stored counts (``pending_reviews``), so
 ranks, scores and returned rows are exactly those of writing every recall at once (a filtered recall
-inside a transaction, which SQL ranks, reads the stored counts only). The recall id comes from ``recall_log_seq`` up
-front, so a hit carries its final ``recall_id``. A crash (or ``os._exit``) loses at most the queued
+inside a transaction, which SQL ranks, reads the stored counts only). The recall id comes from
+``recall_log_seq`` up front, so a hit carries its final ``recall_id``. A crash (or ``os._exit``) loses at most the queued
 bookkeeping, never a memory.
 """
 

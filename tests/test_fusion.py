@@ -39,7 +39,8 @@ def both_rankings(mem, query: str, k: int, include_archived: bool) -> tuple[list
                p_caller_tenants=tenants)
     shape = text.query_shape(query)
     entropy = dict(p_entropy=1.0 if shape is None else None, p_shape=shape_literal(shape))
-    in_process = mem.recaller._fused_in_process(keyword, vec_ids, vec_sims, who, include_archived, shape, k)
+    in_process = mem.recaller._fused_in_process(keyword, vec_ids, vec_sims, who, include_archived, shape, k, None,
+                                                settings)
     sims = [float(s) for s in vec_sims]  # repr reads back the very doubles fusion.py ranked
     in_sql = mem.db.dicts("recall", **keyword.as_sql(), p_vec_ids="[" + ",".join(vec_ids) + "]" if vec_ids else None,
                           p_vec_sims="[" + ",".join(map(repr, sims)) + "]" if vec_ids else None, **who, p_k=k,
@@ -187,7 +188,7 @@ def test_filtered_in_process_ranking_equals_the_sql_macro(world, include_archive
                 include_superseded=include_archived, filters={k[2:]: v for k, v in params.items()})
             shape = text.query_shape(query)
             got = world.recaller._fused_in_process(keyword, vec_ids, vec_sims, who, include_archived, shape, 30,
-                                                   {k[2:]: v for k, v in params.items()})
+                                                   {k[2:]: v for k, v in params.items()}, settings)
             sims = [float(s) for s in vec_sims]
             expected = world.db.dicts(
                 "recall", **keyword.as_sql(), p_vec_ids="[" + ",".join(vec_ids) + "]" if vec_ids else None,
