@@ -39,6 +39,7 @@ from .db import Db
 from .errors import InvalidInput, MemoryNotFound, RejectedWrite
 from .indexing import NO_MODEL_MESSAGE
 from .kb_chunking import Document, doc_stage, fence_safe, in_context, inputs, plan, render, stage_chunks, vector_stage
+from .matvec import matvec
 from .models import Record
 from .scan import scan
 from .vectors import ReembedReport
@@ -372,7 +373,7 @@ class _Matrix:
             self._m, self._model = flat.astype(np.float32, copy=False).reshape(len(self._ids), dim), model_id
         if not self._ids:
             return [], np.zeros(0, dtype=np.float32)
-        sims = self._m @ query.astype(np.float32)
+        sims = matvec(self._m, query.astype(np.float32))
         top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
         top = top[np.lexsort((top, -sims[top]))]
         return [self._ids[i] for i in top], sims[top]
