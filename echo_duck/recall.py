@@ -16,7 +16,7 @@ import contextlib
 import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -233,8 +233,8 @@ class Recaller:
             return []
         winners = _id_literal([f.memory_id for f in ranked])
         stored = {str(row["id"]): {**row, "conflicts_with": None} for row in self.db.dicts("recall_rows", ids=winners)}
-        for side, other in self.db.run("recall_conflicts", ids=winners).fetchall():
-            row = stored[str(side)]
+        for side, other in _conflicts_by_side(self.db.run("recall_conflicts", ids=winners).fetchall(), stored):
+            row = stored[side]
             row["conflicts_with"] = [*(row["conflicts_with"] or []), other]  # as recall_fused's list, NULL if none
         for memory_id, (n, last) in reviews.items():  # the rows as they will be once the queue is written
             if memory_id in stored:
@@ -263,6 +263,14 @@ class Recaller:
                                    query=query.text, k=query.k, model_id=model_id,
                                    memory_ids=tuple(h.id for h in hits), scores=tuple(h.score for h in hits),
                                    reinforced=query.reinforce, include_archived=query.include_archived)
+
+
+def _conflicts_by_side(pending: list[tuple], winners: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(winner, other memory) for each pending contradiction (memory_a, memory_b, detected_at) touching a
+    winner, in recall_fused's order: by winner, then detected_at, then the other's id (uuid order)."""
+    sides = [(str(side), at, other) for a, b, at in pending for side, other in ((a, b), (b, a))
+             if str(side) in winners]
+    return [(side, other) for side, _, other in sorted(sides)]
 
 
 def keyword_cut(settings: dict[str, float]) -> int:

@@ -5,6 +5,7 @@ conflicts, the keyword-only fallback, and the real ONNX model."""
 from __future__ import annotations
 
 import math
+import uuid
 import warnings
 from datetime import datetime, timedelta
 
@@ -17,7 +18,7 @@ from echo_duck import InvalidInput, quantised_scan
 from echo_duck.bench import synthetic
 from echo_duck.keyword import query_text
 from echo_duck.models import TYPES
-from echo_duck.recall import RecallQuery
+from echo_duck.recall import RecallQuery, _conflicts_by_side
 from echo_duck.writes import Caller, prepare
 
 T0 = datetime(2026, 1, 1, 12, 0, 0)  # the start of conftest.Clock
@@ -516,6 +517,18 @@ def test_several_pending_contradictions_are_listed_as_the_recall_macro_lists_the
         in_sql = hmem.recall("answer language deploy Fridays", k=50, reinforce=False, types=["user", "environment"])
     assert {h.id: h.conflicts_with for h in in_sql} == hits
 
+
+
+def test_pending_conflicts_are_listed_per_winner_by_detection_time_then_other_id():
+    """The rows recall_conflicts returns, either side a winner, listed as recall_fused lists them."""
+    winner, loser = "00000000-0000-0000-0000-00000000000a", "00000000-0000-0000-0000-00000000000b"
+    low, high, late = (uuid.UUID(int=n) for n in (1, 2, 3))
+    noon, later = datetime(2026, 1, 1, 12), datetime(2026, 1, 1, 13)
+    pending = [(uuid.UUID(winner), late, noon), (high, uuid.UUID(winner), noon), (uuid.UUID(winner), low, later),
+               (uuid.UUID(loser), uuid.UUID(winner), later), (low, high, noon)]  # the last touches no winner
+    listed = _conflicts_by_side(pending, {winner: {}, loser: {}})
+    assert listed == [(winner, high), (winner, late), (winner, low), (winner, uuid.UUID(loser)),
+                      (loser, uuid.UUID(winner))]
 
 # -- keyword-only fallback -----------------------------------------------------------------------
 
