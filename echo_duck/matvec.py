@@ -2,10 +2,11 @@
 
 numpy's bundled OpenBLAS hands a product of more than ~460,000 elements (900 rows of 512) to a second
 thread, and that thread then spins waiting for more work. Recalls come every few milliseconds, so it
-never slept: in a loop of recalls at 100k rows it used 90% of a core, and a recall cost 60-75 ms of
-CPU time for 30-38 ms of wall time; in pieces, 37-41 ms of CPU time (wall time within the noise).
-Pieces of at most 2^18 elements stay under OpenBLAS's threshold, and the core stays free for
-onnxruntime's and DuckDB's threads, and for the host application's.
+never slept: in a loop of recalls it used 90% of a core, competing with the recalling thread,
+onnxruntime's and DuckDB's. Pieces of at most 2^18 elements stay under OpenBLAS's threshold. Old and
+new code alternating on copies of one store (recall p50, CPU time per recall; the new code also had
+a recall_conflicts query ~0.5 ms cheaper): 10k rows 16.3-18.7 → 12.6-13.8 ms, 32-37 → 14-15 ms of
+CPU; 100k rows 22.2-26.5 → 19.9-21.3 ms, 44-53 → 25-27 ms of CPU.
 
 Each piece holds a multiple of 16 rows (the last at least 16), so the rows fall into the same groups
 as in one product on one thread, and every score has its bits (tests hold them equal for the
