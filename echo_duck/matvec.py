@@ -1,12 +1,14 @@
 """Float32 matrix-vector products that stay on the calling thread.
 
-numpy's bundled OpenBLAS hands a product of more than ~460,000 elements (900 rows of 512) to a second
-thread, and that thread then spins waiting for more work. Recalls come every few milliseconds, so it
-never slept: in a loop of recalls it used 90% of a core, competing with the recalling thread,
-onnxruntime's and DuckDB's. Pieces of at most 2^18 elements stay under OpenBLAS's threshold. Old and
-new code alternating on copies of one store (recall p50, CPU time per recall; the new code also had
-a recall_conflicts query ~0.5 ms cheaper): 10k rows 16.3-18.7 → 12.6-13.8 ms, 32-37 → 14-15 ms of
-CPU; 100k rows 22.2-26.5 → 19.9-21.3 ms, 44-53 → 25-27 ms of CPU.
+numpy's bundled OpenBLAS hands a product of more than ~460,000 elements (900 rows of 512) to a
+second thread, and that thread then spins waiting for more work. Recalls come every few
+milliseconds, so it never slept: in a loop of recalls it used 90% of a core, competing with the
+recalling thread, onnxruntime's and DuckDB's. Pieces of at most 2^18 elements stay under OpenBLAS's
+threshold. Old and new code (with the cheaper recall_conflicts) alternating on copies of one store,
+six runs each: CPU time per recall halved (10k rows 27-37 → 14-19 ms, 100k rows 40-57 → 21-34 ms),
+the p50 moved within this shared host's noise (10k 13.6-18.7 → 12.6-17.8 ms, 100k 19.8-28.8 →
+17.7-29.1 ms). What it costs: below one packed block (quantised_scan.py) the scan runs on one
+thread, 1.1-1.2 ms for the top-200 of 10k rows against 0.6-0.75 on two.
 
 Each piece holds a multiple of 16 rows (the last at least 16), so the rows fall into the same groups
 as in one product on one thread, and every score has its bits (tests hold them equal for the
@@ -24,7 +26,8 @@ _GROUP_ROWS = 16
 
 def matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """``matrix @ vector`` for a 2-D float32 matrix and a vector, computed on the calling thread."""
-    piece = max(_GROUP_ROWS, _PIECE_ELEMENTS // max(matrix.shape[1], 1) // _GROUP_ROWS * _GROUP_ROWS)
+    per_piece = _PIECE_ELEMENTS // max(matrix.shape[1], 1)
+    piece = max(_GROUP_ROWS, per_piece // _GROUP_ROWS * _GROUP_ROWS)
     rows = len(matrix)
     if rows < piece + _GROUP_ROWS:
         return matrix @ vector
