@@ -11,12 +11,15 @@ written for every queued recall in one transaction:
 A recall adds the queued reviews of its candidates to their stored counts (``pending_reviews``), so
 ranks, scores and returned rows are exactly those of writing every recall at once (a filtered recall
 inside a transaction, which SQL ranks, reads the stored counts only). The recall id comes from
-``recall_log_seq`` up front, so a hit carries its final ``recall_id``. A crash (or ``os._exit``) loses at most the queued
-bookkeeping, never a memory.
+``recall_log_seq`` up front, so a hit carries its final ``recall_id``; ids are taken ``ID_BLOCK`` at a
+time and handed out in order (one process holds the file, so they follow the order of its recalls;
+ids taken and never used are gaps). A crash (or ``os._exit``) loses at most the queued bookkeeping,
+never a memory.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import threading
@@ -28,6 +31,7 @@ from .db import Db
 
 IDLE_S = 0.2
 MAX_QUEUED = 64
+ID_BLOCK = 64  # recall ids taken from the sequence per query
 _POLL_S = 0.5  # how soon the thread notices the interpreter is exiting
 
 
@@ -56,6 +60,7 @@ class RecallJournal:
         self._active = 0  # recalls running now: the store is not idle while one runs
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._free_ids: collections.deque[int] = collections.deque()  # taken from the sequence, not yet used
         db.before_use(self.catch_up)
 
     @contextlib.contextmanager
@@ -75,7 +80,9 @@ class RecallJournal:
     def record(self, **entry) -> int:
         """Queue one recall's bookkeeping (LoggedRecall's fields but ``id``); return its recall id."""
         with self.db.reading(catch_up=False):
-            recall_id = self.db.scalar("next_recall_id")
+            if not self._free_ids:
+                self._free_ids.extend(i for (i,) in self.db.run("next_recall_ids", n=ID_BLOCK).fetchall())
+            recall_id = self._free_ids.popleft()
         with self._wake:
             logged = LoggedRecall(id=recall_id, **entry)
             self._queue.append(logged)

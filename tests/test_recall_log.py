@@ -147,6 +147,27 @@ def test_recalls_from_many_threads_are_all_recorded(store):
     assert sorted(ids) == logged and len(set(ids)) == 60
 
 
+
+def test_recall_ids_come_a_block_at_a_time_in_the_order_of_the_recalls(db_path, clock, monkeypatch):
+    """One query takes ID_BLOCK ids; they are handed out in order, match the log, and a reopened store
+    goes on above them (ids taken and not used are gaps)."""
+    taken = []
+    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock) as m:
+        m.remember_many(synthetic.memories(30))
+        run = m.db.run
+
+        def counting(name, /, **params):
+            taken.append(name)
+            return run(name, **params)
+
+        monkeypatch.setattr(m.db, "run", counting)
+        ids = [m.recall("deploy borealis", 2)[0].recall_id for _ in range(2 * recall_log.ID_BLOCK + 5)]
+        assert ids == sorted(set(ids))  # strictly increasing
+        assert taken.count("next_recall_ids") == 3  # 133 recalls: three blocks, not a query each
+        assert [r[0] for r in m.sql("SELECT id FROM recall_log ORDER BY id").rows()] == ids
+    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock) as m:
+        assert m.recall("deploy borealis", 2)[0].recall_id > max(ids)
+
 def test_read_only_stores_record_nothing(db_path, clock):
     with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock) as m:
         m.remember_many(synthetic.memories(30))

@@ -309,7 +309,7 @@ STAGES = (
     ("eligible candidates + decay terms (in-process copy, with its state query)", "eligible"),
     ("fusion (Python)", "fuse"),
     ("winners' rows + conflicts (SQL, fetched)", ("dicts:recall_rows", "run:recall_conflicts")),
-    ("queue reinforce + log (recall id; a batch write every 64)", "log"),
+    ("queue reinforce + log (recall ids, 64 per query; a batch write every 64)", "log"),
 )
 
 
