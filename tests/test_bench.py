@@ -42,8 +42,8 @@ def test_echo_duck_gets_the_precomputed_vectors_and_a_stage_breakdown(out):
     stages = {s["stage"] for s in entry["stages"]["stages"]}
     hooked = {"eligible candidates + decay terms (in-process copy, with its state query)", "fusion (Python)",
               "vector top-N (in-process: int8 first pass, float32 scores)",
-              "queue reinforce + log (recall ids, 64 per query; a batch write every 64)", "caller groups + settings (SQL)",
-              "winners' rows + conflicts (SQL, fetched)"}
+              "queue reinforce + log (recall ids, 64 per query; a batch write every 64)",
+              "caller groups + settings (SQL)", "winners' rows + conflicts (SQL, fetched)"}
     assert hooked <= stages
     assert all(s["p50_ms"] > 0 for s in entry["stages"]["stages"] if s["stage"] in hooked)  # each stage was timed
     assert result["results"][str(SIZE)]["lifecycle"]["decay_plus_archive_s"] >= 0

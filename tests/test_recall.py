@@ -518,7 +518,6 @@ def test_several_pending_contradictions_are_listed_as_the_recall_macro_lists_the
     assert {h.id: h.conflicts_with for h in in_sql} == hits
 
 
-
 def test_pending_conflicts_are_listed_per_winner_by_detection_time_then_other_id():
     """The rows recall_conflicts returns, either side a winner, listed as recall_fused lists them."""
     winner, loser = "00000000-0000-0000-0000-00000000000a", "00000000-0000-0000-0000-00000000000b"
@@ -529,6 +528,7 @@ def test_pending_conflicts_are_listed_per_winner_by_detection_time_then_other_id
     listed = _conflicts_by_side(pending, {winner: {}, loser: {}})
     assert listed == [(winner, high), (winner, late), (winner, low), (winner, uuid.UUID(loser)),
                       (loser, uuid.UUID(winner))]
+
 
 # -- keyword-only fallback -----------------------------------------------------------------------
 

@@ -147,7 +147,6 @@ def test_recalls_from_many_threads_are_all_recorded(store):
     assert sorted(ids) == logged and len(set(ids)) == 60
 
 
-
 def test_recall_ids_come_a_block_at_a_time_in_the_order_of_the_recalls(db_path, clock, monkeypatch):
     """One query takes ID_BLOCK ids; they are handed out in order, match the log, and a reopened store
     goes on above them (ids taken and not used are gaps)."""
