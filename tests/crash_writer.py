@@ -155,8 +155,9 @@ def warm_up() -> None:
     inherit a database instance's threads."""
     import importlib
 
-    from echo_duck import extract, text
-    from echo_duck.embed import HashEmbedder
+    from echo_duck.lifecycle import extract
+    from echo_duck.text import segment as text
+    from echo_duck.embed.embedder import HashEmbedder
 
     importlib.import_module("pyarrow.dataset")
     text.segment_for_index("数据库 日志 warm up")

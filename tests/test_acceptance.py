@@ -18,8 +18,9 @@ import duckdb
 import pytest
 
 import echo_duck
-from echo_duck import MemoryNotFound, tools
-from echo_duck.extensions import load_extensions, quote_literal
+from echo_duck import MemoryNotFound
+from echo_duck import tools
+from echo_duck.storage.extensions import load_extensions, quote_literal
 
 
 def ids(hits) -> list[str]:

@@ -1,4 +1,4 @@
-"""The Parquet cold archive (SPEC L2, echo_duck/archive.py): Hive-partitioned files next to the store,
+"""The Parquet cold archive (SPEC L2, echo_duck/lifecycle/archive.py): Hive-partitioned files next to the store,
 rows removed only after a read-back, memories_all over live + archive, crash safety, compaction.
 
 Crashes are simulated two ways: deterministically, by leaving the files and manifest rows each step of
@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import echo_duck
-from echo_duck.extensions import load_extensions
+from echo_duck.storage.extensions import load_extensions
 
 
 def open_store(path, clock, **options):

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 import echo_duck
 from echo_duck import tools
-from echo_duck.cli import cli
-from echo_duck.store_lifecycle import AUDIT_VIEWS
+from echo_duck.cli.main import cli
+from echo_duck.store.lifecycle_verbs import AUDIT_VIEWS
 
 
 def open_store(path, clock, **options):

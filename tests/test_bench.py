@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from echo_duck.bench import perf
-from echo_duck.cli import cli
-from echo_duck.embed import default_embedder
+from echo_duck.cli.main import cli
+from echo_duck.embed.embedder import default_embedder
 from echo_duck.errors import InvalidInput
 
 SIZE = 300

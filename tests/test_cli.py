@@ -4,7 +4,7 @@ import pytest
 from click.testing import CliRunner
 
 import echo_duck
-from echo_duck.cli import cli
+from echo_duck.cli.main import cli
 
 
 @pytest.fixture

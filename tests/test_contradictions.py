@@ -1,4 +1,4 @@
-"""Contradictions (SPEC L3, echo_duck/contradictions.py): which candidates are verified, how a verdict is
+"""Contradictions (SPEC L3, echo_duck/lifecycle/contradictions.py): which candidates are verified, how a verdict is
 recorded and resolved (provenance, then recency, else pending with conflict marks), resolve(), and
 pluggable verifiers: a custom callable, a broken one, and llm_verifier over a fake complete()."""
 
@@ -11,7 +11,7 @@ import pytest
 
 import echo_duck
 from echo_duck import InvalidInput, MemoryNotFound
-from echo_duck.verify import Verdict, heuristic_verifier, llm_verifier
+from echo_duck.lifecycle.verify import Verdict, heuristic_verifier, llm_verifier
 
 
 def open_store(path, clock, **options):

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 import echo_duck
 from echo_duck import tools
-from echo_duck.cli import cli
-from echo_duck.extract import Candidate
-from echo_duck.scan import scan
+from echo_duck.cli.main import cli
+from echo_duck.lifecycle.extract import Candidate
+from echo_duck.write.scan import scan
 
 CORPUS = Path(__file__).parent.parent / "data_fixtures" / "scan_corpus"
 ATTACKS = [json.loads(line)["text"] for line in (CORPUS / "attacks.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -53,7 +53,7 @@ def _jsonl(path: Path, texts: list[str]) -> Path:
 
 @pytest.mark.parametrize("shape", ["jsonl", "facts.json"])
 def test_import_blocks_every_attack_and_stores_every_benign_note(tmp_path, shape):
-    from echo_duck.importers import import_file
+    from echo_duck.io.importers import import_file
 
     def write(name, texts):
         if shape == "jsonl":

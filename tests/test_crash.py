@@ -27,8 +27,8 @@ import numpy as np
 import pytest
 
 import echo_duck
-from echo_duck.embed import HashEmbedder
-from echo_duck.keyword import index_text
+from echo_duck.embed.embedder import HashEmbedder
+from echo_duck.index.keyword import index_text
 
 LONG = os.environ.get("ECHO_DUCK_LONG") == "1"
 KILLS = 500 if LONG else 50

@@ -1,4 +1,4 @@
-"""The SQL reference (echo_duck/docs.py, sql/views/90_comments.sql, sql/REFERENCE.md) and the analyst
+"""The SQL reference (echo_duck/store/docs.py, sql/views/90_comments.sql, sql/REFERENCE.md) and the analyst
 example queries (sql/queries/examples.sql).
 
 Documentation is read back from a real store's catalog, so these tests fail when a table, view, macro
@@ -18,10 +18,12 @@ import pytest
 from click.testing import CliRunner
 
 import echo_duck
-from echo_duck import RejectedWrite, docs, sqlfiles
-from echo_duck.cli import cli
-from echo_duck.connection import connect
-from echo_duck.verify import Verdict
+from echo_duck import RejectedWrite
+from echo_duck.store import docs
+from echo_duck.storage import sqlfiles
+from echo_duck.cli.main import cli
+from echo_duck.storage.connection import connect
+from echo_duck.lifecycle.verify import Verdict
 
 # -- completeness ----------------------------------------------------------------------------------
 

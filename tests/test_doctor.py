@@ -1,4 +1,4 @@
-"""`echo-duck doctor` (echo_duck/doctor.py): each misconfiguration we can simulate for real is caught,
+"""`echo-duck doctor` (echo_duck/store/doctor.py): each misconfiguration we can simulate for real is caught,
 with a fix, and where the fix is an echo-duck command the test runs it and checks doctor is then happy.
 
 Install problems are simulated by putting a package's metadata earlier on sys.path (what a broken or
@@ -22,10 +22,11 @@ import pytest
 from click.testing import CliRunner
 
 import echo_duck
-from echo_duck import doctor, sqlfiles
-from echo_duck.cli import cli
-from echo_duck.connection import connect
-from echo_duck.embed import model_status
+from echo_duck.store import doctor
+from echo_duck.storage import sqlfiles
+from echo_duck.cli.main import cli
+from echo_duck.storage.connection import connect
+from echo_duck.embed.embedder import model_status
 
 
 def checksum(path: Path) -> str:

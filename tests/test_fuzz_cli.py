@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import echo_duck
-from echo_duck.cli import cli
+from echo_duck.cli.main import cli
 
 # Each command opens the store and loads the embedding model: keep the examples few (more when LONG).
 LONG = os.environ.get("ECHO_DUCK_LONG") == "1"

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import echo_duck
-from echo_duck.exporters import export_jsonl, export_parquet
-from echo_duck.importers import FORMATS, detect_format, import_file
+from echo_duck.io.exporters import export_jsonl, export_parquet
+from echo_duck.io.importers import FORMATS, detect_format, import_file
 
 FIX = Path(__file__).resolve().parent.parent / "data_fixtures" / "import"
 ALL = ["echo-agent/user_memory.json", "echo-agent/env_memory.json", "echo-agent/MEMORY.md", "ethan/facts.json",

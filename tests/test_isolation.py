@@ -23,8 +23,8 @@ import pytest
 
 import echo_duck
 from echo_duck import tools
-from echo_duck.sessions import Sessions
-from echo_duck.writes import Caller
+from echo_duck.write.sessions import Sessions
+from echo_duck.write.writer import Caller
 
 LONG = os.environ.get("ECHO_DUCK_LONG") == "1"
 # Measured on the shared 2-core CI box under load: recall ~65-140 ms, memory_search ~150 ms, get ~15 ms,

@@ -1,4 +1,4 @@
-"""The knowledge base (SPEC M5; echo_duck/kb.py, kb_chunking.py, store_kb.py, cli_kb.py, sql/*kb*):
+"""The knowledge base (SPEC M5; echo_duck/kb/documents.py, kb_chunking.py, store_kb.py, cli_kb.py, sql/*kb*):
 chunking with exact offsets and heading trails, re-ingest (skip, replace, remove), bilingual hybrid
 search, isolation from memories both ways, the flag-don't-refuse scanner policy and its rendering,
 stale vectors, and bad input. Real files in tmp_path, copied from data_fixtures/kb (8 documents,
@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 import echo_duck
-from echo_duck.cli_kb import kb as kb_cli
-from echo_duck.kb_chunking import MAX_CHARS, OVERLAP, chunk, read
-from echo_duck.keyword import query_text
+from echo_duck.cli.kb import kb as kb_cli
+from echo_duck.kb.chunking import MAX_CHARS, OVERLAP, chunk, read
+from echo_duck.index.keyword import query_text
 
 FIXTURES = Path(__file__).resolve().parent.parent / "data_fixtures" / "kb"
 RUNBOOK = "ops/deploy-runbook.md"

@@ -1,4 +1,4 @@
-"""The BM25 arm (echo_duck/keyword.py, sql/macros/30_bm25.sql): parity with fts, words in both
+"""The BM25 arm (echo_duck/index/keyword.py, sql/macros/30_bm25.sql): parity with fts, words in both
 languages, freshness after every write, the index signature, and contextual indexing."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 import pytest
 
 import echo_duck
-from echo_duck.keyword import query_text
-from echo_duck.text import STOP_WORDS
+from echo_duck.index.keyword import query_text
+from echo_duck.text.segment import STOP_WORDS
 
 OURS = "SELECT memory_id::VARCHAR AS memory_id, score FROM bm25_scores($q)"
 FTS = ("SELECT memory_id::VARCHAR AS memory_id, fts_main_bm25_docs.match_bm25(memory_id, $q) AS score "
@@ -249,9 +249,9 @@ def test_no_context_when_context_neighbors_is_zero(kw):
 def test_context_never_comes_from_another_session_or_agent(kw):
     t0 = datetime(2026, 1, 1, 9)
     kw.remember("We chose Hetzner", type="environment", source_session="s1", observed_at=t0)
-    spec = echo_duck.writes.prepare(kw.caller, "It costs 40 euros", type="environment", source_session="s1",
+    spec = echo_duck.write.writer.prepare(kw.caller, "It costs 40 euros", type="environment", source_session="s1",
                                     observed_at=t0 + timedelta(minutes=1))
-    other_agent = kw.writer.remember(echo_duck.writes.Caller(agent_id="someone-else"), spec)
+    other_agent = kw.writer.remember(echo_duck.write.writer.Caller(agent_id="someone-else"), spec)
     mine_elsewhere = kw.remember("It costs 70 euros", type="environment", source_session="s2",
                                  observed_at=t0 + timedelta(minutes=1))
     assert other_agent.id not in _bm25_ids(kw, "hetzner")

@@ -1,4 +1,4 @@
-"""The in-process keyword arm (echo_duck/keyword_search.py) against its definition, bm25_scores in SQL.
+"""The in-process keyword arm (echo_duck/index/keyword_search.py) against its definition, bm25_scores in SQL.
 
 The agent's recall ranks with BM25 computed over an in-memory copy of the postings; analysts' recall_hits
 computes it in SQL. These tests hold the two equal (same matches, same order, same scores and stats),
@@ -13,8 +13,8 @@ import pytest
 
 import echo_duck
 from echo_duck.bench import synthetic
-from echo_duck.keyword import query_text
-from echo_duck.keyword_search import KeywordArm
+from echo_duck.index.keyword import query_text
+from echo_duck.index.keyword_search import KeywordArm
 
 QUERIES = ["deploy borealis", "which database does atlas run on", "部署 流程", "吴婷 负责", "postgres port",
            "the", "nothing-matches-this-zzzz", "atlas 数据库 backup", ""]

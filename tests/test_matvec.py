@@ -1,12 +1,12 @@
-"""echo_duck/matvec.py: products in pieces that stay on the calling thread, with every score's bits."""
+"""echo_duck/index/matvec.py: products in pieces that stay on the calling thread, with every score's bits."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from echo_duck import matvec as matvec_module
-from echo_duck.matvec import matvec
+from echo_duck.index import matvec as matvec_module
+from echo_duck.index.matvec import matvec
 
 OPENBLAS_THREADS_FROM = 460_800  # elements: below this numpy's OpenBLAS computes a product on one thread
 

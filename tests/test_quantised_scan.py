@@ -1,4 +1,4 @@
-"""The int8 first pass of the vector arm (echo_duck/quantised_scan.py): the bound it relies on holds
+"""The int8 first pass of the vector arm (echo_duck/index/quantised_scan.py): the bound it relies on holds
 for every row, and the top-n it returns is the float32 scan's, under filters, rewrites and odd vectors.
 (Stores with small blocks and the real model: test_vectors.py and test_recall.py.)"""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from echo_duck.quantised_scan import PackedSegment, QuantisedScan, quantise_query, quantise_rows
+from echo_duck.index.quantised_scan import PackedSegment, QuantisedScan, quantise_query, quantise_rows
 
 DIM = 96
 BLOCK = 64

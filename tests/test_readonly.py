@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 import echo_duck
 from echo_duck import EchoDuckError, InvalidInput, SchemaTooNew
-from echo_duck.cli import cli
-from echo_duck.extensions import extension_path
+from echo_duck.cli.main import cli
+from echo_duck.storage.extensions import extension_path
 
 
 def fingerprint(path: Path) -> tuple[str, int, bool]:

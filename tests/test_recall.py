@@ -1,4 +1,4 @@
-"""Hybrid recall (echo_duck/recall.py, sql/macros/40_recall.sql): fusion math, the gate, entropy
+"""Hybrid recall (echo_duck/recall/hybrid.py, sql/macros/40_recall.sql): fusion math, the gate, entropy
 weighting, decay, archived and superseded rows, filters, scope isolation, reinforcement, feedback,
 conflicts, the keyword-only fallback, and the real ONNX model."""
 
@@ -14,12 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import echo_duck
-from echo_duck import InvalidInput, quantised_scan
+from echo_duck import InvalidInput
+from echo_duck.index import quantised_scan
 from echo_duck.bench import synthetic
-from echo_duck.keyword import query_text
+from echo_duck.index.keyword import query_text
 from echo_duck.models import TYPES
-from echo_duck.recall import RecallQuery, _conflicts_by_side
-from echo_duck.writes import Caller, prepare
+from echo_duck.recall.hybrid import RecallQuery, _conflicts_by_side
+from echo_duck.write.writer import Caller, prepare
 
 T0 = datetime(2026, 1, 1, 12, 0, 0)  # the start of conftest.Clock
 

@@ -1,4 +1,4 @@
-"""A recall's bookkeeping is written behind it (echo_duck/recall_log.py), and nothing is lost or late:
+"""A recall's bookkeeping is written behind it (echo_duck/recall/recall_log.py), and nothing is lost or late:
 every other read and write, close, a full queue, an idle store and the interpreter's exit write it
 first, and the next recall counts what is still queued.
 """
@@ -17,7 +17,7 @@ import duckdb
 import pytest
 
 import echo_duck
-from echo_duck import recall_log
+from echo_duck.recall import recall_log
 from echo_duck.bench import synthetic
 from echo_duck.errors import EchoDuckError
 

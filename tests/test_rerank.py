@@ -1,4 +1,4 @@
-"""The optional reranker (echo_duck/rerank.py, SPEC R5), driven by real scorer objects: reorder,
+"""The optional reranker (echo_duck/recall/rerank.py, SPEC R5), driven by real scorer objects: reorder,
 timeout, failure, min-score, and the local ONNX cross-encoder loader."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 import echo_duck
 from echo_duck.errors import EchoDuckError
-from echo_duck.rerank import OnnxCrossEncoder
+from echo_duck.recall.rerank import OnnxCrossEncoder
 
 TEXTS = [
     "The nightly backup copies the DuckDB file to object storage",

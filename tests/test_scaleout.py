@@ -2,7 +2,7 @@
 the partition filter pruning files), and a shared team memory on DuckLake with a local catalog file:
 published from a store, read by two processes at once, republished with updates and retractions.
 
-The tour store (echo_duck/tour_fixture.py) has two agents, a decay pass and an archive export, so
+The tour store (echo_duck/bench/tour_fixture.py) has two agents, a decay pass and an archive export, so
 its archive has one partition per agent."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import pytest
 
 import echo_duck
 from echo_duck import DatabaseLocked, InvalidInput, MemoryNotFound
-from echo_duck.extensions import extension_path, quote_literal
-from echo_duck.scaleout import publish_to_ducklake, read_team_memories
-from echo_duck.tour_fixture import TEAM, build_tour_store
+from echo_duck.storage.extensions import extension_path, quote_literal
+from echo_duck.io.scaleout import publish_to_ducklake, read_team_memories
+from echo_duck.bench.tour_fixture import TEAM, build_tour_store
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from echo_duck.scan import Finding, _excerpt, _HIDDEN, redact, scan
+from echo_duck.write.scan import Finding, _excerpt, _HIDDEN, redact, scan
 
 CORPUS = Path(__file__).resolve().parent.parent / "data_fixtures" / "scan_corpus"
 PROTECTED = ("/home/u/.echo_duck", "/data/mem")

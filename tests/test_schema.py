@@ -5,9 +5,9 @@ import duckdb
 import pytest
 
 import echo_duck
-from echo_duck import sqlfiles
-from echo_duck.connection import connect
-from echo_duck.schema import NotAStore, current_version
+from echo_duck.storage import sqlfiles
+from echo_duck.storage.connection import connect
+from echo_duck.storage.schema import NotAStore, current_version
 
 CHECKSUMS = Path(__file__).parent / "migration_checksums.json"
 

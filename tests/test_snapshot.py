@@ -1,4 +1,4 @@
-"""The prompt snapshot (echo_duck/snapshot.py, sql/macros/50_snapshot.sql): what goes in, in which
+"""The prompt snapshot (echo_duck/recall/snapshot.py, sql/macros/50_snapshot.sql): what goes in, in which
 order, within which budgets, and a fence that stored content cannot close."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 import pytest
 
 import echo_duck
-from echo_duck.snapshot import CLOSE, OPEN
-from echo_duck.writes import Caller, prepare
+from echo_duck.recall.snapshot import CLOSE, OPEN
+from echo_duck.write.writer import Caller, prepare
 
 TITLES = {"user": "About the user", "rules": "Behaviour rules", "environment": "Environment and project"}
 _OPEN_RE = re.compile(r"<\s*memory-context\s*>", re.IGNORECASE)

@@ -7,7 +7,7 @@ import re
 import jieba
 import pytest
 
-from echo_duck.text import STOP_WORDS, _cut_han, looks_specific, query_entropy, segment, segment_for_index
+from echo_duck.text.segment import STOP_WORDS, _cut_han, looks_specific, query_entropy, segment, segment_for_index
 
 FTS_SPLIT = re.compile(r"[\W_]+")  # what fts's ignore='[^\p{L}\p{N}]+' splits on
 

@@ -10,7 +10,7 @@ import pytest
 
 import echo_duck
 from echo_duck import tools
-from echo_duck.importers import import_file
+from echo_duck.io.importers import import_file
 
 FIX = Path(__file__).resolve().parent.parent / "data_fixtures" / "import"
 

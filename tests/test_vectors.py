@@ -1,4 +1,4 @@
-"""The vector arm (echo_duck/vectors.py): model-stamped rows, stale-model exclusion, re-embedding
+"""The vector arm (echo_duck/index/vectors.py): model-stamped rows, stale-model exclusion, re-embedding
 (switching models for real: hash -> MiniLM ONNX), and in-process search equal to SQL's exact scan."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import echo_duck
-from echo_duck import quantised_scan
+from echo_duck.index import quantised_scan
 
 MINILM = "all-minilm-l6-v2-int8"
 TEXTS = [

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from echo_duck.verify import Verdict, heuristic_verifier, llm_verifier
+from echo_duck.lifecycle.verify import Verdict, heuristic_verifier, llm_verifier
 
 
 @dataclass(frozen=True)

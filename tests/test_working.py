@@ -1,7 +1,7 @@
 import pytest
 
 import echo_duck
-from echo_duck.working import HEADER, WorkingMemory
+from echo_duck.store.working import HEADER, WorkingMemory
 
 
 def test_ring_buffer_keeps_the_last_twenty():

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 import echo_duck
-from echo_duck.cli import cli
+from echo_duck.cli.main import cli
 
 CORPUS = Path(__file__).parent.parent / "data_fixtures" / "scan_corpus"
 ATTACKS = [json.loads(line)["text"] for line in (CORPUS / "attacks.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -74,7 +74,7 @@ def test_equal_or_higher_provenance_supersedes(mem):
 
 def test_lower_provenance_from_consolidation_is_recorded_as_pending(mem):
     truth = mem.remember("answer in Chinese", type="user", key="lang", provenance="user_stated")
-    spec = echo_duck.writes.prepare(mem.caller, "answer in English", type="user", key="lang", provenance="consolidated")
+    spec = echo_duck.write.writer.prepare(mem.caller, "answer in English", type="user", key="lang", provenance="consolidated")
     pending = mem.writer.remember(mem.caller, spec, on_lower_provenance="record")
     assert pending.status == "pending" and mem.get(truth.id).status == "active"
     row = mem.sql("SELECT memory_a::VARCHAR a, memory_b::VARCHAR b, status FROM contradictions").row(0)

@@ -1,1 +1,6 @@
-"""Benchmarks: retrieval quality on LoCoMo, speed against other stores. Run through `echo-duck bench`."""
+"""Benchmarks, run through ``echo-duck bench``: retrieval quality (``locomo``), speed against other
+stores (``perf`` with ``peers*`` and ``report``), the lifecycle jobs, and the notebooks' tour store.
+
+May import: ``store``, ``recall``, ``lifecycle``, ``kb``, ``io``, ``write``, ``index``, ``storage``, ``embed``,
+``text``, ``errors``, ``models``.
+"""

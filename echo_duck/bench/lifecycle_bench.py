@@ -7,7 +7,7 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from ..store import EchoDuck
+from ..store.facade import EchoDuck
 
 
 def measure(size: int, *, workdir: Path | None = None, now: datetime = datetime(2026, 12, 1)) -> dict:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import InvalidInput
-from ..store import EchoDuck
+from ..store.facade import EchoDuck
 
 KS = (1, 5, 10)
 VARIANTS = {

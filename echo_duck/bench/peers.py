@@ -8,7 +8,7 @@ ingest for every system), build its indexes, warm up, then time each query ``rep
 the query vector given (embedding excluded) and embedded inside the timed region (included), then
 append ``perf.extra_rows(size)`` new rows with the real model in the loop (ingest with embedding).
 
-The peers get text pre-segmented by ``echo_duck.text.segment`` (jieba for Chinese, lower-cased words
+The peers get text pre-segmented by ``echo_duck.text.segment.segment`` (jieba for Chinese, lower-cased words
 otherwise) with echo_duck's bilingual stop words removed, so their keyword arm handles Chinese; each
 arm hands ``POOL`` candidates to reciprocal rank fusion (k = 60), as echo_duck's defaults do.
 """
@@ -29,30 +29,11 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from ..text import STOP_WORDS, segment
+from ..text.segment import segment
 from . import perf
+from .peer_text import POOL, rrf, tokens
 
-POOL = 50  # candidates per arm (echo_duck: keyword_pool = vector_pool = 50)
-RRF_K = 60
 WARMUP = 5
-
-
-def tokens(text: str) -> list[str]:
-    """What the peers index and query: echo_duck's segmentation minus its stop words."""
-    return [t for t in segment(text) if t not in STOP_WORDS]
-
-
-def segmented(text: str) -> str:
-    return " ".join(tokens(text))
-
-
-def rrf(*ranked: Sequence[Any], k: int = RRF_K) -> list[tuple[Any, float]]:
-    """Reciprocal rank fusion of ranked id lists: sum of 1 / (k + rank), rank from 1; ties by id."""
-    scores: dict[Any, float] = defaultdict(float)
-    for ids in ranked:
-        for rank, i in enumerate(ids, 1):
-            scores[i] += 1.0 / (k + rank)
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
 class System(Protocol):
@@ -224,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = lifecycle(args.size, workdir=workdir)
         result["peak_rss_mb"] = round(peak_rss_mb())
     else:
-        from ..embed import default_embedder
+        from ..embed.embedder import default_embedder
         model = default_embedder()
         if model is None or (args.model_id and model.model_id != args.model_id):
             raise SystemExit(f"the default embedding model is {getattr(model, 'model_id', None)}, expected {args.model_id}")

@@ -1,13 +1,13 @@
 """LanceDB hybrid search (``lancedb`` from PyPI, embedded, on disk): FTS index + exact vector search + RRF.
 
-Table: id, content (as stored), text (pre-segmented, see peers.tokens), vector (float32[dim]).
+Table: id, content (as stored), text (pre-segmented, see peer_text.tokens), vector (float32[dim]).
 Keyword arm: ``create_index("text", config=FTS(...))`` (create_fts_index is deprecated in 0.40),
 whitespace tokenizer over the pre-segmented text, lower-cased, English stemming as echo_duck's
 Porter stemmer, no stop-word list (the text has none left). Vector arm: no vector index, so a flat,
 exact scan (L2 on unit vectors ranks as cosine does); at 100k rows an IVF/HNSW index would make the
 arm approximate and take a training step, so exact is the like-for-like choice with the others.
 
-Variants: "hybrid" asks each arm for peers.POOL candidates and keeps the top k after
+Variants: "hybrid" asks each arm for peer_text.POOL candidates and keeps the top k after
 ``RRFReranker(K=60)``, like the others; "hybrid_limit10" is the idiomatic ``.limit(10)``, where
 LanceDB asks each arm for only 10.
 """
@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import perf
-from .peers import POOL, RRF_K, segmented
+from .peer_text import POOL, RRF_K, segmented
 
 os.environ.setdefault("LANCEDB_LOG", "error")  # else a WARN line per new dataset and per hybrid query (see report notes)
 

@@ -4,7 +4,7 @@ This Python's ``sqlite3`` cannot load extensions, so the connection comes from `
 (``import pysqlite3.dbapi2``), then ``sqlite_vec.load``. Tables: docs(id, content), a vec0 virtual
 table (exact brute-force KNN, cosine) and an FTS5 table over the pre-segmented text
 (``porter unicode61``: Porter stemming as echo_duck). WAL journal, synchronous=NORMAL, one
-transaction per batch. Each arm returns peers.POOL candidates; RRF with k = 60 in one statement.
+transaction per batch. Each arm returns peer_text.POOL candidates; RRF with k = 60 in one statement.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import perf
-from .peers import POOL, RRF_K, tokens, segmented
+from .peer_text import POOL, RRF_K, segmented, tokens
 
 HYBRID = """
 WITH vec_matches AS (

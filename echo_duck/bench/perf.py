@@ -171,7 +171,7 @@ def missing_packages(system: str) -> list[str]:
 def run(sizes: Sequence[int], systems: Sequence[str] = SYSTEMS, *, repeats: int = 3, out: Path = Path("bench-perf"),
         progress: Callable[[str], None] | None = None) -> dict:
     """Measure every system at every size; write perf.json, perf.md and perf_latency.png into ``out``."""
-    from ..embed import MODEL_INSTALL_HINT, default_embedder
+    from ..embed.embedder import MODEL_INSTALL_HINT, default_embedder
     from . import report as report_mod
 
     out = Path(out)
@@ -198,7 +198,8 @@ def run(sizes: Sequence[int], systems: Sequence[str] = SYSTEMS, *, repeats: int 
             row[system] = _child(system, size, out, repeats, model.model_id, quiet=progress is None)
             if "error" in row[system]:
                 say(f"{size:,} {system}: FAILED: {row[system]['error'].splitlines()[-1]}")
-    result = {"meta": report_mod.meta(model.model_id, repeats, systems, sizes, embedding_s), "sizes": list(sizes),
+    setup = {"k": K, "queries": N_QUERIES, "batch": BATCH, "extra_rows": {str(n): extra_rows(n) for n in sizes}}
+    result = {"meta": report_mod.meta(model.model_id, repeats, systems, embedding_s, setup), "sizes": list(sizes),
               "results": results}
     result["ratios"] = report_mod.ratios(result)
     result["meta"]["wall_s"] = round(time.perf_counter() - started, 1)
@@ -261,7 +262,7 @@ class EchoDuckSystem:
     FILTER_TYPES = ["user", "environment"]
 
     def __init__(self, workdir: Path, model: Any):
-        from ..store import EchoDuck
+        from ..store.facade import EchoDuck
 
         self.path = workdir / "echo_duck.duckdb"
         self.embedder = PrecomputedEmbedder(model)
@@ -324,7 +325,7 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
     swapped for the duration) and times each; "other Python" is what is left of the whole call.
     Also times ``bm25_scores`` alone: the SQL keyword arm that the agent's recall replaced.
     """
-    from .. import recall as recall_mod
+    from ..recall import hybrid as recall_mod
 
     vectors, db, recaller = mem.indexer.vectors, mem.db, mem.recaller
     spent: dict[str, float] = {}

@@ -12,14 +12,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import perf
-
 PACKAGES = ("duckdb", "lancedb", "pylance", "sqlite-vec", "pysqlite3-binary", "numpy", "onnxruntime", "matplotlib")
 LABELS = {"echo_duck": "echo_duck", "lancedb": "LanceDB", "sqlite": "sqlite-vec + FTS5", "numpy": "numpy floor"}
 NOTES = (
     "Shared, noisy 2-core host: every latency is a median (p50) or percentile over all repetitions of the "
     "40 queries after a warm-up; absolute times move between runs, the ratios from one run are the comparison.",
-    "LanceDB, SQLite and the numpy floor got pre-segmented text (echo_duck.text.segment: jieba for Chinese, "
+    "LanceDB, SQLite and the numpy floor got pre-segmented text (echo_duck.text.segment.segment: jieba for Chinese, "
     "lower-cased words otherwise; echo_duck's bilingual stop words removed), so their keyword arm handles "
     "Chinese. Segmenting is inside their timed ingest and recall, as it is inside echo_duck's.",
     "Same vectors everywhere: the default model embedded every text once; echo_duck received them through an "
@@ -42,7 +40,8 @@ NOTES = (
 )
 
 
-def meta(model_id: str, repeats: int, systems: Sequence[str], sizes: Sequence[int], embedding_s: dict) -> dict:
+def meta(model_id: str, repeats: int, systems: Sequence[str], embedding_s: dict, setup: dict) -> dict:
+    """The run's description; ``setup`` holds the harness constants (k, queries, batch, extra_rows)."""
     versions = {}
     for name in PACKAGES:
         try:
@@ -56,8 +55,8 @@ def meta(model_id: str, repeats: int, systems: Sequence[str], sizes: Sequence[in
         pass
     return {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "cpus": os.cpu_count(),
             "python": sys.version.split()[0], "platform": platform.platform(), "versions": versions,
-            "model_id": model_id, "k": perf.K, "pool_per_arm": 50, "rrf_k": 60, "queries": perf.N_QUERIES,
-            "repeats": repeats, "batch": perf.BATCH, "extra_rows": {str(n): perf.extra_rows(n) for n in sizes},
+            "model_id": model_id, **setup, "pool_per_arm": 50, "rrf_k": 60,
+            "repeats": repeats,
             "systems": list(systems),
             "embedding_s": embedding_s, "notes": list(NOTES)}
 

@@ -28,7 +28,7 @@ CREATE OR REPLACE MACRO rrf(rnk, k := 60) AS
 CREATE OR REPLACE MACRO vector_arm_weight(entropy, low, high) AS
     low + (high - low) * least(greatest(coalesce(entropy, 0.5), 0), 1);
 
--- query_entropy(spec, stop, length, code) -> DOUBLE in [0, 1]: how broad a query is (echo_duck.text.
+-- query_entropy(spec, stop, length, code) -> DOUBLE in [0, 1]: how broad a query is (echo_duck.text.segment.
 -- query_entropy documents the terms; Python measures stop/length/code, spec comes from bm25_scores).
 CREATE OR REPLACE MACRO query_entropy(spec, stop_share, length_share, code_share) AS
     least(greatest((0.5 * (1 - spec) + 0.3 * stop_share + 0.2 * length_share) * (1 - 0.6 * code_share), 0), 1);

@@ -1,6 +1,6 @@
 -- 30_bm25: keyword search over bm25_postings, scoring exactly like fts's match_bm25
 -- (k1 = 1.2, b = 0.75, porter stemmer, bm25_stopwords; log is base 10 as in fts). The input text
--- must be the output of echo_duck.text.segment_for_index: letters/numbers separated by spaces,
+-- must be the output of echo_duck.text.segment.segment_for_index: letters/numbers separated by spaces,
 -- which lets a plain split stand in for fts's tokenizer regex.
 
 -- bm25_tokens(text) -> VARCHAR[]: fts's tokenizer for pre-segmented text.

@@ -3,9 +3,9 @@
 --   candidates BM25 matches (bm25_scores) and vector candidates. recall_hits computes both here:
 --              BM25 over bm25_postings, and the exact vector arm over memory_vectors for p_qvec /
 --              p_model (rows of another model are left out), unless p_vec_ids/p_vec_sims are given.
---              The agent's recall (echo_duck/recall.py) computes both arms in process, the same
---              formulas over in-memory copies, and ranks in process too (echo_duck/eligibility.py
---              mirrors `eligible` below, echo_duck/fusion.py the steps after it); only a filtered
+--              The agent's recall (echo_duck/recall/hybrid.py) computes both arms in process, the same
+--              formulas over in-memory copies, and ranks in process too (echo_duck/recall/eligibility.py
+--              mirrors `eligible` below, echo_duck/recall/fusion.py the steps after it); only a filtered
 --              recall inside a transaction calls recall_fused. Tests hold them all equal.
 --              Without filters only the best 10 × keyword_pool BM25 matches go on (a common word
 --              can match a third of the store; joining all of them to memories cost ~30 ms at 100k).
@@ -32,7 +32,7 @@
 -- recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_model, p_caller_agent, p_caller_session, p_k,
 --             p_entropy, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
 --             p_include_superseded, p_now)
---   p_query       segmented query text (echo_duck.text.segment_for_index)
+--   p_query       segmented query text (echo_duck.text.segment.segment_for_index)
 --   p_vec_ids     '[uuid, …]' text or NULL; p_vec_sims '[0.8, …]' text (same order) or NULL
 --   p_qvec        '[f, …]' query embedding text or NULL (no vector arm when both are NULL)
 --   p_types, p_tiers, p_tags (all required), p_entities (any) VARCHAR[] or NULL; p_since/p_until TIMESTAMP
@@ -218,7 +218,7 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_mo
 
 -- eligibility_rows() -> per memory, the columns recall_fused's eligible step reads (status, can_see_as,
 -- the filters, effective_importance, tier and feedback weights), for the in-process copy
--- (echo_duck/eligibility.py): texts it compares as they are, the rest as the operands of those formulas.
+-- (echo_duck/recall/eligibility.py): texts it compares as they are, the rest as the operands of those formulas.
 CREATE OR REPLACE MACRO eligibility_rows() AS TABLE
     SELECT id::VARCHAR AS id, row_version, status, scope, agent_id, team_id, tenant_id, source_session,
            list_contains(tags, 'global') AS global_tag, type = 'user' OR pinned AS exempt,

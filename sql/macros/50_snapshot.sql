@@ -1,5 +1,5 @@
 -- 50_snapshot: which memories go into the prompt snapshot (SPEC R12), in order. The renderer
--- (echo_duck/snapshot.py) fills each section up to its character budget in this order.
+-- (echo_duck/recall/snapshot.py) fills each section up to its character budget in this order.
 --
 -- snapshot_candidates(p_caller_agent, p_caller_session, p_min_confidence) -> live, non-archived,
 -- visible memories with confidence >= p_min_confidence: pinned first, then USER, then the rest by

@@ -2,7 +2,7 @@
 -- 40_recall, over the kb_* tables only: memories never appear here, and recall_hits never reads kb_*.
 
 -- kb_bm25_scores(q) -> (chunk_id, score, rarest_df_ratio, query_idf): bm25_scores over kb_bm25_*.
--- q is segmented text (echo_duck.text.segment_for_index); log base 10, k1 1.2, b 0.75, as fts.
+-- q is segmented text (echo_duck.text.segment.segment_for_index); log base 10, k1 1.2, b 0.75, as fts.
 CREATE OR REPLACE MACRO kb_bm25_scores(q) AS TABLE
     WITH qterms AS MATERIALIZED (
         SELECT DISTINCT hash(stem(unnest(bm25_tokens(q)), 'porter')) AS term

@@ -1,4 +1,4 @@
--- The Parquet cold archive (echo_duck/archive.py). Staged ids come from a registered Arrow table
+-- The Parquet cold archive (echo_duck/lifecycle/archive.py). Staged ids come from a registered Arrow table
 -- named echo_duck_archive_stage (memory_id VARCHAR).
 
 -- Archived (decayed) and superseded rows untouched since the cutoff.

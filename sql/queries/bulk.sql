@@ -1,4 +1,4 @@
--- Set-based batch writes (echo_duck/bulk.py). Rows come from a registered Arrow table named
+-- Set-based batch writes (echo_duck/write/bulk.py). Rows come from a registered Arrow table named
 -- echo_duck_write_stage with the columns of memories plus pos (order in the batch).
 
 -- Positions that need a versioning decision: a live memory or another batch row with the same key

@@ -1,4 +1,4 @@
--- Sleep-time consolidation (echo_duck/consolidate.py): episodes and the durable job queue.
+-- Sleep-time consolidation (echo_duck/lifecycle/consolidate.py): episodes and the durable job queue.
 
 -- name: episode_of_session
 SELECT * FROM episodes WHERE session_id = $session_id AND status = 'active' ORDER BY created_at DESC LIMIT 1;

@@ -1,4 +1,4 @@
--- Contradiction detection and resolution (echo_duck/contradictions.py).
+-- Contradiction detection and resolution (echo_duck/lifecycle/contradictions.py).
 
 -- Live memories that might contradict $id: same scope owner, and a similar key, a shared tag, or a
 -- vector neighbour ($neighbours, '[uuid, …]' text from the exact vector search). Newest first.

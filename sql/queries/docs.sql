@@ -1,4 +1,4 @@
--- The SQL reference (echo_duck/docs.py, `echo-duck docs sql`): the store's own catalog, read back.
+-- The SQL reference (echo_duck/store/docs.py, `echo-duck docs sql`): the store's own catalog, read back.
 -- Only the store's catalog (current_database()) and schema main; DuckDB's internal objects are left out,
 -- and so is any object whose name starts with an underscore: the marker for an internal helper that
 -- needs no documentation (none exist today; tests/test_docs.py requires a comment on everything else).

@@ -1,4 +1,4 @@
--- `echo-duck doctor` (echo_duck/doctor.py): read-only questions about a store's health. Run on a
+-- `echo-duck doctor` (echo_duck/store/doctor.py): read-only questions about a store's health. Run on a
 -- read-only connection after the schema version was found current, so every view exists.
 
 -- Vectors to re-embed: memories (stale_vectors) and knowledge-base chunks (kb_stale_vectors).

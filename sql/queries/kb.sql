@@ -1,4 +1,4 @@
--- The knowledge base (echo_duck/kb.py). Staged rows come from registered Arrow tables:
+-- The knowledge base (echo_duck/kb/documents.py). Staged rows come from registered Arrow tables:
 --   echo_duck_kb_doc_stage    (id, path, source, content_hash, title, tags VARCHAR[], size)
 --   echo_duck_kb_chunk_stage  (id, document_id, seq, heading_trail VARCHAR[], start_offset, end_offset,
 --                              content, flagged, flag_reason, tokens)   tokens = segmented trail + content

@@ -1,4 +1,4 @@
--- Maintenance of the BM25 postings (echo_duck/keyword.py). Staged rows come from a registered
+-- Maintenance of the BM25 postings (echo_duck/index/keyword.py). Staged rows come from a registered
 -- Arrow table named echo_duck_keyword_stage (memory_id VARCHAR, tokens VARCHAR) or (word VARCHAR).
 
 -- name: store_info_value
@@ -101,7 +101,7 @@ DELETE FROM bm25_dead;
 PRAGMA create_fts_index('bm25_docs', 'memory_id', 'tokens', stemmer = 'porter', stopwords = 'bm25_stopwords',
                         ignore = '[^\p{L}\p{N}]+', strip_accents = 1, lower = 1, overwrite = 1);
 
--- The in-process keyword arm (echo_duck/keyword_search.py): what it needs to follow the tables,
+-- The in-process keyword arm (echo_duck/index/keyword_search.py): what it needs to follow the tables,
 -- and the query's terms exactly as bm25_scores derives them.
 -- name: keyword_search_state
 SELECT count(*) AS n_docs, coalesce(sum(len), 0)::BIGINT AS total_len, max(doc) AS max_doc,

@@ -1,4 +1,4 @@
--- Decay, restore and gc (echo_duck/lifecycle.py). Each job is one transaction.
+-- Decay, restore and gc (echo_duck/lifecycle/decay.py). Each job is one transaction.
 
 -- Rows the decay job would archive now: live, not exempt, below archive_threshold, not yet archival.
 -- name: decay_candidates

@@ -1,4 +1,4 @@
--- Deletion cascade for privacy requests (echo_duck/privacy.py). Purge ids come from a registered
+-- Deletion cascade for privacy requests (echo_duck/lifecycle/privacy.py). Purge ids come from a registered
 -- Arrow table named echo_duck_purge_stage (memory_id VARCHAR).
 
 -- Memories derived from any of $refs ('memory:<id>', 'message:<id>'), and the summary memory of

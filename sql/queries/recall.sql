@@ -1,4 +1,4 @@
--- Recall (echo_duck/recall.py): the macro call with every parameter bound, and its bookkeeping.
+-- Recall (echo_duck/recall/hybrid.py): the macro call with every parameter bound, and its bookkeeping.
 
 -- name: setting_value
 SELECT setting($name);
@@ -31,11 +31,11 @@ SELECT * FROM recall_fused(
 -- name: ranking_settings_plain
 SELECT name, value FROM settings;
 
--- What the in-process copy (echo_duck/eligibility.py) computes for a recall, kept as its definition (tests
+-- What the in-process copy (echo_duck/recall/eligibility.py) computes for a recall, kept as its definition (tests
 -- compare the two; recall inside a transaction runs this one): of the candidates
 -- both arms found, those the caller may see (recall_fused's `eligible` step), each with the decay terms
 -- recall_fused computes, through the same macros. The tunables come as parameters (ranking_settings_plain).
--- $p_reviews (JSON [{id, n, at}]) are reviews still queued behind earlier recalls (echo_duck/recall_log.py):
+-- $p_reviews (JSON [{id, n, at}]) are reviews still queued behind earlier recalls (echo_duck/recall/recall_log.py):
 -- counted as if written, so the ranking is the one of writing every recall at once.
 -- name: recall_eligible
 WITH reviews AS (
@@ -55,7 +55,7 @@ WHERE m.id IN (SELECT unnest($p_ids::VARCHAR::UUID[]))
   AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags,
                  $p_caller_agent, $p_caller_session::VARCHAR, $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[]);
 
--- The in-process copy of what recall_eligible reads (echo_duck/eligibility.py): how to tell that it is
+-- The in-process copy of what recall_eligible reads (echo_duck/recall/eligibility.py): how to tell that it is
 -- behind (a row count that disagrees: deletes; a higher row_version: inserts and updates), and the rows.
 -- name: eligibility_state
 SELECT count(*) AS n_rows, max(row_version) AS newest FROM memories;
@@ -92,7 +92,7 @@ SELECT * FROM recall_fused(
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
 
--- Recall bookkeeping, written behind the recall for every queued recall at once (echo_duck/recall_log.py).
+-- Recall bookkeeping, written behind the recall for every queued recall at once (echo_duck/recall/recall_log.py).
 -- name: next_recall_id
 SELECT nextval('recall_log_seq');
 

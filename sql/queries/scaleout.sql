@@ -1,4 +1,4 @@
--- Scale-out (echo_duck/scaleout.py): team memories published from a store to a DuckLake catalog that
+-- Scale-out (echo_duck/io/scaleout.py): team memories published from a store to a DuckLake catalog that
 -- several processes read. The lake side runs on its own connection with the catalog attached as
 -- team_lake; {catalog} and {data_path} are replaced by quoted literals (ATTACH cannot bind parameters).
 -- Rows to publish come from a registered Arrow table named echo_duck_publish_stage.

@@ -1,5 +1,5 @@
 -- Bookkeeping of the schema: which numbered migrations ran, and which version of the macro/view
--- files is installed. Used only by echo_duck/schema.py.
+-- files is installed. Used only by echo_duck/storage/schema.py.
 
 -- name: create_schema_version
 CREATE TABLE IF NOT EXISTS schema_version (

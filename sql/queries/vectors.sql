@@ -1,4 +1,4 @@
--- Vector rows (echo_duck/vectors.py). Staged vectors come from a registered Arrow table named
+-- Vector rows (echo_duck/index/vectors.py). Staged vectors come from a registered Arrow table named
 -- echo_duck_vector_stage (memory_id VARCHAR, vector FLOAT[]).
 
 -- name: upsert_vectors_from_stage

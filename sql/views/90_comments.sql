@@ -29,7 +29,7 @@ COMMENT ON MACRO days_between IS 'days_between(t0, t1) -> DOUBLE: days from t0 t
 COMMENT ON MACRO effective_importance IS 'effective_importance(importance, type, pinned, access_count, last_touch, now_ts, base_days) -> DOUBLE: importance × 0.5^(days since last_touch / half-life); user memories and pinned rows are exempt (SPEC L1)';
 COMMENT ON MACRO rrf IS 'rrf(rank, k := 60) -> DOUBLE: the reciprocal rank fusion term 1 / (k + rank); a NULL rank contributes 0 (SPEC R3)';
 COMMENT ON MACRO vector_arm_weight IS 'vector_arm_weight(entropy, low, high) -> DOUBLE: weight of the vector arm, from low (specific, low-entropy queries) to high (broad ones); the BM25 arm weighs 1 (SPEC R7)';
-COMMENT ON MACRO query_entropy IS 'query_entropy(spec, stop_share, length_share, code_share) -> DOUBLE in [0, 1]: how broad a query is (1 broad, 0 specific), from how rare its indexed terms are (spec, from bm25_scores) and its share of stop words, length and code-like tokens (measured in Python, echo_duck.text.query_shape); steers vector_arm_weight';
+COMMENT ON MACRO query_entropy IS 'query_entropy(spec, stop_share, length_share, code_share) -> DOUBLE in [0, 1]: how broad a query is (1 broad, 0 specific), from how rare its indexed terms are (spec, from bm25_scores) and its share of stop words, length and code-like tokens (measured in Python, echo_duck.text.segment.query_shape); steers vector_arm_weight';
 COMMENT ON MACRO TABLE ranking_settings IS 'ranking_settings() -> one row with every ranking tunable of the settings table as a column (rrf_k, keyword_pool, vector_pool, …)';
 
 -- 30_bm25 (stem() comes from the fts extension: load it before calling these)
@@ -63,7 +63,7 @@ COMMENT ON MACRO TABLE stale_recalls_all IS 'stale_recalls_all() -> what the sta
 COMMENT ON MACRO TABLE leaked_recalls_all IS 'leaked_recalls_all() -> what the leaked_recalls view shows: recalls that returned a memory outside the caller''s visibility at that time (judged by the memberships valid then)';
 
 -- ============================================================================================
--- Bookkeeping tables created by echo_duck/schema.py (not by a migration)
+-- Bookkeeping tables created by echo_duck/storage/schema.py (not by a migration)
 -- ============================================================================================
 COMMENT ON TABLE schema_version IS 'Which numbered migrations (sql/migrations) ran on this file, with their checksums; a version above what the code knows means the file is from a newer echo_duck';
 COMMENT ON COLUMN schema_version.version IS 'migration number (0001_core.sql is 1)';

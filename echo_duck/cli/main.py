@@ -1,0 +1,257 @@
+"""`echo-duck`: a thin click layer, one command per library call. No SQL, no logic.
+
+Exit codes: 0 ok; 1 refused, locked or not found (one line on stderr); 2 usage error or bad value.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..models import PERSISTED_TIERS, PROVENANCE, SCOPES, STATUSES, TYPES
+from . import output
+from .bench import bench
+from .common import MEMORY_COLUMNS, common, emit, fail_cleanly, memory_rows, open_or_fail, progress_bar
+from .data import DATA_COMMANDS
+from .doctor import DOCTOR_COMMANDS
+from .kb import kb
+from .lifecycle import LIFECYCLE_COMMANDS
+
+
+@click.group()
+@click.version_option(package_name="echo-duck")
+def cli() -> None:
+    """echo_duck: long-term memory for AI agents in one DuckDB file.
+
+    Example:  echo-duck add "User prefers answers in Chinese" --type user --key reply_language
+    """
+
+
+@cli.command()
+@common
+def init(db, agent, lock_timeout, as_json):
+    """Create the store file (or migrate an older one) and print its schema version.
+
+    Example:  echo-duck init --db agent.duckdb
+    """
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        info = {"db": str(Path(db).resolve()), "schema_version": mem.schema_version}
+    emit(info, as_json, f"{info['db']}: schema version {info['schema_version']}")
+
+
+@cli.command()
+@click.argument("content")
+@click.option("--type", "type_", type=click.Choice(TYPES), required=True, help="Kind of memory.")
+@click.option("--key", help="Semantic key; the same key in the same scope makes a new version.")
+@click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
+@click.option("--scope", type=click.Choice(SCOPES), default="private", show_default=True)
+@click.option("--team", "team_id", help="Team id for --scope team.")
+@click.option("--tenant", "tenant_id", help="Tenant id for --scope tenant.")
+@click.option("--provenance", type=click.Choice(list(PROVENANCE)), default="user_stated", show_default=True,
+              help="Who vouches for it; a person typing is user_stated.")
+@click.option("--importance", type=float, default=0.5, show_default=True)
+@click.option("--confidence", type=float, default=0.8, show_default=True)
+@click.option("--pin", is_flag=True, help="Pinned memories never decay and come first in snapshots.")
+@common
+def add(content, type_, key, tags, scope, team_id, tenant_id, provenance, importance, confidence, pin, db, agent, lock_timeout, as_json):
+    """Remember CONTENT ('-' reads it from stdin).
+
+    Example:  echo-duck add "项目用 pnpm 管理依赖" --type environment --key package_manager
+    """
+    if content == "-":
+        content = sys.stdin.read()
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        memory = mem.remember(content, type=type_, key=key, tags=tags, scope=scope, team_id=team_id,
+                              tenant_id=tenant_id, provenance=provenance, importance=importance,
+                              confidence=confidence, pinned=pin)
+    emit(memory, as_json, f"{memory.id}  v{memory.version}  {memory.type}  {memory.key or ''}".rstrip())
+
+
+@cli.command()
+@click.argument("memory_id")
+@common
+def show(memory_id, db, agent, lock_timeout, as_json):
+    """Show one memory by id.
+
+    Example:  echo-duck show 3f2a…  (the full id printed by add or list --json)
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
+        memory = mem.get(memory_id)
+    emit(memory, as_json, output.details(memory.to_dict()))
+
+
+@cli.command(name="list")
+@click.option("--type", "types", type=click.Choice(TYPES), multiple=True)
+@click.option("--tier", "tiers", type=click.Choice(PERSISTED_TIERS), multiple=True)
+@click.option("--status", "statuses", type=click.Choice(STATUSES), multiple=True, help="Default: active.")
+@click.option("--tag", "tags", multiple=True, help="Only memories with all these tags.")
+@click.option("--key")
+@click.option("--text", help="Case-insensitive substring of the content.")
+@click.option("--limit", type=int, default=50, show_default=True)
+@common
+def list_(types, tiers, statuses, tags, key, text, limit, db, agent, lock_timeout, as_json):
+    """List memories visible to the agent, newest first.
+
+    Example:  echo-duck list --type user --json
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
+        memories = mem.find(key=key, type=types or None, tier=tiers or None, status=statuses or "active",
+                            tags=tags or None, text=text, limit=limit)
+    emit(memories, as_json, output.table(memory_rows(memories), MEMORY_COLUMNS, widths={"content": 60}))
+
+
+@cli.command()
+@click.argument("target")
+@common
+def history(target, db, agent, lock_timeout, as_json):
+    """Every version and event of a memory (by id or key).
+
+    Example:  echo-duck history reply_language
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
+        result = mem.history(target)
+    events = [dict(e.to_dict(), memory_id=(e.memory_id or "")[:8]) for e in result.events]
+    human = (output.table(memory_rows(result.versions), ("id", "version", "status", "content", "provenance"),
+                          widths={"content": 60})
+             + "\n\n" + output.table(events, ("event_id", "occurred_at", "actor", "action", "memory_id", "reason")))
+    emit(result, as_json, human)
+
+
+@cli.command()
+@click.argument("target")
+@click.option("--reason", default="forgotten on request", show_default=True, help="Recorded in the event log.")
+@common
+def forget(target, reason, db, agent, lock_timeout, as_json):
+    """Forget a memory (by id or key): it leaves recall, its history stays.
+
+    Example:  echo-duck forget reply_language --reason "user asked"
+    """
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        memory = mem.forget(target, reason=reason)
+    emit(memory, as_json, f"forgot {memory.id}")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-k", "k", type=int, default=10, show_default=True, help="How many memories to return.")
+@click.option("--type", "types", type=click.Choice(TYPES), multiple=True)
+@click.option("--tier", "tiers", type=click.Choice(PERSISTED_TIERS), multiple=True)
+@click.option("--tag", "tags", multiple=True, help="Only memories with all these tags.")
+@click.option("--session", help="Only memories from this source session.")
+@click.option("--include-archived", is_flag=True, help="Also return superseded versions.")
+@click.option("--explain", is_flag=True, help="Show why each hit ranked where it did.")
+@click.option("--no-reinforce", is_flag=True, help="Do not count this as a review (analysts' reads).")
+@common
+def search(query, k, types, tiers, tags, session, include_archived, explain, no_reinforce, db, agent, lock_timeout, as_json):
+    """Recall memories for QUERY (BM25 + vectors, fused and decayed in SQL).
+
+    Example:  echo-duck search "which package manager does the project use?" --explain
+    """
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        hits = mem.recall(query, k, types=types or None, tiers=tiers or None, tags=tags or None, session=session,
+                          include_archived=include_archived, reinforce=not no_reinforce, explain=explain or as_json)
+    rows = [dict(score=h.score, id=h.id[:8], type=h.memory.type, key=h.key, content=h.content,
+                 **({"bm25": h.explanation.bm25_rank, "vector": h.explanation.vector_rank,
+                     "similarity": h.explanation.similarity, "gate": h.explanation.gate} if explain else {}))
+            for h in hits]
+    columns = ("score", "id", "type", "key", "content") + (("bm25", "vector", "similarity") if explain else ())
+    human = output.table(rows, columns, widths={"content": 70})
+    if explain and hits:
+        human += f"\n\nvector arm: {hits[0].explanation.vector_arm}; query entropy {hits[0].explanation.entropy:.2f}"
+    emit(hits, as_json, human)
+
+
+@cli.command()
+@click.option("--budget-user", type=int, default=1375, show_default=True, help="Characters for user memories.")
+@click.option("--budget-env", type=int, default=2200, show_default=True, help="Characters for environment memories.")
+@click.option("--budget-rules", type=int, default=1000, show_default=True, help="Characters for behaviour rules.")
+@click.option("--fast", is_flag=True, help="At most 5 memories instead of 15.")
+@common
+def snapshot(budget_user, budget_env, budget_rules, fast, db, agent, lock_timeout, as_json):
+    """Print the memory block for a system prompt (pinned and user memories first).
+
+    Example:  echo-duck snapshot --budget-user 800
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
+        block = mem.snapshot(budget_user, budget_env, budget_rules, fast=fast)
+    emit({"snapshot": block}, as_json, block.rstrip("\n") or "(no memories yet)")
+
+
+@cli.command()
+@click.option("--batch-size", type=int, default=256, show_default=True)
+@click.option("--limit", type=int, help="Stop after this many memories (resume later).")
+@click.option("--model", default="default", show_default=True, help="Embedding model: default, use, minilm, hash.")
+@common
+def reembed(batch_size, limit, model, db, agent, lock_timeout, as_json):
+    """Embed every memory whose vector is missing or from another model; resumable.
+
+    Example:  echo-duck reembed --model minilm
+    """
+    with open_or_fail(db, agent, lock_timeout, embedder=model) as mem:
+        with progress_bar("re-embedding", as_json) as progress:
+            report = mem.reembed(batch_size=batch_size, limit=limit, progress=progress)
+    emit(report.__dict__, as_json, f"re-embedded {report.embedded} memories with {report.model_id} "
+                                   f"in {report.batches} batches; {report.remaining} still stale")
+
+
+@cli.command()
+@click.argument("session", required=False)
+@click.option("--search", "text", help="Only sessions whose messages contain this text.")
+@click.option("--limit", type=int, default=20, show_default=True)
+@common
+def sessions(session, text, limit, db, agent, lock_timeout, as_json):
+    """List sessions, search them, or show one session's messages (by id or unique id suffix).
+
+    Example:  echo-duck sessions --search pnpm
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
+        if session:
+            messages = mem.messages(session)
+            emit(messages, as_json, output.table([m.to_dict() for m in messages], ("seq", "role", "content"), widths={"content": 100}))
+        elif text:
+            found = mem.search_sessions(text, limit)
+            emit(found, as_json, output.table([f.to_dict() for f in found], ("id", "matches", "last_message_at", "first_match")))
+        else:
+            listed = mem.sessions(limit)
+            emit(listed, as_json, output.table([s.to_dict() for s in listed], ("id", "title", "message_count", "last_message_at")))
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--write", is_flag=True, help="Allow statements that change the store.")
+@common
+def sql(query, write, db, agent, lock_timeout, as_json):
+    """Run one SQL statement against the store and print the result.
+
+    Example:  echo-duck sql "SELECT type, count(*) FROM memories GROUP BY ALL"
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=not write) as mem:
+        df = mem.sql(query, write=write)
+    emit(df, as_json, output.frame(df))
+
+
+@cli.command()
+@click.option("--db", "db", type=click.Path(dir_okay=False), help="Where to build the demo store (default: a temporary file).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+def demo(db, as_json):
+    """Build a small bilingual store and show remember → find → history → SQL.
+
+    Example:  echo-duck demo
+    """
+    from .demo import run_demo
+
+    with fail_cleanly():
+        report = run_demo(db)
+    emit(report, as_json, report.render())
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    cli()
+
+
+cli.add_command(bench)
+cli.add_command(kb)
+for command in LIFECYCLE_COMMANDS + DATA_COMMANDS + DOCTOR_COMMANDS:
+    cli.add_command(command)

@@ -1,0 +1,68 @@
+"""Rendering for the CLI: JSON for programs, compact aligned tables and detail blocks for people."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from typing import Any, Iterable, Sequence
+
+import click
+
+
+def to_jsonable(value: Any) -> Any:
+    polars = sys.modules.get("polars")  # not imported: value cannot be a DataFrame
+    if polars is not None and isinstance(value, polars.DataFrame):
+        return [to_jsonable(row) for row in value.to_dicts()]
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def emit_json(value: Any) -> None:
+    click.echo(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2, default=str))
+
+
+def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], *, widths: dict[str, int] | None = None) -> str:
+    """A plain text table; long cells are cut with '…' to the column's maximum width."""
+    widths = widths or {}
+    cells = [[_cell(row.get(c), widths.get(c, 40)) for c in columns] for row in rows]
+    sizes = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(sizes[i]) for i, c in enumerate(columns)).rstrip(),
+             "  ".join("-" * sizes[i] for i in range(len(columns)))]
+    lines += ["  ".join(r[i].ljust(sizes[i]) for i in range(len(columns))).rstrip() for r in cells]
+    return "\n".join(lines)
+
+
+def details(record: dict[str, Any], fields: Iterable[str] | None = None) -> str:
+    names = list(fields) if fields is not None else list(record)
+    width = max(len(n) for n in names)
+    return "\n".join(f"{n.ljust(width)}  {_cell(record.get(n), 10_000)}" for n in names)
+
+
+def frame(df) -> str:
+    import polars as pl
+
+    with pl.Config(tbl_rows=50, tbl_cols=20, fmt_str_lengths=60, tbl_hide_dataframe_shape=False):
+        return str(df)
+
+
+def _cell(value: Any, limit: int) -> str:
+    if value is None:
+        text = ""
+    elif isinstance(value, datetime):
+        text = value.isoformat(sep=" ", timespec="seconds")
+    elif isinstance(value, (list, tuple)):
+        text = ", ".join(str(v) for v in value)
+    elif isinstance(value, float):
+        text = f"{value:.3g}"
+    else:
+        text = str(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,162 @@
+"""Vectors (SPEC R2, L6): one per memory, stamped with its model; exact search; re-embedding.
+
+Exact search is the default because it is correct under every filter and never risks the file
+(persisted HNSW indexes do not survive a crash in duckdb-vss 1.5.5). Measured here at 100k × 512:
+SQL ``list_inner_product`` over the table 90-160 ms, numpy over an in-process matrix 6-10 ms, and
+3-4 ms with an int8 first pass that proves which rows need their float32 score (quantised_scan.py).
+So the process that owns the file keeps the current model's vectors in a float32 matrix, kept in
+step by the write path, and hands on the exact top-N; with filters, the exact top-N among the rows
+they keep (a mask from eligibility.py). Inside a transaction a filtered recall computes this arm in SQL.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Callable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..embed.embedder import Embedder
+from ..storage.db import Db
+from .quantised_scan import QuantisedScan
+
+_STAGE = "echo_duck_vector_stage"
+
+
+class VectorIndex:
+    """The current embedder's vectors: written in the caller's transaction, searched exactly."""
+
+    def __init__(self, db: Db, embedder: Embedder, clock: Callable[[], datetime]):
+        self.db = db
+        self.embedder = embedder
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._ids: list[str] = []
+        self._row: dict[str, int] = {}
+        self._matrix: np.ndarray | None = None  # lazily loaded, rows beyond len(_ids) are spare
+        self._scan = QuantisedScan()  # the matrix's full blocks, packed as int8
+        self.generation = 0  # bumped whenever the matrix rows may be renumbered (a reload)
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32)
+
+    def add(self, memory_ids: Sequence[uuid.UUID | str], vectors: np.ndarray) -> None:
+        """Store (or replace) vectors; call inside the write's transaction."""
+        if len(memory_ids) == 0:
+            return
+        ids = [str(i) for i in memory_ids]
+        flat = pa.array(vectors.astype(np.float32, copy=False).ravel())
+        stage = pa.table({
+            "memory_id": ids,
+            "vector": pa.ListArray.from_arrays(pa.array(np.arange(0, len(flat) + 1, vectors.shape[1], dtype=np.int32)), flat),
+        })
+        self.db.con.register(_STAGE, stage)
+        try:
+            self.db.run("upsert_vectors_from_stage", model_id=self.model_id, dim=int(vectors.shape[1]), now=self.clock())
+        finally:
+            self.db.con.unregister(_STAGE)
+        with self._lock:
+            if self._matrix is not None:
+                for memory_id, vector in zip(ids, vectors):
+                    self._put(memory_id, vector)
+
+    def remove(self, memory_ids: Sequence[uuid.UUID | str]) -> None:
+        for memory_id in memory_ids:
+            self.db.run("delete_vector", id=memory_id)
+        self.invalidate()
+
+    def search(self, query_vector: np.ndarray, n: int,
+               keep: Callable[[list[str], int], np.ndarray] | None = None) -> tuple[list[str], np.ndarray]:
+        """Exact top-n (ids, cosine similarities) over every vector of the current model. ``keep(ids,
+        generation)``, if given, returns which matrix rows may be returned (a filtered recall: the rows
+        the caller may see and asked for, eligibility.py); ties break by matrix row."""
+        with self._lock:
+            if self._matrix is None:
+                self._load()
+            count = len(self._ids)
+            if count == 0:
+                return [], np.zeros(0, dtype=np.float32)
+            wanted = None if keep is None else keep(self._ids, self.generation)
+            rows, sims = self._scan.top(self._matrix, count, query_vector, n, wanted)
+            return [self._ids[i] for i in rows], sims
+
+    def invalidate(self) -> None:
+        """Drop the in-process matrix (after writes this index did not see, e.g. sql(write=True))."""
+        with self._lock:
+            self._ids, self._row, self._matrix = [], {}, None
+            self._scan = QuantisedScan()
+            self.generation += 1
+
+    def _load(self) -> None:
+        table = self.db.run("vectors_of_model", model_id=self.model_id).to_arrow_table()
+        ids = [str(v) for v in table.column("memory_id").to_pylist()]
+        dim = self.embedder.dim
+        if ids:
+            values = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+            matrix = values.astype(np.float32, copy=False).reshape(len(ids), dim)
+        else:
+            matrix = np.zeros((0, dim), dtype=np.float32)
+        capacity = max(1024, int(len(ids) * 1.25))
+        self._matrix = np.zeros((capacity, dim), dtype=np.float32)
+        self._matrix[: len(ids)] = matrix
+        self._ids = ids
+        self._row = {memory_id: i for i, memory_id in enumerate(ids)}
+        self._scan = QuantisedScan()
+        self.generation += 1
+
+    def _put(self, memory_id: str, vector: np.ndarray) -> None:
+        row = self._row.get(memory_id)
+        if row is None:
+            row = len(self._ids)
+            if row >= self._matrix.shape[0]:
+                grown = np.zeros((self._matrix.shape[0] * 2, self._matrix.shape[1]), dtype=np.float32)
+                grown[:row] = self._matrix[:row]
+                self._matrix = grown
+            self._ids.append(memory_id)
+            self._row[memory_id] = row
+        else:
+            self._scan.rewritten(row)
+        self._matrix[row] = vector
+
+
+@dataclass(frozen=True)
+class ReembedReport:
+    model_id: str
+    embedded: int
+    remaining: int
+    batches: int
+
+
+def reembed(index: VectorIndex, *, batch_size: int = 256, limit: int | None = None,
+            progress: Callable[[int, int], None] | None = None) -> ReembedReport:
+    """Embed every memory whose vector is missing or from another model, one committed batch at a
+    time, so an interrupted run resumes where it stopped. ``progress(done, total)`` after each batch."""
+    db = index.db
+    with db.reading():
+        total = db.scalar("count_stale_vectors", model_id=index.model_id)
+    if limit is not None:
+        total = min(total, limit)
+    done = batches = 0
+    while done < total:
+        with db.reading():
+            rows = db.run("stale_vector_batch", model_id=index.model_id, n=min(batch_size, total - done)).fetchall()
+        if not rows:
+            break
+        vectors = index.embed([content if context is None else f"{context}\n{content}" for _, content, context in rows])
+        with db.transaction("re-embedding a batch"):
+            index.add([memory_id for memory_id, _, _ in rows], vectors)
+        done += len(rows)
+        batches += 1
+        if progress is not None:
+            progress(done, total)
+    with db.reading():
+        remaining = db.scalar("count_stale_vectors", model_id=index.model_id)
+    return ReembedReport(index.model_id, done, remaining, batches)

@@ -1,0 +1,85 @@
+"""Export the memories a caller can see to JSONL or Parquet (SPEC I5).
+
+Both read the documented ``visible_memories(agent, session)`` macro through ``mem.sql``, so an export
+never contains a memory the caller may not see. One row per memory with every column of ``memories``
+(provenance by name in JSONL); vectors are not exported (they belong to one model and are rebuilt on
+import). ``include_history=True`` adds superseded, pending, flagged and forgotten rows; otherwise only
+active ones. Files are written next to their target and renamed into place, so a failed export never
+leaves a half-written file under the requested name. ``echo_duck.io.importers.import_file`` reads both back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from ..errors import InvalidInput
+from ..models import PROVENANCE_NAMES, Memory
+from ..write import validate
+
+_QUERY = ("SELECT * FROM visible_memories($agent, $session) WHERE $history OR status = 'active' "
+          "ORDER BY created_at, id")
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    path: str
+    format: str
+    rows: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def export_jsonl(mem: Any, path: str | Path, *, include_history: bool = False) -> ExportReport:
+    """One JSON object per line, oldest first, timestamps in ISO format, UTF-8 (Chinese kept as is)."""
+    frame = _rows(mem, include_history)
+    with _replacing(path) as tmp:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for row in frame.iter_rows(named=True):
+                record = Memory.from_row(row).to_dict()
+                record["provenance"] = PROVENANCE_NAMES[record["provenance"]]
+                f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return ExportReport(str(path), "jsonl", frame.height)
+
+
+def export_parquet(mem: Any, path: str | Path, *, include_history: bool = False) -> ExportReport:
+    """One Parquet file (zstd) with the columns of ``memories``; ids as text, tags as lists."""
+    import pyarrow.parquet as pq
+
+    frame = _rows(mem, include_history)
+    with _replacing(path) as tmp:
+        pq.write_table(frame.to_arrow(), tmp, compression="zstd")
+    return ExportReport(str(path), "parquet", frame.height)
+
+
+def _rows(mem: Any, include_history: bool) -> pl.DataFrame:
+    params = dict(agent=mem.caller.agent_id, session=mem.caller.session_id,
+                  history=validate.flag(include_history, "include_history"))
+    return mem.sql(_QUERY, params)
+
+
+class _replacing:
+    """Write to ``<path>.tmp``, then rename over ``path``; the temporary file is removed on failure."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise InvalidInput(f"{self.path} is a directory; give a file name to export to")
+        if not self.path.parent.exists():
+            raise InvalidInput(f"the folder {self.path.parent} does not exist; create it first")
+        self.tmp = self.path.with_name(self.path.name + ".tmp")
+
+    def __enter__(self) -> Path:
+        return self.tmp
+
+    def __exit__(self, exc_type, *_: Any) -> None:
+        if exc_type is None:
+            os.replace(self.tmp, self.path)
+        else:
+            self.tmp.unlink(missing_ok=True)

@@ -1,0 +1,441 @@
+"""Import memories from files other agents wrote, and from echo_duck's own exports (SPEC I5).
+
+Every record goes through the one write path (``Writer``: validate → scan → provenance guard →
+versioned upsert + event) as caller path ``"import"``, so refused content lands in ``blocked_writes``
+with path ``import``. A file is parsed completely before anything is written: a malformed file raises
+``InvalidInput`` naming the file and line and stores nothing. A bad record is skipped and reported,
+never sinking the rest. Re-importing a file is idempotent (identical facts count as duplicates).
+
+Accepted shapes (``format=None`` detects the format from the file name, then from the content):
+
+- ``echo-user`` (user_memory.json) / ``echo-env`` (env_memory.json): echo-agent MemoryEntry objects;
+  the file decides the type (user / environment).
+- ``ethan-facts`` (facts.json): type from a ``type`` field, else user; ``category`` becomes a tag,
+  ``source`` a ``source:<value>`` tag, ``session_id`` the source session.
+- ``ethan-procedures`` (procedures.json): ``rule`` (or content) → a procedure; ``context`` → a tag.
+- The JSON of these: a list of objects (or strings: content only); an object holding that list under
+  memories, entries, facts, procedures, rules, items or data; one object; or an object mapping key →
+  object / key → content. Content is the first of content, text, value, fact, rule, entry, memory;
+  key, confidence, importance, tags (list or "a, b"), keywords, pinned, scope, sensitivity, entities,
+  source_refs, source_session pass through. The first of observed_at, created_at, timestamp,
+  updated_at (ISO text, or Unix seconds; milliseconds above 1e12) becomes ``observed_at``: echo_duck
+  stamps created_at itself. An ``id`` becomes the source ref ``import:<file>#<id>``. Skipped with a
+  reason: ``superseded_by`` set, ``status`` not active, ``active: false``, tier ``working``; tier
+  ``archival`` is stored as semantic (the decay job archives again what deserves it).
+- ``memory-md`` (MEMORY.md): each list item (``-``, ``*``, ``+``, ``1.``; indented lines continue it)
+  is a memory tagged with the slugs of its headings (a lone H1 title excepted), typed by the nearest
+  heading naming a type: User / Preferences / Profile / 用户 / 偏好 / 画像 → user; Rules / Procedures /
+  Guidelines / 规则 / 约定 → procedure; Self / 自我 → self; else (Environment, Project, Tools, 环境 …)
+  environment. ``- **label**: text`` or ``- `label`: text`` sets key ``label``. Prose paragraphs are
+  skipped and reported; fenced code is ignored.
+- ``ethan-profile`` (user_profile.md): each ``##`` section (``#`` if none) becomes one user memory
+  keyed ``profile:<section>`` holding the section's text; empty sections are skipped.
+- ``jsonl`` (.jsonl / .ndjson) and ``parquet``: echo_duck records as ``echo_duck.io.exporters`` writes
+  them (the fields of ``remember``); id, agent_id, version, counters and episode_id are not carried over.
+
+Rows get ``provenance`` (default ``legacy``); ``"keep"`` keeps each record's own (legacy where absent),
+e.g. to restore an export. The write path sets access_count, last_accessed, created_at and versions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import AmbiguousMatch, InvalidInput, PermissionDenied, ProvenanceConflict, RejectedWrite
+from ..write import validate
+from ..write.scan import scan
+from ..write.writer import Caller, NewMemory, prepare
+from .formats import FORMATS
+
+_CONTAINERS = ("memories", "entries", "facts", "procedures", "rules", "items", "data")
+_CONTENT = ("content", "text", "value", "fact", "rule", "entry", "memory")
+_WHEN = ("observed_at", "created_at", "timestamp", "updated_at")
+_TYPES = {"user": "user", "environment": "environment", "env": "environment", "procedure": "procedure",
+          "rule": "procedure", "self": "self"}
+_PASS = ("confidence", "importance", "pinned", "scope", "sensitivity", "entities", "team_id", "tenant_id")
+_EXISTING = ("SELECT scope, key, type, content FROM visible_memories($agent, $session) "
+             "WHERE status = 'active' AND list_contains($contents::VARCHAR[], content)")
+_WRITE_ERRORS = (ProvenanceConflict, AmbiguousMatch, PermissionDenied, RejectedWrite)
+_ERROR_REASONS = {ProvenanceConflict: "provenance_conflict", AmbiguousMatch: "ambiguous",
+                  PermissionDenied: "permission_denied", RejectedWrite: "rejected"}
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One record that was not stored: where in the file, a short reason, and the detail."""
+
+    where: str   # "item 3", "line 12", "key 'editor'"
+    reason: str  # duplicate | rejected | invalid | superseded | inactive | empty | prose | provenance_conflict | …
+    detail: str  # for "rejected": "<scanner reason> in <field>: <what matched>"
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an import did. ``read == stored + len(skipped) + len(errors)``."""
+
+    path: str
+    format: str
+    read: int
+    stored: int
+    skipped: tuple[Issue, ...] = ()
+    errors: tuple[Issue, ...] = ()   # refused by the write path for a reason a person should look at
+    dry_run: bool = False
+    ids: tuple[str, ...] = field(default=(), repr=False)
+
+    @property
+    def by_reason(self) -> dict[str, int]:
+        return dict(Counter(i.reason for i in self.skipped + self.errors))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "format": self.format, "read": self.read, "stored": self.stored,
+                "dry_run": self.dry_run, "by_reason": self.by_reason,
+                "skipped": [i.__dict__ for i in self.skipped], "errors": [i.__dict__ for i in self.errors]}
+
+
+# A parsed record: where it is, the remember() arguments, or why it is skipped (reason, detail).
+Record = tuple[str, "dict[str, Any] | None", "tuple[str, str] | None"]
+
+
+def import_file(mem: Any, path: str | Path, *, format: str | None = None, provenance: str | int = "legacy",
+                dry_run: bool = False, batch_size: int = 500) -> ImportReport:
+    """Import one file into ``mem`` (an open EchoDuck); see the module docstring for the formats."""
+    path = Path(path)
+    fmt = detect_format(path) if format is None else validate.choice(format, "format", FORMATS)
+    keep = isinstance(provenance, str) and provenance.lower() == "keep"
+    level = None if keep else validate.provenance(provenance)
+    dry_run = validate.flag(dry_run, "dry_run")
+    batch_size = validate.positive_int(batch_size, "batch_size", maximum=100_000)
+    records = _PARSERS[fmt](path)
+    for _, fields, _ in records:
+        if fields is not None:
+            own = fields.pop("provenance", None)
+            fields["provenance"] = (own if own is not None else "legacy") if keep else level
+    # The writer records caller.path in blocked_writes and caller.who in events: say it was this import.
+    caller = mem.caller.acting_as(mem.caller.actor or f"import:{path.name}", "import")
+    return _write(mem, caller, path, fmt, records, dry_run, batch_size)
+
+
+def detect_format(path: str | Path) -> str:
+    path = Path(path)
+    name = path.name.lower()
+    if name.endswith((".jsonl", ".ndjson")):
+        return "jsonl"
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith((".md", ".markdown")):
+        return "ethan-profile" if "profile" in name else "memory-md"
+    if name.endswith(".json"):
+        for needle, fmt in (("user_memory", "echo-user"), ("env_memory", "echo-env"), ("procedure", "ethan-procedures"),
+                            ("fact", "ethan-facts")):
+            if needle in name:
+                return fmt
+        objects = [o for _, o in _json_items(path) if isinstance(o, dict)]
+        if objects and all("rule" in o for o in objects):
+            return "ethan-procedures"
+        if objects and all(("category" in o or "confidence" in o) for o in objects):
+            return "ethan-facts"
+    raise InvalidInput(f"cannot tell the format of {path}; pass format= one of {', '.join(FORMATS)}")
+
+
+# -- writing -----------------------------------------------------------------------------------------
+
+def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record], dry_run: bool,
+           batch_size: int) -> ImportReport:
+    skipped: list[tuple[int, Issue]] = []
+    errors: list[Issue] = []
+    candidates: list[tuple[int, str, NewMemory]] = []
+    for i, (where, fields, why) in enumerate(records):
+        try:
+            if why is not None:
+                skipped.append((i, Issue(where, *why)))
+                continue
+            spec = prepare(caller, fields.pop("content"), **fields)
+            _check(mem, caller, spec, quarantine=not dry_run)
+            candidates.append((i, where, spec))
+        except InvalidInput as e:
+            skipped.append((i, Issue(where, "invalid", str(e))))
+        except RejectedWrite as e:
+            skipped.append((i, Issue(where, "rejected", f"{e.reason} in {e.field}: {e.detail}")))
+        except PermissionDenied as e:
+            errors.append(Issue(where, "permission_denied", str(e)))
+    stored, seen, good = _stored(mem, [spec for _, _, spec in candidates]), set(), []
+    for i, where, spec in candidates:
+        ident = _identity(spec)
+        if ident in seen or ident in stored:
+            why = "already stored" if ident in stored else "the same memory appears earlier in the file"
+            skipped.append((i, Issue(where, "duplicate", why)))
+        else:
+            seen.add(ident)
+            good.append((where, spec))
+    ids: list[str] = []
+    for start in range(0, 0 if dry_run else len(good), batch_size):
+        batch = good[start:start + batch_size]
+        try:  # one transaction per batch; a refusal inside it falls back to one record at a time
+            ids += [m.id for m in mem.writer.remember_many(caller, [spec for _, spec in batch])]
+        except _WRITE_ERRORS:
+            for where, spec in batch:
+                try:
+                    ids.append(mem.writer.remember(caller, spec).id)
+                except _WRITE_ERRORS as e:
+                    errors.append(Issue(where, _ERROR_REASONS[type(e)], str(e)))
+    return ImportReport(str(path), fmt, len(records), len(good) if dry_run else len(ids),
+                        tuple(issue for _, issue in sorted(skipped, key=lambda x: x[0])), tuple(errors), dry_run, tuple(ids))
+
+
+def _check(mem: Any, caller: Caller, spec: NewMemory, *, quarantine: bool) -> None:
+    """The writer's own check (scanner + scope permission, quarantining refusals); a dry run only scans."""
+    if quarantine:
+        mem.writer.check(caller, spec)
+        return
+    for name, value in (("content", spec.content), ("key", spec.key or ""), ("tags", " ".join(spec.tags)),
+                        ("entities", " ".join(spec.entities))):
+        finding = scan(value, protected_paths=mem.writer.protected_paths) if value else None
+        if finding is not None:
+            raise RejectedWrite(finding.reason, finding.detail, name)
+
+
+def _identity(spec: NewMemory) -> tuple:
+    """Two records are the same memory: same scope and content, and for a keyed fact same key and type."""
+    return spec.scope, spec.key, spec.type if spec.key else None, spec.content
+
+
+def _stored(mem: Any, specs: list[NewMemory]) -> set[tuple]:
+    """Identities of the live memories visible to the caller whose content equals one of ``specs``."""
+    contents, found = sorted({s.content for s in specs}), set()
+    for start in range(0, len(contents), 1000):
+        frame = mem.sql(_EXISTING, dict(agent=mem.caller.agent_id, session=mem.caller.session_id,
+                                         contents=contents[start:start + 1000]))
+        found |= {(r["scope"], r["key"], r["type"] if r["key"] else None, r["content"]) for r in frame.iter_rows(named=True)}
+    return found
+
+
+# -- reading files -----------------------------------------------------------------------------------
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise InvalidInput(f"no file at {path}") from None
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[: e.start].count(b"\n") + 1
+        raise InvalidInput(f"{path}, line {line}: not UTF-8 text ({e.reason})") from None
+    except OSError as e:
+        raise InvalidInput(f"cannot read {path}: {e.strerror}") from None
+
+
+def _json_items(path: Path) -> list[tuple[str, Any]]:
+    try:
+        data = json.loads(_read_text(path))
+    except json.JSONDecodeError as e:
+        raise InvalidInput(f"{path}, line {e.lineno}, column {e.colno}: not valid JSON ({e.msg})") from None
+    if isinstance(data, dict):
+        box = next((name for name in _CONTAINERS if isinstance(data.get(name), (list, dict))), None)
+        if box is not None:
+            data = data[box]
+        elif any(isinstance(data.get(c), str) for c in _CONTENT):
+            data = [data]  # one memory
+    if isinstance(data, list):
+        return [(f"item {i}", {"content": o} if isinstance(o, str) else o) for i, o in enumerate(data, 1)]
+    if isinstance(data, dict):  # key -> entry, or key -> content string
+        out = []
+        for k, v in data.items():
+            v = {"content": v} if isinstance(v, str) else v
+            if isinstance(v, dict) and "key" not in v and not validate.looks_like_uuid(k):
+                v = {**v, "key": k}
+            out.append((f"key {k!r}", v))
+        return out
+    raise InvalidInput(f"{path}: expected a JSON list of memories, or an object holding one under "
+                       f"{', '.join(_CONTAINERS)}; got a {type(data).__name__}")
+
+
+def _objects(path: Path, items: Any, *, forced_type: str | None = None, default_type: str | None = None,
+             ref_ids: bool = True, extra: Callable[[dict, dict], None] | None = None) -> list[Record]:
+    return [_normalise(path, where, obj, forced_type, default_type, ref_ids, extra) for where, obj in items]
+
+
+def _normalise(path, where, obj, forced_type, default_type, ref_ids, extra) -> Record:
+    if not isinstance(obj, dict):
+        return where, None, ("invalid", f"expected an object, got {type(obj).__name__}")
+    status = str(obj.get("status") or "active").lower()
+    if obj.get("superseded_by") or status == "superseded":
+        return where, None, ("superseded", "replaced by a newer version in the source")
+    if status != "active" or obj.get("active") is False:
+        return where, None, ("inactive", f"status {status!r}" if status != "active" else "active: false")
+    tier = str(obj.get("tier") or "semantic").lower()
+    content = next((obj[c] for c in _CONTENT if obj.get(c) is not None), None)
+    if tier == "working" or content is None:
+        return where, None, ("invalid", "working memory is never persisted" if tier == "working"
+                             else f"no content (looked for {', '.join(_CONTENT)})")
+    when = next((w for w in _WHEN if obj.get(w) is not None), None)
+    try:
+        observed_at = None if when is None else _when(obj[when], when)
+    except InvalidInput as e:
+        return where, None, ("invalid", str(e))
+    fields: dict[str, Any] = {
+        "content": content, "key": obj.get("key"), "observed_at": observed_at, "provenance": obj.get("provenance"),
+        "type": forced_type or _TYPES.get(str(obj.get("type")).lower(), obj.get("type") or default_type),
+        "tags": _tags(obj.get("tags")) + _tags(obj.get("keywords")),
+        "tier": "episodic" if tier == "episodic" else "semantic",
+        "source_refs": _tags(obj.get("source_refs") or obj.get("sources")),
+        "source_session": obj.get("source_session") or obj.get("session_id"),
+        **{name: obj[name] for name in _PASS if obj.get(name) is not None},
+    }
+    if ref_ids and obj.get("id") is not None:
+        fields["source_refs"].append(f"import:{path.name}#{obj['id']}")
+    if extra is not None:
+        extra(obj, fields)
+    return where, fields, None
+
+
+def _ethan_extra(obj: dict, fields: dict) -> None:
+    for name, prefix in (("category", ""), ("source", "source:"), ("context", "context:")):
+        if isinstance(obj.get(name), str) and obj[name].strip():
+            fields["tags"].append((prefix + obj[name].strip())[: validate.MAX_TAG_CHARS])
+
+
+def _tags(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [t.strip() for t in value.split(",") if t.strip()]
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _when(value: Any, name: str) -> datetime | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return datetime.fromtimestamp(value / 1000 if value > 1e12 else value, tz=timezone.utc).replace(tzinfo=None)
+        except (OverflowError, OSError, ValueError):
+            raise InvalidInput(f"{name} {value!r} is not a Unix time in seconds or milliseconds") from None
+    if isinstance(value, str) and value.endswith("Z"):
+        value = value[:-1] + "+00:00"
+    return validate.timestamp(value, name)
+
+
+def _jsonl(path: Path) -> list[Record]:
+    items = []
+    for n, line in enumerate(_read_text(path).splitlines(), 1):
+        if line.strip():
+            try:
+                items.append((f"line {n}", json.loads(line)))
+            except json.JSONDecodeError as e:
+                raise InvalidInput(f"{path}, line {n}, column {e.colno}: not valid JSON ({e.msg})") from None
+    return _objects(path, items, ref_ids=False)
+
+
+def _parquet(path: Path) -> list[Record]:
+    import pyarrow.parquet as pq
+
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except (OSError, ValueError) as e:  # pyarrow raises ArrowInvalid (a ValueError) or OSError
+        raise InvalidInput(f"{path}: not a readable Parquet file ({e})") from None
+    return _objects(path, ((f"row {i}", r) for i, r in enumerate(rows, 1)), ref_ids=False)
+
+
+# -- Markdown ----------------------------------------------------------------------------------------
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(.*\S)\s*$")
+_LABEL = re.compile(r"^(?:\*\*(.+?)\*\*|`(.+?)`)\s*[:：]\s*(.+)$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_SECTION_TYPES = (  # the nearest heading that names a type decides; ASCII words match at a word start
+    ("user", re.compile(r"\b(user|preference|profile|persona)|用户|偏好|画像|习惯", re.I)),
+    ("procedure", re.compile(r"\b(rule|procedure|guideline|behaviou?r)|规则|约定|准则|行为", re.I)),
+    ("self", re.compile(r"\bself\b|自我", re.I)),
+)
+
+
+def _markdown_lines(path: Path) -> list[tuple[int, str, str, str]]:
+    """(line number, kind, text, raw line); kind is h1..h6, item, more (indented), text, blank or code."""
+    out, fence = [], None
+    for n, line in enumerate(_read_text(path).splitlines(), 1):
+        stripped = line.strip()
+        if fence is not None or (m := _FENCE.match(line)):
+            if fence is None:
+                fence = (n, m.group(1))
+            elif stripped.startswith(fence[1]):
+                fence = None
+            out.append((n, "code", "", line))
+        elif m := _HEADING.match(line):
+            out.append((n, f"h{len(m.group(1))}", m.group(2).strip("`* ¶"), line))
+        elif m := _ITEM.match(line):
+            out.append((n, "item", m.group(1), line))
+        elif not stripped or stripped in ("---", "***") or stripped.startswith("<!--"):
+            out.append((n, "blank", "", line))
+        else:
+            out.append((n, "more" if line[:1].isspace() else "text", stripped, line))
+    if fence is not None:
+        raise InvalidInput(f"{path}, line {fence[0]}: code fence {fence[1]} is never closed")
+    return out
+
+
+def _memory_md(path: Path) -> list[Record]:
+    lines = _markdown_lines(path)
+    kinds = [kind for _, kind, _, _ in lines if kind[0] == "h"]
+    title = 1 if kinds.count("h1") == 1 and len(kinds) > 1 else 0  # a lone H1 is the file's title, not a tag
+    out: list[Record] = []
+    heads: list[tuple[int, str]] = []
+    item: list | None = None  # [line, text, headings]
+    prose_line = -1  # last line of the paragraph being skipped: a paragraph is reported once
+    for n, kind, text, _ in lines + [(0, "blank", "", "")]:
+        if kind == "more" and item is not None:
+            item[1] += " " + text
+            continue
+        if item is not None:
+            out.append(_md_item(*item, title))
+            item = None
+        if kind[0] == "h":
+            heads = [h for h in heads if h[0] < int(kind[1])] + [(int(kind[1]), text)]
+        elif kind == "item":
+            item = [n, text, list(heads)]
+        elif kind in ("text", "more"):
+            if prose_line != n - 1:
+                out.append((f"line {n}", None, ("prose", "only list items become memories")))
+            prose_line = n
+    return out
+
+
+def _md_item(n: int, text: str, heads: list[tuple[int, str]], title: int) -> Record:
+    kind = next((t for _, h in reversed(heads) for t, rx in _SECTION_TYPES if rx.search(h)), "environment")
+    tags = [re.sub(r"[\W_]+", "-", h.lower()).strip("-")[: validate.MAX_TAG_CHARS] for level, h in heads if level > title]
+    fields: dict[str, Any] = {"content": text, "type": kind, "key": None, "tags": [t for t in tags if t]}
+    if m := _LABEL.match(text):
+        label = (m.group(1) or m.group(2)).strip()
+        fields.update(key=label, content=f"{label}: {m.group(3).strip()}")
+    return f"line {n}", fields, None
+
+
+def _ethan_profile(path: Path) -> list[Record]:
+    lines = _markdown_lines(path)
+    level = "h2" if any(kind == "h2" for _, kind, _, _ in lines) else "h1"
+    sections: list[tuple[int, str, list[str]]] = []
+    for n, kind, text, raw in lines:
+        if kind == level or (kind[0] == "h" and kind < level):  # a title above the sections gets no record
+            sections.append((n, text if kind == level else "", []))
+        elif sections:
+            sections[-1][2].append(raw.rstrip())
+    out: list[Record] = []
+    for n, title, body in (s for s in sections if s[1]):
+        content, where = "\n".join(body).strip(), f"line {n} (section {title})"
+        out.append((where, None, ("empty", "the section has no text")) if not content else
+                   (where, {"content": content, "type": "user", "key": f"profile:{title}", "tags": ["profile"]}, None))
+    return out
+
+
+_PARSERS: dict[str, Callable[[Path], list[Record]]] = {
+    "echo-user": lambda p: _objects(p, _json_items(p), forced_type="user"),
+    "echo-env": lambda p: _objects(p, _json_items(p), forced_type="environment"),
+    "ethan-facts": lambda p: _objects(p, _json_items(p), default_type="user", extra=_ethan_extra),
+    "ethan-procedures": lambda p: _objects(p, _json_items(p), forced_type="procedure", extra=_ethan_extra),
+    "memory-md": _memory_md,
+    "ethan-profile": _ethan_profile,
+    "jsonl": _jsonl,
+    "parquet": _parquet,
+}

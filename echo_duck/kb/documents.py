@@ -1,0 +1,398 @@
+"""The knowledge base (SPEC M5): external documents in their own tables, postings and vectors.
+
+What an agent can look up (runbooks, manuals, FAQs) stays apart from what it experienced: only
+``kb_*`` tables, searched by ``kb_search_hits`` (sql/macros/60_kb.sql) with the same BM25, vector and
+fusion formulas as memory recall, which never reads them. Input, chunking, rendering: kb_chunking.py.
+Documents are keyed by absolute path (a raw text by its source name): an unchanged text (sha256) is
+skipped, a changed one has all its chunks replaced, re-adding a folder removes the documents of files
+no longer in it. Both arms index a chunk with its heading trail ("Runbook › Rollback").
+
+Scanner policy. Every chunk (trail + content) goes through echo_duck.write.scan.scan, but a KB text is
+quoted reference material, not an instruction from the user: a security guide that quotes "ignore
+previous instructions" must be storable. So a match never refuses the chunk: it is stored with
+flagged = true and flag_reason = "<reason>: <detail>", stays searchable, and render() puts it inside
+an explicit <untrusted-quoted-material> fence, secrets masked. Invisible and bidi characters are the
+exception to "store as is": they have no honest use in a reference text and hide content from
+reviewers, so they are removed from the stored chunk and trail and the chunk is flagged
+"invisible_unicode: removed N …" (only then does the stored content differ from text[start:end]).
+The source name and tags are the caller's own words: a match there refuses the add (RejectedWrite).
+
+Vectors come from the store's embedder, stamped with model_id/dim; chunks with another model's vector
+are left out of vector search, listed by kb_stale_vectors, and re-embedded by reembed().
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, fields
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import InvalidInput, MemoryNotFound, RejectedWrite
+from ..index.indexing import NO_MODEL_MESSAGE
+from ..index.matvec import matvec
+from ..index.vectors import ReembedReport
+from ..models import Record
+from ..storage.db import Db
+from ..text import segment as text
+from ..write import validate
+from ..write.scan import scan
+from .chunking import Document, doc_stage, fence_safe, in_context, inputs, plan, render, stage_chunks, vector_stage
+
+__all__ = ["KbChunk", "KbDocument", "KbExplanation", "KbHit", "KbReport", "KnowledgeBase", "fence_safe", "render"]
+
+_STAGES = ("echo_duck_kb_doc_stage", "echo_duck_kb_chunk_stage", "echo_duck_kb_vector_stage")
+_EMBED_BATCH = 64
+
+
+@dataclass(frozen=True)
+class KbDocument(Record):
+    id: str
+    source: str
+    path: str | None
+    title: str
+    tags: tuple[str, ...]
+    size: int
+    content_hash: str
+    added_at: datetime
+    updated_at: datetime
+    status: str
+    chunks: int = 0
+    flagged_chunks: int = 0
+
+
+@dataclass(frozen=True)
+class KbChunk(Record):
+    id: str
+    document_id: str
+    source: str
+    path: str | None
+    title: str
+    tags: tuple[str, ...]
+    seq: int
+    heading_trail: tuple[str, ...]
+    start_offset: int
+    end_offset: int
+    content: str
+    flagged: bool
+    flag_reason: str | None
+
+    @property
+    def citation(self) -> str:
+        """'path › Heading › Sub-heading [start:end]' (a raw text is cited as 'source:<name>')."""
+        where = self.path or f"source:{self.source}"
+        return " › ".join((where, *self.heading_trail)) + f" [{self.start_offset}:{self.end_offset}]"
+
+
+@dataclass(frozen=True)
+class KbExplanation:
+    """Why a chunk ranked where it did: the same arms and fusion as memory recall (Explanation)."""
+
+    bm25_rank: int | None
+    bm25_score: float | None
+    vector_rank: int | None
+    similarity: float | None
+    keyword_quality: float | None
+    vector_quality: float | None
+    rrf_score: float
+    keyword_weight: float
+    vector_weight: float
+    kb_weight: float
+    entropy: float
+    vector_arm: str
+    gate: str
+    rerank: str | None = None  # set when a reranker reorders a merged recall(include_kb=True) list
+    rerank_score: float | None = None
+
+
+@dataclass(frozen=True)
+class KbHit:
+    """A knowledge-base chunk found by search; ``score`` is on the memory hits' scale (see 60_kb.sql)."""
+
+    chunk: KbChunk
+    score: float
+    explanation: KbExplanation | None = None
+    origin: str = "kb"
+
+    @property
+    def id(self) -> str:
+        return self.chunk.id
+
+    @property
+    def content(self) -> str:
+        return self.chunk.content
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"origin": self.origin, "score": self.score, "citation": self.chunk.citation, "chunk": self.chunk.to_dict()}
+        if self.explanation is not None:
+            out["explanation"] = dict(self.explanation.__dict__)
+        return out
+
+
+@dataclass(frozen=True)
+class KbReport(Record):
+    """What an add or remove changed. ``flagged`` lists 'citation: reason' for each newly flagged chunk."""
+
+    source: str | None
+    documents_added: int = 0
+    documents_updated: int = 0
+    documents_unchanged: int = 0
+    documents_removed: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    flagged: tuple[str, ...] = ()
+    vector_model: str | None = None
+    stale_vectors: int = 0
+    seconds: float = 0.0
+
+
+class KnowledgeBase:
+    """One store's knowledge base. ``indexer`` gives the store's embedder (``.vectors``, or None)."""
+
+    def __init__(self, db: Db, indexer: Any, clock: Callable[[], datetime], protected_paths: Sequence[str] = ()):
+        self.db, self.indexer, self.clock = db, indexer, clock
+        self.protected_paths = tuple(protected_paths)
+        self._write_lock = threading.Lock()
+        self._matrix = _Matrix()
+        if not db.read_only:
+            self.ensure_ready()
+
+    def add(self, target: Any, *, source: str | None = None, tags: Any = (),
+            progress: Callable[[int, int], None] | None = None) -> KbReport:
+        """Ingest a file, a folder (recursively) or a raw text (with ``source``); progress(done, total) while embedding."""
+        started = time.perf_counter()
+        tags = validate.labels(tags, "tags")
+        docs, folder, source = inputs(target, source)
+        for field, value in [("source", source)] + [("tags", t) for t in tags]:
+            if finding := scan(value):
+                raise RejectedWrite(finding.reason, finding.detail, field)
+        with self._write_lock:  # one ingest at a time: its plan must not go stale before it is applied
+            with self.db.reading():
+                known = self._known(docs, folder, source)
+            todo = plan(docs, known, source, tags, sync=folder is not None)
+            chunks, contexts, flagged = stage_chunks(todo.fresh, self.protected_paths)
+            vectors = self._embed(contexts, progress)
+            removed = self._apply(todo.replaced + todo.gone, todo.gone, doc_stage(todo.fresh + todo.relabel, source, tags),
+                                  chunks, vectors)
+        return KbReport(source, documents_added=len(todo.fresh) - len(todo.replaced),
+                        documents_updated=len(todo.replaced) + len(todo.relabel), documents_unchanged=todo.unchanged,
+                        documents_removed=len(todo.gone), chunks_added=chunks.num_rows, chunks_removed=removed,
+                        flagged=tuple(flagged), seconds=round(time.perf_counter() - started, 3), **self._vector_state())
+
+    def remove(self, target: Any) -> KbReport:
+        """Remove a source (every document added under that name), else a document by path, or every
+        document below a folder. Rows stay in kb_documents with status 'removed'; chunks go."""
+        name = validate.text(os.fspath(target) if isinstance(target, os.PathLike) else target, "source_or_path", max_chars=4096)
+        with self._write_lock:
+            with self.db.reading():
+                rows = [] if isinstance(target, os.PathLike) else self.db.run("kb_active_documents_of_source",
+                                                                              source=name).fetchall()
+                if not rows:
+                    path = Path(name).expanduser().resolve().as_posix()
+                    rows = self.db.run("kb_active_documents_at", path=path, prefix=path.rstrip("/") + "/").fetchall()
+            if not rows:
+                raise MemoryNotFound(f"no knowledge-base source or document path matches {name!r}; see kb_documents()")
+            ids = [str(r[0]) for r in rows]
+            removed = self._apply(ids, ids)
+        return KbReport(None, documents_removed=len(ids), chunks_removed=removed, **self._vector_state())
+
+    def reembed(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> ReembedReport:
+        """Embed every chunk whose vector is missing or from another model, one committed batch at a time."""
+        if (index := self.indexer.vectors) is None:
+            raise InvalidInput(NO_MODEL_MESSAGE)
+        batch_size = validate.positive_int(batch_size, "batch_size", maximum=100_000)
+        with self.db.reading():
+            total = self.db.scalar("kb_count_stale_vectors", model_id=index.model_id)
+        done = batches = 0
+        while done < total:
+            with self.db.reading():
+                rows = self.db.run("kb_stale_vector_batch", model_id=index.model_id, n=min(batch_size, total - done)).fetchall()
+            if not rows:
+                break
+            batch = index.embed([in_context(trail, content) for _, trail, content in rows])
+            with self.db.transaction("re-embedding knowledge-base chunks"):
+                self._stage_and_run(2, vector_stage([str(r[0]) for r in rows], batch), "kb_upsert_vectors_from_stage",
+                                    model_id=index.model_id, dim=int(batch.shape[1]), now=self.clock())
+                self._matrix.invalidate()
+            done, batches = done + len(rows), batches + 1
+            if progress is not None:
+                progress(done, total)
+        with self.db.reading():
+            remaining = self.db.scalar("kb_count_stale_vectors", model_id=index.model_id)
+        return ReembedReport(index.model_id, done, remaining, batches)
+
+    def ensure_ready(self) -> None:
+        """Rebuild the postings when the memory index's signature (segmenter, stop words, hash()) moved on."""
+        with self.db.reading():
+            signature = self.db.scalar("store_info_value", name="keyword_index_signature")
+            if signature is None or self.db.scalar("store_info_value", name="kb_keyword_index_signature") == signature:
+                return
+            rows = self.db.run("kb_all_chunk_texts").fetchall()
+        with self.db.transaction("rebuilding the knowledge-base keyword index"):
+            self.db.run("kb_clear_keyword_index")
+            stage = {"id": [str(r[0]) for r in rows], "tokens": [text.segment_for_index(in_context(r[1], r[2])) for r in rows]}
+            self._stage_and_run(1, pa.table(stage), "kb_insert_bm25_docs_from_stage", "kb_insert_bm25_postings_from_stage")
+            self.db.run("set_store_info", name="kb_keyword_index_signature", value=signature)
+
+    def invalidate(self) -> None:
+        """Drop the in-process vectors after writes this object did not make (e.g. sql(write=True))."""
+        with self.db.reading():
+            self._matrix.invalidate()
+
+    def build_fts_index(self) -> None:
+        """(Re)build DuckDB's fts index over kb_bm25_docs.tokens, for analysts who call match_bm25."""
+        with self.db.transaction("building the knowledge-base fts index"):
+            self.db.run("kb_create_fts_index")
+
+    def search(self, query: str, k: int = 5, *, sources: Any = None, tags: Any = None,
+               explain: bool = False) -> list[KbHit]:
+        """Hybrid (BM25 + vectors) search over chunks; ``sources`` (any of) and ``tags`` (all of) filter."""
+        query = validate.text(query, "query", max_chars=10_000)
+        k = validate.positive_int(k, "k", maximum=1000)
+        sources = None if sources is None else validate.labels(sources, "sources") or None
+        tags = None if tags is None else validate.labels(tags, "tags") or None
+        explain = validate.flag(explain, "explain")
+        q_tokens = text.segment_for_index(query)
+        params: dict[str, Any] = dict(p_query=q_tokens, p_vec_ids=None, p_vec_sims=None, p_qvec=None, p_model=None)
+        vectors = self.indexer.vectors
+        if vectors is None:
+            self.indexer.warn_keyword_only_once()
+            arm = "unavailable: no embedding model installed (keyword-only)"
+        else:
+            qvec = vectors.embed([query])[0]
+            params["p_model"] = vectors.model_id
+            if sources or tags:  # filters: the macro scans only the eligible chunks itself
+                params["p_qvec"], arm = _literal(qvec), "exact (sql)"
+            else:
+                with self.db.reading():
+                    pool = int(self.db.scalar("setting_value", name="vector_pool"))
+                    ids, sims = self._matrix.search(self.db, vectors.model_id, vectors.embedder.dim, qvec, pool)
+                params["p_vec_ids"], params["p_vec_sims"], arm = "[" + ",".join(ids) + "]", _literal(sims), "exact (in-process)"
+        with self.db.reading():
+            df = self.db.run("kb_token_df", q=q_tokens).fetchall() if q_tokens else []
+            entropy = text.query_entropy(query, {token: n for token, n, _ in df}, df[0][2] if df else 0) if q_tokens else 1.0
+            rows = self.db.dicts("kb_search", **params, p_k=k, p_entropy=entropy, p_sources=sources, p_tags=tags)
+        return [_hit(row, entropy, arm, explain) for row in rows]
+
+    def documents(self) -> list[KbDocument]:
+        """Active documents with their chunk and flagged-chunk counts."""
+        with self.db.reading():
+            return [KbDocument.from_row(r) for r in self.db.dicts("kb_overview")]
+
+    render = staticmethod(render)  # hits -> a <kb-context> block for a prompt (kb_chunking.render)
+
+    def _known(self, docs: list[Document], folder: str | None, source: str) -> dict[str | None, dict]:
+        """Stored documents (any status) for these inputs, keyed by path (None: the raw text)."""
+        if folder is not None:
+            rows = self.db.dicts("kb_documents_under", prefix=folder)
+        elif docs[0].path is None:
+            rows = self.db.dicts("kb_text_document", source=source)
+        else:
+            rows = self.db.dicts("kb_document_at", path=docs[0].path)
+        return {r["path"]: r for r in rows}
+
+    def _embed(self, texts: list[str], progress: Callable[[int, int], None] | None) -> np.ndarray | None:
+        """Vectors for new chunks, computed before the write transaction (it holds the store lock)."""
+        if (index := self.indexer.vectors) is None or not texts:
+            return None
+        parts = []
+        for i in range(0, len(texts), _EMBED_BATCH):
+            parts.append(index.embed(texts[i:i + _EMBED_BATCH]))
+            if progress is not None:
+                progress(min(i + _EMBED_BATCH, len(texts)), len(texts))
+        return np.concatenate(parts)
+
+    def _apply(self, drop: list[str], gone: list[str], docs: pa.Table | None = None,
+               chunks: pa.Table | None = None, vectors: np.ndarray | None = None) -> int:
+        """One transaction: drop the chunks (postings, vectors) of ``drop``, upsert ``docs``, write the
+        new chunks, mark ``gone`` removed. Returns the number of chunks dropped."""
+        with self.db.transaction("changing the knowledge base"):
+            removed = self.db.scalar("kb_count_chunks_of_documents", ids=_ids(drop)) if drop else 0
+            if drop:
+                self.db.run("kb_drop_chunks_of_documents", ids=_ids(drop))
+            if docs is not None:
+                self._stage_and_run(0, docs, "kb_upsert_documents_from_stage", now=self.clock())
+            if chunks is not None:
+                self._stage_and_run(1, chunks, "kb_insert_chunks_from_stage", "kb_insert_bm25_docs_from_stage",
+                                    "kb_insert_bm25_postings_from_stage")
+            if vectors is not None:
+                self._stage_and_run(2, vector_stage(chunks.column("id").to_pylist(), vectors), "kb_upsert_vectors_from_stage",
+                                    model_id=self.indexer.vectors.model_id, dim=int(vectors.shape[1]), now=self.clock())
+            if gone:
+                self.db.run("kb_mark_documents_removed", ids=_ids(gone), now=self.clock())
+            self._compact_if_needed()
+            self._matrix.invalidate()
+        return int(removed)
+
+    def _compact_if_needed(self) -> None:
+        """Rewrite the postings once dead docs reach a quarter of the live ones (reads skip dead docs)."""
+        dead, live = self.db.run("kb_keyword_counts").fetchone()
+        if dead and dead * 4 >= live:
+            self.db.run("kb_compact_postings")
+
+    def _stage_and_run(self, which: int, stage: pa.Table, *queries: str, **params: Any) -> None:
+        """Run queries reading a registered Arrow table (bulk staging: one statement for all rows)."""
+        self.db.con.register(_STAGES[which], stage)
+        try:
+            for name in queries if stage.num_rows else ():
+                self.db.run(name, **params)
+        finally:
+            self.db.con.unregister(_STAGES[which])
+
+    def _vector_state(self) -> dict[str, Any]:
+        if (index := self.indexer.vectors) is None:
+            return {}
+        with self.db.reading():
+            stale = self.db.scalar("kb_count_stale_vectors", model_id=index.model_id)
+        return {"vector_model": index.model_id, "stale_vectors": stale}
+
+
+class _Matrix:
+    """The current model's chunk vectors as one float32 matrix, for an exact numpy top-n (~ms).
+    Ingests are rare batches and searches are many: every KB write drops it, the next search reloads.
+    Used only under the store lock (inside db.reading() or a transaction), so it needs none of its own."""
+
+    def __init__(self):
+        self._model: str | None = None
+        self._ids: list[str] = []
+        self._m = np.zeros((0, 1), dtype=np.float32)
+
+    def invalidate(self) -> None:
+        self._model = None
+
+    def search(self, db: Db, model_id: str, dim: int, query: np.ndarray, n: int) -> tuple[list[str], np.ndarray]:
+        if self._model != model_id:
+            table = db.run("kb_vectors_of_model", model_id=model_id).to_arrow_table()
+            self._ids = [str(v) for v in table.column("chunk_id").to_pylist()]
+            flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+            self._m, self._model = flat.astype(np.float32, copy=False).reshape(len(self._ids), dim), model_id
+        if not self._ids:
+            return [], np.zeros(0, dtype=np.float32)
+        sims = matvec(self._m, query.astype(np.float32))
+        top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
+        top = top[np.lexsort((top, -sims[top]))]
+        return [self._ids[i] for i in top], sims[top]
+
+
+def _hit(row: dict, entropy: float, arm: str, explain: bool) -> KbHit:
+    explanation = None
+    if explain:
+        names = {f.name for f in fields(KbExplanation)}
+        explanation = KbExplanation(**{k: v for k, v in row.items() if k in names},
+                                    vector_rank=row["vec_rank"], entropy=entropy, vector_arm=arm)
+    return KbHit(KbChunk.from_row(row), float(row["score"]), explanation)
+
+
+def _ids(values: Sequence[str]) -> str:
+    return "[" + ",".join(values) + "]"
+
+
+def _literal(values: np.ndarray) -> str:
+    """Vectors are bound as text and cast in SQL: binding a Python list costs 20-60 ms in duckdb 1.5.5."""
+    return "[" + ",".join(f"{float(x):.9g}" for x in values) + "]"

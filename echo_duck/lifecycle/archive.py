@@ -1,0 +1,183 @@
+"""Cold archive (SPEC L2): archived and superseded rows past retention go to Hive-partitioned Parquet
+next to the database (``<name>_archive/agent_id=…/year=…/``), then leave the live table.
+
+DuckDB cannot roll back a file it wrote, so an export is a small state machine recorded in
+``archive_exports`` (staged → moved → done), each step committed before the next:
+  1. the rows' ids are recorded (staged); the Parquet files are written to ``_staging/<export id>/``
+     and read back: same ids, same count, or the export is abandoned;
+  2. the files are moved into the archive (moved);
+  3. the rows, their vectors and postings leave the live tables, with an event each (done).
+A crash at any point is finished or undone by ``recover`` on the next writable open: a staged
+export's files are deleted (its rows are still live), a moved export's rows are deleted. The
+``memories_all`` view prefers the live row while both exist, so no row is ever seen twice or lost.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from ..storage import sqlfiles
+from ..storage.db import Db
+from ..storage.extensions import quote_literal
+from ..write.writer import Caller
+
+_STAGE = "echo_duck_archive_stage"
+_PARTITIONING = ds.partitioning(pa.schema([("agent_id", pa.string()), ("year", pa.int32())]), flavor="hive")
+
+
+@dataclass(frozen=True)
+class ArchiveReport:
+    exported: int
+    files: tuple[str, ...] = ()
+    recovered: tuple[str, ...] = field(default=())  # what recover() finished or undid first
+    compacted_partitions: int = 0
+
+    def to_dict(self) -> dict:
+        return {"exported": self.exported, "files": list(self.files), "recovered": list(self.recovered),
+                "compacted_partitions": self.compacted_partitions}
+
+
+def archive_dir(db_path: str) -> Path | None:
+    if db_path == ":memory:":
+        return None
+    path = Path(db_path).expanduser().resolve()
+    return path.with_name(f"{path.stem}_archive")
+
+
+def export(db: Db, caller: Caller, root: Path, now: datetime, older_than_days: float) -> ArchiveReport:
+    recovered = recover(db, root, now)
+    cutoff = now - timedelta(days=older_than_days)
+    with db.reading():
+        batch = db.run("archive_candidates", cutoff=cutoff).to_arrow_table()
+    if batch.num_rows == 0:
+        refresh_view(db, root)
+        return ArchiveReport(0, recovered=recovered)
+    export_id = uuid.uuid4()
+    ids = pa.table({"memory_id": batch.column("id").cast(pa.string())})
+    with db.transaction("recording an archive export"):
+        db.run("insert_archive_export", id=export_id, now=now, rows=batch.num_rows)
+        _with_stage(db, ids, "insert_archive_export_rows", id=export_id)
+
+    staging = root / "_staging" / str(export_id)
+    table = batch.append_column("year", pc.year(batch.column("created_at")).cast(pa.int32()))
+    ds.write_dataset(table, staging, format="parquet", partitioning=_PARTITIONING,
+                     basename_template=f"part-{export_id}-{{i}}.parquet", existing_data_behavior="error")
+    written = ds.dataset(staging, format="parquet", partitioning=_PARTITIONING).to_table(columns=["id"])
+    expected = pc.unique(batch.column("id").cast(pa.string()))
+    if written.num_rows != batch.num_rows or not pc.all(pc.is_in(expected, value_set=written.column("id").cast(pa.string()))).as_py():
+        _abandon(db, root, export_id)
+        raise OSError(f"archive export {export_id}: the Parquet files read back {written.num_rows} rows, "
+                      f"expected {batch.num_rows}; nothing was removed from the live table")
+
+    files = []
+    for source in sorted(staging.rglob("*.parquet")):
+        target = root / source.relative_to(staging)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source.replace(target)  # same filesystem: an atomic rename per file
+        files.append(str(target.relative_to(root)))
+    shutil.rmtree(staging, ignore_errors=True)
+    with db.transaction("archive export moved"):
+        db.run("mark_archive_export_moved", id=export_id, files=files)
+    _finish(db, caller, export_id, now)
+    refresh_view(db, root)
+    return ArchiveReport(batch.num_rows, tuple(files), recovered)
+
+
+def recover(db: Db, root: Path | None, now: datetime) -> tuple[str, ...]:
+    """Finish (moved) or undo (staged) exports a crash interrupted."""
+    if root is None:
+        return ()
+    with db.reading():
+        pending = db.dicts("unfinished_archive_exports")
+    done = []
+    for row in pending:
+        if row["status"] == "staged":
+            _abandon(db, root, row["id"])
+            done.append(f"abandoned staged export {row['id']}")
+        else:
+            _finish(db, Caller(agent_id="echo_duck", actor="archive-recovery"), row["id"], now)
+            done.append(f"finished moved export {row['id']}")
+    return tuple(done)
+
+
+def refresh_view(db: Db, root: Path | None) -> None:
+    """(Re)create memories_all: live rows, plus the archive's Parquet files once there are any.
+
+    The archive's path is a literal in the view (DDL cannot bind parameters), so the view is
+    rebuilt on every writable open: a copied or moved store points at its own archive.
+    """
+    has_files = root is not None and any(root.glob("agent_id=*/year=*/*.parquet"))
+    with db.transaction("refreshing memories_all"):
+        if has_files:
+            glob = quote_literal(str(root / "agent_id=*" / "year=*" / "*.parquet"))
+            db.con.execute(sqlfiles.query("create_memories_all_with_archive").sql.replace("{archive_glob}", glob))
+        else:
+            db.run("create_memories_all_live_only")
+
+
+def compact(db: Db, root: Path | None) -> int:
+    """Merge the small files each export adds into one file per partition; returns partitions merged.
+
+    The merged file is written and counted before the old ones are deleted; a crash in between
+    leaves duplicates that memories_all already removes (one row per id)."""
+    if root is None or not root.exists():
+        return 0
+    merged = 0
+    for partition in sorted(p for p in root.glob("agent_id=*/year=*") if p.is_dir()):
+        parts = sorted(partition.glob("*.parquet"))
+        if len(parts) < 2:
+            continue
+        table = ds.dataset(parts, format="parquet").to_table()
+        write_parquet_atomically(table, partition / f"part-compact-{uuid.uuid4()}.parquet")
+        for part in parts:
+            part.unlink()
+        merged += 1
+    refresh_view(db, root)
+    return merged
+
+
+def write_parquet_atomically(table: pa.Table, target: Path) -> Path:
+    """Write under a name no reader globs (*.parquet.tmp), check the row count, then rename: a crash
+    mid-write leaves a stray .tmp file, never a truncated .parquet that would break memories_all."""
+    partial = target.with_name(target.name + ".tmp")
+    pq.write_table(table, partial)
+    if pq.read_metadata(partial).num_rows != table.num_rows:
+        partial.unlink()
+        raise OSError(f"writing {target}: the file read back the wrong row count; nothing replaced")
+    partial.replace(target)
+    return target
+
+
+def _finish(db: Db, caller: Caller, export_id, now: datetime) -> None:
+    with db.transaction("removing exported rows"):
+        db.run("log_archive_export_events", id=export_id, now=now, actor=caller.who)
+        db.run("mark_exported_keyword_docs_dead", id=export_id)
+        db.run("delete_exported_keyword_docs", id=export_id)
+        db.run("delete_exported_vectors", id=export_id)
+        db.run("delete_exported_memories", id=export_id)
+        db.run("mark_archive_export_done", id=export_id, now=now)
+
+
+def _abandon(db: Db, root: Path, export_id) -> None:
+    shutil.rmtree(root / "_staging" / str(export_id), ignore_errors=True)
+    for stray in root.glob(f"agent_id=*/year=*/part-{export_id}-*.parquet"):
+        stray.unlink()
+    with db.transaction("abandoning an archive export"):
+        db.run("mark_archive_export_abandoned", id=export_id)
+
+
+def _with_stage(db: Db, table: pa.Table, query: str, **params) -> None:
+    db.con.register(_STAGE, table)
+    try:
+        db.run(query, **params)
+    finally:
+        db.con.unregister(_STAGE)

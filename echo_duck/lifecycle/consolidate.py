@@ -1,0 +1,216 @@
+"""Sleep-time consolidation (SPEC L4): session messages → episode → facts → contradictions → decay.
+
+Without an LLM the deterministic extractor (explicit statements in EN and ZH) and an extractive
+summary do the work; with one, any ``complete(prompt) -> str`` plugs in through
+``extract.llm_extractor``. Every fact still goes through the write path: scanner, provenance guard
+(a consolidated fact never replaces a user-stated one; the conflict is recorded as pending).
+
+Jobs are durable rows in ``consolidation_jobs``: one per session (repeat requests are the same
+job), claimed with a lease so a crashed worker's job is picked up again, retried with backoff on
+failure, never dropped. ``Worker`` runs them in a background thread; the agent's own writes wait at
+most for one short write transaction of the worker (the LLM call, if any, runs outside the lock).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable, Sequence
+
+from ..errors import EchoDuckError, ProvenanceConflict, RejectedWrite
+from ..models import Message
+from ..storage.db import Db
+from ..write.scan import scan
+from ..write.sessions import Sessions
+from ..write.writer import Caller, Writer, prepare
+from . import decay as lifecycle
+from . import extract
+from . import summary as summaries
+from .contradictions import ContradictionChecker
+
+Extractor = Callable[[Sequence[tuple[str, str]]], list]
+
+
+@dataclass(frozen=True)
+class ConsolidationReport:
+    session_id: str
+    episode_id: str | None
+    facts_stored: int = 0
+    facts_pending: int = 0
+    facts_rejected: int = 0
+    contradictions: int = 0
+    archived_by_decay: int = 0
+    skipped: str | None = None  # why nothing was done (no messages, already consolidated)
+    rejections: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
+
+
+class Consolidator:
+    def __init__(self, db: Db, writer: Writer, sessions: Sessions, checker: ContradictionChecker, caller: Caller,
+                 clock: Callable[[], datetime], extractor: Extractor | None = None,
+                 summarizer: Callable[[Sequence[tuple[str, str]]], str] | None = None):
+        self.db = db
+        self.writer = writer
+        self.sessions = sessions
+        self.checker = checker
+        self.caller = caller.acting_as("consolidation", "consolidation")
+        self.clock = clock
+        self.extractor = extractor or extract.extract_facts
+        self.summarizer = summarizer or summaries.summarize
+
+    def consolidate(self, session: str) -> ConsolidationReport:
+        session_id = self.sessions.resolve(session)
+        messages = self.sessions.messages(session_id)
+        if not messages:
+            return ConsolidationReport(session_id, None, skipped="session has no messages")
+        info = self.sessions.get(session_id)
+        # Done only when the whole run finished (consolidated_at is set last); a run that failed after
+        # storing its episode is redone, reusing that episode, and its facts are idempotent by key.
+        with self.db.reading():
+            previous = self.db.dict("episode_of_session", session_id=session_id)
+        if info.consolidated_at is not None and info.consolidated_at >= info.last_message_at:
+            return ConsolidationReport(session_id, previous and str(previous["id"]), skipped="already consolidated")
+        pairs = [(m.role, m.content) for m in messages]
+        candidates = self.extractor(pairs)  # may call an LLM: outside any transaction
+        # A message the scanner refuses (an injection, a secret) yields no fact and stays out of the summary.
+        refused = {i: finding for i, (_, text) in enumerate(pairs) if (finding := scan(text)) is not None}
+        summary = self.summarizer([pair for i, pair in enumerate(pairs) if i not in refused])
+        if previous is not None and previous["last_seq"] == messages[-1].seq:
+            episode_id = previous["id"]
+        else:
+            episode_id = self._store_episode(session_id, messages, summary, previous)
+        stored, pending, rejections = [], 0, []
+        for candidate in candidates:
+            index = min(max(candidate.source_index, 0), len(messages) - 1)
+            source = messages[index]
+            if index in refused:
+                finding = refused[index]
+                self.writer.quarantine(self.caller, "source message", finding.reason,
+                                       f"fact from a refused message: {finding.detail}", finding.excerpt)
+                rejections.append(f"{finding.reason}: source message refused by the scanner")
+                continue
+            try:
+                spec = prepare(self.caller, candidate.content, type=candidate.type, key=candidate.key,
+                               tags=candidate.tags, importance=candidate.importance, confidence=candidate.confidence,
+                               provenance="consolidated", source_session=session_id, episode_id=episode_id,
+                               source_refs=[f"message:{source.id}", f"episode:{episode_id}"])
+                memory = self.writer.remember(self.caller, spec, on_lower_provenance="record")
+            except RejectedWrite as e:
+                rejections.append(f"{e.reason}: {candidate.content[:60]}")
+                continue
+            except (ProvenanceConflict, EchoDuckError) as e:
+                rejections.append(f"{type(e).__name__}: {e}")
+                continue
+            if memory.status == "pending":
+                pending += 1
+            else:
+                stored.append(memory.id)
+        found = self.checker.check(self.caller, stored)
+        decayed = lifecycle.decay(self.db, self.caller, self.clock()).archived
+        with self.db.transaction("marking the session consolidated"):
+            self.db.run("mark_session_consolidated", session_id=session_id, now=self.clock())
+        return ConsolidationReport(session_id, str(episode_id), len(stored), pending, len(rejections), len(found),
+                                   decayed, rejections=tuple(rejections))
+
+    def _store_episode(self, session_id: str, messages: list[Message], summary: str, previous: dict | None) -> uuid.UUID:
+        """The episode row, plus an episodic memory of its summary so recall finds it by meaning."""
+        text = " ".join(m.content for m in messages)
+        names = summaries.entities(text)
+        episode_id = uuid.uuid4()
+        importance = min(1.0, 0.3 + 0.05 * len(messages) ** 0.5 + 0.05 * len(names))
+        with self.db.transaction("storing an episode"):
+            if previous is not None:
+                self.db.run("retire_episode", id=previous["id"])
+            self.db.run("insert_episode", id=episode_id, agent_id=self.caller.agent_id, session_id=session_id,
+                        session_key=session_id, summary=summary or "(no summary)", first_seq=messages[0].seq,
+                        last_seq=messages[-1].seq, entities=names, importance=importance,
+                        started_at=messages[0].created_at, ended_at=messages[-1].created_at, now=self.clock())
+        if summary:
+            try:
+                spec = prepare(self.caller, summary, type="environment", tier="episodic", key=f"episode:{session_id}",
+                               entities=names[:64], importance=importance, provenance="consolidated",
+                               source_session=session_id, episode_id=episode_id,
+                               source_refs=[f"episode:{episode_id}"] + [f"message:{m.id}" for m in messages[:50]])
+                self.writer.remember(self.caller, spec, on_lower_provenance="record")
+            except (RejectedWrite, EchoDuckError):
+                pass  # the episode row stays; a summary the scanner refuses is not remembered
+        return episode_id
+
+
+class JobQueue:
+    """The durable consolidation queue of one agent."""
+
+    def __init__(self, db: Db, consolidator: Consolidator, agent_id: str, clock: Callable[[], datetime]):
+        self.db = db
+        self.consolidator = consolidator
+        self.agent_id = agent_id
+        self.clock = clock
+
+    def request(self, session_id: str) -> None:
+        with self.db.transaction("requesting consolidation"):
+            self.db.run("request_job", session_id=session_id, agent_id=self.agent_id, now=self.clock())
+
+    def request_idle(self, limit: int = 100) -> int:
+        with self.db.reading():
+            idle = [r[0] for r in self.db.run("idle_sessions", agent_id=self.agent_id, now=self.clock(), limit=limit).fetchall()]
+        for session_id in idle:
+            self.request(session_id)
+        return len(idle)
+
+    def run_due(self, limit: int = 10) -> list[ConsolidationReport | dict]:
+        with self.db.reading():
+            due = [r[0] for r in self.db.run("due_jobs", agent_id=self.agent_id, now=self.clock(), limit=limit).fetchall()]
+        results = []
+        for session_id in due:
+            with self.db.transaction("claiming a consolidation job"):
+                self.db.run("claim_job", session_id=session_id, now=self.clock())
+            try:
+                report = self.consolidator.consolidate(session_id)
+            except Exception as e:  # retried later with backoff, never dropped
+                with self.db.transaction("recording a failed consolidation"):
+                    self.db.run("fail_job", session_id=session_id, error=f"{type(e).__name__}: {e}"[:2000], now=self.clock())
+                results.append({"session_id": session_id, "error": f"{type(e).__name__}: {e}"})
+                continue
+            with self.db.transaction("finishing a consolidation job"):
+                self.db.run("finish_job", session_id=session_id, result=json.dumps(report.to_dict()), now=self.clock())
+            results.append(report)
+        return results
+
+    def jobs(self) -> list[dict[str, Any]]:
+        with self.db.reading():
+            return self.db.dicts("jobs", agent_id=self.agent_id)
+
+
+class Worker:
+    """Background thread: every ``poll_seconds`` enqueue idle sessions and run due jobs."""
+
+    def __init__(self, queue: JobQueue, poll_seconds: float = 5.0):
+        self.queue = queue
+        self.poll_seconds = poll_seconds
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="echo-duck-consolidation", daemon=True)
+
+    def start(self) -> "Worker":
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self._stop.set()
+        self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.queue.request_idle()
+                self.queue.run_due()
+            except EchoDuckError as e:  # e.g. the store was closed under us: stop quietly
+                self.errors.append(str(e))
+                if "closed" in str(e):
+                    return
+            self._stop.wait(self.poll_seconds)

@@ -1,0 +1,307 @@
+"""Which recall candidates a caller may see and asked for, with their decay terms, from an in-process copy.
+
+The named query ``recall_eligible`` (sql/queries/recall.sql) and ``recall_fused``'s eligible step are
+the definition: the status rule, ``can_see_as``, the filters and ``effective_importance``. At 100k rows
+``recall_eligible`` cost ~21 ms per recall, nearly all of it DuckDB reading 17 columns of every row to
+keep a few hundred (the id filter joins after the scan, and no index or plan shape avoided it); here
+it is ~3 ms, its state query included. Visibility and filters are computed over integer codes with
+numpy; the decay terms, only for the candidates fusion reads (those that make an arm's pool), in
+Python with the ``math`` calls DuckDB makes (``pow``, ``log2``), in its order, so both agree to the
+last bit. Tests hold them equal.
+
+A filtered recall uses the copy too: the rows the caller may see and asked for, as a mask, pick the
+exact vector top-N out of the in-process similarities (``vector_candidates``), where SQL scanned
+every filtered vector with ``list_inner_product``.
+
+The copy follows the table lazily, as the keyword copy does. Every insert into memories takes a
+``row_version`` from a sequence by default, and every UPDATE of memories in sql/ sets a new one
+(migration 0005; a test holds each statement to it). Before each use one query reads the row count
+and the highest row_version; rows above the highest this copy has seen are fetched and replace or
+join their copies. Deleted rows show up as a count that disagrees, and the copy is reloaded. It is
+never read inside a transaction, whose rows could still roll back: recall there runs the SQL query.
+Raw SQL through ``EchoDuck.sql(write=True)`` drops the copy; writes through the bare connection
+(``mem.db.con``) are not seen.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..index.growing import GrowingColumns
+from ..models import PERSISTED_TIERS, TYPES
+from ..storage.db import Db, uuid_list
+from .recall_log import reviews_json
+
+_STATUS = {"active": 1, "superseded": 2}  # any other status is never recalled
+_SCOPE = {"public": 1, "private": 2, "session": 3, "team": 4, "tenant": 5}
+_TYPE = {name: i + 1 for i, name in enumerate(TYPES)}
+_TIER = {name: i + 1 for i, name in enumerate(PERSISTED_TIERS)}
+_NULL, _UNKNOWN, _NO_SESSION = -1, -2, -3  # codes of a NULL text, a text no row has, a caller without a session
+_EPOCH, _ONE_MICROSECOND = datetime(1970, 1, 1), timedelta(microseconds=1)
+FILTERS = ("types", "tiers", "tags", "entities", "since", "until", "session")
+_LABEL_MASKS = 64  # tag and entity values whose row masks are kept
+
+
+class EligibilityCopy:
+    def __init__(self, db: Db):
+        self.db = db
+        self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._ids: list[str] = []
+        self._row: dict[str, int] = {}
+        self._codes: dict[str, int] = {}  # agent, team, tenant and session ids as integers
+        self._cols = GrowingColumns(status=np.int8, scope=np.int8, agent=np.int32, team=np.int32, tenant=np.int32,
+                                    session=np.int32, global_tag=bool, exempt=bool, archival=bool,
+                                    importance=np.float64, access_count=np.int64, last_touch_us=np.int64,
+                                    net_unhelpful=np.int64, type=np.int8, tier=np.int8, at_us=np.int64)
+        self._tags: list[list[str]] = []  # per row, for the tags and entities filters
+        self._entities: list[list[str]] = []
+        self._has_label: dict[tuple[str, str], np.ndarray] = {}  # ("tags" | "entities", value) -> per row
+        self._seen_version: int | None = None  # None: not loaded
+        self._matrix_map: tuple[int, np.ndarray] = (-1, np.zeros(0, np.int64))  # (vector generation, copy rows)
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._reset()
+
+    def rows(self, candidates: Sequence[str], *, who: dict[str, Any], include_superseded: bool, now: datetime,
+             settings: dict[str, float], reviews: dict[str, tuple[int, datetime]],
+             filters: dict[str, Any] | None = None) -> Mapping[str, dict[str, Any]]:
+        """The candidates the caller may see (and asked for, given ``filters``), each mapped to its
+        ``recall_eligible`` row: memory_id, effective_importance, tier_weight, feedback_weight. ``who``
+        holds the recall's p_caller_* parameters; ``reviews`` the queued ones (recall_log.py), counted
+        as if written. Inside a transaction (unfiltered only) the SQL query answers."""
+        with self.db.reading(catch_up=False):
+            if not self.db.in_transaction:
+                with self._lock:
+                    self._follow()
+                    rows = np.fromiter((self._row.get(c, -1) for c in candidates), np.int64, len(candidates))
+                    rows = rows[rows >= 0]  # ids the table no longer has (the vector matrix may lag a purge)
+                    rows = rows[self._allowed(rows, who, include_superseded, filters)]
+                    return _EligibleRows({self._ids[r]: r for r in rows.tolist()},
+                                         self._decay_terms(now, settings, reviews))
+            if filters:
+                raise RuntimeError("inside a transaction a filtered recall runs recall_fused in SQL, not the copy")
+            found = self.db.dicts("recall_eligible", p_ids=uuid_list(candidates),
+                                  p_reviews=reviews_json(reviews), **who, p_include_superseded=include_superseded,
+                                  p_now=now, p_decay_days=settings["importance_decay_days"],
+                                  p_archived_weight=settings["archived_weight"],
+                                  p_unhelpful_penalty=settings["unhelpful_penalty"])
+            return {row["memory_id"]: row for row in found}
+
+    def vector_candidates(self, search: Callable, query_vector: np.ndarray, n: int, *, who: dict[str, Any],
+                          include_superseded: bool, filters: dict[str, Any] | None) -> tuple[list[str], np.ndarray]:
+        """The exact top-n vectors among the rows the caller may see and asked for (exact_vector_candidates
+        in sql/macros/40_recall.sql): ``search`` is VectorIndex.search, given the mask in matrix order."""
+        with self.db.reading(catch_up=False), self._lock:
+            if self.db.in_transaction:
+                raise RuntimeError("inside a transaction a filtered recall runs its vector arm in SQL, not the copy")
+            self._follow()
+            everything = np.arange(len(self._ids))
+            allowed = np.zeros(len(self._ids) + 1, bool)  # the last one, index -1: rows the copy lacks
+            allowed[:-1] = self._allowed(everything, who, include_superseded, filters)
+
+            def keep(matrix_ids: list[str], generation: int) -> np.ndarray:
+                return allowed[self._copy_rows_of(matrix_ids, generation)]
+
+            return search(query_vector, n, keep=keep)
+
+    # -- keeping the copy in step --------------------------------------------------------------
+
+    def _follow(self) -> None:
+        n_rows, newest = self.db.run("eligibility_state").fetchone()
+        if self._seen_version is None:
+            self._apply(self.db.run("eligibility_rows").to_arrow_table())
+        elif newest is not None and newest > self._seen_version:
+            self._apply(self.db.run("eligibility_rows_after", after=self._seen_version).to_arrow_table())
+        if len(self._ids) != n_rows:  # rows were deleted (or written around the row versions): start again
+            self._reset()
+            self._apply(self.db.run("eligibility_rows").to_arrow_table())
+
+    def _apply(self, table: pa.Table) -> None:
+        """Copy these rows: rows already copied are overwritten in place, new ones appended."""
+        versions = table.column("row_version").drop_null()
+        self._seen_version = max(self._seen_version if self._seen_version is not None else -1,
+                                 pc.max(versions).as_py() if len(versions) else -1)
+        if table.num_rows == 0:
+            return
+        ids = [str(v) for v in table.column("id").to_pylist()]
+        values = dict(
+            status=_encode(table.column("status"), lambda v: _STATUS.get(v, 0), np.int8),
+            scope=_encode(table.column("scope"), lambda v: _SCOPE.get(v, 0), np.int8),
+            type=_encode(table.column("type"), lambda v: _TYPE.get(v, 0), np.int8),
+            tier=_encode(table.column("tier"), lambda v: _TIER.get(v, 0), np.int8),
+            **{name: _encode(table.column(column), self._text_code, np.int32)
+               for name, column in (("agent", "agent_id"), ("team", "team_id"), ("tenant", "tenant_id"),
+                                    ("session", "source_session"))},
+            **{name: table.column(name).to_numpy() for name in ("global_tag", "exempt", "archival", "importance",
+                                                                "access_count", "last_touch_us", "net_unhelpful",
+                                                                "at_us")})
+        tags, entities = table.column("tags").to_pylist(), table.column("entities").to_pylist()
+        known = np.fromiter((self._row.get(i, -1) for i in ids), np.int64, len(ids))
+        old = known >= 0
+        if old.any():
+            for name, column in values.items():
+                getattr(self._cols, name)[known[old]] = column[old]
+            for i in np.flatnonzero(old).tolist():
+                row = int(known[i])
+                self._tags[row], self._entities[row] = tags[i], entities[i]
+                for (kind, value), has in self._has_label.items():
+                    if row < len(has):  # rows past a mask's end are looked at when it is next extended
+                        has[row] = value in (tags[i] if kind == "tags" else entities[i])
+        new = np.flatnonzero(~old)
+        if len(new):
+            self._cols.append(**{name: column[new] for name, column in values.items()})
+            for i in new.tolist():
+                self._row[ids[i]] = len(self._ids)
+                self._ids.append(ids[i])
+                self._tags.append(tags[i])
+                self._entities.append(entities[i])
+
+    def _text_code(self, value: str) -> int:
+        return self._codes.setdefault(value, len(self._codes))
+
+    def _copy_rows_of(self, matrix_ids: list[str], generation: int) -> np.ndarray:
+        """The copy row of each vector matrix row, -1 where the copy has no such memory. Kept between calls:
+        both sides only append until they reload (a new vector generation, or _reset)."""
+        known_generation, rows = self._matrix_map
+        if known_generation != generation:
+            rows = np.zeros(0, np.int64)
+        if len(rows) < len(matrix_ids):
+            more = np.fromiter((self._row.get(i, -1) for i in matrix_ids[len(rows):]), np.int64,
+                               len(matrix_ids) - len(rows))
+            rows = np.concatenate([rows, more])
+        for i in np.flatnonzero(rows < 0).tolist():  # the copy may have the row by now (rows are never renumbered)
+            rows[i] = self._row.get(matrix_ids[i], -1)
+        self._matrix_map = (generation, rows)
+        return rows[: len(matrix_ids)]
+
+    # -- recall_eligible, in process -------------------------------------------------------------
+
+    def _allowed(self, rows: np.ndarray, who: dict[str, Any], include_superseded: bool,
+                 filters: dict[str, Any] | None) -> np.ndarray:
+        """Which of these copy rows the caller may see (the status rule and can_see_as in
+        sql/macros/10_scope.sql) and asked for (recall_fused's filters)."""
+        c, code = self._cols, self._codes.get
+        status, scope = c.status[rows], c.scope[rows]
+        ok = (status == _STATUS["active"]) | (include_superseded & (status == _STATUS["superseded"]))
+        mine = c.agent[rows] == code(who["p_caller_agent"], _UNKNOWN)
+        session = c.session[rows]
+        caller_session = _NO_SESSION if who["p_caller_session"] is None else code(who["p_caller_session"], _UNKNOWN)
+        # a NULL caller session compares as NULL in SQL: only a row without a session or tagged global passes
+        session_ok = mine & ((session == _NULL) | (session == caller_session) | c.global_tag[rows])
+        teams = [code(t, _UNKNOWN) for t in who["p_caller_teams"] or ()]
+        tenants = [code(t, _UNKNOWN) for t in who["p_caller_tenants"] or ()]
+        ok &= np.select(
+            [scope == _SCOPE["public"], scope == _SCOPE["private"], scope == _SCOPE["session"],
+             scope == _SCOPE["team"], scope == _SCOPE["tenant"]],
+            [True, mine, session_ok, np.isin(c.team[rows], teams), np.isin(c.tenant[rows], tenants)], False)
+        if not filters:
+            return ok
+        if filters.get("types") is not None:
+            ok &= np.isin(c.type[rows], [_TYPE[t] for t in filters["types"]])
+        if filters.get("tiers") is not None:
+            ok &= np.isin(c.tier[rows], [_TIER[t] for t in filters["tiers"]])
+        if filters.get("since") is not None:  # on coalesce(observed_at, created_at)
+            ok &= c.at_us[rows] >= _micros(filters["since"])
+        if filters.get("until") is not None:
+            ok &= c.at_us[rows] <= _micros(filters["until"])
+        if filters.get("session") is not None:  # a NULL source_session never equals it
+            ok &= session == code(filters["session"], _UNKNOWN)
+        if filters.get("tags") is not None:  # list_has_all(tags, wanted): true for an empty list
+            for tag in filters["tags"]:
+                ok &= self._rows_labelled("tags", tag)[rows]
+        if filters.get("entities") is not None:  # list_has_any(entities, wanted): false for an empty list
+            named = np.zeros(len(rows), bool)
+            for entity in filters["entities"]:
+                named |= self._rows_labelled("entities", entity)[rows]
+            ok &= named
+        return ok
+
+    def _rows_labelled(self, kind: str, value: str) -> np.ndarray:
+        """Which copy rows carry this tag or entity: built once per value and extended as rows are
+        appended (_apply updates rows overwritten in place), so a repeated filter costs no loop."""
+        lists = self._tags if kind == "tags" else self._entities
+        has = self._has_label.get((kind, value))
+        if has is None or len(has) < len(lists):
+            start = 0 if has is None else len(has)
+            more = np.fromiter((value in lists[r] for r in range(start, len(lists))), bool, len(lists) - start)
+            has = more if has is None else np.concatenate([has, more])
+            if len(self._has_label) >= _LABEL_MASKS and (kind, value) not in self._has_label:
+                self._has_label.pop(next(iter(self._has_label)))  # the oldest: a bounded cache
+            self._has_label[(kind, value)] = has
+        return has
+
+    def _decay_terms(self, now: datetime, settings: dict[str, float],
+                     reviews: dict[str, tuple[int, datetime]]) -> Callable[[str, int], dict[str, Any]]:
+        """effective_importance (sql/macros/20_ranking.sql), tier and feedback weights of one copy row, as
+        recall_eligible computes them: the same libm calls on the same doubles, in the same order."""
+        c = self._cols  # a reload replaces it: a lazy read still sees this one
+        now_s = _epoch_seconds(_micros(now))
+        base_days = max(float(settings["importance_decay_days"]), 1.0)
+        archived_weight = float(settings["archived_weight"])
+        kept_share = 1 - float(settings["unhelpful_penalty"])
+
+        def terms(memory_id: str, row: int) -> dict[str, Any]:
+            importance = float(c.importance[row])
+            queued, at = reviews.get(memory_id, (0, None))
+            if c.exempt[row]:
+                effective = importance
+            else:
+                touched = _epoch_seconds(_micros(at) if at is not None else int(c.last_touch_us[row]))
+                days = max(now_s - touched, 0) / 86400.0
+                count = int(c.access_count[row])
+                effective = importance * math.pow(0.5, days / (base_days * (1 + math.log2(1 + count + queued))))
+            return {"memory_id": memory_id, "effective_importance": effective,
+                    "tier_weight": archived_weight if c.archival[row] else 1.0,
+                    "feedback_weight": math.pow(kept_share, max(int(c.net_unhelpful[row]), 0))}
+        return terms
+
+
+class _EligibleRows(Mapping):
+    """Eligible candidate id -> its recall_eligible row; the decay terms are computed when first read."""
+
+    def __init__(self, rows: dict[str, int], terms: Callable[[str, int], dict[str, Any]]):
+        self._rows, self._terms, self._done = rows, terms, {}
+
+    def __getitem__(self, memory_id: str) -> dict[str, Any]:
+        done = self._done.get(memory_id)
+        if done is None:
+            done = self._done[memory_id] = self._terms(memory_id, self._rows[memory_id])
+        return done
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+def _encode(column: pa.ChunkedArray, code_of, dtype) -> np.ndarray:
+    """A text column as integer codes (NULL is _NULL), looking up each distinct value once."""
+    encoded = pc.dictionary_encode(column).combine_chunks()
+    lookup = np.array([code_of(v) for v in encoded.dictionary.to_pylist()] + [_NULL], dtype=dtype)
+    return lookup[encoded.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False)]
+
+
+def _micros(at: datetime) -> int:
+    return (at - _EPOCH) // _ONE_MICROSECOND
+
+
+def _epoch_seconds(micros: int) -> int:
+    """Whole seconds since 1970, rounded down (also before 1970): date_diff('second', a, b) counts the
+    second boundaries crossed, the difference of two of these."""
+    return micros // 1_000_000

@@ -1,0 +1,328 @@
+"""Hybrid recall (SPEC R1-R13): a frozen query description, the two arms, fusion, and the recall log.
+
+A recall computes both arms in process: BM25 over a copy of the postings (keyword_search.py) and the
+exact vector top-N over a matrix (vectors.py). A copy of the columns that decide visibility, the
+filters and decay (eligibility.py) keeps the candidates the caller may see and asked for, with their
+decay terms, as the named query ``recall_eligible`` and ``recall_fused``'s eligible step do; with
+filters it also picks the vector top-N among the rows they keep. fusion.py then ranks as
+``recall_fused`` (sql/macros/40_recall.sql), the definition, would. Inside a transaction a filtered
+recall runs both arms in SQL and calls ``recall_fused`` itself. ``recall_hits`` is the same ranking
+with both arms computed in SQL, for analysts. Tests hold them all equal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..index.indexing import Indexer
+from ..index.keyword import query_text
+from ..index.keyword_search import NO_MATCH
+from ..models import PERSISTED_TIERS, TYPES, Memory
+from ..storage.db import Db
+from ..text import segment as text
+from ..write import validate
+from ..write.writer import Caller
+from . import fusion
+from .eligibility import FILTERS, EligibilityCopy
+from .recall_log import RecallJournal
+from .rerank import Reranker, RerankSettings, rerank
+
+MAX_K = 1000
+ARMS = ("keyword", "vector")
+# The in-process exact scan hands the macro this many times vector_pool candidates, so rows the
+# caller may not see (other agents, superseded versions) rarely crowd out eligible ones.
+OVERFETCH = 4
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    text: str
+    k: int = 10
+    types: tuple[str, ...] | None = None
+    tiers: tuple[str, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    entities: tuple[str, ...] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    session: str | None = None
+    include_archived: bool = False
+    reinforce: bool = True
+    arms: tuple[str, ...] = ARMS
+
+    @classmethod
+    def build(cls, text_: Any, k: Any = 10, *, types=None, tiers=None, tags=None, entities=None, since=None,
+              until=None, session=None, include_archived=False, reinforce=True, arms=ARMS) -> "RecallQuery":
+        """Validate every argument of recall()."""
+        def as_tuple(values):
+            return None if values is None else tuple(values)
+
+        return cls(
+            text=validate.text(text_, "query", max_chars=10_000),
+            k=validate.positive_int(k, "k", maximum=MAX_K),
+            types=as_tuple(validate.choices(types, "types", TYPES)),
+            tiers=as_tuple(validate.choices(tiers, "tiers", PERSISTED_TIERS)),
+            tags=as_tuple(validate.labels(tags, "tags")) if tags is not None else None,
+            entities=as_tuple(validate.labels(entities, "entities")) if entities is not None else None,
+            since=validate.timestamp(since, "since"),
+            until=validate.timestamp(until, "until"),
+            session=validate.optional_text(session, "session", max_chars=200),
+            include_archived=validate.flag(include_archived, "include_archived"),
+            reinforce=validate.flag(reinforce, "reinforce"),
+            arms=tuple(validate.choices(arms, "arms", ARMS) or ()) or _no_arms(),
+        )
+
+    @property
+    def filtered(self) -> bool:
+        return any(v is not None for v in (self.types, self.tiers, self.tags, self.entities, self.since, self.until, self.session))
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a hit ranked where it did (SPEC R9)."""
+
+    bm25_rank: int | None
+    bm25_score: float | None
+    vector_rank: int | None
+    similarity: float | None
+    rrf_score: float
+    keyword_weight: float
+    vector_weight: float
+    entropy: float
+    vector_arm: str  # 'exact (in-process)', 'exact (in-process, filtered)', 'exact (sql)', or 'unavailable: …'
+    gate: str
+    effective_importance: float
+    decay_factor: float
+    tier_weight: float
+    feedback_weight: float
+    provenance: str
+    source_refs: tuple[str, ...]
+    rerank: str | None = None  # None when no reranker is configured
+    rerank_score: float | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    memory: Memory
+    score: float
+    conflicts_with: tuple[str, ...] = ()
+    explanation: Explanation | None = None
+    recall_id: int | None = None
+    origin: str = "memory"
+
+    @property
+    def id(self) -> str:
+        return self.memory.id
+
+    @property
+    def content(self) -> str:
+        return self.memory.content
+
+    @property
+    def key(self) -> str | None:
+        return self.memory.key
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"origin": self.origin, "score": self.score, "conflicts_with": list(self.conflicts_with),
+               "recall_id": self.recall_id, "memory": self.memory.to_dict()}
+        if self.explanation is not None:
+            out["explanation"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.explanation.__dict__.items()}
+        return out
+
+
+@dataclass
+class Recaller:
+    db: Db
+    indexer: Indexer
+    clock: Callable[[], datetime]
+    reranker: Reranker | None = None
+    rerank_settings: RerankSettings = RerankSettings()
+    journal: RecallJournal | None = None  # None on a read-only store: nothing is recorded
+    eligibility: EligibilityCopy = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.eligibility = EligibilityCopy(self.db)
+
+    def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
+               query_vector: np.ndarray | None = None, kb: Any = None) -> list[Hit]:
+        with self.journal.recalling() if self.journal is not None else contextlib.nullcontext():
+            return self._recall(caller, query, explain, query_vector, kb)
+
+    def _recall(self, caller: Caller, query: RecallQuery, explain: bool, query_vector: np.ndarray | None,
+                kb: Any) -> list[Hit]:
+        vectors = self.indexer.vectors if "vector" in query.arms else None
+        q_tokens = query_text(query.text) if "keyword" in query.arms else None  # before the lock: jieba is slow
+        with self.db.reading(catch_up=False):  # queued bookkeeping (recall_log.py) stays queued: see _fused_*
+            teams, tenants, settings = self.caller_context(caller.agent_id)
+            # Inside a transaction only SQL sees its uncommitted rows, so a filtered recall there runs
+            # recall_fused over arms computed in SQL; elsewhere the copy applies the filters (eligibility.py).
+            in_sql = query.filtered and self.db.in_transaction
+            keyword = NO_MATCH
+            if q_tokens is not None and not in_sql:  # filtered: every match, the filters may drop any of them
+                keyword = self.indexer.keyword_search.search(q_tokens, None if query.filtered else keyword_cut(settings))
+        who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
+                   p_caller_tenants=tenants)
+        filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
+                       p_entities=_list(query.entities), p_since=query.since, p_until=query.until,
+                       p_session=query.session, p_include_superseded=query.include_archived)
+        wanted = {name: filters[f"p_{name}"] for name in FILTERS} if query.filtered else None
+        vec_ids, vec_sims = [], []
+        if "vector" not in query.arms:
+            arm = "disabled by the caller"
+        elif vectors is None:
+            self.indexer.warn_keyword_only_once()
+            arm = "unavailable: no embedding model installed (keyword-only)"
+        else:
+            qvec = vectors.embed([query.text])[0] if query_vector is None else _checked(query_vector, vectors.embedder.dim)
+            with self.db.reading(catch_up=False):
+                pool = int(settings["vector_pool"]) * OVERFETCH
+                if in_sql:
+                    vec_ids, vec_sims = self.db.run("exact_vector_candidates", p_qvec=_vector_literal(qvec),
+                                                    p_model=vectors.model_id, p_n=pool, **who, **filters).fetchone()
+                    arm = "exact (sql)"
+                elif query.filtered:  # the top-N among the rows the filters keep, not the top-N filtered
+                    vec_ids, vec_sims = self.eligibility.vector_candidates(
+                        vectors.search, qvec, pool, who=who, include_superseded=query.include_archived, filters=wanted)
+                    arm = "exact (in-process, filtered)"
+                else:
+                    vec_ids, vec_sims = vectors.search(qvec, pool)
+                    arm = "exact (in-process)"
+        shape = text.query_shape(query.text)  # fusion adds how rare the terms are (query_entropy)
+        fetch = max(query.k, self.rerank_settings.top_k) if self.reranker is not None else query.k
+        with self.db.reading(catch_up=False):
+            if in_sql:
+                rows = self._fused_in_sql(q_tokens, keyword, vec_ids, vec_sims, who, filters, shape, fetch)
+            else:
+                rows = self._fused_in_process(keyword, vec_ids, vec_sims, who, query.include_archived, shape, fetch,
+                                              wanted, settings)
+        hits = [_hit(row, row["entropy"], arm, explain) for row in rows]
+        if kb is not None:  # KB chunks score on the same RRF scale (sql/macros/60_kb.sql): one sort merges
+            hits = sorted([*hits, *kb.search(query.text, fetch, tags=query.tags, explain=explain)],
+                          key=lambda h: (-h.score, h.origin, h.id))[:fetch]
+        if self.reranker is not None:
+            hits, status = rerank(query.text, hits, self.reranker, self.rerank_settings)
+            hits = [replace(h, explanation=replace(h.explanation, rerank=status)) if h.explanation else h for h in hits]
+        hits = hits[: query.k]
+        memory_hits = [h for h in hits if h.origin == "memory"]  # only memories are reinforced and logged
+        recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id)
+        return [replace(h, recall_id=recall_id) if h.origin == "memory" else h for h in hits]
+
+    def caller_context(self, agent_id: str) -> tuple[list[str], list[str], dict[str, float]]:
+        """The agent's teams and tenants (as caller_groups(agent) lists them) and the ranking tunables:
+        two plain reads, ~0.5 ms, where one query through the macros cost ~2 ms."""
+        memberships = self.db.run("caller_memberships", caller_agent=agent_id).fetchall()
+        teams = [group for kind, group in memberships if kind == "team"]
+        tenants = [group for kind, group in memberships if kind == "tenant"]
+        return teams, tenants, dict(self.db.run("ranking_settings_plain").fetchall())
+
+    def _fused_in_process(self, keyword, vec_ids, vec_sims, who, include_archived, shape, fetch, wanted,
+                          settings) -> list[dict]:
+        """The candidates the caller may see and asked for (``wanted``: the filters), with their decay terms
+        (eligibility.py, as recall_eligible and recall_fused keep them), ranked by fusion.py."""
+        candidates = list(dict.fromkeys([*keyword.ids, *vec_ids]))
+        if not candidates:
+            return []
+        reviews = self.journal.pending_reviews(candidates) if self.journal is not None else {}
+        eligible = self.eligibility.rows(candidates, who=who, include_superseded=include_archived, now=self.clock(),
+                                         settings=settings, reviews=reviews, filters=wanted)
+        ranked = fusion.fuse(keyword, vec_ids, vec_sims, eligible, settings, shape, fetch)
+        if not ranked:
+            return []
+        winners = _id_literal([f.memory_id for f in ranked])
+        stored = {str(row["id"]): {**row, "conflicts_with": None} for row in self.db.dicts("recall_rows", ids=winners)}
+        for side, other in _conflicts_by_side(self.db.run("recall_conflicts", ids=winners).fetchall(), stored):
+            row = stored[side]
+            row["conflicts_with"] = [*(row["conflicts_with"] or []), other]  # as recall_fused's list, NULL if none
+        for memory_id, (n, last) in reviews.items():  # the rows as they will be once the queue is written
+            if memory_id in stored:
+                stored[memory_id].update(access_count=stored[memory_id]["access_count"] + n, last_accessed=last)
+        return [{**stored[f.memory_id], **vars(f)} for f in ranked]
+
+    def _fused_in_sql(self, q_tokens, keyword, vec_ids, vec_sims, who, filters, shape, fetch) -> list[dict]:
+        """Filtered, inside a transaction: the recall macro over the arms SQL computed for the filtered rows.
+        The macro reads stored access counts: reviews still queued are not counted here, since writing
+        the queue inside the caller's transaction would lose it if that rolled back (recall_log.py)."""
+        entropy = dict(p_entropy=1.0 if shape is None else None, p_shape=shape_literal(shape))
+        vectors = dict(p_vec_ids=_id_literal(vec_ids) if vec_ids else None,
+                       p_vec_sims=_vector_literal(vec_sims) if vec_ids else None)
+        if q_tokens is not None:
+            return self.db.dicts("recall_keywords_in_sql", p_query=q_tokens, **vectors, **who, p_k=fetch, **entropy,
+                                 **filters, p_now=self.clock())
+        return self.db.dicts("recall", **keyword.as_sql(), **vectors, **who, p_k=fetch, **entropy, **filters,
+                             p_now=self.clock())
+
+    def _log(self, caller: Caller, query: RecallQuery, hits: list[Hit], model_id: str | None) -> int | None:
+        """Queue the hits' reinforcement (SPEC R10) and the recall log row (recall_log.py); the recall id.
+        Nothing on a read-only store."""
+        if self.journal is None:
+            return None
+        return self.journal.record(occurred_at=self.clock(), agent_id=caller.agent_id, session_id=caller.session_id,
+                                   query=query.text, k=query.k, model_id=model_id,
+                                   memory_ids=tuple(h.id for h in hits), scores=tuple(h.score for h in hits),
+                                   reinforced=query.reinforce, include_archived=query.include_archived)
+
+
+def _conflicts_by_side(pending: list[tuple], winners: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(winner, other memory) for each pending contradiction (memory_a, memory_b, detected_at) touching a
+    winner, in recall_fused's order: by winner, then detected_at, then the other's id (uuid order)."""
+    sides = [(str(side), at, other) for a, b, at in pending for side, other in ((a, b), (b, a))
+             if str(side) in winners]
+    return [(side, other) for side, _, other in sorted(sides)]
+
+
+def keyword_cut(settings: dict[str, float]) -> int:
+    """How many BM25 matches an unfiltered recall passes on: keyword_candidates keeps rank <= 10 × keyword_pool."""
+    return math.floor(10 * settings["keyword_pool"])
+
+
+def _hit(row: dict, entropy: float, arm: str, explain: bool) -> Hit:
+    memory = Memory.from_row(row)
+    explanation = None
+    if explain:
+        explanation = Explanation(
+            bm25_rank=row["bm25_rank"], bm25_score=row["bm25_score"], vector_rank=row["vec_rank"],
+            similarity=row["similarity"], rrf_score=row["rrf_score"], keyword_weight=row["keyword_weight"],
+            vector_weight=row["vector_weight"], entropy=entropy, vector_arm=arm, gate=row["gate"],
+            effective_importance=row["effective_importance"], decay_factor=row["decay_factor"],
+            tier_weight=row["tier_weight"], feedback_weight=row["feedback_weight"],
+            provenance=memory.provenance_name, source_refs=memory.source_refs)
+    conflicts = tuple(str(c) for c in (row.get("conflicts_with") or ()))
+    return Hit(memory, float(row["score"]), conflicts, explanation)
+
+
+def _checked(vector: Any, dim: int) -> np.ndarray:
+    message = f"query_vector must be {dim} finite floats from the store's embedding model"
+    try:
+        vector = np.asarray(vector, dtype=np.float32)
+    except (TypeError, ValueError):  # bytes, text, ragged lists: not numbers at all
+        raise validate.InvalidInput(message) from None
+    if vector.shape != (dim,) or not np.all(np.isfinite(vector)):
+        raise validate.InvalidInput(message)
+    return vector
+
+
+def _no_arms():
+    raise validate.InvalidInput("arms must name at least one of: keyword, vector")
+
+
+def shape_literal(shape: tuple[float, float, float] | None) -> str | None:
+    """text.query_shape's values as the macro's p_shape: repr reads back the exact doubles fusion.py uses."""
+    return None if shape is None else "[" + ",".join(map(repr, shape)) + "]"
+
+
+def _id_literal(ids) -> str:
+    return "[" + ",".join(ids) + "]"  # uuid texts from the store itself: nothing to quote
+
+
+def _vector_literal(values) -> str:
+    """Lists are bound as text and cast in SQL: binding a Python list costs ~20-60 ms in duckdb 1.5.5."""
+    return "[" + ",".join(f"{float(x):.9g}" for x in values) + "]"
+
+
+def _list(values: tuple[str, ...] | None) -> list[str] | None:
+    return None if values is None else list(values)

@@ -1,0 +1,7 @@
+"""Storage: the DuckDB file and everything that touches it directly.
+
+``connection`` opens a file (extensions first, lock retries, DuckDB errors translated to echo_duck's),
+``extensions`` loads the vss/fts wheels offline, ``schema`` runs the numbered migrations and the macro
+and view files, ``sqlfiles`` finds and parses ``sql/``, and ``db.Db`` is a connection plus the named
+queries behind one re-entrant lock. May import: ``errors``, ``models``. Nothing above it.
+"""

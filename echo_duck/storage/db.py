@@ -1,0 +1,145 @@
+"""A connection plus the named queries of sql/queries, serialised by one lock.
+
+DuckDB connections are not safe to use from several threads at once, so every call on a store goes
+through ``Db``'s re-entrant lock: threads sharing one facade take turns instead of corrupting state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import uuid
+from typing import Any, Callable, Iterator
+
+import duckdb
+
+from ..errors import EchoDuckError
+from . import sqlfiles
+from .connection import transaction, translate_errors
+
+
+class Db:
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, read_only: bool):
+        self.con = con
+        self.read_only = read_only
+        self.lock = threading.RLock()
+        self._closed = False
+        self._depth = 0  # nested transaction() calls join the outer transaction
+        self._parsed: dict[str, list] = {}
+        self._catch_up: Callable[[], None] | None = None
+        self._catching_up = False
+
+    def before_use(self, catch_up: Callable[[], None]) -> None:
+        """Run ``catch_up`` (writing work queued behind an earlier call, recall_log.py) before each
+        reading() or transaction() that does not opt out, and before close()."""
+        self._catch_up = catch_up
+
+    def run(self, name: str, /, **params: Any) -> duckdb.DuckDBPyConnection:
+        """Execute a named query; the result of its last statement is returned."""
+        self._check_open()
+        q = sqlfiles.query(name)
+        with translate_errors(f"query {name}"):
+            if not q.params:
+                return self.con.execute(q.sql)
+            values = q.bind(params)
+            statements = self._statements(name, q.sql)
+            if len(statements) == 1:
+                return self.con.execute(q.sql, values)
+            # DuckDB binds parameters for a single statement only: run a multi-statement query piecewise.
+            for statement in statements[:-1]:
+                self.con.execute(statement.query, {p: values[p] for p in statement.named_parameters})
+            last = statements[-1]
+            return self.con.execute(last.query, {p: values[p] for p in last.named_parameters})
+
+    def _statements(self, name: str, sql: str) -> list:
+        cached = self._parsed.get(name)
+        if cached is None:
+            cached = self._parsed[name] = self.con.extract_statements(sql)
+        return cached
+
+    def scalar(self, name: str, /, **params: Any) -> Any:
+        row = self.run(name, **params).fetchone()
+        return row[0] if row else None
+
+    def dicts(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
+        cur = self.run(name, **params)
+        columns = [d[0] for d in cur.description]
+        return [dict(zip(columns, row)) for row in cur.fetchall()]
+
+    def dict(self, name: str, /, **params: Any) -> dict[str, Any] | None:
+        rows = self.dicts(name, **params)
+        return rows[0] if rows else None
+
+    @contextlib.contextmanager
+    def transaction(self, what: str) -> Iterator["Db"]:
+        """One atomic unit of work under the store lock; any error rolls it back.
+
+        A transaction() inside another joins it: the outer one commits or rolls back both.
+        """
+        with self.lock:
+            self._check_open()
+            if self.read_only:
+                raise EchoDuckError(f"{what}: this store was opened read_only; open it without read_only to write")
+            if not self._depth:
+                self._run_catch_up()
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self
+                finally:
+                    self._depth -= 1
+                return
+            self._depth = 1
+            try:
+                with transaction(self.con, what):
+                    yield self
+            finally:
+                self._depth = 0
+
+    @contextlib.contextmanager
+    def reading(self, *, catch_up: bool = True) -> Iterator["Db"]:
+        """The store lock for reads; ``catch_up=False`` reads without writing queued work first (recall)."""
+        with self.lock:
+            self._check_open()
+            if catch_up:
+                self._run_catch_up()
+            yield self
+
+    def _run_catch_up(self) -> None:
+        # never inside a transaction: a rollback there would take the queued work with it
+        if self._catch_up is not None and not self._catching_up and not self._depth:
+            self._catching_up = True  # its own transaction() must not catch up again
+            try:
+                self._catch_up()
+            finally:
+                self._catching_up = False
+
+    def close(self) -> None:
+        with self.lock:
+            if self._closed:
+                return
+            try:
+                self._run_catch_up()
+            finally:
+                self._closed = True
+                with translate_errors("closing the store"):
+                    self.con.close()
+
+    @property
+    def in_transaction(self) -> bool:
+        """Inside transaction() (call under the lock): rows read now may still roll back."""
+        return self._depth > 0
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EchoDuckError("this store is closed; open it again with echo_duck.open(...)")
+
+
+def uuid_list(ids) -> str:
+    """Ids as the text '[a, b]' that SQL casts with ::VARCHAR::UUID[]; binding a Python list costs
+    ~0.2 ms per element in duckdb 1.5.5 (1 s for a 2,000-row batch). Only uuids go in, so no quoting."""
+    return "[" + ",".join(str(uuid.UUID(str(i))) for i in ids) + "]"

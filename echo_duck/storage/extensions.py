@@ -1,0 +1,51 @@
+"""Load the vss and fts extensions from their pinned PyPI wheels, offline.
+
+DuckDB's own INSTALL would reach for the network, and pointing ``extension_directory`` at the wheels
+fails (their layout lacks the platform level), so each binary is LOADed by file path. vss never
+autoloads: it is loaded on every connection before the database file is attached, so that WAL replay
+of any vss object can succeed.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+import duckdb
+
+from ..errors import ExtensionMissing
+
+EXTENSIONS = ("vss", "fts")
+
+
+def extension_path(name: str) -> Path:
+    """Path of the extension binary shipped by ``duckdb-extension-<name>`` for this duckdb."""
+    package = f"duckdb-extension-{name}"
+    fix = f"pip install '{package}=={duckdb.__version__}'"
+    try:
+        dist = importlib.metadata.distribution(package)
+    except importlib.metadata.PackageNotFoundError:
+        raise ExtensionMissing(f"the DuckDB '{name}' extension is not installed; fix: {fix}") from None
+    if dist.version != duckdb.__version__:
+        raise ExtensionMissing(
+            f"{package} {dist.version} does not match duckdb {duckdb.__version__}; fix: {fix}"
+        )
+    path = Path(dist.locate_file(f"duckdb_extension_{name}/extensions/v{duckdb.__version__}/{name}.duckdb_extension"))
+    if not path.is_file():
+        raise ExtensionMissing(f"{package} is installed but {path} is missing; fix: pip install --force-reinstall '{package}=={duckdb.__version__}'")
+    return path
+
+
+def load_extensions(con: duckdb.DuckDBPyConnection) -> None:
+    for name in EXTENSIONS:
+        path = extension_path(name)
+        try:
+            # LOAD takes no bound parameters; the path comes from the installed wheel, quoted safely.
+            con.execute(f"LOAD {quote_literal(str(path))}")
+        except duckdb.Error as e:
+            raise ExtensionMissing(f"could not load the DuckDB '{name}' extension from {path}: {e}") from e
+
+
+def quote_literal(text: str) -> str:
+    """A SQL string literal, for the few statements (LOAD, ATTACH) that cannot bind parameters."""
+    return "'" + text.replace("'", "''") + "'"

@@ -1,0 +1,7 @@
+"""The facade: ``facade.EchoDuck`` (returned by ``echo_duck.open``) owns the connection and wires the
+layers below into verbs; ``kb_verbs`` and ``lifecycle_verbs`` are its mixins; ``working`` is the
+in-process working memory; ``tools`` exposes the verbs as agent tools; ``doctor`` checks an install
+and a store; ``docs`` renders the SQL reference.
+May import: ``recall``, ``lifecycle``, ``kb``, ``io``, ``write``, ``index``, ``storage``, ``embed``, ``text``,
+``errors``, ``models``.
+"""

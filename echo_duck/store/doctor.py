@@ -1,0 +1,311 @@
+"""`echo-duck doctor`: check the install and a store, and say exactly how to fix each problem.
+
+Install: duckdb at the pinned version, the vss and fts extension wheels (same version, and their
+binaries load), the embedding models (``embed.model_status()``). Store (opened read-only, never
+written): the file exists and is an echo_duck store, its schema version (newer: upgrade echo-duck;
+older: migrated on the next writable open), installed macros and views, the keyword index signature,
+the embedding model its vectors need, stale vectors, consolidation jobs not done (waiting: a warning,
+failed: a problem), the Parquet archive folder and exports a crash left half-way, and the audit's must-be-zero counters (stale and leaked recalls).
+
+Each finding is a ``Check`` with status ok, warn (optional, nothing broken) or fail, and for warn
+and fail the ``fix``: a command to run. ``DoctorReport.ok`` is False when any check failed.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import re
+import shlex
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import duckdb
+
+from ..embed.embedder import model_status
+from ..errors import DatabaseLocked, EchoDuckError, ExtensionMissing
+from ..index.keyword import KeywordIndex
+from ..lifecycle.archive import archive_dir
+from ..storage import sqlfiles
+from ..storage.connection import connect
+from ..storage.db import Db
+from ..storage.extensions import EXTENSIONS, extension_path, quote_literal
+
+_BARE = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+_PIN = re.compile(r"^\s*duckdb\s*==\s*([0-9][^\s;,]*)")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # "ok" | "warn" | "fail"
+    detail: str
+    fix: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    checks: tuple[Check, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != "fail" for c in self.checks)
+
+    @property
+    def problems(self) -> list[Check]:
+        return [c for c in self.checks if c.status == "fail"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "problems": len(self.problems), "checks": [c.to_dict() for c in self.checks]}
+
+    def render(self) -> str:
+        width = max(len(c.name) for c in self.checks)
+        lines = []
+        for c in self.checks:
+            lines.append(f"{c.status.upper():<4}  {c.name.ljust(width)}  {c.detail}")
+            if c.fix:
+                lines.append(f"{'':<4}  {''.ljust(width)}  fix: {c.fix}")
+        n = len(self.problems)
+        lines.append("")
+        lines.append("everything is in order" if n == 0 else f"{n} problem{'s' if n > 1 else ''} found")
+        return "\n".join(lines)
+
+
+def diagnose(db: str | Path | None = None, *, required: bool = True, lock_timeout: float = 0.0) -> DoctorReport:
+    """Check the install, then the store at ``db`` if given. A missing file is a failure when
+    ``required`` (the user named it), else a warning (the default path, no store yet)."""
+    checks = check_install()
+    if db is not None:
+        checks += check_store(db, required=required, lock_timeout=lock_timeout)
+    return DoctorReport(tuple(checks))
+
+
+# -- install -----------------------------------------------------------------------------------
+
+def pinned_duckdb() -> str | None:
+    """The duckdb version echo-duck's metadata pins (None when running from an uninstalled checkout)."""
+    try:
+        requirements = importlib.metadata.requires("echo-duck") or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for requirement in requirements:
+        match = _PIN.match(requirement)
+        if match and ";" not in requirement:
+            return match.group(1)
+    return None
+
+
+def check_install() -> list[Check]:
+    pin = pinned_duckdb()
+    version = duckdb.__version__
+    target = pin or version
+    reinstall = "pip install " + " ".join(shlex.quote(f"{p}=={target}") for p in
+                                          ("duckdb", *(f"duckdb-extension-{e}" for e in EXTENSIONS)))
+    checks = []
+    if pin is None:
+        checks.append(Check("duckdb", "warn", f"{version}; echo-duck's pin is unknown (not installed as a package)",
+                            "pip install -e . (in the echo_duck checkout)"))
+    elif version != pin:
+        checks.append(Check("duckdb", "fail", f"{version} is installed but echo-duck needs duckdb=={pin} "
+                            "(the extension binaries load only into that version)", reinstall))
+    else:
+        checks.append(Check("duckdb", "ok", f"{version} (pinned)"))
+    for name in EXTENSIONS:
+        checks.append(_check_extension(name, target, reinstall))
+    checks += _check_models()
+    return checks
+
+
+def _check_extension(name: str, target: str, reinstall: str) -> Check:
+    package = f"duckdb-extension-{name}"
+    label = f"extension {name}"
+    try:
+        path = extension_path(name)
+    except ExtensionMissing as e:
+        detail = str(e).split("; fix:")[0]
+        return Check(label, "fail", detail, reinstall if "is missing" not in detail else
+                     f"pip install --force-reinstall {shlex.quote(f'{package}=={target}')}")
+    try:
+        with duckdb.connect(":memory:", config=_BARE) as con:
+            con.execute(sqlfiles.query("load_extension_file").sql.replace("{extension_file}", quote_literal(str(path))))
+    except duckdb.Error as e:
+        return Check(label, "fail", f"{path} does not load into duckdb {duckdb.__version__}: {_first_line(e)}",
+                     f"pip install --force-reinstall {shlex.quote(f'{package}=={target}')}")
+    return Check(label, "ok", f"{package} {importlib.metadata.version(package)}, loads from {path.parent}")
+
+
+def _check_models() -> list[Check]:
+    checks = []
+    for name, status in model_status().items():
+        if name == "hash":
+            continue
+        label = f"model {name}"
+        if status["available"]:
+            checks.append(Check(label, "ok", f"{status['model_id']} ({status['dim']}-d) at {status['path']}"))
+        elif status["default"]:
+            checks.append(Check(label, "fail", f"the default embedding model is not installed ({status['problem']}); "
+                                "recall runs on keywords only", status["fix"]))
+        else:
+            checks.append(Check(label, "warn", f"optional model not installed ({status['problem']})", status["fix"]))
+    return checks
+
+
+# -- store ---------------------------------------------------------------------------------------
+
+def check_store(db: str | Path, *, required: bool = True, lock_timeout: float = 0.0) -> list[Check]:
+    path = Path(db).expanduser()
+    shown = shlex.quote(str(db))
+    if not path.exists():
+        status = "fail" if required else "warn"
+        return [Check("store", status, f"no store at {path}", f"echo-duck init --db {shown}")]
+    try:
+        con = _open_read_only(path, lock_timeout)
+    except DatabaseLocked as e:
+        return [Check("store", "fail", str(e).split(";")[0],
+                      "stop the process that holds the file (DuckDB lets one process write), then run doctor again")]
+    except (EchoDuckError, duckdb.Error) as e:
+        return [Check("store", "fail", f"cannot open {path}: {_first_line(e)}",
+                      f"check that {shown} is an echo_duck store (echo-duck init --db NEW_FILE creates one)")]
+    try:
+        return _store_checks(Db(con, read_only=True), path, shown)
+    finally:
+        con.close()
+
+
+def _open_read_only(path: Path, lock_timeout: float) -> duckdb.DuckDBPyConnection:
+    """echo_duck's read-only connection; without working extensions, a bare one (enough to read tables)."""
+    try:
+        return connect(path, read_only=True, lock_timeout=lock_timeout)
+    except ExtensionMissing:
+        return duckdb.connect(str(path), read_only=True, config=_BARE)
+
+
+def _store_checks(db: Db, path: Path, shown: str) -> list[Check]:
+    version_check, current = _schema_check(db, shown)
+    checks = [Check("store", "ok", f"{path} ({path.stat().st_size:,} bytes)"), version_check]
+    if not current:
+        return checks  # views and macros of another version: the other checks would mislead
+    checks.append(_objects_check(db, shown))
+    steps: list[Callable[[Db, str], Check | None]] = [
+        _keyword_check, _model_check, _stale_check, _jobs_check, functools.partial(_archive_check, path=path),
+        _audit_check]
+    for step in steps:
+        try:
+            check = step(db, shown)
+        except (EchoDuckError, duckdb.Error) as e:
+            name = getattr(step, "func", step).__name__.strip("_").replace("_check", "")
+            check = Check(name, "fail", f"could not check: {_first_line(e)}",
+                          f"echo-duck init --db {shown} (reinstalls macros and views), then run doctor again")
+        if check is not None:
+            checks.append(check)
+    return checks
+
+
+def _schema_check(db: Db, shown: str) -> tuple[Check, bool]:
+    known = len(sqlfiles.migrations())
+    if not db.scalar("has_schema_version"):
+        if db.scalar("user_table_count"):
+            return Check("schema", "fail", "this DuckDB file has tables but no schema_version: not an echo_duck store",
+                         "open another file, or create a store with: echo-duck init --db NEW_FILE"), False
+        return Check("schema", "fail", "empty DuckDB file (no echo_duck schema yet)", f"echo-duck init --db {shown}"), False
+    version = max((row[0] for row in db.run("applied_migrations").fetchall()), default=0)
+    if version > known:
+        return Check("schema", "fail", f"schema version {version} was written by a newer echo-duck; this one knows {known}",
+                     "pip install -U echo-duck"), False
+    if version < known:
+        return Check("schema", "fail", f"schema version {version} is older than this echo-duck's {known}: it will be "
+                     "migrated on the next writable open (read-only opens refuse it until then)",
+                     f"echo-duck init --db {shown}"), False
+    return Check("schema", "ok", f"version {version} (current)"), True
+
+
+def _objects_check(db: Db, shown: str) -> Check:
+    if db.scalar("installed_objects_checksum") != sqlfiles.objects_checksum():
+        return Check("macros and views", "fail", "installed by another echo-duck version (reinstalled on the next writable open)",
+                     f"echo-duck init --db {shown}")
+    return Check("macros and views", "ok", "match this echo-duck's sql/ files")
+
+
+def _keyword_check(db: Db, shown: str) -> Check:
+    stored = db.scalar("store_info_value", name="keyword_index_signature")
+    if stored != KeywordIndex(db)._signature():
+        return Check("keyword index", "fail", "built with other stop words, segmentation or DuckDB hash (rebuilt on the "
+                     "next writable open)", f"echo-duck init --db {shown}")
+    return Check("keyword index", "ok", f"signature {stored}")
+
+
+def _model_check(db: Db, shown: str) -> Check | None:
+    model_id = db.scalar("store_info_value", name="embedding_model")
+    if model_id is None:
+        return Check("store model", "ok", "no embedding model recorded yet (keyword-only so far)")
+    for name, status in model_status().items():
+        if status["model_id"] == model_id or (name == "hash" and model_id.startswith("hash-")):
+            if status["available"]:
+                return Check("store model", "ok", f"{model_id} (installed)")
+            return Check("store model", "fail", f"the store's vectors come from {model_id}, which is not installed "
+                         "here (recall would run on keywords only)", status["fix"])
+    return Check("store model", "warn", f"the store's vectors come from {model_id}, a custom embedder echo-duck "
+                 "cannot load by name", "pass the same embedder object to echo_duck.open(..., embedder=...)")
+
+
+def _stale_check(db: Db, shown: str) -> Check:
+    memories, chunks = db.run("doctor_stale_vectors").fetchone()
+    if not memories and not chunks:
+        return Check("stale vectors", "ok", "every vector is from the store's current model")
+    model_id = db.scalar("store_info_value", name="embedding_model")
+    fixes = []
+    if memories:
+        fixes.append(f"echo-duck reembed --db {shown}" + _model_option(model_id))
+    if chunks:
+        fixes.append(f"echo-duck kb reembed --db {shown}")
+    return Check("stale vectors", "fail", f"{memories} memories and {chunks} knowledge-base chunks have no vector from "
+                 f"{model_id}: vector search leaves them out", " && ".join(fixes))
+
+
+def _model_option(model_id: str | None) -> str:
+    """--model for `echo-duck reembed`, unless the store's model is the default one."""
+    for name, status in model_status().items():
+        if status["model_id"] == model_id:
+            return "" if status["default"] else f" --model {name}"
+    return f" --model {shlex.quote(model_id)}" if model_id else ""
+
+
+def _jobs_check(db: Db, shown: str) -> Check:
+    waiting, failed, running, last_error = db.run("doctor_jobs").fetchone()
+    if not (waiting or failed or running):
+        return Check("consolidation jobs", "ok", "none waiting")
+    detail = f"{waiting} waiting, {failed} failed (retried with backoff), {running} running"
+    if last_error:
+        detail += f"; last error: {last_error[:200]}"
+    # queued work is normal (the worker runs it); a job that keeps failing is a problem
+    return Check("consolidation jobs", "fail" if failed else "warn", detail, f"echo-duck consolidate --pending --db {shown}")
+
+
+def _archive_check(db: Db, shown: str, *, path: Path) -> Check:
+    """The Parquet archive folder next to the store, and exports a crash left half-way."""
+    folder = archive_dir(str(path))
+    files = sorted(folder.glob("agent_id=*/year=*/*.parquet")) if folder.is_dir() else []
+    where = f"{len(files)} Parquet files in {folder}" if folder.is_dir() else f"no archive folder yet ({folder})"
+    staged, moved = db.run("doctor_unfinished_exports").fetchone()
+    if not (staged or moved):
+        return Check("archive", "ok", f"{where}; no unfinished exports")
+    return Check("archive", "fail", f"{where}; {staged} staged and {moved} moved exports were interrupted: a "
+                 "writable open undoes staged ones and finishes moved ones", f"echo-duck init --db {shown}")
+
+
+def _audit_check(db: Db, shown: str) -> Check:
+    live, stale, leaked = db.run("doctor_audit").fetchone()
+    if stale or leaked:
+        return Check("audit", "fail", f"{stale} stale and {leaked} leaked recalls (both must be 0): a recall returned "
+                     "a superseded memory or one outside the caller's visibility; please report it as a bug",
+                     f"echo-duck sql \"SELECT * FROM leaked_recalls\" --db {shown}  (and stale_recalls) to see them")
+    return Check("audit", "ok", f"{live} live memories; 0 stale and 0 leaked recalls")
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__

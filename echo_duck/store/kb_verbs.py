@@ -1,0 +1,70 @@
+"""The knowledge-base verbs of the facade (SPEC M5): a mixin of ``EchoDuck``, thin calls into kb.py.
+
+Written against what the facade already has: ``db``, ``indexer`` (its ``vectors`` is the store's
+embedder, or None), ``_clock``, ``read_only`` and ``writer.protected_paths`` (the scanner's paths).
+
+Merging with memory recall (``recall(..., include_kb=True)``): ``self.kb.search(query, k)`` returns
+``KbHit``s whose score is on the memory hits' scale: the same quality-weighted RRF (each corpus ranks
+its own candidates), times importance_floor + (1 - importance_floor) × kb_importance, i.e. a chunk
+scores like a fresh memory of importance 0.5 (setting ``kb_importance``) that never decays. So both
+lists merge by score: ``sorted(memory_hits + kb_hits, key=lambda h: (-h.score, h.origin, h.id))[:k]``,
+each hit marked by ``origin`` ("memory" or "kb").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..errors import EchoDuckError
+from ..index.vectors import ReembedReport
+from ..kb.documents import KbDocument, KbHit, KbReport, KnowledgeBase
+from ..write import validate
+
+
+class KnowledgeBaseVerbs:
+    @property
+    def kb(self) -> KnowledgeBase:
+        """This store's knowledge base, created on first use (its postings checked once then)."""
+        with self.db.lock:  # two threads asking at once get one instance
+            if getattr(self, "_kb", None) is None:
+                writer = getattr(self, "writer", None)
+                self._kb = KnowledgeBase(self.db, self.indexer, self._clock, getattr(writer, "protected_paths", ()))
+            return self._kb
+
+    def kb_add(self, path_or_text: Any, *, source: str | None = None, tags: Any = (),
+               progress: Callable[[int, int], None] | None = None) -> KbReport:
+        """Add a file, a folder (recursively: .md, .markdown, .txt) or a raw text (``source`` required)
+        to the knowledge base. Unchanged files are skipped, changed ones re-chunked, and files gone
+        from a re-added folder removed. Scanner matches are stored flagged, never refused."""
+        self._kb_writable("kb_add")
+        return self.kb.add(path_or_text, source=source, tags=tags, progress=progress)
+
+    def kb_search(self, query: str, k: int = 5, *, sources: Any = None, tags: Any = None,
+                  explain: bool = False) -> list[KbHit]:
+        """Hybrid search over the knowledge base only (never memories); each hit cites its path,
+        heading trail and offsets. ``sources``: any of these source names; ``tags``: all of these."""
+        return self.kb.search(query, k, sources=sources, tags=tags, explain=explain)
+
+    def kb_render(self, hits: Any, budget_chars: int | None = None) -> str:
+        """KB hits as a fenced <kb-context> block for a prompt; flagged chunks fenced as untrusted."""
+        if budget_chars is not None:
+            budget_chars = validate.positive_int(budget_chars, "budget_chars", maximum=10_000_000)
+        return self.kb.render([h for h in hits if getattr(h, "origin", None) == "kb"], budget_chars)
+
+    def kb_remove(self, source_or_path: Any) -> KbReport:
+        """Remove every document of a source, else the document at a path, or all below a folder."""
+        self._kb_writable("kb_remove")
+        return self.kb.remove(source_or_path)
+
+    def kb_documents(self) -> list[KbDocument]:
+        """Active knowledge-base documents with their chunk and flagged-chunk counts."""
+        return self.kb.documents()
+
+    def kb_reembed(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> ReembedReport:
+        """Re-embed chunks whose vector is missing or from another model, in committed batches."""
+        self._kb_writable("kb_reembed")
+        return self.kb.reembed(batch_size=batch_size, progress=progress)
+
+    def _kb_writable(self, verb: str) -> None:
+        if self.read_only:  # before any file is read or embedded
+            raise EchoDuckError(f"{verb}: this store was opened read_only; open it without read_only to write")

@@ -1,0 +1,138 @@
+"""The lifecycle verbs of the facade: forgetting, archiving, auditing, contradictions, consolidation.
+
+A mixin of ``EchoDuck`` (store.py) so that each file stays small; every verb is a thin call into
+lifecycle.py, archive.py, contradictions.py or consolidate.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable
+
+import polars as pl
+
+from ..errors import InvalidInput
+from ..lifecycle import archive
+from ..lifecycle import decay as lifecycle
+from ..lifecycle.archive import ArchiveReport
+from ..lifecycle.consolidate import ConsolidationReport, Worker
+from ..lifecycle.contradictions import Contradiction
+from ..lifecycle.decay import DecayReport, GcReport
+from ..models import Memory
+from ..write import validate
+
+AUDIT_VIEWS = ("memory_health", "memory_counts", "provenance_coverage", "open_contradictions", "stale_recalls",
+               "leaked_recalls", "memory_utility", "decay_histogram", "blocked_writes_by_reason")
+
+
+class LifecycleVerbs:
+    def decay(self, now: Any = None, *, dry_run: bool = False) -> DecayReport:
+        """Archive every memory whose effective importance fell below archive_threshold (SPEC L1, L2)."""
+        when = validate.timestamp(now, "now") or self.now()
+        return lifecycle.decay(self.db, self.caller, when, dry_run=validate.flag(dry_run, "dry_run"))
+
+    def restore(self, target: Any, reason: str = "restored on request") -> Memory:
+        """Bring an archived memory back to its tier."""
+        return lifecycle.restore(self.db, self.writer, self.caller, target, self.now(),
+                                 validate.text(reason, "reason", max_chars=1000))
+
+    def archive(self, older_than_days: float | None = None, *, compact: bool = True,
+                progress: Callable[[int, int], None] | None = None) -> ArchiveReport:
+        """Move archived and superseded rows older than the retention period to Parquet (SPEC L2).
+
+        ``progress(done, total)`` is called after each stage (export + verify + delete, compaction).
+        """
+        if self.archive_dir is None:
+            raise InvalidInput("an in-memory store has no folder for a Parquet archive; open a file")
+        if older_than_days is None:
+            with self.db.reading():
+                older_than_days = self.db.scalar("setting_value", name="archive_retention_days")
+        # NaN, inf and ~2,000+ years would break the cutoff date arithmetic (ValueError/OverflowError)
+        if (isinstance(older_than_days, bool) or not isinstance(older_than_days, (int, float))
+                or not 0 <= older_than_days <= 700_000):
+            raise InvalidInput(f"older_than_days must be a number of days from 0 to 700,000, got {older_than_days!r}")
+        stages = 2 if compact else 1
+        report = archive.export(self.db, self.caller, self.archive_dir, self.now(), float(older_than_days))
+        if self.indexer.vectors is not None:
+            self.indexer.vectors.invalidate()
+        if progress:
+            progress(1, stages)
+        if compact:
+            report = replace(report, compacted_partitions=archive.compact(self.db, self.archive_dir))
+            if progress:
+                progress(2, stages)
+        return report
+
+    def gc(self, retention_days: float | None = None, *, dry_run: bool = True) -> GcReport:
+        """Purge what the retention policy lets go (dry run unless ``dry_run=False``)."""
+        if retention_days is None:
+            with self.db.reading():
+                retention_days = self.db.scalar("setting_value", name="gc_retention_days")
+        if isinstance(retention_days, bool) or not isinstance(retention_days, (int, float)) or retention_days < 0:
+            raise InvalidInput(f"retention_days must be a number of days >= 0, got {retention_days!r}")
+        return lifecycle.gc(self.db, self.caller, self.indexer.keyword, self.now(), float(retention_days),
+                            dry_run=validate.flag(dry_run, "dry_run"))
+
+    def audit(self) -> dict[str, pl.DataFrame]:
+        """The quality report (SPEC Q): memory_health plus each detail view, as Polars frames; rows
+        that show memory content or recall queries are limited to what this agent may see."""
+        with self.db.reading():
+            return {name: self.db.run(f"audit_{name}", **self._who()).pl() for name in AUDIT_VIEWS}
+
+    # -- contradictions --------------------------------------------------------------------------
+
+    def contradictions(self, status: str | None = "pending") -> list[Contradiction]:
+        """Recorded contradictions (pending ones by default) between memories this agent can see."""
+        status = None if status is None else validate.choice(status, "status", ("pending", "resolved"))
+        with self.db.reading():
+            rows = self.db.dicts("visible_contradictions", status=status, **self._who())
+        return [Contradiction.from_row(r) for r in rows]
+
+    def resolve(self, contradiction_id: Any, winner: Any) -> Contradiction:
+        """Decide a contradiction: ``winner`` is the memory id that stays true (None: not a contradiction)."""
+        return self.checker.resolve(self.caller, contradiction_id, winner)
+
+    # -- consolidation ----------------------------------------------------------------------------
+
+    def consolidate(self, session: str | None = None, *, all: bool = False,
+                    progress: Callable[[int, int], None] | None = None) -> list[ConsolidationReport]:
+        """Consolidate one session now (or every unconsolidated one with ``all=True``), synchronously.
+
+        ``progress(done, total)`` is called after each session.
+        """
+        if all == (session is not None):
+            raise InvalidInput("give a session id or all=True")
+        if session is not None:
+            return [self.consolidator.consolidate(session)]
+        with self.db.reading():
+            ids = [r[0] for r in self.db.run("unconsolidated_sessions", agent_id=self.caller.agent_id).fetchall()]
+        reports = []
+        for i in ids:
+            reports.append(self.consolidator.consolidate(i))
+            if progress:
+                progress(len(reports), len(ids))
+        return reports
+
+    def request_consolidation(self, session: str) -> None:
+        """Queue a session's consolidation (a repeat request while one is pending is the same job)."""
+        self.jobs_queue.request(self.session_log.resolve(session))
+
+    def run_jobs(self, limit: int = 10) -> list:
+        """Run due consolidation jobs now (what the background worker does)."""
+        return self.jobs_queue.run_due(validate.positive_int(limit, "limit"))
+
+    def jobs(self) -> list[dict]:
+        return self.jobs_queue.jobs()
+
+    def start_worker(self, poll_seconds: float = 5.0) -> Worker:
+        """Consolidate idle and ended sessions in a background thread until close()/stop_worker()."""
+        if self.read_only:
+            raise InvalidInput("a read-only store cannot consolidate")
+        if self.worker is None:
+            self.worker = Worker(self.jobs_queue, float(poll_seconds)).start()
+        return self.worker
+
+    def stop_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None

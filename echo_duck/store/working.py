@@ -1,0 +1,82 @@
+"""WORKING tier (SPEC M1): a small in-process ring buffer, rendered for the prompt, never persisted."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Iterator
+
+from ..write import validate
+
+CAPACITY = 20
+HEADER = "## Working memory\n"
+
+
+@dataclass(frozen=True)
+class WorkingItem:
+    content: str
+    importance: float
+    role: str
+    added_at: datetime
+
+
+class WorkingMemory:
+    """At most ``capacity`` recent items; the oldest falls out when a new one arrives."""
+
+    def __init__(self, capacity: int = CAPACITY):
+        self.capacity = validate.positive_int(capacity, "capacity", maximum=CAPACITY)
+        self._items: deque[WorkingItem] = deque(maxlen=self.capacity)
+        self._lock = threading.Lock()
+
+    def add(self, content: str, *, importance: float = 0.5, role: str = "note") -> WorkingItem:
+        item = WorkingItem(
+            validate.text(content, "content"),
+            validate.unit_interval(importance, "importance"),
+            validate.text(role, "role", max_chars=50),
+            datetime.now(timezone.utc).replace(tzinfo=None),
+        )
+        with self._lock:
+            self._items.append(item)
+        return item
+
+    def items(self) -> list[WorkingItem]:
+        with self._lock:
+            return list(self._items)
+
+    def drain(self) -> list[WorkingItem]:
+        """Hand every item over (to consolidation at session end) and empty the buffer."""
+        with self._lock:
+            items = list(self._items)
+            self._items.clear()
+        return items
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def render(self, budget_chars: int = 2000) -> str:
+        """Markdown within ``budget_chars``: the least important items are dropped first, order kept."""
+        budget = validate.positive_int(budget_chars, "budget_chars", maximum=10_000_000)
+        items = self.items()
+        lines = [f"- {_one_line(item.content)}\n" for item in items]
+        keep = set(range(len(items)))
+        # Drop lowest importance first; among equals, the oldest goes first.
+        for index in sorted(keep, key=lambda i: (items[i].importance, i)):
+            if len(HEADER) + sum(len(lines[i]) for i in keep) <= budget:
+                break
+            keep.discard(index)
+        if not keep:
+            return ""
+        return HEADER + "".join(lines[i] for i in sorted(keep))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[WorkingItem]:
+        return iter(self.items())
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,106 @@
+"""Sessions and messages (SPEC M4): the raw conversation that episodes and consolidation read.
+
+A session id is handed out without touching the file; the session row is written together with its
+first message, so the store never holds empty sessions. Messages are stored verbatim (they are the
+source of truth for what was said); the write scanner runs when facts are extracted from them.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime
+from typing import Callable
+
+from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound
+from ..models import ROLES, Message, Session, SessionMatch
+from ..storage.db import Db
+from . import validate
+
+MAX_MESSAGE_CHARS = 1_000_000
+_SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
+
+
+class Sessions:
+    def __init__(self, db: Db, clock: Callable[[], datetime], agent_id: str):
+        self.db = db
+        self.clock = clock
+        self.agent_id = agent_id
+
+    def start(self) -> str:
+        """A fresh session id; nothing is written until its first message."""
+        return uuid.uuid4().hex
+
+    def add_message(self, session_id: str, role: str, content: str, *, title: str | None = None) -> Message:
+        session_id = _session_id(session_id)
+        role = validate.choice(role, "role", ROLES)
+        content = validate.text(content, "content", max_chars=MAX_MESSAGE_CHARS, allow_empty=True)
+        title = validate.optional_text(title, "title", max_chars=200)
+        with self.db.transaction("add_message"):
+            now = self.clock()
+            existing = self.db.dict("session_by_id", id=session_id, agent_id=self.agent_id)
+            if existing is None:
+                if self.db.scalar("session_owner", id=session_id) is not None:
+                    raise InvalidInput(f"session {session_id!r} belongs to another agent")
+                self.db.run("insert_session", id=session_id, agent_id=self.agent_id, title=title, now=now)
+            else:
+                self.db.run("touch_session", session_id=session_id, now=now)
+            seq = self.db.scalar("next_message_seq", session_id=session_id)
+            message_id = uuid.uuid4()
+            self.db.run("insert_message", id=message_id, session_id=session_id, seq=seq, role=role,
+                        content=content, now=now)
+            return Message(str(message_id), session_id, seq, role, content, now)
+
+    def resolve(self, id_or_suffix: str) -> str:
+        """A session id from its full id or a unique suffix (at least 4 characters)."""
+        text = validate.text(id_or_suffix, "session id", max_chars=200).strip()
+        with self.db.reading():
+            if self.db.dict("session_by_id", id=text, agent_id=self.agent_id) is not None:
+                return text
+            if len(text) < 4:
+                raise InvalidInput(f"session id suffix {text!r} is too short; give at least 4 characters")
+            ids = [r[0] for r in self.db.run("sessions_by_suffix", agent_id=self.agent_id, suffix=text).fetchall()]
+        if not ids:
+            raise MemoryNotFound(f"no session with id or id suffix {text!r}")
+        if len(ids) > 1:
+            raise AmbiguousMatch(f"session suffix {text!r} matches several sessions ({', '.join(ids)}); give more characters")
+        return ids[0]
+
+    def get(self, id_or_suffix: str) -> Session:
+        session_id = self.resolve(id_or_suffix)
+        with self.db.reading():
+            return Session.from_row(self.db.dict("session_with_count", id=session_id, agent_id=self.agent_id))
+
+    def messages(self, id_or_suffix: str) -> list[Message]:
+        session_id = self.resolve(id_or_suffix)
+        with self.db.reading():
+            return [Message.from_row(r) for r in self.db.dicts("session_messages", session_id=session_id)]
+
+    def list(self, limit: int = 50) -> list[Session]:
+        limit = validate.positive_int(limit, "limit")
+        with self.db.reading():
+            return [Session.from_row(r) for r in self.db.dicts("list_sessions", agent_id=self.agent_id, limit=limit)]
+
+    def search(self, text: str, limit: int = 20) -> list[SessionMatch]:
+        text = validate.text(text, "text", max_chars=1000)
+        limit = validate.positive_int(limit, "limit")
+        with self.db.reading():
+            rows = self.db.dicts("search_sessions", agent_id=self.agent_id, text=text, limit=limit)
+        return [SessionMatch.from_row(r) for r in rows]
+
+    def end(self, id_or_suffix: str) -> Session:
+        session_id = self.resolve(id_or_suffix)
+        with self.db.transaction("end_session"):
+            self.db.run("end_session", session_id=session_id, now=self.clock())
+        return self.get(session_id)
+
+    def clean_empty(self) -> int:
+        """Remove session rows that have no messages (left by older writers); returns how many."""
+        with self.db.transaction("clean_empty_sessions"):
+            return self.db.run("clean_empty_sessions").fetchone()[0]
+
+
+def _session_id(value: str) -> str:
+    if not isinstance(value, str) or not _SESSION_ID.match(value):
+        raise InvalidInput(f"session id must be 1-200 letters, digits or _.:- characters, got {value!r}")
+    return value

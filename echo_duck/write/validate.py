@@ -1,0 +1,155 @@
+"""Check and normalise every value a public call takes; a bad one raises InvalidInput naming it."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from datetime import date, datetime, timezone
+from typing import Any, Iterable
+
+from ..errors import InvalidInput
+from ..models import PROVENANCE, PROVENANCE_NAMES
+
+MAX_CONTENT_CHARS = 100_000
+MAX_KEY_CHARS = 200
+MAX_TAG_CHARS = 100
+MAX_TAGS = 64
+
+
+def text(value: Any, name: str, *, max_chars: int = MAX_CONTENT_CHARS, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise InvalidInput(f"{name} must not be empty")
+    if len(value) > max_chars:
+        raise InvalidInput(f"{name} is {len(value):,} characters; the limit is {max_chars:,}")
+    if "\x00" in value:
+        raise InvalidInput(f"{name} contains a NUL character (\\x00), which echo_duck does not store")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidInput(f"{name} is not valid Unicode text (lone surrogate at position {e.start})") from None
+    return value
+
+
+def optional_text(value: Any, name: str, *, max_chars: int = MAX_CONTENT_CHARS) -> str | None:
+    return None if value is None else text(value, name, max_chars=max_chars)
+
+
+def choice(value: Any, name: str, allowed: Iterable[str]) -> str:
+    allowed = tuple(allowed)
+    if not isinstance(value, str) or value.lower() not in allowed:
+        raise InvalidInput(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+    return value.lower()
+
+
+def choices(values: Any, name: str, allowed: Iterable[str]) -> list[str] | None:
+    """None (no filter), one value, or an iterable of values."""
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = [values]
+    return [choice(v, name, allowed) for v in _iterable(values, name)]
+
+
+def unit_interval(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInput(f"{name} must be a number between 0 and 1, got {value!r}")
+    value = float(value)
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"{name} must be between 0 and 1, got {value!r}")
+    return value
+
+
+def positive_int(value: Any, name: str, *, maximum: int = 1_000_000) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise InvalidInput(f"{name} must be a whole number from 1 to {maximum:,}, got {value!r}")
+    return value
+
+
+def flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def provenance(value: Any) -> int:
+    """A provenance name (user_stated, consolidated, model_inferred, legacy) or its level 0..3."""
+    if isinstance(value, str) and value.lower() in PROVENANCE:
+        return PROVENANCE[value.lower()]
+    if isinstance(value, int) and not isinstance(value, bool) and value in PROVENANCE_NAMES:
+        return value
+    raise InvalidInput(f"provenance must be one of {', '.join(PROVENANCE)} (or 0..3); got {value!r}")
+
+
+def labels(values: Any, name: str) -> list[str]:
+    """Tags or entities: an iterable of short non-empty strings (a bare string is refused)."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        raise InvalidInput(f"{name} must be a list of strings, not one string; write {name}=[{values!r}]")
+    out: list[str] = []
+    for v in _iterable(values, name):
+        v = text(v, f"each of {name}", max_chars=MAX_TAG_CHARS).strip()
+        if v not in out:
+            out.append(v)
+    if len(out) > MAX_TAGS:
+        raise InvalidInput(f"{name} has {len(out)} values; the limit is {MAX_TAGS}")
+    return out
+
+
+def refs(values: Any, name: str = "source_refs") -> list[str]:
+    if values is None:
+        return []
+    if isinstance(values, str):
+        raise InvalidInput(f"{name} must be a list of strings such as 'message:<id>', not one string")
+    return [text(v, f"each of {name}", max_chars=MAX_KEY_CHARS) for v in _iterable(values, name)]
+
+
+def key(value: Any) -> str | None:
+    if value is None:
+        return None
+    return text(value, "key", max_chars=MAX_KEY_CHARS).strip()
+
+
+def memory_id(value: Any, name: str = "id") -> uuid.UUID:
+    if isinstance(value, uuid.UUID):
+        return value
+    if hasattr(value, "id") and not isinstance(value, str):  # a Memory or Hit
+        value = value.id
+    try:
+        return uuid.UUID(str(value))
+    except (ValueError, TypeError):
+        raise InvalidInput(f"{name} must be a memory id (a uuid), got {value!r}") from None
+
+
+def looks_like_uuid(value: Any) -> bool:
+    try:
+        uuid.UUID(str(value))
+        return True
+    except (ValueError, TypeError):
+        return False
+
+
+def timestamp(value: Any, name: str) -> datetime | None:
+    """A datetime/date/ISO string, returned as naive UTC (the store's convention)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise InvalidInput(f"{name} must be an ISO date/time such as 2026-11-29T10:00, got {value!r}") from None
+    elif isinstance(value, date) and not isinstance(value, datetime):
+        value = datetime(value.year, value.month, value.day)
+    if not isinstance(value, datetime):
+        raise InvalidInput(f"{name} must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is not None:
+        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def _iterable(values: Any, name: str) -> Iterable[Any]:
+    if isinstance(values, (bytes, dict)) or not hasattr(values, "__iter__"):
+        raise InvalidInput(f"{name} must be a list, got {type(values).__name__}")
+    return values

@@ -1,0 +1,313 @@
+"""The write path: validate → scan → permission → provenance guard → versioned upsert + event, atomically.
+
+Every way into the memories table (API, CLI, import, consolidation, tools) goes through ``Writer``;
+there is no second path that could skip the scanner or the provenance guard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import pyarrow as pa
+
+from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, PermissionDenied, ProvenanceConflict, RejectedWrite
+from ..index.indexing import EmbeddedAhead, Indexer, NewRow
+from ..models import PROVENANCE_NAMES, SCOPES, SENSITIVITIES, TYPES, Memory
+from ..storage.db import Db, uuid_list
+from . import bulk, validate
+from .scan import redact, scan
+
+WRITE_PATHS = ("api", "cli", "import", "consolidation", "tool")
+# Fields update() may change; key and scope identify the fact and stay.
+UPDATABLE = ("content", "type", "key", "tags", "entities", "scope", "team_id", "tenant_id", "source_session",
+             "source_refs", "observed_at", "importance", "confidence", "pinned", "sensitivity", "episode_id")
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking: identity for scope checks, and the actor recorded in events."""
+
+    agent_id: str
+    session_id: str | None = None
+    team_id: str | None = None
+    tenant_id: str | None = None
+    actor: str = ""
+    path: str = "api"
+
+    def acting_as(self, actor: str, path: str) -> "Caller":
+        return replace(self, actor=actor, path=path)
+
+    @property
+    def who(self) -> str:
+        return self.actor or f"agent:{self.agent_id}"
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A validated memory to write (every field checked by ``prepare``)."""
+
+    content: str
+    type: str
+    key: str | None
+    tags: tuple[str, ...]
+    entities: tuple[str, ...]
+    scope: str
+    team_id: str | None
+    tenant_id: str | None
+    source_session: str | None
+    source_refs: tuple[str, ...]
+    observed_at: datetime | None
+    importance: float
+    confidence: float
+    provenance: int
+    pinned: bool
+    sensitivity: str
+    episode_id: uuid.UUID | None
+    tier: str = "semantic"
+
+
+def prepare(caller: Caller, content: Any, *, type: Any, key: Any = None, tags: Any = (), entities: Any = (),
+            scope: Any = "private", team_id: Any = None, tenant_id: Any = None, source_session: Any = None,
+            source_refs: Any = (), observed_at: Any = None, importance: Any = 0.5, confidence: Any = 0.8,
+            provenance: Any = "model_inferred", pinned: Any = False, sensitivity: Any = "normal",
+            episode_id: Any = None, tier: Any = "semantic") -> NewMemory:
+    """Validate the arguments of a write; raises InvalidInput naming the first bad one."""
+    scope = validate.choice(scope, "scope", SCOPES)
+    team_id = validate.optional_text(team_id, "team_id", max_chars=200) or (caller.team_id if scope == "team" else None)
+    tenant_id = validate.optional_text(tenant_id, "tenant_id", max_chars=200) or (caller.tenant_id if scope == "tenant" else None)
+    if scope == "team" and not team_id:
+        raise InvalidInput("scope='team' needs team_id= (or open the store with team_id=)")
+    if scope == "tenant" and not tenant_id:
+        raise InvalidInput("scope='tenant' needs tenant_id= (or open the store with tenant_id=)")
+    return NewMemory(
+        content=validate.text(content, "content"),
+        type=validate.choice(type, "type", TYPES),
+        key=validate.key(key),
+        tags=tuple(validate.labels(tags, "tags")),
+        entities=tuple(validate.labels(entities, "entities")),
+        scope=scope,
+        team_id=team_id,
+        tenant_id=tenant_id,
+        source_session=validate.optional_text(source_session, "source_session", max_chars=200) or caller.session_id,
+        source_refs=tuple(validate.refs(source_refs)),
+        observed_at=validate.timestamp(observed_at, "observed_at"),
+        importance=validate.unit_interval(importance, "importance"),
+        confidence=validate.unit_interval(confidence, "confidence"),
+        provenance=validate.provenance(provenance),
+        pinned=validate.flag(pinned, "pinned"),
+        sensitivity=validate.choice(sensitivity, "sensitivity", SENSITIVITIES),
+        episode_id=None if episode_id is None else validate.memory_id(episode_id, "episode_id"),
+        tier=validate.choice(tier, "tier", ("episodic", "semantic")),
+    )
+
+
+class Writer:
+    """Applies writes for one store. ``clock`` gives naive-UTC now; ``protected_paths`` feed the scanner."""
+
+    def __init__(self, db: Db, clock: Callable[[], datetime], indexer: Indexer, protected_paths: Sequence[str] = ()):
+        self.db = db
+        self.clock = clock
+        self.indexer = indexer
+        self.protected_paths = tuple(protected_paths)
+        self._staged: list[NewRow] = []  # rows inserted by the current transaction, indexed before commit
+        self._tick_offset = 0
+        self._base: datetime | None = None  # this transaction's first write time
+        self._last: datetime | None = None  # the last write time handed out, across transactions
+
+    # -- public operations -------------------------------------------------------------------
+
+    def remember(self, caller: Caller, spec: NewMemory, *, on_lower_provenance: str = "raise") -> Memory:
+        return self.remember_many(caller, [spec], on_lower_provenance=on_lower_provenance)[0]
+
+    def remember_many(self, caller: Caller, specs: Iterable[NewMemory], *, on_lower_provenance: str = "raise") -> list[Memory]:
+        """All or nothing: one transaction; one refused item refuses the batch."""
+        specs = list(specs)
+        with self.indexer.embedding_ahead(self._provisional_rows(caller, specs)) as ahead:
+            for position, spec in enumerate(specs):
+                self.check(caller, spec)
+                if ahead is not None:
+                    ahead.passed(position)  # only scanned text goes to the embedder
+            return self._remember_checked(caller, specs, on_lower_provenance, ahead)
+
+    def _remember_checked(self, caller: Caller, specs: list[NewMemory], on_lower_provenance: str,
+                          ahead: EmbeddedAhead | None) -> list[Memory]:
+        with self._indexed_transaction("remember", ahead):
+            ids: list[Any] = [uuid.uuid4() for _ in specs]
+            if len(specs) > 1:  # set-based for rows needing no versioning decision
+                stage = bulk.stage_table(caller.agent_id, specs, ids, self._now())
+                slow = bulk.conflicting_positions(self.db, stage)
+                simple = stage.filter(pa.array([i not in slow for i in range(len(specs))]))
+                self._staged.extend(bulk.insert_simple(self.db, simple, caller.who))
+                self._tick_offset = len(specs)  # one-by-one rows come after every staged time
+            else:
+                slow = {0}
+            for pos in sorted(slow):
+                ids[pos] = self._upsert(caller, specs[pos], on_lower_provenance)
+            return self._memories(ids)
+
+    def update(self, caller: Caller, target: Any, *, provenance: Any = "model_inferred", reason: str | None = None,
+               **changes: Any) -> Memory:
+        """Replace a live memory (by id or key) with a new version carrying ``changes``."""
+        with self.db.reading():
+            old = self.resolve(caller, target, live_only=True)
+        fields = {name: old[name] for name in UPDATABLE}
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise InvalidInput(f"update() cannot change {', '.join(sorted(unknown))}; allowed: {', '.join(UPDATABLE)}")
+        fields.update(changes)
+        spec = prepare(caller, fields.pop("content"), provenance=provenance, **fields)
+        if spec.key != old["key"] or spec.scope != old["scope"]:
+            raise InvalidInput("update() keeps key and scope; write a new memory to move a fact")
+        self.check(caller, spec)  # before the transaction: a refusal must still be quarantined
+        with self._indexed_transaction("update"):
+            old = self.resolve(caller, old["id"], live_only=True)  # still live under the write lock?
+            new_id = self._new_version(caller, spec, old, reason or "update")
+            return self._memory(new_id)
+
+    def forget(self, caller: Caller, target: Any, *, reason: str) -> Memory:
+        """Soft delete: the row stays for history with status 'forgotten', an event says why."""
+        reason = validate.text(reason, "reason", max_chars=1000)
+        with self.db.transaction("forget"):
+            row = self.resolve(caller, target, live_only=False)
+            if row["status"] == "forgotten":
+                return Memory.from_row(row)
+            before = self.db.scalar("memory_json", id=row["id"])
+            self.db.run("set_memory_status", id=row["id"], status="forgotten", now=self.clock())
+            self._event(caller, "forget", row["id"], reason, before)
+            return self._memory(row["id"])
+
+    def resolve(self, caller: Caller, target: Any, *, live_only: bool) -> dict[str, Any]:
+        """The one row ``target`` (a memory, id or key) names among those the caller can see."""
+        who = dict(caller_agent=caller.agent_id, caller_session=caller.session_id)
+        if not isinstance(target, str) or validate.looks_like_uuid(target):
+            row = self.db.dict("visible_memory_by_id", id=validate.memory_id(target), **who)
+            if row is None:
+                raise MemoryNotFound(f"no memory with id {target} is visible to agent {caller.agent_id!r}")
+            if live_only and row["status"] != "active":
+                raise InvalidInput(f"memory {target} is {row['status']}; only active memories can be updated")
+            return row
+        key = validate.key(target)
+        rows = self.db.dicts("visible_live_by_key", key=key, **who)
+        if not rows:
+            raise MemoryNotFound(f"no active memory with key {key!r} is visible to agent {caller.agent_id!r}")
+        if len(rows) > 1:
+            ids = ", ".join(str(r["id"]) for r in rows)
+            raise AmbiguousMatch(f"key {key!r} matches {len(rows)} active memories ({ids}); pass one id instead")
+        return rows[0]
+
+    def check(self, caller: Caller, spec: NewMemory) -> None:
+        """Scanner on every text field, then scope permission. A refusal is quarantined, then raised."""
+        for field, value in (("content", spec.content), ("key", spec.key or ""),
+                             ("tags", " ".join(spec.tags)), ("entities", " ".join(spec.entities))):
+            finding = scan(value, protected_paths=self.protected_paths) if value else None
+            if finding is not None:
+                self.quarantine(caller, field, finding.reason, finding.detail, finding.excerpt)
+                raise RejectedWrite(finding.reason, finding.detail, field)
+        for kind, group in (("team", spec.team_id), ("tenant", spec.tenant_id)):
+            if spec.scope == kind and not self.db.scalar("is_member", agent_id=caller.agent_id, kind=kind, group_id=group):
+                raise PermissionDenied(f"agent {caller.agent_id!r} is not a member of {kind} {group!r}; grant it first")
+
+    def quarantine(self, caller: Caller, field: str, reason: str, detail: str, excerpt: str) -> None:
+        with self.db.transaction("recording a blocked write"):
+            self.db.run("log_blocked_write", now=self.clock(), actor=caller.who, agent_id=caller.agent_id,
+                        path=caller.path, field=field, reason=reason, detail=redact(detail), excerpt=excerpt)
+
+    def _provisional_rows(self, caller: Caller, specs: list[NewMemory]) -> list[NewRow]:
+        """The rows these specs will become, as far as is known before the transaction (for embedding ahead)."""
+        now = self.clock()
+        unborn = uuid.UUID(int=0)  # matches no stored memory
+        return [NewRow(unborn, caller.agent_id, s.source_session, s.observed_at or now, now, s.content) for s in specs]
+
+    # -- inside a transaction ----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _indexed_transaction(self, what: str, ahead: EmbeddedAhead | None = None) -> Iterator[None]:
+        """A write transaction whose new rows are indexed (postings, vectors) before it commits."""
+        with self.db.transaction(what):
+            self._staged, self._tick_offset = [], 0
+            now = self.clock()
+            self._base = now if self._last is None or now > self._last else self._last + timedelta(microseconds=1)
+            try:
+                yield
+                self.indexer.index(self._staged, ahead)
+                self._last = self._now()
+            finally:
+                self._staged, self._tick_offset, self._base = [], 0, None
+
+    def _upsert(self, caller: Caller, spec: NewMemory, on_lower_provenance: str) -> uuid.UUID:
+        owner = dict(scope=spec.scope, agent_id=caller.agent_id, source_session=spec.source_session,
+                     team_id=spec.team_id, tenant_id=spec.tenant_id)
+        if spec.key is None:
+            same = self.db.dict("live_duplicate_in_scope", content=spec.content, **owner)
+            return same["id"] if same else self._insert(caller, spec, reason="remember")
+        rows = self.db.dicts("live_by_key_in_scope", key=spec.key, **owner)
+        if len(rows) > 1:
+            raise AmbiguousMatch(f"key {spec.key!r} already has {len(rows)} active memories in this scope; "
+                                 "forget the extra ones or update one by id")
+        if not rows:
+            return self._insert(caller, spec, reason="remember")
+        old = rows[0]
+        if spec.provenance < old["provenance"]:
+            return self._lower_provenance(caller, spec, old, on_lower_provenance)
+        if spec.content == old["content"] and spec.type == old["type"] and spec.provenance == old["provenance"]:
+            return old["id"]  # the same fact restated: nothing to version
+        return self._new_version(caller, spec, old, "same key, new content")
+
+    def _lower_provenance(self, caller: Caller, spec: NewMemory, old: dict, mode: str) -> uuid.UUID:
+        message = (f"memory {old['id']} (key {spec.key!r}) is {PROVENANCE_NAMES[old['provenance']]}; "
+                   f"a {PROVENANCE_NAMES[spec.provenance]} write cannot replace it")
+        if mode == "raise":
+            raise ProvenanceConflict(message + "; ask the user, or write with equal or higher provenance")
+        if mode != "record":
+            raise InvalidInput(f"on_lower_provenance must be 'raise' or 'record', got {mode!r}")
+        # Keep the lower-trust claim out of recall (status pending) and open a contradiction for review.
+        new_id = self._insert(caller, spec, reason="lower provenance; pending review", status="pending")
+        self.db.run("insert_pending_contradiction", id=uuid.uuid4(), memory_a=old["id"], memory_b=new_id,
+                    description=message, confidence=0.5, detected_by="provenance_guard", now=self.clock())
+        return new_id
+
+    def _new_version(self, caller: Caller, spec: NewMemory, old: dict, reason: str) -> uuid.UUID:
+        if spec.provenance < old["provenance"]:
+            self._lower_provenance(caller, spec, old, "raise")
+        before = self.db.scalar("memory_json", id=old["id"])
+        new_id = self._insert(caller, spec, reason=reason, version=old["version"] + 1, supersedes=old["id"])
+        self.db.run("supersede_memory", id=old["id"], new_id=new_id, now=self._now())
+        self._event(caller, "supersede", old["id"], f"superseded by {new_id}: {reason}", before)
+        return new_id
+
+    def _insert(self, caller: Caller, spec: NewMemory, *, reason: str, version: int = 1,
+                supersedes: uuid.UUID | None = None, status: str = "active") -> uuid.UUID:
+        new_id = uuid.uuid4()
+        now = self._now()
+        self.db.run("insert_memory", id=new_id, agent_id=caller.agent_id, type=spec.type, tier=spec.tier,
+                    key=spec.key, content=spec.content, tags=list(spec.tags), entities=list(spec.entities),
+                    scope=spec.scope, team_id=spec.team_id, tenant_id=spec.tenant_id,
+                    source_session=spec.source_session, source_refs=list(spec.source_refs), now=now,
+                    observed_at=spec.observed_at, importance=spec.importance, confidence=spec.confidence,
+                    episode_id=spec.episode_id, version=version, supersedes=supersedes,
+                    provenance=spec.provenance, pinned=spec.pinned, sensitivity=spec.sensitivity, status=status)
+        self._event(caller, "create", new_id, reason, None)
+        self._staged.append(NewRow(new_id, caller.agent_id, spec.source_session, spec.observed_at or now, now, spec.content))
+        return new_id
+
+    def _now(self) -> datetime:
+        """Write times increase strictly, one microsecond apart within a transaction and across
+        transactions, so "the memory before this one" (conversational context) is well defined even
+        under a fixed or coarse clock."""
+        base = self._base if self._base is not None else self.clock()
+        return base + timedelta(microseconds=self._tick_offset + len(self._staged))
+
+    def _event(self, caller: Caller, action: str, memory_id: Any, reason: str | None, before: str | None) -> None:
+        self.db.run("log_event", now=self._now(), actor=caller.who, action=action, memory_id=memory_id,
+                    reason=reason, before=before)
+
+    def _memory(self, memory_id: Any) -> Memory:
+        return Memory.from_row(self.db.dict("memory_by_id", id=memory_id))
+
+    def _memories(self, ids: list[Any]) -> list[Memory]:
+        rows = {str(r["id"]): r for r in self.db.dicts("memories_by_ids", ids=uuid_list(ids))}
+        return [Memory.from_row(rows[str(i)]) for i in ids]
