@@ -383,6 +383,7 @@ def state_after_crash(db_path: Path) -> str:
     return f"exports={statuses or 'none'} live={live} parquet={len(parquet_ids(archive_root(db_path)))}"
 
 
+@pytest.mark.slow
 def test_sigkill_during_archive_never_loses_or_duplicates_a_memory(tmp_path):
     base = tmp_path / "base.duckdb"
     clock_now = [datetime(2026, 1, 1)]
@@ -427,6 +428,7 @@ def test_sigkill_during_archive_never_loses_or_duplicates_a_memory(tmp_path):
 
 # -- compaction --------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_compaction_merges_small_files_into_one_per_partition(db_path, clock):
     root = archive_root(db_path)
     clock.now = datetime(2025, 2, 1)

@@ -35,6 +35,7 @@ def run_one(out, system):
     return result, entry
 
 
+@pytest.mark.slow
 def test_echo_duck_gets_the_precomputed_vectors_and_a_stage_breakdown(out):
     result, entry = run_one(out, "echo_duck")
     assert entry["embedder_lookups"] == {"precomputed": SIZE, "real_model": 0}
@@ -50,18 +51,21 @@ def test_echo_duck_gets_the_precomputed_vectors_and_a_stage_breakdown(out):
     assert entry["disk_mb"] > 0
 
 
+@pytest.mark.slow
 def test_numpy_floor_and_the_cache_is_reused(out):
     result, entry = run_one(out, "numpy")
     assert result["meta"]["embedding_s"] == {}  # the first test embedded the memories
     assert entry["disk_mb"] is None
 
 
+@pytest.mark.slow
 def test_lancedb(out):
     pytest.importorskip("lancedb")
     _, entry = run_one(out, "lancedb")
     assert set(entry["variants"]) == {"hybrid", "hybrid_limit10"} and entry["disk_mb"] > 0
 
 
+@pytest.mark.slow
 def test_sqlite_vec(out):
     pytest.importorskip("sqlite_vec")
     pytest.importorskip("pysqlite3")
@@ -69,6 +73,7 @@ def test_sqlite_vec(out):
     assert entry["disk_mb"] > 0
 
 
+@pytest.mark.slow
 def test_cli_json_and_markdown(out):
     result = CliRunner().invoke(cli, ["bench", "perf", "--sizes", str(SIZE), "--systems", "numpy,echo_duck",
                                       "--repeats", "1", "--out", str(out), "--json"])

@@ -23,6 +23,7 @@ def test_init_creates_the_store(run, db_path):
     assert json.loads(result.output)["schema_version"] >= 1 and db_path.exists()
 
 
+@pytest.mark.slow
 def test_add_list_show_history_forget(run):
     added = run("add", "项目用 pnpm 管理依赖", "--type", "environment", "--key", "pm", "--tag", "node", "--json")
     assert added.exit_code == 0, added.output

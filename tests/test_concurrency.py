@@ -25,6 +25,7 @@ def hold(db_path, seconds):
     return proc
 
 
+@pytest.mark.slow
 def test_second_process_gets_a_clear_database_locked_error(db_path):
     proc = hold(db_path, 30)
     try:
@@ -42,6 +43,7 @@ def test_second_process_gets_a_clear_database_locked_error(db_path):
         assert [m.content for m in mem.find()] == ["held by the other process"]
 
 
+@pytest.mark.slow
 def test_waiting_writer_gets_in_when_the_holder_leaves(db_path):
     proc = hold(db_path, 1.0)
     with echo_duck.open(db_path, lock_timeout=20) as mem:
@@ -50,6 +52,7 @@ def test_waiting_writer_gets_in_when_the_holder_leaves(db_path):
     proc.wait()
 
 
+@pytest.mark.slow
 def test_readers_share_the_file_when_nobody_writes(db_path):
     with echo_duck.open(db_path) as mem:
         mem.remember("shared", type="user")
@@ -58,6 +61,7 @@ def test_readers_share_the_file_when_nobody_writes(db_path):
     assert [p.communicate(timeout=60)[0].strip() for p in procs] == ["shared"] * 3
 
 
+@pytest.mark.slow
 def test_threads_sharing_one_facade_lose_nothing(mem):
     errors = []
 

@@ -85,6 +85,7 @@ WAITER = """
 """
 
 
+@pytest.mark.slow
 def test_waiting_writer_process_gets_in_after_the_holder_and_both_keep_everything(db_path):
     with echo_duck.open(db_path, embedder="hash"):
         pass  # the store exists before the two processes race for it
@@ -119,6 +120,7 @@ CONTENDER = """
 """
 
 
+@pytest.mark.slow
 def test_four_writer_processes_each_keep_every_write_exactly_once(db_path):
     n, batches, per_batch = 4, 3, 4
     with echo_duck.open(db_path, embedder="hash"):
@@ -187,6 +189,7 @@ def test_a_second_open_in_the_same_process_is_refused_clearly_or_waits(db_path):
 
 # -- (d) the background consolidation worker against the agent's writes ----------------------------
 
+@pytest.mark.slow
 def test_worker_never_blocks_agent_writes_long(db_path):
     with echo_duck.open(db_path, agent_id="agent", embedder="hash") as mem:
         sessions = []
@@ -241,6 +244,7 @@ def test_worker_never_blocks_agent_writes_long(db_path):
 
 # -- (e) many threads on one facade ----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_sixteen_threads_sharing_one_facade(db_path):
     with echo_duck.open(db_path, embedder="hash") as mem:
         stored: dict[str, str] = {}  # id -> content of every remember/update that returned

@@ -294,6 +294,7 @@ def test_a_running_job_past_its_lease_is_picked_up_again(db_path, clock):
 
 # -- the background worker ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_worker_consolidates_an_idle_session_while_the_agent_keeps_working(db_path, clock):
     with open_store(db_path, clock) as mem:
         mem.sql("UPDATE settings SET value = 0 WHERE name = 'consolidation_idle_minutes'", write=True)
@@ -381,6 +382,7 @@ def test_an_llm_extractor_plugs_in(db_path, clock):
 
 # -- throughput ------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_consolidation_throughput(db_path, clock):
     statements = ["I prefer {} over npm.", "We use {} for CI.", "Remember that the staging host is {}.",
                   "以后请用中文回答关于{}的问题。", "The build of {} passed after the cache was warmed up."]

@@ -51,6 +51,7 @@ def _jsonl(path: Path, texts: list[str]) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["jsonl", "facts.json"])
 def test_import_blocks_every_attack_and_stores_every_benign_note(tmp_path, shape):
     from echo_duck.io.importers import import_file
@@ -102,6 +103,7 @@ def attack_sessions(tmp_path_factory):
     return path, texts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extractor", ["default", "echo"])
 def test_attacks_in_session_messages_never_become_memories(tmp_path, attack_sessions, extractor):
     source, texts = attack_sessions
@@ -163,6 +165,7 @@ WRITE_TOOLS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tool", sorted(WRITE_TOOLS))
 def test_tools_refuse_every_attack(tmp_path, tool):
     with _open(tmp_path / "mem.duckdb") as mem:
@@ -176,6 +179,7 @@ def test_tools_refuse_every_attack(tmp_path, tool):
     print(f"\ntools[{tool}]: attacks blocked {len(answers)}/{len(ATTACKS)}")
 
 
+@pytest.mark.slow
 def test_tools_store_benign_notes(tmp_path):
     # Each stored note costs a contradiction check against the growing store: a seeded sample by default.
     benign = BENIGN if LONG else random.Random(6).sample(BENIGN, 200)
@@ -199,6 +203,7 @@ def _cli_text(text: str, store_dir: Path) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_cli_add_blocks_attacks_and_stores_benign_notes(tmp_path):
     rng = random.Random(6)
     attacks = ATTACKS if LONG else rng.sample(ATTACKS, 40)

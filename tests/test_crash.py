@@ -168,6 +168,7 @@ def verify(db_path: Path, journal: list[dict], rng: random.Random) -> None:
             assert np.allclose(vector, HashEmbedder(dim).embed([content])[0], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_loses_no_returned_write(tmp_path):
     rng = random.Random(20261129)
     db_path, journal_path = tmp_path / "crash.duckdb", tmp_path / "journal.jsonl"

@@ -113,6 +113,7 @@ def world(built, tmp_path):
         yield alice
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("include_archived", [False, True])
 def test_in_process_fusion_equals_the_sql_macro(world, include_archived):
     ranked = [assert_same(world, q, 40, include_archived) for q in QUERIES]
@@ -130,6 +131,7 @@ def test_in_process_fusion_equals_the_sql_macro(world, include_archived):
         assert all(r["status"] == "active" for rows in ranked for r in rows)
 
 
+@pytest.mark.slow
 def test_small_k_and_changed_settings(world):
     for k in (1, 3):
         for q in QUERIES[:8]:

@@ -94,6 +94,7 @@ def test_remember_many_is_all_or_nothing(store, records):
         assert [store.get(m.id).content for m in stored] == [r["content"] for r in records]
 
 
+@pytest.mark.slow
 @FUZZ
 @given(target=TEXT, content=TEXT, importance=st.sampled_from(NUMBERS))
 def test_update_and_forget_on_arbitrary_targets(store, target, content, importance):
@@ -107,6 +108,7 @@ def test_update_and_forget_on_arbitrary_targets(store, target, content, importan
 @FUZZ
 @given(query=TEXT, k=st.sampled_from([0, -1, 1, 10, 10**9, 1.5, None, "3"]), tag=TEXT, text=TEXT,
        key=TEXT, scope=st.sampled_from([None, "team", "everyone", "'; --"]))
+@pytest.mark.slow
 def test_reads_never_raise_a_raw_error(store, query, k, tag, text, key, scope):
     attempt(store, store.recall, query, k=k, reinforce=False)
     attempt(store, store.recall, query, tags=[tag], reinforce=False)
@@ -129,6 +131,7 @@ def test_messages_round_trip_or_refuse(store, session, role, content):
         assert store.messages(msg.session_id)[-1].content == content
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text=TEXT, source=TEXT, query=TEXT)
 def test_kb_add_and_search_on_arbitrary_text(store, text, source, query):

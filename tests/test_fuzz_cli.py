@@ -81,6 +81,7 @@ COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @FUZZ
 @given(command=st.sampled_from(sorted(COMMANDS)), a=ARG, b=ARG)
 def test_any_arguments_give_a_clean_exit(db, command, a, b):
@@ -93,6 +94,7 @@ def test_any_arguments_give_a_clean_exit(db, command, a, b):
         assert stored["content"] == a
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=80 if LONG else 6)
 @given(content=st.text(ANY_CHAR, min_size=1, max_size=60))
 def test_cli_add_round_trips_or_refuses(db, content):
@@ -140,6 +142,7 @@ def test_bad_arguments_exit_cleanly_and_change_nothing(db, args):
     assert fingerprint(db) == before
 
 
+@pytest.mark.slow
 def test_sql_metacharacters_through_the_cli(db):
     for meta in ["'; DROP TABLE memories; --", "%", "_", "\\", '"']:
         key = f"cli{meta}"
@@ -151,6 +154,7 @@ def test_sql_metacharacters_through_the_cli(db):
     assert run(db, "sql", "SELECT count(*) AS n FROM memories").exit_code == 0
 
 
+@pytest.mark.slow
 def test_malformed_import_files_through_the_cli(db, tmp_path):
     cases = {
         "truncated.jsonl": b'{"content": "a", "type": "user"}\n{"content": "b", "ty',

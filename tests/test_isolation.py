@@ -134,6 +134,7 @@ def _leaks(world: World, ids, agent, session) -> list:
     return [(i, world.records[i]) for i in ids if not world.sees(i, agent, session)]
 
 
+@pytest.mark.slow
 def test_random_callers_never_see_a_row_outside_their_scope(world):
     mem, rng = world.mem, random.Random(2)
     # Weighted so 10,000 queries fit in CI: a recall plans a large macro (~30-60 ms here), a get ~7 ms.

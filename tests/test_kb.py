@@ -423,6 +423,7 @@ def cli_store(tmp_path):
     return ["--db", str(tmp_path / "cli.duckdb")]
 
 
+@pytest.mark.slow
 def test_cli_add_search_list_remove(cli_store, docs):
     runner = CliRunner()
     added = runner.invoke(kb_cli, ["add", str(docs), "--source", "handbook", "--tag", "ops", *cli_store, "--json"])

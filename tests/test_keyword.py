@@ -77,6 +77,7 @@ def _assert_parity(mem) -> int:
     return total
 
 
+@pytest.mark.slow
 def test_bm25_scores_equal_fts_match_bm25_after_inserts_updates_and_deletes(db_path):
     texts = _corpus(300)
     with echo_duck.open(db_path, embedder="none") as mem:

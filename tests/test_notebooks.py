@@ -105,6 +105,7 @@ def test_analyst_tour_runs_read_only_on_the_store_it_is_given_and_saves_its_plot
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
 
 
+@pytest.mark.slow
 def test_agent_builder_tour_runs(kernel_env):
     nb = execute("agent_builder_tour.ipynb")
     text = outputs_text(nb)

@@ -346,6 +346,7 @@ def scope_world(tmp_path):
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(memories=st.lists(memory_st, min_size=1, max_size=8), memberships=membership_st,
        word=st.sampled_from(WORDS), filtered=st.booleans())
+@pytest.mark.slow
 def test_no_recall_returns_a_memory_outside_the_callers_scope(scope_world, memories, memberships, word, filtered):
     """Random memories in random scopes and memberships; every caller (agent x session) asks."""
     mem, world = scope_world["mem"], scope_world

@@ -175,6 +175,7 @@ def test_read_only_stores_record_nothing(db_path, clock):
         assert hits and all(h.recall_id is None for h in hits)
 
 
+@pytest.mark.slow
 def test_a_store_never_closed_writes_its_queue_as_the_interpreter_exits(db_path):
     with echo_duck.open(db_path, agent_id="a", embedder="hash") as m:
         m.remember_many(synthetic.memories(50))

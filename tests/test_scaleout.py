@@ -128,6 +128,7 @@ def test_a_team_memory_published_to_ducklake_is_read_by_two_processes_at_once(to
     assert sorted(results[0]["rows"]) == sorted(results[1]["rows"]) == expected
 
 
+@pytest.mark.slow
 def test_republishing_replaces_updates_and_retractions_and_keeps_snapshots(tmp_path):
     catalog, data = tmp_path / "team.ducklake", tmp_path / "lake_data"
     with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash") as mem:
