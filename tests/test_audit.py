@@ -229,7 +229,7 @@ def test_cli_audit_json(scenario, db_path):
     mem.close()
     result = CliRunner().invoke(cli, ["audit", "--db", str(db_path), "--json"])
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert list(report) == list(AUDIT_VIEWS)
     (health,) = report["memory_health"]
     assert (health["live_memories"], health["leaked_recalls"], health["stale_recalls"]) == (5, 0, 0)

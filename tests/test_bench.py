@@ -78,7 +78,7 @@ def test_cli_json_and_markdown(out):
     result = CliRunner().invoke(cli, ["bench", "perf", "--sizes", str(SIZE), "--systems", "numpy,echo_duck",
                                       "--repeats", "1", "--out", str(out), "--json"])
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert set(report["ratios"][str(SIZE)]) == {"numpy"}, report["results"]
     markdown = (out / "perf.md").read_text()
     assert "numpy floor" in markdown and "pre-segmented" in markdown and "Where echo_duck's recall time goes" in markdown

@@ -20,36 +20,36 @@ def run(db_path):
 def test_init_creates_the_store(run, db_path):
     result = run("init", "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["schema_version"] >= 1 and db_path.exists()
+    assert json.loads(result.stdout)["schema_version"] >= 1 and db_path.exists()
 
 
 @pytest.mark.slow
 def test_add_list_show_history_forget(run):
     added = run("add", "项目用 pnpm 管理依赖", "--type", "environment", "--key", "pm", "--tag", "node", "--json")
     assert added.exit_code == 0, added.output
-    memory = json.loads(added.output)
+    memory = json.loads(added.stdout)
     assert (memory["content"], memory["tags"], memory["provenance"]) == ("项目用 pnpm 管理依赖", ["node"], 3)
 
     listed = run("list", "--json")
-    assert [m["id"] for m in json.loads(listed.output)] == [memory["id"]]
+    assert [m["id"] for m in json.loads(listed.stdout)] == [memory["id"]]
     table = run("list")
     assert table.exit_code == 0 and "项目用 pnpm 管理依赖" in table.output and memory["id"][:8] in table.output
 
     shown = run("show", memory["id"], "--json")
-    assert json.loads(shown.output)["key"] == "pm"
+    assert json.loads(shown.stdout)["key"] == "pm"
 
     run("add", "项目用 pnpm 9 管理依赖", "--type", "environment", "--key", "pm")
-    history = json.loads(run("history", "pm", "--json").output)
+    history = json.loads(run("history", "pm", "--json").stdout)
     assert [v["version"] for v in history["versions"]] == [1, 2]
 
     forgot = run("forget", "pm", "--reason", "user asked", "--json")
-    assert forgot.exit_code == 0 and json.loads(forgot.output)["status"] == "forgotten"
-    assert json.loads(run("list", "--json").output) == []
+    assert forgot.exit_code == 0 and json.loads(forgot.stdout)["status"] == "forgotten"
+    assert json.loads(run("list", "--json").stdout) == []
 
 
 def test_add_reads_stdin(run):
     result = run("add", "-", "--type", "user", "--json", input="from stdin\n")
-    assert json.loads(result.output)["content"] == "from stdin\n"
+    assert json.loads(result.stdout)["content"] == "from stdin\n"
 
 
 def test_exit_codes(run):
@@ -77,7 +77,7 @@ def test_refused_cli_write_is_quarantined(run, db_path):
 def test_sql_command(run):
     run("add", "a fact", "--type", "user")
     result = run("sql", "SELECT content FROM memories", "--json")
-    assert result.exit_code == 0 and json.loads(result.output) == [{"content": "a fact"}]
+    assert result.exit_code == 0 and json.loads(result.stdout) == [{"content": "a fact"}]
     written = run("sql", "UPDATE settings SET value = 45 WHERE name = 'importance_decay_days'", "--write")
     assert written.exit_code == 0, written.output
 
@@ -85,11 +85,11 @@ def test_sql_command(run):
 def test_sessions_command(run, db_path):
     with echo_duck.open(db_path) as mem:
         mem.add_message("sess-abcdef", "user", "we deploy with ArgoCD")
-    listed = json.loads(run("sessions", "--json").output)
+    listed = json.loads(run("sessions", "--json").stdout)
     assert [s["id"] for s in listed] == ["sess-abcdef"]
-    found = json.loads(run("sessions", "--search", "argocd", "--json").output)
+    found = json.loads(run("sessions", "--search", "argocd", "--json").stdout)
     assert found[0]["matches"] == 1
-    messages = json.loads(run("sessions", "abcdef", "--json").output)
+    messages = json.loads(run("sessions", "abcdef", "--json").stdout)
     assert messages[0]["content"] == "we deploy with ArgoCD"
 
 
@@ -101,7 +101,7 @@ def test_read_commands_on_a_missing_store_say_how_to_create_it(run):
 def test_demo_runs(tmp_path):
     result = CliRunner().invoke(cli, ["demo", "--db", str(tmp_path / "demo.duckdb"), "--json"])
     assert result.exit_code == 0, result.output
-    titles = [s["title"] for s in json.loads(result.output)["steps"]]
+    titles = [s["title"] for s in json.loads(result.stdout)["steps"]]
     assert "provenance guard" in titles and "write scanner" in titles
 
 

@@ -92,7 +92,7 @@ def test_healthy_store_is_in_order_and_doctor_never_writes(store):
     assert checks["schema"].detail == f"version {len(sqlfiles.migrations())} (current)"
     result = run_cli("doctor", "--db", str(store), "--json")
     assert result.exit_code == 0, result.output
-    parsed = json.loads(result.output)
+    parsed = json.loads(result.stdout)
     assert parsed["ok"] is True and parsed["problems"] == 0
     assert checksum(store) == before and not Path(f"{store}.wal").exists()
 
@@ -203,9 +203,12 @@ def test_missing_store_and_not_a_store(tmp_path):
 # -- store contents ----------------------------------------------------------------------------------
 
 def test_stale_vectors_after_a_model_switch_and_reembed_fixes_them(store):
-    """Written with the hash embedder, then opened with the default model: the store's model changes,
-    the old vectors are stale until `echo-duck reembed`."""
-    with echo_duck.open(store, embedder="default") as mem:
+    """Written with the hash embedder, then switched to the default model by a partial reembed: the
+    rest of the old vectors are stale until `echo-duck reembed` finishes."""
+    with echo_duck.open(store, embedder="hash") as mem:
+        mem.remember("The nightly backup goes to the NAS", type="environment")
+    with echo_duck.open(store, embedder="use") as mem:
+        mem.reembed(limit=1)
         model_id = mem.sql("SELECT value FROM store_info WHERE name = 'embedding_model'")["value"][0]
     assert model_id == model_status()["use-multilingual"]["model_id"]
     check = store_checks(store)["stale vectors"]

@@ -90,7 +90,7 @@ def test_any_arguments_give_a_clean_exit(db, command, a, b):
     if result.exit_code != 0:
         assert fingerprint(db) == before, (command, a, b, result.output)
     elif command == "add":
-        stored = json.loads(run(db, "show", "--json", result.output.split()[0]).output)
+        stored = json.loads(run(db, "show", "--json", result.stdout.split()[0]).stdout)
         assert stored["content"] == a
 
 
@@ -101,9 +101,9 @@ def test_cli_add_round_trips_or_refuses(db, content):
     before = fingerprint(db)
     result = run(db, "add", "--type", "environment", "--json", "--", content)
     if result.exit_code == 0:
-        memory = json.loads(result.output)
+        memory = json.loads(result.stdout)
         assert memory["content"] == content
-        shown = json.loads(run(db, "show", "--json", memory["id"]).output)
+        shown = json.loads(run(db, "show", "--json", memory["id"]).stdout)
         assert shown["content"] == content
     else:
         assert fingerprint(db) == before
@@ -148,7 +148,7 @@ def test_sql_metacharacters_through_the_cli(db):
         key = f"cli{meta}"
         added = run(db, "add", "--type", "environment", "--key", key, "--tag", key, "--json", "--", f"meta {meta}")
         assert added.exit_code == 0, added.output
-        listed = json.loads(run(db, "list", "--key", key, "--json").output)
+        listed = json.loads(run(db, "list", "--key", key, "--json").stdout)
         assert [m["content"] for m in listed] == [f"meta {meta}"]
         assert run(db, "search", "--json", "--tag", key, "--", meta).exit_code == 0
     assert run(db, "sql", "SELECT count(*) AS n FROM memories").exit_code == 0

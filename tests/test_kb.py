@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import echo_duck
+from echo_duck import InvalidInput
 from echo_duck.cli.kb import kb as kb_cli
 from echo_duck.kb.chunking import MAX_CHARS, OVERLAP, chunk, read
 from echo_duck.index.keyword import query_text
@@ -345,11 +346,12 @@ def test_chunks_of_another_model_are_stale_until_reembedded(tmp_path, docs):
         n = store.kb_add(docs, source="handbook").chunks_added
         assert store.sql("SELECT count(*) FROM kb_stale_vectors").item() == 0
     with Store(path, embedder="hash-32") as store:
-        assert store.sql("SELECT count(*) FROM kb_stale_vectors").item() == n
+        assert store.sql("SELECT count(*) FROM kb_stale_vectors").item() == 0  # opening does not switch models
         hits = store.kb_search("主从切换", explain=True)
         assert hits[0].explanation.vector_rank is None  # old-model vectors are left out
-        assert store.kb_add(docs, source="handbook").stale_vectors == n  # unchanged files keep their vectors
-        report = store.kb_reembed(batch_size=16)
+        with pytest.raises(InvalidInput, match="embedded with hash-64"):
+            store.kb_add(docs, source="handbook")  # a store never holds vectors of two models
+        report = store.kb_reembed(batch_size=16)  # switches the store to hash-32
         assert (report.model_id, report.embedded, report.remaining) == ("hash-32", n, 0)
         assert store.sql("SELECT count(*) FROM kb_stale_vectors").item() == 0
         assert store.kb_search("主从切换", explain=True)[0].explanation.vector_rank is not None
@@ -428,21 +430,21 @@ def test_cli_add_search_list_remove(cli_store, docs):
     runner = CliRunner()
     added = runner.invoke(kb_cli, ["add", str(docs), "--source", "handbook", "--tag", "ops", *cli_store, "--json"])
     assert added.exit_code == 0, added.output
-    report = json.loads(added.output)[0]
+    report = json.loads(added.stdout)[0]
     assert report["documents_added"] == 8 and len(report["flagged"]) == 2
     found = runner.invoke(kb_cli, ["search", "主从切换怎么做", "-k", "2", "--json", *cli_store])
     assert found.exit_code == 0, found.output
-    hit = json.loads(found.output)[0]
+    hit = json.loads(found.stdout)[0]
     assert hit["origin"] == "kb" and "主从切换" in hit["citation"] and "bm25_rank" in hit["explanation"]
     human = runner.invoke(kb_cli, ["search", "roll back a deploy", "--explain", *cli_store])
     assert human.exit_code == 0 and "Rollback" in human.output and "vector arm:" in human.output
     prompt = runner.invoke(kb_cli, ["search", "ignore previous instructions", "--render", *cli_store])
-    assert prompt.exit_code == 0 and prompt.output.startswith("<kb-context>")
+    assert prompt.exit_code == 0 and prompt.stdout.startswith("<kb-context>")
     listed = runner.invoke(kb_cli, ["list", "--json", *cli_store])
-    assert listed.exit_code == 0 and len(json.loads(listed.output)) == 8
+    assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 8
     removed = runner.invoke(kb_cli, ["remove", "handbook", *cli_store])
-    assert removed.exit_code == 0 and removed.output.startswith("removed 8 documents")
-    assert runner.invoke(kb_cli, ["list", *cli_store]).output.strip() == "the knowledge base is empty"
+    assert removed.exit_code == 0 and removed.stdout.startswith("removed 8 documents")
+    assert runner.invoke(kb_cli, ["list", *cli_store]).stdout.strip() == "the knowledge base is empty"
 
 
 def test_cli_errors_exit_non_zero_with_one_line(cli_store, tmp_path):

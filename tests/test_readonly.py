@@ -80,7 +80,7 @@ def test_cli_sql_is_read_only(store):
     runner = CliRunner()
     result = runner.invoke(cli, ["sql", "SELECT key, access_count FROM memories ORDER BY key", "--db", str(path), "--json"])
     assert result.exit_code == 0, result.output
-    assert {r["key"] for r in json.loads(result.output)} == {"package_manager", "reply_language"}
+    assert {r["key"] for r in json.loads(result.stdout)} == {"package_manager", "reply_language"}
     refused = runner.invoke(cli, ["sql", "UPDATE memories SET importance = 1", "--db", str(path)])
     assert refused.exit_code != 0 and "read-only" in refused.output
     assert fingerprint(path) == before

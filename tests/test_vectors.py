@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import echo_duck
+from echo_duck import InvalidInput
 from echo_duck.index import quantised_scan
 
 MINILM = "all-minilm-l6-v2-int8"
@@ -58,10 +59,20 @@ def _hash_store(db_path) -> dict[str, str]:
         return {m.content: m.id for m in written}
 
 
-def test_stale_vectors_are_listed_as_soon_as_the_store_opens_with_another_model(db_path):
+def test_another_model_reads_but_never_writes_a_mix_until_reembed_switches_the_store(db_path):
     _hash_store(db_path)
     with echo_duck.open(db_path, embedder="minilm") as mem:
-        assert stale_count(mem) == 9  # every memory except the forgotten one
+        assert stale_count(mem) == 0  # opening with another model does not switch the store
+        before = mem.sql("SELECT count(*) AS n FROM memories")["n"][0]
+        with pytest.raises(InvalidInput, match="embedded with hash-64"):
+            mem.remember("a note that would be embedded with minilm", type="user")
+        assert mem.sql("SELECT count(*) AS n FROM memories")["n"][0] == before
+        mem.reembed(limit=1)  # switches the store to minilm: the rest are stale until re-embedded
+        assert stale_count(mem) == 8
+    with echo_duck.open(db_path) as mem:  # the store's model is now minilm: a plain open writes with it
+        assert mem.indexer.vectors.model_id == MINILM
+        mem.remember("a note embedded with the store's model", type="user")
+        assert stale_count(mem) == 8
 
 
 def test_switching_models_excludes_stale_vectors_until_reembedded(db_path):
@@ -74,9 +85,7 @@ def test_switching_models_excludes_stale_vectors_until_reembedded(db_path):
             hits = mem.recall("where does the nightly backup go?", explain=True, reinforce=False, **filters)
             assert hits and hits[0].id == backup
             assert all(h.explanation.vector_rank is None and h.explanation.similarity is None for h in hits)
-        assert stale_count(mem) == 9
-        current = mem.sql("SELECT DISTINCT current_model FROM stale_vectors")["current_model"].to_list()
-        assert current == [MINILM]
+        assert stale_count(mem) == 0  # not switched yet: the store's model is still hash
 
         progress: list[tuple[int, int]] = []
         report = mem.reembed(batch_size=2, progress=lambda done, total: progress.append((done, total)))

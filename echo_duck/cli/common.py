@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
+import json
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -24,38 +27,105 @@ def default_db() -> str:
     return os.path.join(data_home, "echo_duck", "memory.duckdb")
 
 
-def common(func):
-    """--db, --agent, --lock-timeout and --json on every command."""
+DB_HELP = "Store file (or $ECHO_DUCK_DB; default ~/.local/share/echo_duck/memory.duckdb)."
 
-    @click.option("--db", "db", type=click.Path(dir_okay=False), default=default_db, show_default="$ECHO_DUCK_DB or ~/.local/share/echo_duck/memory.duckdb", help="Store file.")
-    @click.option("--agent", default="default", show_default=True, help="Agent id to act as.")
-    @click.option("--lock-timeout", type=float, default=5.0, show_default=True, help="Seconds to wait if another process holds the file.")
-    @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+
+@dataclasses.dataclass
+class Target:
+    """The options every store command takes, given before or after the subcommand
+    (``echo-duck --db x.duckdb list`` and ``echo-duck list --db x.duckdb`` are the same)."""
+
+    db: str | None = None
+    agent: str | None = None
+    lock_timeout: float | None = None
+    as_json: bool = False
+
+
+def target_options(func):
+    """--db, --agent, --lock-timeout and --json, with no defaults of their own (see ``resolved``)."""
+    func = click.option("--json", "as_json", is_flag=True, default=None, help="Machine-readable JSON output.")(func)
+    func = click.option("--lock-timeout", type=float, default=None,
+                        help="Seconds to wait if another process holds the file (default 5).")(func)
+    func = click.option("--agent", default=None, help="Agent id to act as (default: default).")(func)
+    return click.option("--db", "db", type=click.Path(dir_okay=False), default=None, help=DB_HELP)(func)
+
+
+def resolved(db: str | None = None, agent: str | None = None, lock_timeout: float | None = None,
+             as_json: bool | None = None) -> Target:
+    """The subcommand's own value, else the one given before the subcommand, else the default."""
+    ctx = click.get_current_context(silent=True)
+    top = (ctx.find_root().obj if ctx is not None else None) or Target()
+    return Target(db=db or top.db or default_db(), agent=agent or top.agent or "default",
+                  lock_timeout=lock_timeout if lock_timeout is not None else
+                  (top.lock_timeout if top.lock_timeout is not None else 5.0),
+                  as_json=bool(as_json or top.as_json))
+
+
+def common(func):
+    """--db, --agent, --lock-timeout and --json on a command, also accepted before the subcommand."""
+
+    @target_options
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        return func(*args, **kwargs)
+    def wrapper(*args, db=None, agent=None, lock_timeout=None, as_json=None, **kwargs):
+        t = resolved(db, agent, lock_timeout, as_json)
+        return func(*args, db=t.db, agent=t.agent, lock_timeout=t.lock_timeout, as_json=t.as_json, **kwargs)
 
     return wrapper
 
 
 @contextlib.contextmanager
 def open_or_fail(db: str, agent: str, lock_timeout: float, **options: Any) -> Iterator[EchoDuck]:
-    """Open late, close early; map echo_duck errors to exit codes with one clear line."""
+    """Open late, close early; say on stderr which store is used; map echo_duck errors to exit codes."""
     with fail_cleanly():
         from ..store.facade import EchoDuck
 
+        click.echo(f"echo-duck: store {os.path.abspath(db)} (agent {agent})", err=True)
         with EchoDuck(db, agent_id=agent, lock_timeout=lock_timeout, actor="cli", write_path="cli", **options) as mem:
             yield mem
 
 
+class CommandError(click.ClickException):
+    """One line on stderr (or a JSON object on stdout under --json) and a non-zero exit, never a usage banner."""
+
+    def __init__(self, error: BaseException, exit_code: int):
+        super().__init__(_cli_words(f"{type(error).__name__}: {error}"))
+        self.kind = type(error).__name__
+        self.exit_code = exit_code
+        self.as_json = resolved().as_json  # the context is gone by the time click shows the error
+
+    def show(self, file=None) -> None:
+        if self.as_json:
+            click.echo(json.dumps({"error": {"type": self.kind, "message": self.message,
+                                             "exit_code": self.exit_code}}, ensure_ascii=False))
+        else:
+            super().show(file)
+
+
 @contextlib.contextmanager
 def fail_cleanly() -> Iterator[None]:
+    """InvalidInput exits 2, every other echo_duck error 1; the message names CLI flags, not Python arguments."""
     try:
         yield
     except InvalidInput as e:
-        raise click.UsageError(str(e)) from e
+        raise CommandError(e, 2) from e
     except EchoDuckError as e:
-        raise click.ClickException(f"{type(e).__name__}: {e}") from e
+        raise CommandError(e, 1) from e
+
+
+def _cli_words(message: str) -> str:
+    """Name the current command's flags where the library's message names its Python arguments
+    (``pass write=True`` -> ``pass --write``; ``type must be ...`` -> ``--type must be ...``)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return message
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option) or not param.name:
+            continue
+        flag = max(param.opts, key=len)
+        message = re.sub(rf"\b{param.name}=True\b", flag, message)
+        message = re.sub(rf"\b{param.name}=(?=\S)", f"{flag} ", message)
+        message = re.sub(rf"^(\w+: ){param.name} (must|is|contains)\b", rf"\g<1>{flag} \2", message)
+    return message
 
 
 def emit(value: Any, as_json: bool, human: str | None = None) -> None:

@@ -23,14 +23,15 @@ FACTS = [
 
 @dataclass
 class DemoReport:
-    db: str
+    db: str | None  # None: a temporary store, removed when the demo ends
     steps: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, title: str, text: str) -> None:
         self.steps.append((title, text))
 
     def render(self) -> str:
-        parts = [f"echo_duck demo store: {self.db}"]
+        where = self.db or "a temporary file, removed afterwards (pass --db FILE to keep it)"
+        parts = [f"echo_duck demo store: {where}"]
         parts += [f"\n== {title} ==\n{text}" for title, text in self.steps]
         return "\n".join(parts)
 
@@ -39,8 +40,14 @@ class DemoReport:
 
 
 def run_demo(db: str | None = None) -> DemoReport:
-    path = db or str(Path(tempfile.mkdtemp(prefix="echo_duck_demo_")) / "demo.duckdb")
-    report = DemoReport(path)
+    """Build the demo store in ``db``, or in a temporary folder that is removed afterwards."""
+    if db is not None:
+        return _run(db, DemoReport(db))
+    with tempfile.TemporaryDirectory(prefix="echo_duck_demo_") as folder:
+        return _run(str(Path(folder) / "demo.duckdb"), DemoReport(None))
+
+
+def _run(path: str, report: DemoReport) -> DemoReport:
     with EchoDuck(path, agent_id="demo-agent", actor="demo") as mem:
         stored = mem.remember_many(FACTS)
         report.add("remember (one transaction)", "\n".join(f"v{m.version} {m.type:<11} {m.key:<16} {m.content}" for m in stored))

@@ -83,7 +83,7 @@ def audit(db, agent, lock_timeout, as_json):
     """
     with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
         report = mem.audit()
-    human = "\n\n".join(f"== {name} ==\n{output.frame(frame)}" for name, frame in report.items())
+    human = "\n\n".join(f"== {name} ==\n{output.readable(frame)}" for name, frame in report.items())
     emit(report, as_json, human)
 
 

@@ -13,7 +13,17 @@ import click
 from ..models import PERSISTED_TIERS, PROVENANCE, SCOPES, STATUSES, TYPES
 from . import output
 from .bench import bench
-from .common import MEMORY_COLUMNS, common, emit, fail_cleanly, memory_rows, open_or_fail, progress_bar
+from .common import (
+    MEMORY_COLUMNS,
+    Target,
+    common,
+    emit,
+    fail_cleanly,
+    memory_rows,
+    open_or_fail,
+    progress_bar,
+    target_options,
+)
 from .data import DATA_COMMANDS
 from .doctor import DOCTOR_COMMANDS
 from .kb import kb
@@ -22,11 +32,18 @@ from .lifecycle import LIFECYCLE_COMMANDS
 
 @click.group()
 @click.version_option(package_name="echo-duck")
-def cli() -> None:
+@target_options
+@click.pass_context
+def cli(ctx: click.Context, db, agent, lock_timeout, as_json) -> None:
     """echo_duck: long-term memory for AI agents in one DuckDB file.
 
-    Example:  echo-duck add "User prefers answers in Chinese" --type user --key reply_language
+    --db, --agent, --lock-timeout and --json go before or after the command.
+
+    \b
+    Example:  echo-duck --db agent.duckdb add "User prefers answers in Chinese" --key reply_language
+    Example:  echo-duck --db agent.duckdb recall "which language should I answer in?"
     """
+    ctx.obj = Target(db=db, agent=agent, lock_timeout=lock_timeout, as_json=bool(as_json))
 
 
 @cli.command()
@@ -43,7 +60,8 @@ def init(db, agent, lock_timeout, as_json):
 
 @cli.command()
 @click.argument("content")
-@click.option("--type", "type_", type=click.Choice(TYPES), required=True, help="Kind of memory.")
+@click.option("--type", "type_", type=click.Choice(TYPES), default="user", show_default=True,
+              help="Kind of memory: user (about the user), environment (project facts), procedure (rules), self.")
 @click.option("--key", help="Semantic key; the same key in the same scope makes a new version.")
 @click.option("--tag", "tags", multiple=True, help="Tag (repeatable).")
 @click.option("--scope", type=click.Choice(SCOPES), default="private", show_default=True)
@@ -56,7 +74,7 @@ def init(db, agent, lock_timeout, as_json):
 @click.option("--pin", is_flag=True, help="Pinned memories never decay and come first in snapshots.")
 @common
 def add(content, type_, key, tags, scope, team_id, tenant_id, provenance, importance, confidence, pin, db, agent, lock_timeout, as_json):
-    """Remember CONTENT ('-' reads it from stdin).
+    """Remember CONTENT ('-' reads it from stdin): by default a note about the user, stated by you.
 
     Example:  echo-duck add "项目用 pnpm 管理依赖" --type environment --key package_manager
     """
@@ -73,9 +91,9 @@ def add(content, type_, key, tags, scope, team_id, tenant_id, provenance, import
 @click.argument("memory_id")
 @common
 def show(memory_id, db, agent, lock_timeout, as_json):
-    """Show one memory by id.
+    """Show one memory by id or by the short id tables print.
 
-    Example:  echo-duck show 3f2a…  (the full id printed by add or list --json)
+    Example:  echo-duck show 8464cd72
     """
     with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
         memory = mem.get(memory_id)
@@ -144,23 +162,20 @@ def forget(target, reason, db, agent, lock_timeout, as_json):
 @click.option("--explain", is_flag=True, help="Show why each hit ranked where it did.")
 @click.option("--no-reinforce", is_flag=True, help="Do not count this as a review (analysts' reads).")
 @common
-def search(query, k, types, tiers, tags, session, include_archived, explain, no_reinforce, db, agent, lock_timeout, as_json):
-    """Recall memories for QUERY (BM25 + vectors, fused and decayed in SQL).
+def recall(query, k, types, tiers, tags, session, include_archived, explain, no_reinforce, db, agent, lock_timeout, as_json):
+    """Recall the memories that answer QUERY, best first (keywords and meaning, fused; also: search).
 
-    Example:  echo-duck search "which package manager does the project use?" --explain
+    Example:  echo-duck recall "which package manager does the project use?" --explain
     """
     with open_or_fail(db, agent, lock_timeout) as mem:
         hits = mem.recall(query, k, types=types or None, tiers=tiers or None, tags=tags or None, session=session,
                           include_archived=include_archived, reinforce=not no_reinforce, explain=explain or as_json)
-    rows = [dict(score=h.score, id=h.id[:8], type=h.memory.type, key=h.key, content=h.content,
-                 **({"bm25": h.explanation.bm25_rank, "vector": h.explanation.vector_rank,
-                     "similarity": h.explanation.similarity, "gate": h.explanation.gate} if explain else {}))
-            for h in hits]
-    columns = ("score", "id", "type", "key", "content") + (("bm25", "vector", "similarity") if explain else ())
-    human = output.table(rows, columns, widths={"content": 70})
-    if explain and hits:
-        human += f"\n\nvector arm: {hits[0].explanation.vector_arm}; query entropy {hits[0].explanation.entropy:.2f}"
-    emit(hits, as_json, human)
+    emit(hits, as_json, output.hits(hits, explain) if hits else "no memory matches")
+
+
+cli.add_command(click.Command("search", callback=recall.callback, params=recall.params, short_help="The same as recall.",
+                              help="The same as recall: the memories that answer QUERY, best first.\n\n"
+                                   "Example:  echo-duck search \"which package manager does the project use?\""))
 
 
 @cli.command()
@@ -242,9 +257,10 @@ def demo(db, as_json):
     """
     from .demo import run_demo
 
+    top = click.get_current_context().find_root().obj or Target()
     with fail_cleanly():
-        report = run_demo(db)
-    emit(report, as_json, report.render())
+        report = run_demo(db or top.db)
+    emit(report, as_json or top.as_json, report.render())
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from datetime import datetime
 from typing import Any, Iterable, Sequence
 
@@ -46,11 +47,47 @@ def details(record: dict[str, Any], fields: Iterable[str] | None = None) -> str:
     return "\n".join(f"{n.ljust(width)}  {_cell(record.get(n), 10_000)}" for n in names)
 
 
+def hits(found: Sequence[Any], explain: bool = False) -> str:
+    """Recall hits as a numbered list: score, short id, type and key, then the content, indented."""
+    blocks = []
+    for rank, h in enumerate(found, 1):
+        head = f"{rank:>2}. {h.score:.4f}  {h.id[:8]}  {h.memory.type}" + (f"  {h.key}" if h.key else "")
+        if h.conflicts_with:
+            head += f"  (conflicts with {', '.join(str(c)[:8] for c in h.conflicts_with)})"
+        body = textwrap.fill(_cell(h.content, 600), width=100, initial_indent="    ", subsequent_indent="    ")
+        if explain and h.explanation is not None:
+            e = h.explanation
+            body += (f"\n    bm25 rank {e.bm25_rank}, vector rank {e.vector_rank}, similarity "
+                     f"{'' if e.similarity is None else f'{e.similarity:.2f}'}, gate {e.gate}")
+        blocks.append(f"{head}\n{body}")
+    return "\n".join(blocks)
+
+
+def readable(df, *, max_columns: int = 6) -> str:
+    """A frame for people: "(none)", one row as name/value lines, a narrow frame as a table, a wide
+    one as one name/value block per row; ids cut to the 8 characters that ``show`` accepts."""
+    rows = [{k: _short_id(v) for k, v in row.items()} for row in df.to_dicts()]
+    if not rows:
+        return "(none)"
+    if len(rows) == 1:
+        return details(rows[0])
+    if len(df.columns) <= max_columns:
+        return table(rows, df.columns)
+    return "\n\n".join(details(row) for row in rows)
+
+
 def frame(df) -> str:
     import polars as pl
 
     with pl.Config(tbl_rows=50, tbl_cols=20, fmt_str_lengths=60, tbl_hide_dataframe_shape=False):
         return str(df)
+
+
+def _short_id(value: Any) -> Any:
+    text = str(value) if value is not None else ""
+    if len(text) == 36 and text.count("-") == 4:
+        return text[:8]
+    return value
 
 
 def _cell(value: Any, limit: int) -> str:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ..embed.embedder import MODEL_INSTALL_HINT, Embedder, default_embedder, embedder_by_name
+from ..errors import EchoDuckError, InvalidInput
 from ..storage.db import Db
 from .keyword import KeywordIndex, index_text
 from .keyword_search import KeywordSearcher
@@ -54,17 +55,41 @@ class Indexer:
         self._vectors: VectorIndex | None = None
         self._resolved = False
         self._warned = False
+        self._store_model: str | None = None
 
     @property
     def vectors(self) -> VectorIndex | None:
-        """The vector index of the configured embedder, or None when no model is available."""
+        """The vector index of this handle's embedder, or None when no model is available.
+
+        ``"default"`` means the store's own model (recorded with its first vector), else the package
+        default. An explicit embedder of another model may read, but not write (a store never holds
+        a mix): ``switch_model`` (what ``reembed`` does) makes it the store's model.
+        """
         if not self._resolved:
-            embedder = _resolve(self._choice)
+            with self.db.reading():
+                self._store_model = self.db.scalar("store_info_value", name="embedding_model")
+            embedder = _resolve(self._choice, self._store_model)
             self._resolved = True
             if embedder is not None:
                 self._vectors = VectorIndex(self.db, embedder, self.clock)
-                self._record_model(embedder)
+                if self._store_model is None:
+                    self._record_model(embedder)
         return self._vectors
+
+    def check_model_for_writes(self) -> None:
+        """Raise InvalidInput when this handle's embedder is not the store's model."""
+        index = self.vectors
+        if index is not None and self._store_model not in (None, index.embedder.model_id):
+            raise InvalidInput(
+                f"this store's memories are embedded with {self._store_model}, and this handle uses "
+                f"{index.embedder.model_id}; open it without embedder= to write with the store's model, or "
+                f"switch the store to {index.embedder.model_id} with reembed() (echo-duck reembed --model ...)")
+
+    def switch_model(self) -> None:
+        """Make this handle's embedder the store's model; the other model's vectors become stale."""
+        index = self.vectors
+        if index is not None and self._store_model != index.embedder.model_id:
+            self._record_model(index.embedder)
 
     def warn_keyword_only_once(self) -> None:
         if not self._warned:
@@ -82,6 +107,7 @@ class Indexer:
         provisional (not inserted yet): a text that comes out different at ``index`` time (its
         conversational context changed before the insert) is embedded there.
         """
+        self.check_model_for_writes()
         if len(rows) < EMBED_AHEAD_MIN_ROWS or self.vectors is None:
             yield None
             return
@@ -97,6 +123,7 @@ class Indexer:
         """Postings and vectors for rows inserted by the current transaction (called inside it)."""
         if not rows:
             return
+        self.check_model_for_writes()
         texts = self._texts_in_context(rows)
         self.keyword.add([(row.memory_id, index_text(t)) for row, t in zip(rows, texts)])
         if self.vectors is not None:
@@ -129,11 +156,9 @@ class Indexer:
         """Make this embedder the store's current model; other models' vectors become stale."""
         if self.db.read_only:
             return
-        with self.db.reading():
-            current = self.db.scalar("store_info_value", name="embedding_model")
-        if current != embedder.model_id:
-            with self.db.transaction("recording the embedding model"):
-                self.db.run("set_store_info", name="embedding_model", value=embedder.model_id)
+        with self.db.transaction("recording the embedding model"):
+            self.db.run("set_store_info", name="embedding_model", value=embedder.model_id)
+        self._store_model = embedder.model_id
 
 
 class EmbeddedAhead:
@@ -174,11 +199,16 @@ class EmbeddedAhead:
         return self._found
 
 
-def _resolve(choice: Any) -> Embedder | None:
+def _resolve(choice: Any, store_model: str | None) -> Embedder | None:
     if choice is None or choice == "none":
         return None
     if choice == "default":
-        return default_embedder()
+        if store_model is None:
+            return default_embedder()
+        try:
+            return embedder_by_name(store_model)
+        except EchoDuckError:  # the store's model is not installed here: keywords only, as without a model
+            return None
     if isinstance(choice, str):
         return embedder_by_name(choice)
     return choice  # an Embedder instance

@@ -179,7 +179,10 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         return stored
 
     def get(self, memory_id: Any) -> Memory:
+        """One visible memory by id, or by a unique id prefix of at least 4 characters (``"8464cd72"``)."""
         with self.db.reading():
+            if validate.id_prefix(memory_id):
+                return Memory.from_row(self.writer.by_id_prefix(self.caller, memory_id))
             row = self.db.dict("visible_memory_by_id", id=validate.memory_id(memory_id), **self._who())
         if row is None:
             raise MemoryNotFound(f"no memory with id {memory_id} is visible to agent {self.caller.agent_id!r}")
@@ -281,10 +284,13 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         return render_snapshot([(r["section"], Memory.from_row(r)) for r in rows], budgets, limit)
 
     def reembed(self, *, batch_size: int = 256, limit: int | None = None, progress=None) -> ReembedReport:
-        """Embed every memory whose vector is missing or from another model, in resumable batches."""
+        """Embed every memory whose vector is missing or from another model, in resumable batches.
+
+        Opened with an explicit ``embedder=``, this switches the store to that model first."""
         index = self.indexer.vectors
         if index is None:
             raise EchoDuckError(NO_MODEL_MESSAGE)
+        self.indexer.switch_model()
         return reembed_stale(index, batch_size=validate.positive_int(batch_size, "batch_size", maximum=100_000),
                              limit=None if limit is None else validate.positive_int(limit, "limit", maximum=10**9),
                              progress=progress)

@@ -37,6 +37,7 @@ class KnowledgeBaseVerbs:
         to the knowledge base. Unchanged files are skipped, changed ones re-chunked, and files gone
         from a re-added folder removed. Scanner matches are stored flagged, never refused."""
         self._kb_writable("kb_add")
+        self.indexer.check_model_for_writes()
         return self.kb.add(path_or_text, source=source, tags=tags, progress=progress)
 
     def kb_search(self, query: str, k: int = 5, *, sources: Any = None, tags: Any = None,
@@ -61,8 +62,11 @@ class KnowledgeBaseVerbs:
         return self.kb.documents()
 
     def kb_reembed(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> ReembedReport:
-        """Re-embed chunks whose vector is missing or from another model, in committed batches."""
+        """Re-embed chunks whose vector is missing or from another model, in committed batches.
+
+        Opened with an explicit ``embedder=``, this switches the store to that model first."""
         self._kb_writable("kb_reembed")
+        self.indexer.switch_model()
         return self.kb.reembed(batch_size=batch_size, progress=progress)
 
     def _kb_writable(self, verb: str) -> None:

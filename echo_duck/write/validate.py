@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from datetime import date, datetime, timezone
 from typing import Any, Iterable
@@ -121,6 +122,16 @@ def memory_id(value: Any, name: str = "id") -> uuid.UUID:
         return uuid.UUID(str(value))
     except (ValueError, TypeError):
         raise InvalidInput(f"{name} must be a memory id (a uuid), got {value!r}") from None
+
+
+_ID_PREFIX = re.compile(r"[0-9a-f]{4}[0-9a-f-]{0,32}")
+
+
+def id_prefix(value: Any) -> str | None:
+    """The start of a memory id (at least 4 hex digits, as tables print 8), lower-cased; None otherwise."""
+    if isinstance(value, str) and _ID_PREFIX.fullmatch(value.lower()) and not looks_like_uuid(value):
+        return value.lower()
+    return None
 
 
 def looks_like_uuid(value: Any) -> bool:

@@ -192,11 +192,27 @@ class Writer:
             return row
         key = validate.key(target)
         rows = self.db.dicts("visible_live_by_key", key=key, **who)
+        if not rows and validate.id_prefix(target):
+            row = self.by_id_prefix(caller, target)
+            if live_only and row["status"] != "active":
+                raise InvalidInput(f"memory {row['id']} is {row['status']}; only active memories can be updated")
+            return row
         if not rows:
             raise MemoryNotFound(f"no active memory with key {key!r} is visible to agent {caller.agent_id!r}")
         if len(rows) > 1:
             ids = ", ".join(str(r["id"]) for r in rows)
             raise AmbiguousMatch(f"key {key!r} matches {len(rows)} active memories ({ids}); pass one id instead")
+        return rows[0]
+
+    def by_id_prefix(self, caller: Caller, prefix: str) -> dict[str, Any]:
+        """The one memory visible to the caller whose id starts with ``prefix`` (the short ids tables print)."""
+        rows = self.db.dicts("visible_by_id_prefix", prefix=validate.id_prefix(prefix),
+                             caller_agent=caller.agent_id, caller_session=caller.session_id)
+        if not rows:
+            raise MemoryNotFound(f"no memory with key or id prefix {prefix!r} is visible to agent {caller.agent_id!r}")
+        if len(rows) > 1:
+            ids = ", ".join(str(r["id"]) for r in rows)
+            raise AmbiguousMatch(f"id prefix {prefix!r} matches several memories ({ids}); give more characters")
         return rows[0]
 
     def check(self, caller: Caller, spec: NewMemory) -> None:

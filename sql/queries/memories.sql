@@ -114,3 +114,11 @@ WHERE agent_id = $agent_id AND kind = $kind AND group_id = $group_id AND revoked
 -- $ids is text '[uuid, …]': binding a Python list costs ~0.2 ms per element in duckdb 1.5.5.
 -- name: memories_by_ids
 SELECT * FROM memories WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
+
+-- The memories visible to the caller whose id starts with a short prefix (the 8 characters every
+-- table prints); at most 5, so an ambiguous prefix can be reported with its candidates.
+-- name: visible_by_id_prefix
+SELECT * FROM visible_memories($caller_agent, $caller_session)
+WHERE starts_with(id::VARCHAR, lower($prefix))
+ORDER BY created_at
+LIMIT 5;
