@@ -336,3 +336,18 @@ def test_every_cli_command_has_help_with_an_example_of_itself():
         if not any(e.startswith(" ".join(path)) for e in examples):
             missing.append(" ".join(path))
     assert missing == []
+
+
+def test_the_cli_and_api_reference_pages_are_current():
+    """echo_duck/cli/REFERENCE.md and echo_duck/store/REFERENCE.md are what the generators render now;
+    regenerate with `echo-duck docs cli --out …` and `echo-duck docs api --out …`."""
+    from echo_duck.cli import reference as cli_reference
+    from echo_duck.store import api_docs
+
+    assert cli_reference.PAGE.read_text(encoding="utf-8") == cli_reference.reference(cli), \
+        "echo_duck/cli/REFERENCE.md is stale: run echo-duck docs cli --out echo_duck/cli/REFERENCE.md"
+    assert api_docs.PAGE.read_text(encoding="utf-8") == api_docs.reference(), \
+        "echo_duck/store/REFERENCE.md is stale: run echo-duck docs api --out echo_duck/store/REFERENCE.md"
+    api = api_docs.PAGE.read_text(encoding="utf-8")
+    for verb in ("remember", "recall", "snapshot", "forget", "sql", "history"):
+        assert f"### {verb}\n" in api, verb

@@ -43,7 +43,7 @@ def doctor(db, lock_timeout, as_json):
 
 @click.group()
 def docs():
-    """Documentation generated from the code itself.
+    """Documentation generated from the code itself: sql, cli and api reference pages.
 
     Example:  echo-duck docs sql --out sql/REFERENCE.md
     """
@@ -73,6 +73,40 @@ def docs_sql(out, as_json):
     elif out:
         click.echo(f"wrote {summary['out']}: {summary['tables']} tables, {summary['views']} views, "
                    f"{summary['macros']} macros, {summary['examples']} example queries")
+    else:
+        click.echo(page, nl=False)
+
+
+@docs.command(name="cli")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the page to this file instead of printing it.")
+def docs_cli(out):
+    """The command reference: every echo-duck command's usage, help and options, as markdown.
+
+    Example:  echo-duck docs cli --out echo_duck/cli/REFERENCE.md
+    """
+    from . import reference
+
+    page = reference.reference(click.get_current_context().find_root().command)
+    if out:
+        Path(out).write_text(page, encoding="utf-8")
+        click.echo(f"wrote {Path(out).resolve()}")
+    else:
+        click.echo(page, nl=False)
+
+
+@docs.command(name="api")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the page to this file instead of printing it.")
+def docs_api(out):
+    """The Python API reference: echo_duck.open and every public method of the store, as markdown.
+
+    Example:  echo-duck docs api --out echo_duck/store/REFERENCE.md
+    """
+    from ..store import api_docs
+
+    page = api_docs.reference()
+    if out:
+        Path(out).write_text(page, encoding="utf-8")
+        click.echo(f"wrote {Path(out).resolve()}")
     else:
         click.echo(page, nl=False)
 

@@ -57,6 +57,22 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                  protected_paths: Iterable[str] = (), embedder: Any = "default", reranker: Any = None,
                  rerank_top_k: int = 10, rerank_timeout_s: float = 5.0, rerank_min_score: float | None = None,
                  verifier: Any = None, extractor: Any = None, summarizer: Any = None):
+        """Open (creating or migrating) the store at ``path``; use it in a ``with`` block.
+
+        - ``agent_id``, ``session_id``, ``team_id``, ``tenant_id``: who is acting; they decide which
+          memories are visible and which scopes a write may use.
+        - ``now``: a fixed datetime or a callable (tests, replays); default the UTC clock.
+        - ``read_only``: nothing is written, not even recall bookkeeping; ``lock_timeout``: seconds to
+          wait while another process holds the file.
+        - ``embedder``: ``"default"`` (the store's own model, else USE-multilingual), ``"use"``,
+          ``"minilm"``, ``"hash"`` (tests), ``"none"`` or an object with ``model_id``, ``dim`` and
+          ``embed(texts)``.
+        - ``reranker`` (an object with ``score(query, texts)``) and ``rerank_*``; ``verifier``
+          (contradictions), ``extractor`` and ``summarizer`` (consolidation): pluggable callables,
+          for example around an LLM.
+        - ``protected_paths``: folders (besides the store's own) whose mention in a command that reads
+          or sends files is refused by the scanner. ``actor`` and ``write_path`` label the event log.
+        """
         self.path = str(path)
         self.read_only = validate.flag(read_only, "read_only")
         self._base_caller = Caller(

@@ -192,6 +192,8 @@ class Writer:
             return row
         key = validate.key(target)
         rows = self.db.dicts("visible_live_by_key", key=key, **who)
+        if not rows and not live_only:  # history of a fact that is no longer active
+            rows = self.db.dicts("visible_latest_by_key", key=key, **who)
         if not rows and validate.id_prefix(target):
             row = self.by_id_prefix(caller, target)
             if live_only and row["status"] != "active":

@@ -122,3 +122,10 @@ SELECT * FROM visible_memories($caller_agent, $caller_session)
 WHERE starts_with(id::VARCHAR, lower($prefix))
 ORDER BY created_at
 LIMIT 5;
+
+-- The newest visible memory with a key, whatever its status (history of a forgotten or superseded fact).
+-- name: visible_latest_by_key
+SELECT * FROM visible_memories($caller_agent, $caller_session)
+WHERE key = $key
+ORDER BY created_at DESC, version DESC
+LIMIT 1;
