@@ -119,6 +119,11 @@ class Run:
         report = self.mem.archive(older_than_days=0)
         self.journal.log(op="archive", exported=report.exported)
 
+    def switching_models(self) -> bool:
+        """True when this run's embedder is not the store's model (the harness switched models)."""
+        stored = self.mem.sql("SELECT value FROM store_info WHERE name = 'embedding_model'")["value"].to_list()
+        return bool(stored) and stored[0] != self.mem.indexer.vectors.model_id
+
     def reembed(self):
         say("reembed-start")
         report = self.mem.reembed(batch_size=self.rng.randint(5, 60))
@@ -140,12 +145,12 @@ class Run:
 def main(db: str, journal: str, seed: int, mode: str, embedder: str) -> None:
     run = Run(db, journal, seed, embedder)
     say("ready")
+    if mode == "reembed" or run.switching_models():  # a store switches models only by re-embedding
+        run.reembed()
     if mode == "archive":  # every live row decays to the archival tier, then an export to kill
         run.now += timedelta(days=400)
         run.decay()
         run.archive()
-    elif mode == "reembed":  # the harness opened this run with the other model: every vector is stale
-        run.reembed()
     run.loop()
 
 
