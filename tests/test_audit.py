@@ -38,8 +38,11 @@ def scenario(db_path, clock):
         made = dict(
             user=mem.remember("The user is called Mei", type="user", provenance="user_stated",
                               source_refs=["message:m1"]),
-            npm=mem.remember("The project uses npm", type="environment", tags=["tooling"], source_session="s1"),
-            pnpm=mem.remember("The project uses pnpm", type="environment", tags=["tooling"], source_session="s2"),
+            # different keys lower the verdict below contradiction_auto_confidence: it stays pending
+            npm=mem.remember("The project uses npm", type="environment", tags=["tooling"], source_session="s1",
+                             key="tool:package_manager"),
+            pnpm=mem.remember("The project uses pnpm", type="environment", tags=["tooling"], source_session="s2",
+                              key="tool:package_manager:web"),
             rule=mem.remember("Run the linter before committing", type="procedure", key="rule:lint"),
             public=mem.remember("The office is closed on public holidays", type="environment", scope="public"),
         )

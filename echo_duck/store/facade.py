@@ -18,7 +18,7 @@ from ..errors import EchoDuckError, InvalidInput, MemoryNotFound
 from ..index.indexing import NO_MODEL_MESSAGE, Indexer
 from ..index.vectors import ReembedReport
 from ..index.vectors import reembed as reembed_stale
-from ..lifecycle import archive, privacy
+from ..lifecycle import archive, privacy, self_knowledge
 from ..lifecycle.archive import archive_dir
 from ..lifecycle.consolidate import Consolidator, JobQueue
 from ..lifecycle.contradictions import ContradictionChecker
@@ -89,7 +89,7 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                                  None if self.read_only else RecallJournal(self.db))
         self.session_log = Sessions(self.db, self._clock, self.caller.agent_id)
         self.working = WorkingMemory()
-        self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier)
+        self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier, writer=self.writer)
         self.consolidator = Consolidator(self.db, self.writer, self.session_log, self.checker, self.caller,
                                          self._clock, extractor, summarizer)
         self.jobs_queue = JobQueue(self.db, self.consolidator, self.caller.agent_id, self._clock)
@@ -176,6 +176,8 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         if validate.flag(check_contradictions, "check_contradictions"):
             self.checker.check(self.caller, [m.id for m in stored])
             stored = [self._reload(m) for m in stored]
+        else:  # a new version from another source still records the conflict it settled (one query)
+            self.checker.check_versions(self.caller, [m.id for m in stored if m.supersedes])
         return stored
 
     def get(self, memory_id: Any) -> Memory:
@@ -257,28 +259,29 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                                     query_vector=query_vector, kb=kb)
 
     def mark(self, hit: Any, helpful: bool, *, recall_id: int | None = None) -> Memory:
-        """Outcome feedback (SPEC R13): unhelpful marks lower a memory's rank, helpful ones its confidence."""
+        """Outcome feedback (SPEC R13): unhelpful marks lower a memory's rank, helpful ones its confidence;
+        a SELF memory earns confidence only across sessions and days (lifecycle/self_knowledge.py)."""
         helpful = validate.flag(helpful, "helpful")
         recall_id = recall_id if recall_id is not None else getattr(hit, "recall_id", None)
-        with self.db.transaction("mark"):
-            row = self.writer.resolve(self.caller, hit.id if isinstance(hit, Hit) else hit, live_only=False)
-            self.db.run("insert_feedback", now=self.now(), agent_id=self.caller.agent_id, id=row["id"],
-                        recall_id=recall_id, helpful=helpful)
-            self.db.run("apply_feedback", id=row["id"], helpful=helpful)
-            return Memory.from_row(self.db.dict("memory_by_id", id=row["id"]))
+        return self_knowledge.mark(self.db, self.writer, self.caller, hit.id if isinstance(hit, Hit) else hit,
+                                   helpful, recall_id, self.now())
 
-    def snapshot(self, budget_user: int = 1375, budget_env: int = 2200, budget_rules: int = 1000, *,
+    def snapshot(self, budget_user: int = 1375, budget_env: int = 2200, budget_rules: int = 2000, *,
+                 budget_profile: int = 2000, budget_self: int = 600, budget_conflicts: int = 800,
                  fast: bool = False, min_confidence: float = 0.3) -> str:
-        """Markdown for a system prompt: pinned and USER memories first, then rules and the rest,
-        each section within its character budget; at most 15 memories (5 when ``fast``)."""
-        budgets = Budgets(validate.positive_int(budget_user, "budget_user", maximum=10_000_000),
-                          validate.positive_int(budget_rules, "budget_rules", maximum=10_000_000),
-                          validate.positive_int(budget_env, "budget_env", maximum=10_000_000))
+        """Markdown for a system prompt, in blocks with their own character budgets: the user profile
+        (whole, by section), facts about the user, every active behaviour rule, environment facts,
+        the agent's earned self-notes and the conflicts, marked as such (recall/snapshot.py documents
+        the format). At most 15 fact lines (user + environment; 5 when ``fast``)."""
+        budgets = Budgets(user=_budget(budget_user, "budget_user"), rules=_budget(budget_rules, "budget_rules"),
+                          environment=_budget(budget_env, "budget_env"), profile=_budget(budget_profile, "budget_profile"),
+                          self=_budget(budget_self, "budget_self"), conflicts=_budget(budget_conflicts, "budget_conflicts"))
         limit = 5 if validate.flag(fast, "fast") else 15
+        min_confidence = validate.unit_interval(min_confidence, "min_confidence")
         with self.db.reading():
-            rows = self.db.dicts("snapshot_candidates", min_confidence=validate.unit_interval(min_confidence, "min_confidence"),
-                                 limit=200, **self._who())
-        return render_snapshot([(r["section"], Memory.from_row(r)) for r in rows], budgets, limit)
+            rows = self.db.dicts("snapshot_candidates", min_confidence=min_confidence, limit=1000, **self._who())
+            conflicts = self.db.dicts("snapshot_conflicts", limit=50, **self._who())
+        return render_snapshot([(r["block"], Memory.from_row(r)) for r in rows], budgets, limit, conflicts)
 
     def reembed(self, *, batch_size: int = 256, limit: int | None = None, progress=None) -> ReembedReport:
         """Embed every memory whose vector is missing or from another model, in resumable batches."""
@@ -386,6 +389,10 @@ def _clock(now: datetime | Callable[[], datetime] | None) -> Callable[[], dateti
         return lambda: validate.timestamp(now(), "now")
     fixed = validate.timestamp(now, "now")
     return lambda: fixed
+
+
+def _budget(value: Any, name: str) -> int:
+    return validate.positive_int(value, name, maximum=10_000_000)
 
 
 def _only(more: dict[str, Any], call: str) -> dict[str, Any]:

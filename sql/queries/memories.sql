@@ -1,6 +1,8 @@
 -- Reads and writes of the memories table used by the write path and the facade.
 -- Every read a caller sees goes through visible_memories(caller_agent, caller_session).
 
+-- A SELF memory starts at most at self_confidence_cap, whatever its writer claims (seed 001: a
+-- self-report alone proves no capability); it earns more from outcomes (lifecycle/self_knowledge.py).
 -- name: insert_memory
 INSERT INTO memories (
     id, agent_id, type, tier, key, content, tags, entities, scope, team_id, tenant_id,
@@ -8,7 +10,8 @@ INSERT INTO memories (
     episode_id, version, supersedes, provenance, pinned, sensitivity, status
 ) VALUES (
     $id, $agent_id, $type, $tier, $key, $content, $tags, $entities, $scope, $team_id, $tenant_id,
-    $source_session, $source_refs, $now, $now, $observed_at, $importance, $confidence,
+    $source_session, $source_refs, $now, $now, $observed_at, $importance,
+    CASE WHEN $type = 'self' THEN least($confidence, setting('self_confidence_cap')) ELSE $confidence END,
     $episode_id, $version, $supersedes, $provenance, $pinned, $sensitivity, $status
 );
 
