@@ -83,3 +83,19 @@ def bench_contradictions(data, parts, errors, as_json):
     with fail_cleanly():
         report = contradictions.run(Path(data) if data else None, parts=parts or contradictions.PARTS)
     emit(report, as_json, contradictions.markdown(report, errors=errors))
+
+
+@bench.command(name="compression")
+@click.option("--data", type=click.Path(exists=True, dir_okay=False),
+              help="Restatement clusters (JSONL: cluster, text, lang); default: data_fixtures/contradictions/duplicates.jsonl.")
+@click.option("--json", "as_json", is_flag=True)
+def bench_compression(data, as_json):
+    """Pairwise precision and recall of compression (SPEC L7) on clusters of restatements and near misses.
+
+    Example:  echo-duck bench compression
+    """
+    from ..bench import compression
+
+    with fail_cleanly():
+        report = compression.run(Path(data) if data else None)
+    emit(report, as_json, compression.markdown(report))

@@ -155,6 +155,7 @@ def analyse(text: str) -> Statement:
     low = re.sub(r"(?<=\d),(?=\d{3}\b)", "", low)  # 10,240 -> 10240
     low = re.sub(r"(?<=\w)'s\b", "", low)  # the user's laptop -> the user laptop
     low = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", low)  # the 3rd floor -> the 3 floor
+    low = re.sub(r"(?<![\d.])0+(?=\d)", "", low)  # 02:00 -> 2:00
     low = re.sub(r"(?<!\d)[:：]|[:：](?!\d)", " is ", low)  # "Auth service port: 8001"
     superlative = bool(_SUPERLATIVE.search(low))
     clause = re.search(r"\b(?:when|while|whenever|if|unless|during)\b\s+(.+)$|(\S+?)(?:的时候|时)", low)

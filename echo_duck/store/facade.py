@@ -21,6 +21,7 @@ from ..index.vectors import reembed as reembed_stale
 from ..lifecycle import archive, privacy, self_knowledge
 from ..lifecycle.archive import archive_dir
 from ..lifecycle.consolidate import Consolidator, JobQueue
+from ..lifecycle.compress import Compressor
 from ..lifecycle.contradictions import ContradictionChecker
 from ..lifecycle.privacy import PurgeReport
 from ..models import PERSISTED_TIERS, SCOPES, STATUSES, TYPES, Event, History, Memory, Message, Session, SessionMatch
@@ -90,6 +91,7 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         self.session_log = Sessions(self.db, self._clock, self.caller.agent_id)
         self.working = WorkingMemory()
         self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier, writer=self.writer)
+        self.compressor = Compressor(self.db, self.indexer, self.writer, self._clock)
         self.consolidator = Consolidator(self.db, self.writer, self.session_log, self.checker, self.caller,
                                          self._clock, extractor, summarizer)
         self.jobs_queue = JobQueue(self.db, self.consolidator, self.caller.agent_id, self._clock)
@@ -152,6 +154,8 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                        importance=importance, confidence=confidence, pinned=pinned, source_session=source_session,
                        source_refs=source_refs, observed_at=observed_at, **_only(more, "remember"))
         memory = self.writer.remember(self.caller, spec)
+        if memory.id in self.writer.last_inserted:  # a new row: if it restates a live one, that one is reinforced
+            memory = self.compressor.fold_restatement(self.caller, self._reload(memory))
         self.checker.check(self.caller, [memory.id])
         return self._reload(memory)
 

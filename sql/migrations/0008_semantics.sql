@@ -33,5 +33,5 @@ INSERT INTO settings VALUES
     ('self_unhelpful_step', 0.1, 'confidence a SELF memory loses per unhelpful outcome'),
     ('reinforce_min_relevance', 0.5, 'a recall reinforces a hit only if its score is at least this share of the top hit''s'),
     ('reinforce_top', 3, 'a recall reinforces at most this many of its hits (the best ones)'),
-    ('compress_similarity', 0.9, 'vector similarity at or above which two memories of one type and scope may be restatements'),
-    ('compress_term_overlap', 0.5, 'share of content terms two memories must share to be merged as restatements');
+    ('compress_similarity', 0.8, 'vector similarity at or above which two memories of one type and scope may be restatements'),
+    ('compress_term_overlap', 1.0, 'share of the shorter memory''s content words the other must have for a merge (1 = all; typos aside)');

@@ -68,6 +68,15 @@ WHERE ($key::VARCHAR IS NULL OR key = $key)
 ORDER BY pinned DESC, updated_at DESC, id
 LIMIT $limit;
 
+-- The same fact written again (echo_duck/write/writer.py, _restate): a review, plus what the new write
+-- adds (pinning, tags, sources, a higher importance or confidence; Python picks the values).
+-- name: restate_in_place
+UPDATE memories
+SET pinned = $pinned, importance = $importance, confidence = $confidence, tags = $tags::VARCHAR[],
+    source_refs = $refs::VARCHAR[], access_count = access_count + 1, last_accessed = $now,
+    updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
+WHERE id = $id;
+
 -- name: supersede_memory
 UPDATE memories
 SET superseded_by = $new_id, status = 'superseded', tier = 'archival', updated_at = greatest(updated_at, $now),
