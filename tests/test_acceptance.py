@@ -14,6 +14,8 @@ embedder. The model is loaded once per process.
 from __future__ import annotations
 
 import shutil
+from datetime import timedelta
+
 import duckdb
 import pytest
 
@@ -294,7 +296,12 @@ def test_scenario_4_superseded_procedure_never_recalled_by_default(db_path, cloc
         assert mem.archive().exported == 2
         never_v1()
         assert mem.sql("SELECT count(*) AS n FROM stale_recalls")["n"][0] == 0
-        assert [v.version for v in mem.history(v3["id"]).versions] == [3]  # v1 and v2 live in Parquet now
+        # v1 and v2 live in Parquet now; history still has them (memories_all), and as of day 0 v1 was the rule
+        assert [v.version for v in mem.history(v3["id"]).versions] == [1, 2, 3]
+        then = mem.history(v3["id"], as_of=clock.now - timedelta(days=100, hours=12))
+        assert [(v.version, v.status) for v in then.versions] == [(1, "active")]
+        assert [h.id for h in mem.recall("how do I deploy?", k=3, as_of=clock.now - timedelta(days=100, hours=12))][:1] \
+            == [v1.id]
 
 
 # -- 5 ------------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from ..lifecycle.compress import Compressor
 from ..lifecycle.contradictions import ContradictionChecker
 from ..lifecycle.privacy import PurgeReport
 from ..models import PERSISTED_TIERS, SCOPES, STATUSES, TYPES, Event, History, Memory, Message, Session, SessionMatch
+from ..recall.asof import TimeTravel
 from ..recall.hybrid import Hit, Recaller, RecallQuery
 from ..recall.recall_log import RecallJournal
 from ..recall.rerank import RerankSettings
@@ -88,6 +89,7 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         self.recaller = Recaller(self.db, self.indexer, self._clock, reranker,
                                  RerankSettings(rerank_top_k, rerank_timeout_s, rerank_min_score),
                                  None if self.read_only else RecallJournal(self.db))
+        self.travel = TimeTravel(self.db, self.recaller)  # as_of= reads (recall/asof.py)
         self.session_log = Sessions(self.db, self._clock, self.caller.agent_id)
         self.working = WorkingMemory()
         self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier, writer=self.writer)
@@ -184,7 +186,14 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
             self.checker.check_versions(self.caller, [m.id for m in stored if m.supersedes])
         return stored
 
-    def get(self, memory_id: Any) -> Memory:
+    def get(self, memory_id: Any, *, as_of: Any = None) -> Memory:
+        """The memory with this id (as it was at ``as_of``, when given: recall/asof.py)."""
+        if as_of is not None:
+            found = self.travel.get(self.caller, validate.memory_id(memory_id), _as_of(as_of))
+            if found is None:
+                raise MemoryNotFound(f"no memory with id {memory_id} existed at {as_of} visible to agent "
+                                     f"{self.caller.agent_id!r}")
+            return found
         with self.db.reading():
             row = self.db.dict("visible_memory_by_id", id=validate.memory_id(memory_id), **self._who())
         if row is None:
@@ -194,8 +203,9 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
     def find(self, *, key: str | None = None, type: str | Iterable[str] | None = None,
              tier: str | Iterable[str] | None = None, tags: Iterable[str] | None = None,
              scope: str | Iterable[str] | None = None, status: str | Iterable[str] | None = "active",
-             text: str | None = None, limit: int = 100) -> list[Memory]:
-        """Visible memories matching every given filter (exact key, types, tiers, all tags, substring)."""
+             text: str | None = None, limit: int = 100, as_of: Any = None) -> list[Memory]:
+        """Visible memories matching every given filter (exact key, types, tiers, all tags, substring),
+        as they were at ``as_of`` when given (their status then: status="active" means active then)."""
         params = dict(
             key=validate.key(key),
             types=validate.choices(type, "type", TYPES),
@@ -206,6 +216,8 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
             text=validate.optional_text(text, "text", max_chars=1000),
             limit=validate.positive_int(limit, "limit"),
         )
+        if as_of is not None:
+            return self.travel.find(self.caller, params, _as_of(as_of))
         with self.db.reading():
             return [Memory.from_row(r) for r in self.db.dicts("find_memories", **params, **self._who())]
 
@@ -230,8 +242,14 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                              reason=validate.text(reason, "reason", max_chars=1000), cascade=cascade,
                              now=self.now(), archive_root=self.archive_dir)
 
-    def history(self, target: Any) -> History:
-        """Every version of the fact ``target`` belongs to, and every event on them."""
+    def history(self, target: Any, *, as_of: Any = None) -> History:
+        """Every version of the fact ``target`` belongs to, and every event on them (as the chain stood at
+        ``as_of``, when given); versions already exported to the Parquet archive are included."""
+        if as_of is not None:
+            with self.db.reading():
+                row = self.writer.resolve(self.caller, target, live_only=False)
+                chain = [str(r["id"]) for r in self.db.dicts("version_chain", id=row["id"])]
+            return self.travel.history(chain, _as_of(as_of))
         with self.db.reading():
             row = self.writer.resolve(self.caller, target, live_only=False)
             versions = [Memory.from_row(r) for r in self.db.dicts("version_chain", id=row["id"])]
@@ -245,7 +263,7 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                entities: Any = None, since: Any = None, until: Any = None, session: str | None = None,
                include_archived: bool = False, reinforce: bool = True, explain: bool = False,
                arms: Iterable[str] = ("keyword", "vector"), query_vector: Any = None,
-               include_kb: bool = False) -> list[Hit]:
+               include_kb: bool = False, as_of: Any = None) -> list[Hit]:
         """Hybrid BM25 + vector recall, fused, gated and decayed in SQL (sql/macros/40_recall.sql).
 
         Archived (decayed) memories come back weighted down; ``include_archived=True`` also returns
@@ -253,11 +271,15 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         ``arms`` limits the search to "keyword" (BM25) or "vector" for comparisons; ``query_vector``
         skips embedding the query when the caller already has its vector (same model).
         ``include_kb=True`` also searches the knowledge base; its hits (origin "kb") are merged on the
-        same score scale. By default recall never touches the KB.
+        same score scale. By default recall never touches the KB. ``as_of`` ranks the memories as they
+        were at that instant (recall/asof.py); it reinforces and logs nothing.
         """
         spec = RecallQuery.build(query, k, types=types, tiers=tiers, tags=tags, entities=entities, since=since,
                                  until=until, session=session, include_archived=include_archived, reinforce=reinforce,
                                  arms=arms)
+        if as_of is not None:
+            return self.travel.recall(self.caller, spec, _as_of(as_of), explain=validate.flag(explain, "explain"),
+                                      query_vector=query_vector)
         kb = self.kb if validate.flag(include_kb, "include_kb") else None
         return self.recaller.recall(self.caller, spec, explain=validate.flag(explain, "explain"),
                                     query_vector=query_vector, kb=kb)
@@ -272,7 +294,7 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
 
     def snapshot(self, budget_user: int = 1375, budget_env: int = 2200, budget_rules: int = 2000, *,
                  budget_profile: int = 2000, budget_self: int = 600, budget_conflicts: int = 800,
-                 fast: bool = False, min_confidence: float = 0.3) -> str:
+                 fast: bool = False, min_confidence: float = 0.3, as_of: Any = None) -> str:
         """Markdown for a system prompt, in blocks with their own character budgets: the user profile
         (whole, by section), facts about the user, every active behaviour rule, environment facts,
         the agent's earned self-notes and the conflicts, marked as such (recall/snapshot.py documents
@@ -282,6 +304,8 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                           self=_budget(budget_self, "budget_self"), conflicts=_budget(budget_conflicts, "budget_conflicts"))
         limit = 5 if validate.flag(fast, "fast") else 15
         min_confidence = validate.unit_interval(min_confidence, "min_confidence")
+        if as_of is not None:  # the prompt this agent would have got then
+            return self.travel.snapshot(self.caller, budgets, limit, min_confidence, _as_of(as_of))
         with self.db.reading():
             rows = self.db.dicts("snapshot_candidates", min_confidence=min_confidence, limit=1000, **self._who())
             conflicts = self.db.dicts("snapshot_conflicts", limit=50, **self._who())
@@ -393,6 +417,10 @@ def _clock(now: datetime | Callable[[], datetime] | None) -> Callable[[], dateti
         return lambda: validate.timestamp(now(), "now")
     fixed = validate.timestamp(now, "now")
     return lambda: fixed
+
+
+def _as_of(value: Any) -> datetime:
+    return validate.timestamp(value, "as_of")
 
 
 def _budget(value: Any, name: str) -> int:

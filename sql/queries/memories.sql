@@ -87,20 +87,22 @@ WHERE id = $id;
 UPDATE memories SET status = $status, updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
 
--- Every version of the chain that contains $id, oldest first.
+-- Every version of the chain that contains $id, oldest first: live rows and versions already exported to
+-- the Parquet archive (memories_all), so history outlives the export.
 -- name: version_chain
 WITH RECURSIVE
-    older(id, prev) AS (
-        SELECT id, supersedes FROM memories WHERE id = $id
+    every AS MATERIALIZED (SELECT * EXCLUDE (storage) FROM memories_all),
+    older(id, prev, depth) AS (
+        SELECT id, supersedes, 0 FROM every WHERE id = $id
         UNION ALL
-        SELECT m.id, m.supersedes FROM memories m JOIN older o ON m.id = o.prev
+        SELECT m.id, m.supersedes, o.depth + 1 FROM every m JOIN older o ON m.id = o.prev WHERE o.depth < 10000
     ),
-    newer(id, next) AS (
-        SELECT id, superseded_by FROM memories WHERE id = $id
+    newer(id, next, depth) AS (
+        SELECT id, superseded_by, 0 FROM every WHERE id = $id
         UNION ALL
-        SELECT m.id, m.superseded_by FROM memories m JOIN newer n ON m.id = n.next
+        SELECT m.id, m.superseded_by, n.depth + 1 FROM every m JOIN newer n ON m.id = n.next WHERE n.depth < 10000
     )
-SELECT m.* FROM memories m
+SELECT m.* FROM every m
 WHERE m.id IN (SELECT id FROM older UNION SELECT id FROM newer)
 ORDER BY m.version, m.created_at;
 

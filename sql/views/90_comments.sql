@@ -391,3 +391,6 @@ COMMENT ON COLUMN kb_stale_vectors.chunk_id IS 'chunk to re-embed';
 COMMENT ON COLUMN kb_stale_vectors.document_id IS 'its document';
 COMMENT ON COLUMN kb_stale_vectors.vector_model IS 'model of its current vector; NULL when it has none';
 COMMENT ON COLUMN kb_stale_vectors.current_model IS 'the store''s embedding model';
+COMMENT ON MACRO TABLE memories_as_of IS 'memories_as_of(ts) -> every memory that existed at ts as it was then (content, status, tier, confidence, importance, pins, counts, versions), rebuilt from memory_events alone: versions exported to Parquet or removed by gc come back, purged ones never. Example: SELECT key, content, status FROM memories_as_of(TIMESTAMP ''2026-01-01'')';
+COMMENT ON MACRO TABLE snapshot_candidates_as_of IS 'snapshot_candidates_as_of(caller_agent, caller_session, min_confidence, self_threshold, ts) -> snapshot_candidates over the memories and contradictions as they were at ts';
+COMMENT ON MACRO TABLE snapshot_conflicts_as_of IS 'snapshot_conflicts_as_of(caller_agent, caller_session, ts) -> snapshot_conflicts as they stood at ts';
