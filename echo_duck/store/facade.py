@@ -355,9 +355,11 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         return self.session_log.search(text, limit)
 
     def end_session(self, id_or_suffix: str, *, consolidate: bool = True) -> Session:
-        """Close a session; its consolidation is queued (run by the worker or run_jobs())."""
+        """Close a session; its consolidation is queued (run by the worker or run_jobs()). The working
+        memory is handed to that consolidation (in this process: it is never persisted) and emptied."""
         session = self.session_log.end(id_or_suffix)
         if validate.flag(consolidate, "consolidate") and not self.read_only:
+            self.consolidator.hand_over(session.id, [(i.role, i.content) for i in self.working.drain()])
             self.jobs_queue.request(session.id)
         return session
 
