@@ -128,3 +128,14 @@ WHERE agent_id = $agent_id AND kind = $kind AND group_id = $group_id AND revoked
 -- $ids is text '[uuid, …]': binding a Python list costs ~0.2 ms per element in duckdb 1.5.5.
 -- name: memories_by_ids
 SELECT * FROM memories WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
+
+-- Usage an import carries over (echo_duck/io/import_trust.py): added to the counts, the later last access kept.
+-- name: usage_of
+SELECT access_count, last_accessed FROM memories WHERE id = $id;
+
+-- name: apply_import_usage
+UPDATE memories SET access_count = access_count + $count,
+                    last_accessed = CASE WHEN $last::TIMESTAMP IS NULL THEN last_accessed
+                                         ELSE greatest(coalesce(last_accessed, $last::TIMESTAMP), $last::TIMESTAMP) END,
+                    row_version = nextval('memory_row_version_seq')
+WHERE id = $id;
