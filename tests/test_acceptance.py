@@ -39,7 +39,7 @@ def check_conflict_kept(mem, old, new, *, winner, loser, sources):
     (c,) = mem.contradictions(None)
     assert {c.memory_a, c.memory_b} == {old.id, new.id} and c.winner == winner.id
     row = mem.sql("SELECT source_a, source_b FROM contradictions").to_dicts()[0]
-    assert {row["source_a"].split(" (")[0], row["source_b"].split(" (")[0]} == sources
+    assert {row["source_a"].split(", ")[0], row["source_b"].split(", ")[0]} == sources
     assert mem.get(loser.id).status == "superseded"  # kept, with its content and source
     assert mem.get(loser.id).content == loser.content
     # Every read path says the standing fact replaced a conflicting claim, and which.
@@ -256,12 +256,15 @@ def test_scenario_3_deleted_sensitive_episode_cascades_to_derived_summaries_and_
 
 # -- 4 ------------------------------------------------------------------------------------------------
 
-def test_scenario_4_superseded_procedure_never_recalled_by_default(db_path, clock):
+@pytest.mark.parametrize("keyed", [True, False])
+def test_scenario_4_superseded_procedure_never_recalled_by_default(db_path, clock, keyed):
+    # 旧流程被新版本替代时，执行面不会继续检索旧版本: keyed (a new version under the key) or keyless (by id)
+    key = "procedure:deploy" if keyed else None
     with echo_duck.open(db_path, now=clock) as mem:  # the real model
         v1 = mem.remember("To deploy, run ./deploy.sh --legacy on the bastion host", type="procedure",
-                          key="procedure:deploy", provenance="user_stated")
+                          key=key, provenance="user_stated")
         clock.advance(days=1)
-        v2 = mem.update("procedure:deploy", "To deploy, merge to main and let the CI pipeline release it",
+        v2 = mem.update(key or v1.id, "To deploy, merge to main and let the CI pipeline release it",
                         provenance="user_stated")
         mem.remember("The bastion host is bastion.internal", type="environment")
         queries = ["how do I deploy?", "deploy.sh --legacy bastion host", "部署流程是什么", "release process"]
@@ -278,15 +281,20 @@ def test_scenario_4_superseded_procedure_never_recalled_by_default(db_path, cloc
         never_v1(explain=True)
         assert v2.id in ids(mem.recall("how do I deploy?", k=3))
         assert v1.id in ids(mem.recall("deploy.sh --legacy bastion host", include_archived=True))  # history on request
-        assert [m.id for m in mem.find(key="procedure:deploy")] == [v2.id]
+        if keyed:
+            assert [m.id for m in mem.find(key="procedure:deploy")] == [v2.id]
         assert [m.id for m in mem.find(type="procedure")] == [v2.id]
         result = tools.call(mem, "memory_search", {"query": "deploy.sh legacy bastion", "k": 10})
         assert v1.id not in {h["id"] for h in result["hits"]}
         snapshot = mem.snapshot()
         assert "merge to main" in snapshot and "deploy.sh" not in snapshot
         # A third version through the agent's procedure tool retires v2 the same way.
-        v3 = tools.call(mem, "procedure_write", {"rule": "To deploy, run the release workflow in GitHub Actions",
-                                                 "key": "procedure:deploy", "provenance": "user_stated"})["memory"]
+        if keyed:  # through the agent's tool
+            v3 = tools.call(mem, "procedure_write", {"rule": "To deploy, run the release workflow in GitHub Actions",
+                                                     "key": "procedure:deploy", "provenance": "user_stated"})["memory"]
+        else:
+            v3 = mem.update(v2.id, "To deploy, run the release workflow in GitHub Actions", provenance="user_stated")
+            v3 = {"id": v3.id}
         for q in queries:
             found = ids(mem.recall(q, k=10))
             assert v1.id not in found and v2.id not in found

@@ -145,7 +145,7 @@ def test_same_provenance_different_sources_resolve_by_recency_and_keep_both_sour
         assert (c.status, c.resolution, c.winner) == ("resolved", "newer", b.id)
         assert mem.get(a.id).status == "superseded" and mem.get(b.id).status == "active"
         row = mem.sql("SELECT source_a, source_b FROM contradictions").to_dicts()[0]
-        assert row == {"source_a": "s1 (model_inferred)", "source_b": "s2 (model_inferred)"}
+        assert row == {"source_a": "s1, model_inferred", "source_b": "s2, model_inferred"}
         hits = {h.id: h for h in mem.recall("deploy freeze starts", arms=["keyword"])}
         assert set(hits) == {b.id}
         # Not reviewed yet: the snapshot says the newer one won by recency, and over what.

@@ -228,7 +228,7 @@ def source_of(m: Memory) -> str:
     """Where a memory came from, as the contradiction row keeps it (memory_source() in SQL, plus the
     provenance): its session, else its first source ref, else its agent."""
     where = m.source_session or (m.source_refs[0] if m.source_refs else f"agent {m.agent_id}")
-    return f"{where} ({m.provenance_name})"
+    return f"{where}, {m.provenance_name}"
 
 
 def _uuid(value: Any, name: str) -> uuid.UUID:

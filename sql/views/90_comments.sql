@@ -365,7 +365,7 @@ COMMENT ON COLUMN memory_health.archived IS 'of which in the archival tier';
 COMMENT ON COLUMN memory_health.superseded IS 'old versions kept for history';
 COMMENT ON COLUMN memory_health.provenance_coverage IS 'share of live memories with a recorded source';
 COMMENT ON COLUMN memory_health.open_contradictions IS 'contradictions waiting for a decision';
-COMMENT ON COLUMN memory_health.contradiction_rate IS 'contradictions ever recorded / live memories';
+COMMENT ON COLUMN memory_health.contradiction_rate IS 'share of recalled memories (recall_log, history reads aside) that had an unresolved contradiction when recalled (seed 001: 检索结果中未处理冲突的比例), 0..1';
 COMMENT ON COLUMN memory_health.stale_recalls IS 'recalls that returned a superseded or forgotten memory: must be 0';
 COMMENT ON COLUMN memory_health.leaked_recalls IS 'recalls that returned a memory the caller could not see: must be 0';
 COMMENT ON COLUMN memory_health.helpful_share IS 'helpful marks / all outcome marks';
