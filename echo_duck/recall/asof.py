@@ -57,7 +57,7 @@ class TimeTravel:
 
     def snapshot(self, caller: Caller, budgets: Budgets, limit: int, min_confidence: float, ts: datetime) -> str:
         with self.db.reading():
-            rows = self.db.dicts("snapshot_candidates_as_of", min_confidence=min_confidence, limit=1000, ts=ts,
+            rows = self.db.dicts("snapshot_candidates_as_of", min_confidence=min_confidence, limit=limit, ts=ts,
                                  **_who(caller))
             conflicts = self.db.dicts("snapshot_conflicts_as_of", limit=50, ts=ts, **_who(caller))
         return render([(r["block"], Memory.from_row(r)) for r in rows], budgets, limit, conflicts)

@@ -307,7 +307,7 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         if as_of is not None:  # the prompt this agent would have got then
             return self.travel.snapshot(self.caller, budgets, limit, min_confidence, _as_of(as_of))
         with self.db.reading():
-            rows = self.db.dicts("snapshot_candidates", min_confidence=min_confidence, limit=1000, **self._who())
+            rows = self.db.dicts("snapshot_candidates", min_confidence=min_confidence, limit=limit, **self._who())
             conflicts = self.db.dicts("snapshot_conflicts", limit=50, **self._who())
         return render_snapshot([(r["block"], Memory.from_row(r)) for r in rows], budgets, limit, conflicts)
 

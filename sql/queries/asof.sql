@@ -64,8 +64,15 @@ WHERE detected_at <= $ts::TIMESTAMP
   AND (list_contains($ids::VARCHAR::UUID[], memory_a) OR list_contains($ids::VARCHAR::UUID[], memory_b));
 
 -- name: snapshot_candidates_as_of
-SELECT * FROM snapshot_candidates_as_of($caller_agent, $caller_session::VARCHAR, $min_confidence,
-                                        setting('self_snapshot_threshold'), $ts::TIMESTAMP) LIMIT $limit;
+-- Only what a block can show: every profile section and rule (up to 100: a 2,000-character block holds
+-- fewer), the first $limit of the others.
+SELECT * EXCLUDE (block_rank) FROM (
+    SELECT c.*, row_number() OVER (PARTITION BY c.block ORDER BY c.pinned DESC, c.confidence DESC,
+                                   coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS block_rank
+    FROM snapshot_candidates_as_of($caller_agent, $caller_session::VARCHAR, $min_confidence, setting('self_snapshot_threshold'), $ts::TIMESTAMP) c
+)
+WHERE block_rank <= CASE WHEN block IN ('profile', 'rules') THEN 100 ELSE $limit END
+ORDER BY pinned DESC, confidence DESC, coalesce(last_accessed, updated_at) DESC, id;
 
 -- name: snapshot_conflicts_as_of
 SELECT * FROM snapshot_conflicts_as_of($caller_agent, $caller_session::VARCHAR, $ts::TIMESTAMP) LIMIT $limit;

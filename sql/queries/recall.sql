@@ -171,8 +171,15 @@ WHERE memory_id = $id AND action = 'feedback' AND occurred_at >= $start AND occu
 
 -- The prompt snapshot's memories (block by block, in order) and its conflicts (sql/macros/50_snapshot.sql).
 -- name: snapshot_candidates
-SELECT * FROM snapshot_candidates($caller_agent, $caller_session::VARCHAR, $min_confidence,
-                                  setting('self_snapshot_threshold')) LIMIT $limit;
+-- Only what a block can show: every profile section and rule (up to 100: a 2,000-character block holds
+-- fewer), the first $limit of the others.
+SELECT * EXCLUDE (block_rank) FROM (
+    SELECT c.*, row_number() OVER (PARTITION BY c.block ORDER BY c.pinned DESC, c.confidence DESC,
+                                   coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS block_rank
+    FROM snapshot_candidates($caller_agent, $caller_session::VARCHAR, $min_confidence, setting('self_snapshot_threshold')) c
+)
+WHERE block_rank <= CASE WHEN block IN ('profile', 'rules') THEN 100 ELSE $limit END
+ORDER BY pinned DESC, confidence DESC, coalesce(last_accessed, updated_at) DESC, id;
 
 -- name: snapshot_conflicts
 SELECT * FROM snapshot_conflicts($caller_agent, $caller_session::VARCHAR) LIMIT $limit;
