@@ -96,8 +96,8 @@ class Explanation:
     entropy: float
     vector_arm: str  # 'exact (in-process)', 'exact (in-process, filtered)', 'exact (sql)', or 'unavailable: …'
     gate: str
-    effective_importance: float
-    decay_factor: float
+    effective_importance: float  # importance × 0.5^(days since last access / half-life): the forgetting curve
+    decay_factor: float  # the score's multiplier from it: importance_floor + (1 - floor) × effective_importance
     tier_weight: float
     feedback_weight: float
     provenance: str
