@@ -14,6 +14,8 @@ embedder. The model is loaded once per process.
 from __future__ import annotations
 
 import shutil
+from datetime import timedelta
+
 import duckdb
 import pytest
 
@@ -28,41 +30,95 @@ def ids(hits) -> list[str]:
 
 
 # -- 1 ------------------------------------------------------------------------------------------------
+# 同一事实出现互相冲突的来源时，结果保留冲突和来源，而不是随机选一个: when one fact comes from conflicting
+# sources, the result keeps the conflict and both sources, and never picks a side at random. A decision
+# follows the seed's "比较来源权威性、时间" (provenance, then time), is recorded with both sources, and can
+# be reviewed and reversed; the side that lost is history, not gone.
 
-def test_scenario_1_conflicting_sources_keep_both_with_sources(db_path, clock):
-    with echo_duck.open(db_path, now=clock) as mem:  # the real model
-        a = mem.remember("The staging database listens on port 5432", type="environment", tags=["staging-db"],
-                         source_session="standup-2026-01-05", source_refs=["message:standup-12"])
-        clock.advance(hours=2)
-        b = mem.remember("The staging database listens on port 6543", type="environment", tags=["staging-db"],
-                         source_session="runbook-import", source_refs=["message:runbook-3"])
-        mem.remember("The production database runs on a managed cluster", type="environment")
-        # The conflict is recorded with both sides and kept open: no side was picked.
-        (c,) = mem.contradictions()
-        assert (c.memory_a, c.memory_b, c.status, c.winner) == (a.id, b.id, "pending", None)
-        assert "5432" in c.description and "6543" in c.description
-        assert mem.get(a.id).status == mem.get(b.id).status == "active"
-        # Every read path returns both, each with its source and the conflict mark, the same way every time.
-        for query in ("staging database port", "which port does the staging DB use?"):
-            for _ in range(2):
-                hits = {h.id: h for h in mem.recall(query, k=5, explain=True)}
-                assert {a.id, b.id} <= set(hits), query
-                assert hits[a.id].conflicts_with == (b.id,) and hits[b.id].conflicts_with == (a.id,)
-                assert hits[a.id].memory.source_session == "standup-2026-01-05"
-                assert hits[b.id].explanation.source_refs == ("message:runbook-3",)
-        # A query for one side's value still says that side is disputed, and by whom.
-        hits = {h.id: h for h in mem.recall("5432", k=5)}
-        assert hits[a.id].conflicts_with == (b.id,)
+def check_conflict_kept(mem, old, new, *, winner, loser, sources):
+    (c,) = mem.contradictions(None)
+    assert {c.memory_a, c.memory_b} == {old.id, new.id} and c.winner == winner.id
+    row = mem.sql("SELECT source_a, source_b FROM contradictions").to_dicts()[0]
+    assert {row["source_a"].split(", ")[0], row["source_b"].split(", ")[0]} == sources
+    assert mem.get(loser.id).status == "superseded"  # kept, with its content and source
+    assert mem.get(loser.id).content == loser.content
+    # Every read path says the standing fact replaced a conflicting claim, and which.
+    hits = {h.id: h for h in mem.recall("staging database port", k=5, explain=True)}
+    assert winner.id in hits and loser.id not in hits
+    if c.resolution == "newer":
+        assert hits[winner.id].conflicts_with == (loser.id,)
         found = tools.call(mem, "memory_search", {"query": "staging database port", "k": 5})
-        marks = {h["id"]: h["conflicts_with"] for h in found["hits"]}
-        assert marks[a.id] == [b.id] and marks[b.id] == [a.id]
-        snapshot = mem.snapshot()
-        assert "port 5432" in snapshot and "port 6543" in snapshot
+        assert {h["id"]: h["conflicts_with"] for h in found["hits"]}[winner.id] == [loser.id]
+        snap = mem.snapshot()
+        assert "Settled by recency, not reviewed" in snap and loser.content in snap and winner.content in snap
+    assert loser.id in {h.id for h in mem.recall("staging database port", k=5, include_archived=True)}
+    return c
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_scenario_1_conflicting_sources_keep_the_conflict_and_both_sources(db_path, clock, keyed):
+    key = "staging_db_port" if keyed else None
+    with echo_duck.open(db_path, now=clock) as mem:  # the real model
+        old = mem.remember("The staging database listens on port 5432", type="environment", key=key,
+                           tags=["staging-db"], source_session="standup-2026-01-05", source_refs=["message:standup-12"])
+        clock.advance(hours=2)
+        new = mem.remember("The staging database listens on port 6543", type="environment", key=key,
+                           tags=["staging-db"], source_session="runbook-import", source_refs=["message:runbook-3"])
+        mem.remember("The production database runs on a managed cluster", type="environment")
+        c = check_conflict_kept(mem, old, new, winner=new, loser=old, sources={"standup-2026-01-05", "runbook-import"})
+        assert (c.status, c.resolution) == ("resolved", "newer")  # equal authority: the newer, recorded as such
+        assert "5432" in c.description and "6543" in c.description
+        # Reviewable and reversible: the review says the older source was right.
+        clock.advance(minutes=5)
+        mem.resolve(c.id, old.id)
+        (hit,) = [h for h in mem.recall("staging database port", k=5) if "staging" in h.content]
+        assert "5432" in hit.content and hit.memory.source_session == "standup-2026-01-05"
+        assert hit.conflicts_with == () and "Settled by recency" not in mem.snapshot()
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+@pytest.mark.parametrize("stated_first", [True, False])
+def test_scenario_1_the_more_authoritative_source_wins_whatever_the_order(db_path, clock, keyed, stated_first):
+    key = "staging_db_port" if keyed else None
+    stated = dict(content="The staging database listens on port 5432", provenance="user_stated",
+                  source_session="user-chat")
+    inferred = dict(content="The staging database listens on port 6543", provenance="model_inferred",
+                    source_session="log-scan")
+    with echo_duck.open(db_path, now=clock) as mem:
+        written = {}
+        for spec in ([stated, inferred] if stated_first else [inferred, stated]):
+            spec = dict(spec)
+            try:
+                written[spec["provenance"]] = mem.remember(spec.pop("content"), type="environment", key=key,
+                                                           tags=["staging-db"], **spec)
+            except echo_duck.ProvenanceConflict:  # W1: a keyed lower-provenance write is refused, named
+                assert keyed and stated_first
+                written[spec["provenance"]] = None
+            clock.advance(hours=1)
+        if written["model_inferred"] is None:
+            (hit,) = mem.recall("staging database port", k=1)
+            assert hit.id == written["user_stated"].id
+            return
+        check_conflict_kept(mem, written["user_stated"], written["model_inferred"], winner=written["user_stated"],
+                            loser=written["model_inferred"], sources={"user-chat", "log-scan"})
+        assert mem.contradictions(None)[0].resolution == "higher_provenance"
+
+
+def test_scenario_1_an_uncertain_conflict_stays_open_with_both_sides_marked(db_path, clock):
+    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+        a = mem.remember("The team's lunch spot is the noodle bar", type="environment", tags=["lunch"],
+                         source_session="standup")
+        b = mem.remember("The team's lunch spot is the taco truck", type="environment", tags=["lunch"],
+                         source_session="pager-export")
+        (c,) = mem.contradictions()  # two plain values: too weak a verdict to settle alone; it waits for review
+        assert (c.status, c.winner) == ("pending", None)
+        hits = {h.id: h for h in mem.recall("team lunch spot", k=5)}
+        assert hits[a.id].conflicts_with == (b.id,) and hits[b.id].conflicts_with == (a.id,)
         (row,) = mem.sql("SELECT * FROM open_contradictions").to_dicts()
-        assert (row["source_a"], row["source_b"]) == ("standup-2026-01-05", "runbook-import")
-        # Only a decision picks one: the user's.
-        mem.resolve(c.id, b.id)
-        assert ids(mem.recall("staging database port", k=5)).count(a.id) == 0
+        assert (row["source_a"], row["source_b"]) == ("standup", "pager-export")
+        snap = mem.snapshot()
+        assert "Disputed, unresolved" in snap and snap.count("noodle") == snap.count("taco") == 1
+        assert "standup" in snap and "pager-export" in snap
 
 
 # -- 2 ------------------------------------------------------------------------------------------------
@@ -73,7 +129,7 @@ def test_scenario_2_revoked_permission_hides_memory_everywhere(db_path, clock):
         alice.grant(team="core", agent_id="bob")
         bridge = alice.remember("The core team's incident bridge is Zoom room 4471", type="environment",
                                 scope="team", tags=["incident"])
-        other = alice.remember("The core team's incident bridge is Zoom room 5582", type="environment",
+        other = alice.remember("The core team's incident bridge passcode is 5582", type="environment",
                                scope="team", tags=["incident"])
         public = alice.remember("Incidents are announced in the #status channel", type="environment", scope="public")
     team_ids = {bridge.id, other.id}
@@ -101,7 +157,6 @@ def test_scenario_2_revoked_permission_hides_memory_everywhere(db_path, clock):
         assert team_ids <= {m.id for m in bob.find(text="incident bridge")}
         assert bob.get(bridge.id).id == bridge.id
         assert "4471" in bob.snapshot()
-        assert {(c.memory_a, c.memory_b) for c in bob.contradictions()} == {(bridge.id, other.id)}
 
         clock.advance(seconds=1)
         bob.revoke(team="core")  # effective at once, in this same open store
@@ -201,12 +256,15 @@ def test_scenario_3_deleted_sensitive_episode_cascades_to_derived_summaries_and_
 
 # -- 4 ------------------------------------------------------------------------------------------------
 
-def test_scenario_4_superseded_procedure_never_recalled_by_default(db_path, clock):
+@pytest.mark.parametrize("keyed", [True, False])
+def test_scenario_4_superseded_procedure_never_recalled_by_default(db_path, clock, keyed):
+    # 旧流程被新版本替代时，执行面不会继续检索旧版本: keyed (a new version under the key) or keyless (by id)
+    key = "procedure:deploy" if keyed else None
     with echo_duck.open(db_path, now=clock) as mem:  # the real model
         v1 = mem.remember("To deploy, run ./deploy.sh --legacy on the bastion host", type="procedure",
-                          key="procedure:deploy", provenance="user_stated")
+                          key=key, provenance="user_stated")
         clock.advance(days=1)
-        v2 = mem.update("procedure:deploy", "To deploy, merge to main and let the CI pipeline release it",
+        v2 = mem.update(key or v1.id, "To deploy, merge to main and let the CI pipeline release it",
                         provenance="user_stated")
         mem.remember("The bastion host is bastion.internal", type="environment")
         queries = ["how do I deploy?", "deploy.sh --legacy bastion host", "部署流程是什么", "release process"]
@@ -223,15 +281,20 @@ def test_scenario_4_superseded_procedure_never_recalled_by_default(db_path, cloc
         never_v1(explain=True)
         assert v2.id in ids(mem.recall("how do I deploy?", k=3))
         assert v1.id in ids(mem.recall("deploy.sh --legacy bastion host", include_archived=True))  # history on request
-        assert [m.id for m in mem.find(key="procedure:deploy")] == [v2.id]
+        if keyed:
+            assert [m.id for m in mem.find(key="procedure:deploy")] == [v2.id]
         assert [m.id for m in mem.find(type="procedure")] == [v2.id]
         result = tools.call(mem, "memory_search", {"query": "deploy.sh legacy bastion", "k": 10})
         assert v1.id not in {h["id"] for h in result["hits"]}
         snapshot = mem.snapshot()
         assert "merge to main" in snapshot and "deploy.sh" not in snapshot
         # A third version through the agent's procedure tool retires v2 the same way.
-        v3 = tools.call(mem, "procedure_write", {"rule": "To deploy, run the release workflow in GitHub Actions",
-                                                 "key": "procedure:deploy", "provenance": "user_stated"})["memory"]
+        if keyed:  # through the agent's tool
+            v3 = tools.call(mem, "procedure_write", {"rule": "To deploy, run the release workflow in GitHub Actions",
+                                                     "key": "procedure:deploy", "provenance": "user_stated"})["memory"]
+        else:
+            v3 = mem.update(v2.id, "To deploy, run the release workflow in GitHub Actions", provenance="user_stated")
+            v3 = {"id": v3.id}
         for q in queries:
             found = ids(mem.recall(q, k=10))
             assert v1.id not in found and v2.id not in found
@@ -241,45 +304,79 @@ def test_scenario_4_superseded_procedure_never_recalled_by_default(db_path, cloc
         assert mem.archive().exported == 2
         never_v1()
         assert mem.sql("SELECT count(*) AS n FROM stale_recalls")["n"][0] == 0
-        assert [v.version for v in mem.history(v3["id"]).versions] == [3]  # v1 and v2 live in Parquet now
+        # v1 and v2 live in Parquet now; history still has them (memories_all), and as of day 0 v1 was the rule
+        assert [v.version for v in mem.history(v3["id"]).versions] == [1, 2, 3]
+        then = mem.history(v3["id"], as_of=clock.now - timedelta(days=100, hours=12))
+        assert [(v.version, v.status) for v in then.versions] == [(1, "active")]
+        assert [h.id for h in mem.recall("how do I deploy?", k=3, as_of=clock.now - timedelta(days=100, hours=12))][:1] \
+            == [v1.id]
 
 
 # -- 5 ------------------------------------------------------------------------------------------------
+# 一次异常成功不会立即提升长期能力评分: one anomalous success does not at once raise the long-term
+# capability score. With the seed's "模型自述不能单独证明能力" (self-report proves nothing) and "一次失败不能
+# 永久定义能力上限" (one failure is no permanent limit): SELF memories start capped, earn confidence only
+# from helpful outcomes across sessions and days, lose it on failures, and reach the prompt only above
+# a threshold (lifecycle/self_knowledge.py: cap 0.5, +0.05 per new session, at most +0.1 a day, -0.1 per
+# failure, snapshot at 0.7).
 
-STABLE = 0.9  # the confidence at which a capability counts as stable
+CAP, THRESHOLD = 0.5, 0.7
 
 
-def test_scenario_5_one_anomalous_success_does_not_make_self_capability_stable(db_path, clock):
-    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+def in_snapshot(mem, text: str) -> bool:
+    return text in mem.snapshot()
+
+
+def test_scenario_5_one_anomalous_success_does_not_raise_a_capability(db_path, clock):
+    with echo_duck.open(db_path, now=clock, embedder="hash", session_id="s-1") as mem:
+        # A self-report, however confident, is stored capped: through the API and through the agent's tool.
         skill = mem.remember("I can fix flaky CI tests by pinning the test order", type="self",
-                             key="self:fix_flaky_ci", confidence=0.6, importance=0.5)
-        confident = mem.remember("I can rebase long-lived branches without conflicts", type="self",
-                                 key="self:rebase", confidence=0.85)
-        fact = mem.remember("The CI runs the test suite in random order", type="environment", confidence=0.6)
-        # One success: the capability was recalled and marked helpful once.
+                             key="self:fix_flaky_ci", confidence=0.99)
+        boast = tools.call(mem, "memory_write", {"content": "I am an expert at Kubernetes networking",
+                                                 "type": "self", "provenance": "model_inferred"})["memory"]
+        assert skill.confidence == CAP and boast["confidence"] == CAP
+        assert not in_snapshot(mem, "flaky CI") and not in_snapshot(mem, "Kubernetes")
+        # One success: recalled and marked helpful once. Not stable, not in the prompt.
         (hit,) = [h for h in mem.recall("fix flaky CI tests", k=5) if h.id == skill.id]
         after = mem.mark(hit, True)
-        assert after.confidence < STABLE
-        assert after.confidence == pytest.approx(0.6 + 0.4 * 0.025)  # a quarter of the usual step
-        assert (after.importance, after.tier, after.status, after.version) == (0.5, "semantic", "active", 1)
-        assert after.helpful_count == 1 and after.access_count == 1  # recall reinforces, not confidence
-        assert mem.mark(confident.id, True).confidence < STABLE  # even a capability close to stable stays below
-        # Other memories learn faster from the same single success.
-        assert mem.mark(fact.id, True).confidence == pytest.approx(0.64)
-        # Recall itself never raises confidence, however often it happens.
+        assert CAP < after.confidence < THRESHOLD and not in_snapshot(mem, "flaky CI")
+        # The same success repeated in the same session adds nothing; recall itself never does.
         for _ in range(5):
+            mem.mark(skill.id, True)
             mem.recall("fix flaky CI tests", k=5)
         assert mem.get(skill.id).confidence == after.confidence
-        # Only sustained success makes it stable: it takes dozens of helpful outcomes.
-        marks = 1
-        while mem.get(skill.id).confidence < STABLE:
+        # Other memories learn from one outcome as before.
+        fact = mem.remember("The CI runs the test suite in random order", type="environment", confidence=0.6)
+        assert mem.mark(fact.id, True).confidence == pytest.approx(0.64)
+    # Many sessions on one day: the day's gain is bounded.
+    for n in range(2, 8):
+        with echo_duck.open(db_path, now=clock, embedder="hash", session_id=f"s-{n}") as mem:
             mem.mark(skill.id, True)
-            marks += 1
-            assert marks < 200
-        assert marks >= 20
-        # And a failure does not raise it.
-        before = mem.get(skill.id).confidence
-        assert mem.mark(skill.id, False).confidence == before
+    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+        assert mem.get(skill.id).confidence == pytest.approx(CAP + 0.1)
+        assert not in_snapshot(mem, "flaky CI")
+    # Sustained success over days and sessions earns it: then it is a self-note in the prompt.
+    days = 0
+    while True:
+        clock.advance(days=1)
+        days += 1
+        for n in range(2):
+            with echo_duck.open(db_path, now=clock, embedder="hash", session_id=f"d{days}-{n}") as mem:
+                mem.mark(skill.id, True)
+        with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+            if mem.get(skill.id).confidence >= THRESHOLD:
+                break
+        assert days < 10
+    with echo_duck.open(db_path, now=clock, embedder="hash", session_id="later") as mem:
+        snap = mem.snapshot()
+        assert "## Agent self-notes" in snap and "flaky CI" in snap and "Kubernetes" not in snap
+        # One failure takes it out of the prompt, but does not erase it: it can earn its way back.
+        failed = mem.mark(skill.id, False)
+        assert failed.confidence == pytest.approx(THRESHOLD - 0.1) and failed.status == "active"
+        assert not in_snapshot(mem, "flaky CI")
+        history = [e for e in mem.history(skill.id).events if e.action == "feedback"]
+        assert len(history) == 1 + 5 + 6 + 2 * days + 1
+        assert all("confidence" in e.before and "confidence" in e.after for e in history)
 
 
 # -- 6 ------------------------------------------------------------------------------------------------

@@ -38,8 +38,11 @@ def scenario(db_path, clock):
         made = dict(
             user=mem.remember("The user is called Mei", type="user", provenance="user_stated",
                               source_refs=["message:m1"]),
-            npm=mem.remember("The project uses npm", type="environment", tags=["tooling"], source_session="s1"),
-            pnpm=mem.remember("The project uses pnpm", type="environment", tags=["tooling"], source_session="s2"),
+            # different keys lower the verdict below contradiction_auto_confidence: it stays pending
+            npm=mem.remember("The project uses npm", type="environment", tags=["tooling"], source_session="s1",
+                             key="tool:package_manager"),
+            pnpm=mem.remember("The project uses pnpm", type="environment", tags=["tooling"], source_session="s2",
+                              key="tool:package_manager:web"),
             rule=mem.remember("Run the linter before committing", type="procedure", key="rule:lint"),
             public=mem.remember("The office is closed on public holidays", type="environment", scope="public"),
         )
@@ -211,11 +214,15 @@ def test_blocked_writes_by_reason(scenario):
 
 
 def test_memory_health_is_one_row(scenario):
-    mem, _ = scenario
+    mem, made = scenario
     (health,) = rows(mem, "memory_health")
     assert health["live_memories"] == 5 and health["superseded"] == 1 and health["archived"] == 0
     assert health["open_contradictions"] == 1
-    assert health["contradiction_rate"] == pytest.approx(0.2)
+    # a share of what recall returned (seed 001), not a count per memory: npm and pnpm were in open conflict
+    hits = [str(r["memory_id"]) for r in rows(mem, "recall_hits_log") if not r["include_archived"]]
+    disputed = {made["npm"].id, made["pnpm"].id}
+    assert 0 < health["contradiction_rate"] <= 1
+    assert health["contradiction_rate"] == pytest.approx(round(sum(h in disputed for h in hits) / len(hits), 4))
     assert health["provenance_coverage"] == pytest.approx(0.6)
     assert (health["stale_recalls"], health["leaked_recalls"], health["stale_vectors"]) == (0, 0, 0)
     assert health["blocked_writes"] == 3 and health["pending_jobs"] == 0

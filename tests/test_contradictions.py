@@ -134,22 +134,70 @@ def test_same_provenance_same_source_session_newer_wins(db_path, clock):
         assert "(newer)" in events(mem, old.id, "supersede")[0].reason
 
 
-def test_same_provenance_different_sources_stay_pending_and_recall_returns_both(db_path, clock):
+def test_same_provenance_different_sources_resolve_by_recency_and_keep_both_sources(db_path, clock):
     with open_store(db_path, clock, verifier=always(0.9)) as mem:
         a = mem.remember("The deploy freeze starts on the 15th", type="environment", key="deploy:freeze",
                          source_session="s1")
         clock.advance(minutes=5)
         b = mem.remember("The deploy freeze starts on the 20th", type="environment", key="deploy:freeze:start",
                          source_session="s2")
+        (c,) = mem.contradictions(None)
+        assert (c.status, c.resolution, c.winner) == ("resolved", "newer", b.id)
+        assert mem.get(a.id).status == "superseded" and mem.get(b.id).status == "active"
+        row = mem.sql("SELECT source_a, source_b FROM contradictions").to_dicts()[0]
+        assert row == {"source_a": "s1, model_inferred", "source_b": "s2, model_inferred"}
+        hits = {h.id: h for h in mem.recall("deploy freeze starts", arms=["keyword"])}
+        assert set(hits) == {b.id}
+        # Not reviewed yet: the snapshot says the newer one won by recency, and over what.
+        snap = mem.snapshot()
+        assert "Settled by recency, not reviewed" in snap and "15th" in snap and "s1" in snap and "s2" in snap
+
+
+def test_pending_verdicts_recall_both_with_conflict_marks(db_path, clock):
+    with open_store(db_path, clock, verifier=always(0.6)) as mem:
+        a = mem.remember("The deploy freeze starts on the 15th", type="environment", key="deploy:freeze",
+                         source_session="s1")
+        b = mem.remember("The deploy freeze starts on the 20th", type="environment", key="deploy:freeze:start",
+                         source_session="s2")
         (c,) = mem.contradictions()
         assert (c.status, c.resolution, c.winner) == ("pending", None, None)
-        assert mem.get(a.id).status == mem.get(b.id).status == "active"
         hits = {h.id: h for h in mem.recall("deploy freeze starts", arms=["keyword"])}
-        assert set(hits) == {a.id, b.id}
         assert hits[a.id].conflicts_with == (b.id,) and hits[b.id].conflicts_with == (a.id,)
         view = mem.sql("SELECT * FROM open_contradictions").to_dicts()
         assert [(str(v["memory_a"]), v["source_a"], str(v["memory_b"]), v["source_b"]) for v in view] == \
             [(a.id, "s1", b.id, "s2")]
+        snap = mem.snapshot()  # neither side is stated as a fact: both appear once, as a disputed pair
+        assert snap.count("15th") == snap.count("20th") == 1 and "Disputed, unresolved" in snap
+
+
+def test_a_resolution_by_recency_can_be_confirmed_or_reversed(db_path, clock):
+    with open_store(db_path, clock, verifier=always(0.9)) as mem:
+        a = mem.remember("The on-call phone is 555-0101", type="environment", tags=["oncall"], source_session="s1")
+        clock.advance(minutes=5)
+        b = mem.remember("The on-call phone is 555-0199", type="environment", tags=["oncall"], source_session="s2")
+        (c,) = mem.contradictions(None)
+        assert (c.resolution, c.winner) == ("newer", b.id)
+        clock.advance(minutes=5)
+        reversed_ = mem.resolve(c.id, a.id)  # the review says the earlier claim was right
+        assert (reversed_.status, reversed_.resolution, reversed_.winner) == ("resolved", "user", a.id)
+        (live,) = mem.find(tags=["oncall"])
+        assert live.content == a.content and live.supersedes == b.id and live.source_session == "s1"
+        assert f"memory:{a.id}" in live.source_refs
+        assert mem.get(b.id).status == "superseded"
+        assert [e.action for e in mem.history(a.id).events if e.action == "reverse"] == ["reverse"]
+        assert "Settled by recency" not in mem.snapshot()  # reviewed: no longer flagged
+        assert mem.resolve(c.id, a.id).resolution == "user"  # confirming again changes nothing
+
+
+def test_a_resolution_by_recency_can_be_confirmed(db_path, clock):
+    with open_store(db_path, clock, verifier=always(0.9)) as mem:
+        mem.remember("The on-call phone is 555-0101", type="environment", tags=["oncall"], source_session="s1")
+        b = mem.remember("The on-call phone is 555-0199", type="environment", tags=["oncall"], source_session="s2")
+        (c,) = mem.contradictions(None)
+        done = mem.resolve(c.id, b.id)
+        assert (done.resolution, done.winner) == ("user", b.id)
+        assert [m.id for m in mem.find(tags=["oncall"])] == [b.id]
+        assert "Settled by recency" not in mem.snapshot()
 
 
 @pytest.mark.parametrize("confidence, recorded", [(0.6, True), (0.4, False)])
@@ -167,15 +215,20 @@ def test_low_confidence_stays_pending_or_is_not_recorded(db_path, clock, confide
         assert mem.get(old.id).status == mem.get(new.id).status == "active"
 
 
-def test_keyless_memories_stay_pending_even_when_confident(db_path, clock):
+def test_keyless_confident_conflicts_resolve_by_provenance_then_recency(db_path, clock):
     with open_store(db_path, clock, verifier=always(0.95)) as mem:
+        stated = mem.remember("The project uses npm", type="environment", tags=["js"], provenance="user_stated")
+        inferred = mem.remember("The project uses pnpm", type="environment", tags=["js"], provenance="model_inferred")
+        (c,) = mem.contradictions(None)
+        assert (c.status, c.resolution, c.winner) == ("resolved", "higher_provenance", stated.id)
+        assert mem.get(inferred.id).status == "superseded" and mem.get(stated.id).status == "active"
         old = mem.remember("The office wifi is called Falcon", type="environment", tags=["office"],
                            provenance="model_inferred")
+        clock.advance(minutes=1)
         new = mem.remember("The office wifi is called Osprey", type="environment", tags=["office"],
-                           provenance="user_stated")
-        (c,) = mem.contradictions()
-        assert c.status == "pending"
-        assert mem.get(old.id).status == mem.get(new.id).status == "active"
+                           provenance="model_inferred")
+        (c2,) = [x for x in mem.contradictions(None) if x.id != c.id]
+        assert (c2.resolution, c2.winner) == ("newer", new.id) and mem.get(old.id).status == "superseded"
 
 
 # -- resolve() ---------------------------------------------------------------------------------------
@@ -191,7 +244,7 @@ def pending_pair(mem, clock):
 
 
 def test_resolve_with_a_winner_supersedes_the_loser(db_path, clock):
-    with open_store(db_path, clock, verifier=always(0.9)) as mem:
+    with open_store(db_path, clock, verifier=always(0.6)) as mem:
         a, b, c = pending_pair(mem, clock)
         clock.advance(minutes=1)
         done = mem.resolve(c.id, a.id)
@@ -201,13 +254,15 @@ def test_resolve_with_a_winner_supersedes_the_loser(db_path, clock):
         assert "decided by the user" in events(mem, b.id, "supersede")[0].reason
         hits = mem.recall("on-call rotation changes", arms=["keyword"])
         assert [h.id for h in hits] == [a.id] and hits[0].conflicts_with == ()
-        with pytest.raises(InvalidInput, match="already resolved"):
-            mem.resolve(c.id, b.id)
         assert mem.sql("SELECT resolved_at FROM contradictions")["resolved_at"][0] == clock.now
+        clock.advance(minutes=1)
+        mem.resolve(c.id, b.id)  # the user changed their mind: b's claim comes back as a's next version
+        (live,) = [h.memory for h in mem.recall("on-call rotation changes", arms=["keyword"])]
+        assert live.content == b.content and live.supersedes == a.id
 
 
 def test_resolve_none_dismisses(db_path, clock):
-    with open_store(db_path, clock, verifier=always(0.9)) as mem:
+    with open_store(db_path, clock, verifier=always(0.6)) as mem:
         a, b, c = pending_pair(mem, clock)
         done = mem.resolve(c.id, None)
         assert (done.status, done.resolution, done.winner) == ("resolved", "dismissed", None)
@@ -218,7 +273,7 @@ def test_resolve_none_dismisses(db_path, clock):
 
 
 def test_resolve_refuses_bad_arguments(db_path, clock):
-    with open_store(db_path, clock, verifier=always(0.9)) as mem:
+    with open_store(db_path, clock, verifier=always(0.6)) as mem:
         a, b, c = pending_pair(mem, clock)
         third = mem.remember("Unrelated fact about lunch", type="environment")
         with pytest.raises(InvalidInput):

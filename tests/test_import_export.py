@@ -15,7 +15,7 @@ from echo_duck.io.exporters import export_jsonl, export_parquet
 from echo_duck.io.importers import FORMATS, detect_format, import_file
 
 FIX = Path(__file__).resolve().parent.parent / "data_fixtures" / "import"
-ALL = ["echo-agent/user_memory.json", "echo-agent/env_memory.json", "echo-agent/MEMORY.md", "ethan/facts.json",
+ALL = ["echo-agent/user_memory.json", "echo-agent/env_memory.json", "echo-agent/MEMORY.md", "echo-agent/HISTORY.md", "ethan/facts.json",
        "ethan/procedures.json", "ethan/user_profile.md", "memories.jsonl"]
 
 
@@ -55,11 +55,15 @@ def test_echo_user_memory(mem):
     assert first["source_refs"] == ["import:user_memory.json#3f0c2a1e-7d4b-4c1a-9b7e-0a1d2c3e4f50"]
 
 
-def test_echo_env_memory_skips_superseded_entries(mem):
+def test_echo_env_memory_keeps_version_chains(mem):
     report = import_file(mem, FIX / "echo-agent/env_memory.json")
-    assert (report.format, report.read, report.stored, report.by_reason) == ("echo-env", 6, 5, {"superseded": 1})
-    assert {r["type"] for r in rows(mem)} == {"environment"} and {r["tier"] for r in rows(mem)} == {"semantic"}
-    assert [m.content for m in mem.find(key="test_command")] == ["该项目的测试入口是 pnpm test，需要先进入 packages/web 子目录执行"]
+    assert (report.format, report.read, report.stored, report.by_reason) == ("echo-env", 6, 6, {})
+    assert {r["type"] for r in rows(mem)} == {"environment"}
+    live = mem.find(key="test_command")
+    assert [m.content for m in live] == ["该项目的测试入口是 pnpm test，需要先进入 packages/web 子目录执行"]
+    versions = mem.history(live[0].id).versions  # the chain came along: v1 is history, not lost
+    assert [(v.version, v.content, v.status) for v in versions] == [
+        (1, "项目使用 npm test 运行测试", "superseded"), (2, live[0].content, "active")]
 
 
 def test_memory_md_sections_decide_types_and_tags(mem):
@@ -143,6 +147,7 @@ def test_json_variants(mem, tmp_path):
 
 def test_detect_format(tmp_path):
     names = {"user_memory.json": "echo-user", "env_memory.json": "echo-env", "MEMORY.md": "memory-md",
+             "HISTORY.md": "echo-history",
              "facts.json": "ethan-facts", "procedures.json": "ethan-procedures", "user_profile.md": "ethan-profile",
              "backup.jsonl": "jsonl", "x.ndjson": "jsonl", "dump.parquet": "parquet"}
     assert {n: detect_format(n) for n in names} == names and set(names.values()) == set(FORMATS)
@@ -303,13 +308,15 @@ def test_jsonl_and_parquet_round_trip(loaded, tmp_path):
         assert contents(fresh) == contents(loaded)
 
 
-def test_jsonl_history_export_keeps_old_versions_which_import_skips(loaded, tmp_path):
+def test_jsonl_history_export_keeps_old_versions_which_import_chains(loaded, tmp_path):
     report = export_jsonl(loaded, tmp_path / "all.jsonl", include_history=True)
     statuses = [json.loads(line)["status"] for line in (tmp_path / "all.jsonl").read_text(encoding="utf-8").splitlines()]
     assert report.rows == len(statuses) and statuses.count("superseded") >= 2
     with echo_duck.open(tmp_path / "fresh.duckdb", embedder="hash") as fresh:
         back = import_file(fresh, tmp_path / "all.jsonl", provenance="keep")
-        assert back.by_reason == {"superseded": statuses.count("superseded")}
+        # old versions whose successor (same key) is in the file come back as history; the rest are skipped
+        chained = fresh.sql("SELECT count(*) AS n FROM memories WHERE status = 'superseded'")["n"][0]
+        assert back.by_reason.get("superseded", 0) + chained == statuses.count("superseded") and chained >= 1
         assert contents(fresh) == contents(loaded)
 
 

@@ -23,7 +23,7 @@ def expected_effective(importance: float, type_: str, pinned: bool, access_count
     """SPEC L1 by hand: (days since access, half-life, effective importance, exempt)."""
     days = max((now - last_touch).total_seconds(), 0) / 86400
     half_life = max(base_days, 1) * (1 + math.log2(1 + access_count))
-    exempt = type_ == "user" or pinned
+    exempt = type_ in ("user", "procedure") or pinned  # behaviour rules do not decay away while active
     effective = importance if exempt else importance * 0.5 ** (days / half_life)
     return days, half_life, effective, exempt
 

@@ -17,6 +17,7 @@ import duckdb
 import pytest
 
 import echo_duck
+from echo_duck.recall.hybrid import reinforced_hits
 from echo_duck.recall import recall_log
 from echo_duck.bench import synthetic
 from echo_duck.errors import EchoDuckError
@@ -47,8 +48,13 @@ def test_every_other_read_sees_the_recall_first(store, clock):
     assert hits and raw_log(store) == []  # queued, not written: the recall did not wait for it
     rows = store.sql("SELECT id, query, memory_ids::VARCHAR[] AS ids, scores FROM recall_log").rows()
     assert rows == [(hits[0].recall_id, "deploy borealis", [h.id for h in hits], [h.score for h in hits])]
-    for h in hits:  # reinforced: one review each, at the recall's time
-        assert store.get(h.id).access_count == 1 and store.get(h.id).last_accessed == clock.now
+    used = set(reinforced_hits(hits, 0.5, 3))  # the hits the caller plausibly used (hybrid.reinforced_hits)
+    assert used and len(used) <= 3
+    for h in hits:  # reinforced: one review each, at the recall's time; the near misses are not
+        memory = store.get(h.id)
+        assert (memory.access_count, memory.last_accessed) == ((1, clock.now) if h.id in used else (0, None))
+    logged = store.sql("SELECT reinforced_ids::VARCHAR[] AS ids FROM recall_log")["ids"].to_list()
+    assert logged == [[h.id for h in hits if h.id in used]]
 
 
 def test_queued_recalls_add_up_as_if_written_one_by_one(store, clock):
@@ -59,12 +65,16 @@ def test_queued_recalls_add_up_as_if_written_one_by_one(store, clock):
     store.recall("deploy borealis", 5, reinforce=False)  # logged, not reinforced
     assert first[0].recall_id < second[0].recall_id
     counts = {h.id: 0 for h in first + second}
-    for h in first + second:
-        counts[h.id] += 1
+    used_first, used_second = set(reinforced_hits(first, 0.5, 3)), set(reinforced_hits(second, 0.5, 3))
+    for memory_id in [*used_first, *used_second]:
+        counts[memory_id] += 1
     for memory_id, n in counts.items():
         memory = store.get(memory_id)
         assert memory.access_count == n
-        assert memory.last_accessed == clock.now - timedelta(hours=1 if memory_id in {h.id for h in second} else 2)
+        if n:
+            assert memory.last_accessed == clock.now - timedelta(hours=1 if memory_id in used_second else 2)
+    events = store.sql("SELECT count(*) AS n FROM memory_events WHERE action = 'reinforce'")["n"][0]
+    assert events == len(used_first) + len(used_second)  # one event per review, for time travel
     assert [r[1] for r in raw_log(store)] == ["deploy borealis"] * 3
 
 
@@ -84,7 +94,7 @@ def test_close_writes_the_queue(db_path, clock):
         hits = m.recall("deploy borealis", 4)
     with duckdb.connect(str(db_path), read_only=True) as raw:
         assert raw.execute("SELECT id FROM recall_log").fetchall() == [(hits[0].recall_id,)]
-        assert raw.execute("SELECT sum(access_count) FROM memories").fetchone()[0] == len(hits)
+        assert raw.execute("SELECT sum(access_count) FROM memories").fetchone()[0] == len(reinforced_hits(hits, 0.5, 3))
 
 
 def test_a_full_queue_is_written_at_once(store):

@@ -18,7 +18,7 @@ def test_blank_file_gets_every_migration_once(db_path):
         assert versions == [(m.version, m.name) for m in sqlfiles.migrations()]
         assert mem.schema_version == current_version()
     with echo_duck.open(db_path) as mem:  # reopening applies nothing twice
-        assert mem.sql("SELECT count(*) FROM schema_version").item() == current_version()
+        assert mem.sql("SELECT count(*) FROM schema_version").item() == len(sqlfiles.migrations())
 
 
 def test_released_migrations_never_change():

@@ -39,7 +39,9 @@ def test_definitions_are_registrable():
         assert set(schema["required"]) <= set(schema["properties"])
         json.dumps(d)
     write = tools.TOOL_DEFINITIONS[0]["parameters"]
-    assert write["required"] == ["content", "type", "provenance"]
+    assert write["required"] == ["content"]  # seed 004's memory_write(content=…, category=…) is enough
+    assert (write["properties"]["type"]["default"], write["properties"]["provenance"]["default"]) == \
+        ("user", "model_inferred")
     assert write["properties"]["provenance"]["enum"] == ["user_stated", "model_inferred"]
     assert tools.openai_tools()[0] == {"type": "function", "function": tools.TOOL_DEFINITIONS[0]}
     assert tools.anthropic_tools()[3]["input_schema"] == tools.TOOL_DEFINITIONS[3]["parameters"]
@@ -164,6 +166,32 @@ def test_profile_update_modes(mem):
     history = mem.history(over["memory"]["id"])
     assert len(history.versions) == 4 and {e.actor for e in history.events} == {"tool:profile_update"}
     assert mem.find(key="profile:目标与方向")[0].tags == ("profile",) and mem.find(key="profile:目标与方向")[0].type == "user"
+
+
+def test_seed_004_call_shapes(mem):
+    """The calls exactly as seed 004 shows them."""
+    written = call(mem, "memory_write", {"content": "用户在 Acme Corp 担任后端工程师", "category": "knowledge"})
+    assert written["ok"], written
+    assert (written["memory"]["type"], written["memory"]["provenance"], written["memory"]["confidence"]) == \
+        ("user", "model_inferred", 0.95)
+    assert written["memory"]["tags"] == ["knowledge"]
+    rule = call(mem, "procedure_write", {"rule": "Always reply in Chinese", "context": "用户明确要求"})
+    assert rule["ok"] and rule["memory"]["type"] == "procedure"
+    goal = call(mem, "profile_update", {"section": "目标与方向", "entry": "2026 年底前完成独立产品上线",
+                                        "mode": "append"})
+    assert goal["ok"] and profile(mem, "目标与方向") == ["- 2026 年底前完成独立产品上线"]
+    both = call(mem, "profile_update", {"section": "目标与方向", "entry": "a", "content": "b"})
+    assert both["error"] == "InvalidInput"
+    assert call(mem, "profile_update", {"section": "目标与方向"})["error"] == "InvalidInput"
+
+
+def test_profile_merge_replaces_a_similar_or_contradicting_bullet(mem):
+    call(mem, "profile_update", {"section": "基础特征", "entry": "名字：林薇\n住在上海\n喜欢徒步"})
+    merged = call(mem, "profile_update", {"section": "基础特征", "mode": "merge",
+                                          "entry": "名字：林小薇\n住在北京\n会弹吉他"})
+    assert merged["changed"]
+    # the label "名字" and the place contradict: replaced where they stood; the new skill is added
+    assert profile(mem, "基础特征") == ["- 名字：林小薇\n- 住在北京\n- 喜欢徒步\n- 会弹吉他"]
 
 
 def test_profile_update_on_an_imported_profile_and_provenance(mem):

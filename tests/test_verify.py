@@ -54,7 +54,12 @@ CONTRADICTIONS = [
     ("User owns a car", "User does not own a car", 0.8),
     ("用户是程序员", "用户不是程序员", 0.8),
     ("用户没有养猫", "用户养猫", 0.8),
-    ("Node 18 is required", "Node 20 is required", 0.75),
+    ("The project requires Node 18", "The project requires Node 20", 0.75),
+    ("The meeting lasts an hour", "The meeting lasts 30 minutes", 0.75),
+    ("The user's son is 8 years old", "The user's son is 10 years old", 0.75),
+    ("The office is on the 3rd floor", "The office is on the 5th floor", 0.75),
+    # Not detected, by design: "Node 18 is required" has its number before the predicate, where
+    # "Server 18 is down" vs "Server 20 is down" name two subjects; the heuristic reads both as subjects.
 ]
 
 
@@ -86,10 +91,24 @@ COMPATIBLE = [
     ("User lives in Berlin", "User likes tea", 0.8),  # unrelated
     ("The project uses pnpm", "用户喜欢咖啡", 0.8),
     ("The project uses npm for builds", "The project uses docker for deploys", 0.5),
-    ("Never push to main", "Always answer in Chinese", 0.8),
+    ("Never push to main", "Always answer in Chinese", 0.7),
     ("用户偏好中文回答", "用户住在上海", 0.8),
     ("User is located in Berlin", "User lives in Berlin", 0.6),
     ("用户不同意这个方案", "用户不同意那个方案", 0.5),  # both negated: the same statement
+    # The audit's floods: templated facts about different subjects, numbered notes (issue 20).
+    ("The auth service listens on port 8001", "The billing service listens on port 8002", 0.7),
+    ("The X service listens on port 8001", "The Y service listens on port 8003", 0.7),
+    ("fact 1", "fact 2", 0.7),
+    ("Environment fact number 3", "Environment fact number 7", 0.7),
+    ("Note 3: check the logs", "Note 4: check the logs", 0.7),
+    ("Server A has 16 GB RAM", "Server B has 32 GB RAM", 0.7),
+    ("The meeting lasts an hour", "The meeting lasts 60 minutes", 0.7),  # one quantity, two units
+    ("The cache TTL is 5 minutes", "The session timeout is 30 minutes", 0.7),
+    ("The user is learning Spanish", "The user speaks French", 0.6),
+    ("The user has two cats", "The user has a dog", 0.5),
+    ("The user drinks coffee at work", "The user drinks tea at home", 0.6),  # different situations
+    ("The user lived in Paris in 2019", "The user lives in Berlin now", 0.7),  # different times
+    ("The team has 5 engineers", "The team has 2 designers", 0.6),
 ]
 
 
@@ -106,7 +125,7 @@ def test_descriptions_say_what_differs():
         "package manager 'npm' vs 'pnpm' under the same subject ('use')"
     assert "'中文' vs '英文'" in verdict("用户偏好中文", "用户偏好英文").description
     assert verdict("uses npm", "does not use npm").description.startswith("negation: one says 'use npm'")
-    assert "'8080' vs '9090'" in verdict("port 8080", "port 9090").description
+    assert "'8080' vs '9090'" in verdict("The API listens on port 8080", "The API listens on port 9090").description
     assert "adds detail ('9 workspace')" in verdict("uses pnpm", "uses pnpm 9 with workspaces").description
     assert "unrelated" in verdict("User lives in Berlin", "User likes tea").description
 
@@ -155,7 +174,7 @@ def test_any_object_with_content_key_type_works():
         def __init__(self, content):
             self.content, self.key, self.type = content, None, "environment"
 
-    assert heuristic_verifier(Row("port 8080"), Row("port 9090")).contradicts
+    assert heuristic_verifier(Row("The API runs on port 8080"), Row("The API runs on port 9090")).contradicts
 
 
 def test_verdict_is_deterministic_and_rounded():

@@ -48,9 +48,13 @@ def default_embedder_name() -> str:
 
 
 def key_family_verifier(a: Any, b: Any) -> Verdict:
-    """The tour's verifier: two memories of one key family disagree when their wording differs."""
+    """The tour's verifier: two memories of one key family disagree when their wording differs. It is
+    sure (0.9: settled by provenance, then recency) unless two sources of equal standing disagree
+    (0.7: below contradiction_auto_confidence, so the conflict stays pending for a person)."""
     family = bool(a.key and b.key) and (a.key.startswith(b.key) or b.key.startswith(a.key))
-    return Verdict(family and a.content != b.content, 0.9, f"'{a.content}' vs '{b.content}'")
+    torn = getattr(a, "provenance", 0) == getattr(b, "provenance", 0) and \
+        getattr(a, "source_session", None) != getattr(b, "source_session", None)
+    return Verdict(family and a.content != b.content, 0.7 if torn else 0.9, f"'{a.content}' vs '{b.content}'")
 
 
 def build_tour_store(path: str | Path | None = None, *, embedder: str | None = None) -> TourStore:

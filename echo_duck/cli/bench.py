@@ -62,3 +62,40 @@ def bench_perf(sizes, systems, repeats, out, as_json):
         result = perf.run(parsed_sizes, parsed_systems, repeats=repeats, out=Path(out),
                           progress=None if as_json else lambda msg: click.echo(msg, err=True))
     emit(result, as_json, report.markdown(result) + f"\n\nwritten: {Path(out) / 'perf.json'}, {Path(out) / 'perf.md'}")
+
+
+@bench.command(name="contradictions")
+@click.option("--data", type=click.Path(exists=True, dir_okay=False),
+              help="Labelled pairs (JSONL: a, b, label, kind, lang, group); default: "
+                   "data_fixtures/contradictions/pairs.jsonl.")
+@click.option("--part", "parts", multiple=True, type=click.Choice(["tuning", "heldout"]),
+              help="Which part of the split to score (default: both).")
+@click.option("--errors", is_flag=True, help="List every misjudged pair (markdown).")
+@click.option("--json", "as_json", is_flag=True)
+def bench_contradictions(data, parts, errors, as_json):
+    """Precision and recall of the default contradiction verifier, per kind and language, on the tuning
+    part it was tuned on and on the held-out part it was not (the groups are split by a hash).
+
+    Example:  echo-duck bench contradictions --part heldout
+    """
+    from ..bench import contradictions
+
+    with fail_cleanly():
+        report = contradictions.run(Path(data) if data else None, parts=parts or contradictions.PARTS)
+    emit(report, as_json, contradictions.markdown(report, errors=errors))
+
+
+@bench.command(name="compression")
+@click.option("--data", type=click.Path(exists=True, dir_okay=False),
+              help="Restatement clusters (JSONL: cluster, text, lang); default: data_fixtures/contradictions/duplicates.jsonl.")
+@click.option("--json", "as_json", is_flag=True)
+def bench_compression(data, as_json):
+    """Pairwise precision and recall of compression (SPEC L7) on clusters of restatements and near misses.
+
+    Example:  echo-duck bench compression
+    """
+    from ..bench import compression
+
+    with fail_cleanly():
+        report = compression.run(Path(data) if data else None)
+    emit(report, as_json, compression.markdown(report))

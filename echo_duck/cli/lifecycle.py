@@ -137,4 +137,17 @@ def resolve(contradiction_id, winner, db, agent, lock_timeout, as_json):
     emit(result, as_json, f"contradiction {result.id} resolved ({result.resolution})")
 
 
-LIFECYCLE_COMMANDS = (decay, restore, archive_, gc, audit, consolidate, contradictions, resolve)
+@click.command()
+@click.option("--dry-run", is_flag=True, help="Show the groups that would fold; change nothing.")
+@common
+def compress(dry_run, db, agent, lock_timeout, as_json):
+    """Fold near-duplicate memories into one that keeps every source (SPEC L7).
+
+    Example:  echo-duck compress --dry-run
+    """
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        report = mem.compress(dry_run=dry_run)
+    emit(report, as_json, f"{report.groups} groups, {report.folded} memories folded" + (" (dry run)" if dry_run else ""))
+
+
+LIFECYCLE_COMMANDS = (decay, restore, archive_, gc, audit, consolidate, contradictions, resolve, compress)

@@ -122,14 +122,16 @@ def list_(types, tiers, statuses, tags, key, text, limit, db, agent, lock_timeou
 
 @cli.command()
 @click.argument("target")
+@click.option("--as-of", "as_of", type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M"]),
+              help="As the store stood at this instant (UTC), rebuilt from the event log.")
 @common
-def history(target, db, agent, lock_timeout, as_json):
-    """Every version and event of a memory (by id or key).
+def history(target, as_of, db, agent, lock_timeout, as_json):
+    """Every version and event of a memory (by id or key), including versions in the Parquet archive.
 
-    Example:  echo-duck history reply_language
+    Example:  echo-duck history reply_language --as-of 2026-03-01
     """
     with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
-        result = mem.history(target)
+        result = mem.history(target, as_of=as_of)
     events = [dict(e.to_dict(), memory_id=(e.memory_id or "")[:8]) for e in result.events]
     human = (output.table(memory_rows(result.versions), ("id", "version", "status", "content", "provenance"),
                           widths={"content": 60})
@@ -161,15 +163,19 @@ def forget(target, reason, db, agent, lock_timeout, as_json):
 @click.option("--include-archived", is_flag=True, help="Also return superseded versions.")
 @click.option("--explain", is_flag=True, help="Show why each hit ranked where it did.")
 @click.option("--no-reinforce", is_flag=True, help="Do not count this as a review (analysts' reads).")
+@click.option("--as-of", "as_of", type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M"]),
+              help="As the store stood at this instant (UTC), rebuilt from the event log.")
 @common
-def recall(query, k, types, tiers, tags, session, include_archived, explain, no_reinforce, db, agent, lock_timeout, as_json):
+def recall(query, k, types, tiers, tags, session, include_archived, explain, no_reinforce, as_of, db, agent, lock_timeout,
+           as_json):
     """Recall the memories that answer QUERY, best first (keywords and meaning, fused; also: search).
 
     Example:  echo-duck recall "which package manager does the project use?" --explain
     """
     with open_or_fail(db, agent, lock_timeout) as mem:
         hits = mem.recall(query, k, types=types or None, tiers=tiers or None, tags=tags or None, session=session,
-                          include_archived=include_archived, reinforce=not no_reinforce, explain=explain or as_json)
+                          include_archived=include_archived, reinforce=not no_reinforce, explain=explain or as_json,
+                          as_of=as_of)
     emit(hits, as_json, output.hits(hits, explain) if hits else "no memory matches")
 
 
@@ -181,16 +187,19 @@ cli.add_command(click.Command("search", callback=recall.callback, params=recall.
 @cli.command()
 @click.option("--budget-user", type=int, default=1375, show_default=True, help="Characters for user memories.")
 @click.option("--budget-env", type=int, default=2200, show_default=True, help="Characters for environment memories.")
-@click.option("--budget-rules", type=int, default=1000, show_default=True, help="Characters for behaviour rules.")
-@click.option("--fast", is_flag=True, help="At most 5 memories instead of 15.")
+@click.option("--budget-rules", type=int, default=2000, show_default=True, help="Characters for behaviour rules.")
+@click.option("--fast", is_flag=True, help="At most 5 facts instead of 15.")
+@click.option("--as-of", "as_of", type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M"]),
+              help="As the store stood at this instant (UTC), rebuilt from the event log.")
 @common
-def snapshot(budget_user, budget_env, budget_rules, fast, db, agent, lock_timeout, as_json):
-    """Print the memory block for a system prompt (pinned and user memories first).
+def snapshot(budget_user, budget_env, budget_rules, fast, as_of, db, agent, lock_timeout, as_json):
+    """Print the memory block for a system prompt: user profile, facts about the user, every behaviour
+    rule, environment, earned self-notes and conflicts, each block within its budget.
 
-    Example:  echo-duck snapshot --budget-user 800
+    Example:  echo-duck snapshot --budget-user 800 --as-of 2026-03-01
     """
     with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
-        block = mem.snapshot(budget_user, budget_env, budget_rules, fast=fast)
+        block = mem.snapshot(budget_user, budget_env, budget_rules, fast=fast, as_of=as_of)
     emit({"snapshot": block}, as_json, block.rstrip("\n") or "(no memories yet)")
 
 

@@ -52,6 +52,7 @@ from ..write import validate
 from ..write.scan import scan
 from ..write.writer import Caller, NewMemory, prepare
 from .formats import FORMATS
+from .import_trust import chain_order, dumps_usage, parse_history, provenance_of, usage_of
 
 _CONTAINERS = ("memories", "entries", "facts", "procedures", "rules", "items", "data")
 _CONTENT = ("content", "text", "value", "fact", "rule", "entry", "memory")
@@ -60,7 +61,7 @@ _TYPES = {"user": "user", "environment": "environment", "env": "environment", "p
           "rule": "procedure", "self": "self"}
 _PASS = ("confidence", "importance", "pinned", "scope", "sensitivity", "entities", "team_id", "tenant_id")
 _EXISTING = ("SELECT scope, key, type, content FROM visible_memories($agent, $session) "
-             "WHERE status = 'active' AND list_contains($contents::VARCHAR[], content)")
+             "WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::VARCHAR[], content)")
 _WRITE_ERRORS = (ProvenanceConflict, AmbiguousMatch, PermissionDenied, RejectedWrite)
 _ERROR_REASONS = {ProvenanceConflict: "provenance_conflict", AmbiguousMatch: "ambiguous",
                   PermissionDenied: "permission_denied", RejectedWrite: "rejected"}
@@ -129,7 +130,7 @@ def detect_format(path: str | Path) -> str:
     if name.endswith(".parquet"):
         return "parquet"
     if name.endswith((".md", ".markdown")):
-        return "ethan-profile" if "profile" in name else "memory-md"
+        return "ethan-profile" if "profile" in name else "echo-history" if "history" in name else "memory-md"
     if name.endswith(".json"):
         for needle, fmt in (("user_memory", "echo-user"), ("env_memory", "echo-env"), ("procedure", "ethan-procedures"),
                             ("fact", "ethan-facts")):
@@ -150,14 +151,21 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
     skipped: list[tuple[int, Issue]] = []
     errors: list[Issue] = []
     candidates: list[tuple[int, str, NewMemory]] = []
+    usages: dict[str, Any] = {}  # where -> (access_count, last_accessed), applied once stored
+    versions: set[str] = set()  # older versions kept for their chain: stored once, whatever their status now
     for i, (where, fields, why) in enumerate(records):
         try:
             if why is not None:
                 skipped.append((i, Issue(where, *why)))
                 continue
+            usage = fields.pop("_usage", None)
+            if fields.pop("_version", False):
+                versions.add(where)
             spec = prepare(caller, fields.pop("content"), **fields)
             _check(mem, caller, spec, quarantine=not dry_run)
             candidates.append((i, where, spec))
+            if usage is not None:
+                usages[where] = usage
         except InvalidInput as e:
             skipped.append((i, Issue(where, "invalid", str(e))))
         except RejectedWrite as e:
@@ -165,10 +173,11 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
         except PermissionDenied as e:
             errors.append(Issue(where, "permission_denied", str(e)))
     stored, seen, good = _stored(mem, [spec for _, _, spec in candidates]), set(), []
+    history = _stored(mem, [spec for _, w, spec in candidates if w in versions], statuses=("superseded",))
     for i, where, spec in candidates:
         ident = _identity(spec)
-        if ident in seen or ident in stored:
-            why = "already stored" if ident in stored else "the same memory appears earlier in the file"
+        if ident in seen or ident in stored or (where in versions and ident in history):
+            why = "already stored" if ident in stored or ident in history else "the same memory appears earlier in the file"
             skipped.append((i, Issue(where, "duplicate", why)))
         else:
             seen.add(ident)
@@ -176,16 +185,33 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
     ids: list[str] = []
     for start in range(0, 0 if dry_run else len(good), batch_size):
         batch = good[start:start + batch_size]
+        written: list[tuple[str, Any]] = []
         try:  # one transaction per batch; a refusal inside it falls back to one record at a time
-            ids += [m.id for m in mem.writer.remember_many(caller, [spec for _, spec in batch])]
+            written = list(zip([w for w, _ in batch], mem.writer.remember_many(caller, [spec for _, spec in batch])))
         except _WRITE_ERRORS:
             for where, spec in batch:
                 try:
-                    ids.append(mem.writer.remember(caller, spec).id)
+                    written.append((where, mem.writer.remember(caller, spec)))
                 except _WRITE_ERRORS as e:
                     errors.append(Issue(where, _ERROR_REASONS[type(e)], str(e)))
+        ids += [m.id for _, m in written]
+        _apply_usage(mem, caller, [(m.id, usages[w]) for w, m in written if w in usages])
     return ImportReport(str(path), fmt, len(records), len(good) if dry_run else len(ids),
                         tuple(issue for _, issue in sorted(skipped, key=lambda x: x[0])), tuple(errors), dry_run, tuple(ids))
+
+
+def _apply_usage(mem: Any, caller: Caller, usage: list[tuple[str, Any]]) -> None:
+    """The access counts (and last access) the source recorded, with a 'reinforce' event each."""
+    if not usage:
+        return
+    with mem.db.transaction("importing usage"):
+        for memory_id, (count, last) in usage:
+            before = mem.db.dict("usage_of", id=memory_id)
+            mem.db.run("apply_import_usage", id=memory_id, count=count, last=last)
+            mem.db.run("log_partial_event", now=mem.writer.clock(), actor=caller.who, action="reinforce",
+                       memory_id=memory_id, reason=f"imported usage: {count} accesses",
+                       before=json.dumps({k: (v.isoformat(sep=" ") if v else v) for k, v in before.items()}),
+                       after=dumps_usage((before["access_count"] + count, last or before["last_accessed"])))
 
 
 def _check(mem: Any, caller: Caller, spec: NewMemory, *, quarantine: bool) -> None:
@@ -205,12 +231,12 @@ def _identity(spec: NewMemory) -> tuple:
     return spec.scope, spec.key, spec.type if spec.key else None, spec.content
 
 
-def _stored(mem: Any, specs: list[NewMemory]) -> set[tuple]:
+def _stored(mem: Any, specs: list[NewMemory], statuses: tuple[str, ...] = ("active",)) -> set[tuple]:
     """Identities of the live memories visible to the caller whose content equals one of ``specs``."""
     contents, found = sorted({s.content for s in specs}), set()
     for start in range(0, len(contents), 1000):
         frame = mem.sql(_EXISTING, dict(agent=mem.caller.agent_id, session=mem.caller.session_id,
-                                         contents=contents[start:start + 1000]))
+                                         contents=contents[start:start + 1000], statuses=list(statuses)))
         found |= {(r["scope"], r["key"], r["type"] if r["key"] else None, r["content"]) for r in frame.iter_rows(named=True)}
     return found
 
@@ -256,16 +282,18 @@ def _json_items(path: Path) -> list[tuple[str, Any]]:
 
 def _objects(path: Path, items: Any, *, forced_type: str | None = None, default_type: str | None = None,
              ref_ids: bool = True, extra: Callable[[dict, dict], None] | None = None) -> list[Record]:
-    return [_normalise(path, where, obj, forced_type, default_type, ref_ids, extra) for where, obj in items]
+    items, versions = chain_order(list(items))  # a kept version chain comes older first (import_trust.py)
+    return [_normalise(path, where, obj, forced_type, default_type, ref_ids, extra, versions) for where, obj in items]
 
 
-def _normalise(path, where, obj, forced_type, default_type, ref_ids, extra) -> Record:
+def _normalise(path, where, obj, forced_type, default_type, ref_ids, extra, versions=frozenset()) -> Record:
     if not isinstance(obj, dict):
         return where, None, ("invalid", f"expected an object, got {type(obj).__name__}")
     status = str(obj.get("status") or "active").lower()
-    if obj.get("superseded_by") or status == "superseded":
+    is_version = str(obj.get("id")) in versions
+    if (obj.get("superseded_by") or status == "superseded") and not is_version:
         return where, None, ("superseded", "replaced by a newer version in the source")
-    if status != "active" or obj.get("active") is False:
+    if (status != "active" and not is_version) or obj.get("active") is False:
         return where, None, ("inactive", f"status {status!r}" if status != "active" else "active: false")
     tier = str(obj.get("tier") or "semantic").lower()
     content = next((obj[c] for c in _CONTENT if obj.get(c) is not None), None)
@@ -278,7 +306,7 @@ def _normalise(path, where, obj, forced_type, default_type, ref_ids, extra) -> R
     except InvalidInput as e:
         return where, None, ("invalid", str(e))
     fields: dict[str, Any] = {
-        "content": content, "key": obj.get("key"), "observed_at": observed_at, "provenance": obj.get("provenance"),
+        "content": content, "key": obj.get("key"), "observed_at": observed_at, "provenance": provenance_of(obj),
         "type": forced_type or _TYPES.get(str(obj.get("type")).lower(), obj.get("type") or default_type),
         "tags": _tags(obj.get("tags")) + _tags(obj.get("keywords")),
         "tier": "episodic" if tier == "episodic" else "semantic",
@@ -288,6 +316,8 @@ def _normalise(path, where, obj, forced_type, default_type, ref_ids, extra) -> R
     }
     if ref_ids and obj.get("id") is not None:
         fields["source_refs"].append(f"import:{path.name}#{obj['id']}")
+    fields["_usage"] = usage_of(obj, _when)
+    fields["_version"] = is_version
     if extra is not None:
         extra(obj, fields)
     return where, fields, None
@@ -435,6 +465,7 @@ _PARSERS: dict[str, Callable[[Path], list[Record]]] = {
     "ethan-facts": lambda p: _objects(p, _json_items(p), default_type="user", extra=_ethan_extra),
     "ethan-procedures": lambda p: _objects(p, _json_items(p), forced_type="procedure", extra=_ethan_extra),
     "memory-md": _memory_md,
+    "echo-history": lambda p: parse_history(p, _read_text(p)),
     "ethan-profile": _ethan_profile,
     "jsonl": _jsonl,
     "parquet": _parquet,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Callable, Sequence
 
@@ -61,7 +61,15 @@ class Consolidator:
         self.caller = caller.acting_as("consolidation", "consolidation")
         self.clock = clock
         self.extractor = extractor or extract.extract_facts
-        self.summarizer = summarizer or summaries.summarize
+        self.summarizer = summarizer or summaries.episode_summary
+        self._working: dict[str, list[tuple[str, str]]] = {}  # session -> working memory handed over at its end
+
+    def hand_over(self, session_id: str, items: list[tuple[str, str]]) -> None:
+        """Working memory (role, content) given to this session's next consolidation, in this process only
+        (SPEC M1: never persisted). Items the user said ("user") are read for facts; the rest ("note",
+        "assistant" …) only inform the episode."""
+        if items:
+            self._working.setdefault(session_id, []).extend(items)
 
     def consolidate(self, session: str) -> ConsolidationReport:
         session_id = self.sessions.resolve(session)
@@ -75,11 +83,19 @@ class Consolidator:
             previous = self.db.dict("episode_of_session", session_id=session_id)
         if info.consolidated_at is not None and info.consolidated_at >= info.last_message_at:
             return ConsolidationReport(session_id, previous and str(previous["id"]), skipped="already consolidated")
+        working = self._working.pop(session_id, [])
         pairs = [(m.role, m.content) for m in messages]
         candidates = self.extractor(pairs)  # may call an LLM: outside any transaction
+        noted = [("user" if role == "user" else "assistant", text) for role, text in working]
+        if noted:  # working memory: facts only from what the user said; everything informs the episode
+            candidates += [replace(c, source_index=len(messages) - 1) for c in self.extractor(
+                [p for p in noted if p[0] == "user"])]
         # A message the scanner refuses (an injection, a secret) yields no fact and stays out of the summary.
         refused = {i: finding for i, (_, text) in enumerate(pairs) if (finding := scan(text)) is not None}
-        summary = self.summarizer([pair for i, pair in enumerate(pairs) if i not in refused])
+        summary = self.summarizer([pair for i, pair in enumerate(pairs) if i not in refused]
+                                  + [p for p in noted if scan(p[1]) is None])
+        if info.title and summary and not summary.startswith(info.title.rstrip("…")):
+            summary = f"{info.title} — {summary}"  # the session's title leads, unless the summary starts with it
         if previous is not None and previous["last_seq"] == messages[-1].seq:
             episode_id = previous["id"]
         else:

@@ -1,16 +1,25 @@
-"""Contradictions (SPEC L3): find candidates for a new or changed memory, verify, record, resolve.
+"""Contradictions (SPEC L3, seed 001 "冲突与更新"): find, verify, record with both sources, resolve, reverse.
 
 Candidates (SQL): same scope owner and a similar key (Jaro-Winkler >= 0.9), a shared tag, or a
-vector neighbour above ``contradiction_similarity``. A verifier — any ``(a, b) -> Verdict`` callable,
-the deterministic heuristic by default, an LLM through ``verify.llm_verifier`` — decides.
+vector neighbour above ``contradiction_similarity``; episodes (what happened) are never candidates.
+A verifier — any ``(a, b) -> Verdict`` callable, the deterministic heuristic by default, an LLM
+through ``verify.llm_verifier`` — decides.
 
-Resolution of a confident verdict (>= contradiction_auto_confidence) between two memories whose
-keys say they fill the same slot (similar keys): higher provenance wins; same provenance from the
-same source session: the newer wins; same provenance from different sources: it stays pending, and
-recall returns both with a conflict mark (seed 001 scenario 1: conflicting sources are kept, never
-randomly picked). Anything else stays pending: a heuristic verdict about two keyless memories
-("fact 0" vs "fact 1") is too weak a reason to take one out of recall. The loser of a resolution is
-superseded by the winner and archived.
+Resolution of a confident verdict (>= contradiction_auto_confidence): the higher provenance wins;
+at equal provenance the newer wins ("resolved by recency"). Either way the contradiction row keeps
+both sides and both sources (source_a/source_b), the loser is superseded and archived (history,
+never deleted), and the snapshot lists a recency decision under Conflicts until someone reviews
+it. A less confident verdict stays pending: recall returns both sides marked ``conflicts_with`` and
+the snapshot shows them only as a disputed pair. Seed 001 scenario 1: conflicting sources are kept,
+never silently merged or randomly picked.
+
+A same-key write (a new version) from a different source is checked against the version it
+replaced (``check_versions``): if they contradict, the new one still stands (newest wins, W3) and
+a contradiction resolved by recency (or provenance) is recorded with both sources.
+
+``resolve`` is the review: on a pending contradiction it picks the winner (or dismisses it); on one
+already resolved it confirms the decision (resolution becomes 'user') or reverses it: the earlier
+loser's claim comes back as a new version of the winner's fact (an event ``reverse`` says why).
 """
 
 from __future__ import annotations
@@ -52,15 +61,18 @@ class Contradiction:
 
 
 class ContradictionChecker:
-    def __init__(self, db: Db, indexer: Indexer, clock: Callable[[], datetime], verifier: Verifier | None = None):
+    def __init__(self, db: Db, indexer: Indexer, clock: Callable[[], datetime], verifier: Verifier | None = None,
+                 writer: Any = None):
         self.db = db
+        self.writer = writer  # write.writer.Writer: a reversal writes the earlier claim as a new version
         self.indexer = indexer
         self.clock = clock
         self.verifier = verifier or heuristic_verifier
 
     def check(self, caller: Caller, memory_ids: Iterable[str]) -> list[Contradiction]:
         """Verify each new memory against its candidates; record and resolve what contradicts."""
-        found = []
+        memory_ids = [str(i) for i in memory_ids]
+        found = self.check_versions(caller, memory_ids)
         for memory_id in memory_ids:
             with self.db.reading():
                 me_row = self.db.dict("memory_by_id", id=memory_id)
@@ -80,14 +92,41 @@ class ContradictionChecker:
                 found.append(self._record(caller, other, me, verdict, settings["contradiction_auto_confidence"]))
         return found
 
+    def check_versions(self, caller: Caller, memory_ids: Iterable[str]) -> list[Contradiction]:
+        """New versions whose predecessor came from another source: a contradiction between them is
+        recorded as resolved (the new version already replaced the old one), with both sources."""
+        ids = [str(i) for i in memory_ids]
+        if not ids:
+            return []
+        with self.db.reading():
+            pairs = self.db.dicts("replaced_from_another_source", ids="[" + ",".join(ids) + "]")
+            min_confidence = self.db.scalar("setting_value", name="contradiction_min_confidence")
+        found = []
+        for pair in pairs:
+            old = Memory.from_row({k[4:]: v for k, v in pair.items() if k.startswith("old_")})
+            new = Memory.from_row({k[4:]: v for k, v in pair.items() if k.startswith("new_")})
+            verdict = self._verify(old, new)
+            if not verdict.contradicts or verdict.confidence < min_confidence:
+                continue
+            resolution = "higher_provenance" if new.provenance > old.provenance else "newer"
+            with self.db.transaction("recording a replaced claim"):
+                found.append(self._insert(old, new, verdict, "resolved", resolution, new))
+        return found
+
     def resolve(self, caller: Caller, contradiction_id: Any, winner: Any) -> Contradiction:
-        """A user's decision: ``winner`` is one side's memory id, or None to dismiss (not a contradiction)."""
+        """A user's decision: ``winner`` is one side's memory id, or None to dismiss (not a contradiction).
+        On a contradiction already resolved (by provenance or recency) the same winner confirms the
+        decision and the other one reverses it."""
+        with self.db.reading():
+            row = self.db.dict("contradiction_by_id", id=_uuid(contradiction_id, "contradiction_id"))
+        if row is not None and row["status"] == "resolved":
+            return self._review(caller, row, winner)
         with self.db.transaction("resolve"):
             row = self.db.dict("contradiction_by_id", id=_uuid(contradiction_id, "contradiction_id"))
             if row is None:
                 raise MemoryNotFound(f"no contradiction with id {contradiction_id}")
             if row["status"] != "pending":
-                raise InvalidInput(f"contradiction {contradiction_id} is already resolved ({row['resolution']})")
+                raise InvalidInput(f"contradiction {contradiction_id} was resolved meanwhile ({row['resolution']})")
             if winner is None:
                 self.db.run("resolve_contradiction", id=row["id"], resolution="dismissed", winner=None, now=self.clock())
             else:
@@ -95,6 +134,11 @@ class ContradictionChecker:
                 if win not in (row["memory_a"], row["memory_b"]):
                     raise InvalidInput(f"winner must be {row['memory_a']} or {row['memory_b']} (or None to dismiss)")
                 lose = row["memory_b"] if win == row["memory_a"] else row["memory_a"]
+                if self.db.dict("memory_by_id", id=win)["status"] == "pending":  # a claim held for review wins
+                    before = self.db.scalar("memory_json", id=win)
+                    self.db.run("activate_pending", id=win, now=self.clock())
+                    self.db.run("log_event", now=self.clock(), actor=caller.who, action="activate", memory_id=win,
+                                reason=f"won contradiction {row['id']} (decided by the user)", before=before)
                 self._supersede(caller, lose, win, f"lost contradiction {row['id']} (decided by the user)")
                 self.db.run("resolve_contradiction", id=row["id"], resolution="user", winner=win, now=self.clock())
             return Contradiction.from_row(self.db.dict("contradiction_by_id", id=row["id"]))
@@ -118,25 +162,60 @@ class ContradictionChecker:
         close = [i for i, s in zip(ids, sims) if s >= threshold and i != str(memory_id)]
         return "[" + ",".join(close) + "]"
 
+    def _review(self, caller: Caller, row: dict, winner: Any) -> Contradiction:
+        """Confirm (same winner) or reverse (the other side) a contradiction already resolved."""
+        if winner is None:
+            raise InvalidInput(f"contradiction {row['id']} is resolved ({row['resolution']}); name the side that is "
+                               "right to confirm or reverse it")
+        win = _uuid(winner, "winner")
+        if win not in (row["memory_a"], row["memory_b"]):
+            raise InvalidInput(f"winner must be {row['memory_a']} or {row['memory_b']}")
+        if row["resolution"] in ("user", "dismissed") and win == row["winner"]:
+            return Contradiction.from_row(row)
+        if win != row["winner"]:  # reverse: the earlier loser's claim becomes the fact's new version
+            with self.db.reading():
+                loser = self.db.dict("memory_by_id", id=win)
+                head = self.db.dict("live_head_of", id=row["winner"])
+            if loser is None or head is None:
+                raise InvalidInput(f"contradiction {row['id']} cannot be reversed: the fact was forgotten or archived "
+                                   "since; write the claim you want instead")
+            refs = list(dict.fromkeys([*loser["source_refs"], f"memory:{loser['id']}"]))
+            self.writer.update(caller, str(head["id"]), content=loser["content"], provenance=max(loser["provenance"], head["provenance"]),
+                               reason=f"reversed contradiction {row['id']}: the earlier claim was right",
+                               source_session=loser["source_session"], source_refs=refs, type=loser["type"])
+        with self.db.transaction("reviewing a contradiction"):
+            self.db.run("resolve_contradiction", id=row["id"], resolution="user", winner=win, now=self.clock())
+            if win != row["winner"]:
+                self.db.run("log_partial_event", now=self.clock(), actor=caller.who, action="reverse", memory_id=win,
+                            reason=f"contradiction {row['id']} reversed by review ({row['resolution']} -> user)",
+                            before=None, after=None)
+            return Contradiction.from_row(self.db.dict("contradiction_by_id", id=row["id"]))
+
     def _record(self, caller: Caller, older: Memory, newer: Memory, verdict: Verdict, auto: float) -> Contradiction:
+        """Provenance first, then recency, for a confident verdict; pending otherwise. Both sources kept."""
         status, resolution, winner, loser = "pending", None, None, None
-        if verdict.confidence >= auto and _same_slot(older, newer):
+        if verdict.confidence >= auto:
             if older.provenance != newer.provenance:
                 winner, loser = (older, newer) if older.provenance > newer.provenance else (newer, older)
                 resolution = "higher_provenance"
-            elif older.source_session == newer.source_session:
+            else:
                 winner, loser, resolution = newer, older, "newer"
-        if winner is not None:
             status = "resolved"
-        contradiction_id = uuid.uuid4()
         with self.db.transaction("recording a contradiction"):
+            contradiction = self._insert(older, newer, verdict, status, resolution, winner)
             if loser is not None:
                 self._supersede(caller, uuid.UUID(loser.id), uuid.UUID(winner.id),
-                                f"lost contradiction {contradiction_id} ({resolution})")
-            self.db.run("insert_contradiction", id=contradiction_id, memory_a=older.id, memory_b=newer.id,
-                        description=verdict.description, confidence=verdict.confidence, detected_by=_name(self.verifier),
-                        now=self.clock(), status=status, resolution=resolution, winner=winner.id if winner else None)
-            return Contradiction.from_row(self.db.dict("contradiction_by_id", id=contradiction_id))
+                                f"lost contradiction {contradiction.id} ({resolution})")
+            return contradiction
+
+    def _insert(self, a: Memory, b: Memory, verdict: Verdict, status: str, resolution: str | None,
+                winner: Memory | None) -> Contradiction:
+        contradiction_id = uuid.uuid4()
+        self.db.run("insert_contradiction", id=contradiction_id, memory_a=a.id, memory_b=b.id,
+                    description=verdict.description, confidence=verdict.confidence, detected_by=_name(self.verifier),
+                    now=self.clock(), status=status, resolution=resolution, winner=winner.id if winner else None,
+                    source_a=source_of(a), source_b=source_of(b))
+        return Contradiction.from_row(self.db.dict("contradiction_by_id", id=contradiction_id))
 
     def _supersede(self, caller: Caller, loser, winner, reason: str) -> None:
         before = self.db.scalar("memory_json", id=loser)
@@ -145,17 +224,11 @@ class ContradictionChecker:
                     reason=reason, before=before)
 
 
-def _same_slot(a: Memory, b: Memory) -> bool:
-    """Both keyed, and the keys match or one extends the other (preference:pm vs preference:pm:node)."""
-    if not a.key or not b.key:
-        return False
-    return a.key == b.key or a.key.startswith(b.key) or b.key.startswith(a.key) or _jaro_close(a.key, b.key)
-
-
-def _jaro_close(a: str, b: str) -> bool:
-    import difflib
-
-    return difflib.SequenceMatcher(None, a, b).ratio() >= 0.9
+def source_of(m: Memory) -> str:
+    """Where a memory came from, as the contradiction row keeps it (memory_source() in SQL, plus the
+    provenance): its session, else its first source ref, else its agent."""
+    where = m.source_session or (m.source_refs[0] if m.source_refs else f"agent {m.agent_id}")
+    return f"{where}, {m.provenance_name}"
 
 
 def _uuid(value: Any, name: str) -> uuid.UUID:

@@ -21,6 +21,7 @@ from ..errors import InvalidInput, MemoryNotFound
 from ..index.indexing import Indexer, NewRow
 from ..storage.db import Db, uuid_list
 from ..write import validate
+from ..write.sessions import retitle_after_delete, retitle_before_delete
 from ..write.writer import Caller, Writer
 from . import archive
 
@@ -63,7 +64,9 @@ def purge(db: Db, writer: Writer, indexer: Indexer, caller: Caller, target, *, r
         for memory_id in flag_ids:
             db.run("flag_memory", id=memory_id, now=now)
         if messages:
+            retitled = retitle_before_delete(db, sorted(messages))  # a title made from a purged message goes too
             db.run("delete_messages", ids=sorted(messages))
+            retitle_after_delete(db, retitled)
         for episode_id in episodes:
             db.run("purge_episode" if cascade == "purge" else "flag_episode", id=episode_id)
         _reindex(db, indexer, sorted(neighbours))

@@ -12,10 +12,18 @@ from ..errors import InvalidInput
 from ..text.segment import STOP_WORDS
 from .extract import _SENTENCE, _TOOLS, _han, _pairs, _words  # shared tokenising helpers
 
-__all__ = ["summarize", "entities"]
+__all__ = ["summarize", "episode_summary", "entities"]
 
 
-def summarize(messages: Sequence[tuple[str, str]], max_chars: int = 500) -> str:
+def episode_summary(messages: Sequence[tuple[str, str]]) -> str:
+    """An episode's summary: the most salient third of the sentences (one to five), at most 400 characters —
+    a summary of what happened, not the transcript (seed 004 layer 4)."""
+    count = sum(1 for role, content in _pairs(messages) if role in ("user", "human", "assistant")
+                for m in _SENTENCE.finditer(re.sub(r"```.*?(?:```|$)", " ", content, flags=re.S)) if m.group().strip())
+    return summarize(messages, max_chars=400, max_sentences=max(1, min(5, math.ceil(count / 3))))
+
+
+def summarize(messages: Sequence[tuple[str, str]], max_chars: int = 500, max_sentences: int | None = None) -> str:
     """An extractive summary of at most ``max_chars``: the most salient sentences, in their original order.
 
     Salience = how often the sentence's content words recur in the conversation (log term frequency,
@@ -40,6 +48,8 @@ def summarize(messages: Sequence[tuple[str, str]], max_chars: int = 500) -> str:
     ranked = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
     chosen, used = [], -1
     for i in ranked:
+        if max_sentences is not None and len(chosen) >= max_sentences:
+            break
         if used + 1 + len(sentences[i][0]) <= max_chars:
             chosen.append(i)
             used += 1 + len(sentences[i][0])

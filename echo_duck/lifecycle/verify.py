@@ -4,22 +4,29 @@ A verifier is any callable ``(a, b) -> Verdict``; ``a`` and ``b`` only need ``.c
 ``.type``. ``heuristic_verifier`` is deterministic and explains itself; ``llm_verifier(complete)`` asks any
 ``complete(prompt) -> str`` callable and falls back to the heuristic when the answer is unusable.
 
-The heuristic, in EN and ZH:
-1. Tokens: NFKC, lower case; ASCII words keep inner ``. - _ /`` so "3.11" and "pnpm-lock.yaml" stay one
-   value; everything else goes through ``text.segment``. Negations are counted and removed ("n't", "no
-   longer", 不/没/别 + word); antonyms become their positive word plus a negation (never = not always,
-   hates = not like, avoids = not prefer, 讨厌 = 不喜欢); light EN stemming; stop words and subject words
-   ("user", "project", 用户) dropped. Comparatives stay ("pnpm over npm" is not "npm over pnpm").
-2. Alignment (difflib) gives what ``a`` has that ``b`` lacks and the reverse. Predicate words (use, prefer,
-   live, 用, 偏好 …) are wording, not values.
-3. Verdict: polarity flip over the same words -> contradiction (0.85); each side has its own value in the
-   same slot -> contradiction: a known slot ("npm" vs "pnpm", "中文" vs "英文") 0.85, a number ("8080" vs
-   "9090", "3.11" vs "3.12") 0.8, any other single word ("上海" vs "北京") 0.65 (below the default 0.75 at
-   which contradictions resolve themselves, so such a conflict waits for the user); the same key lifts a
-   value change to >= 0.8. Not contradictions: identical or reworded text, one side only adding detail
-   ("uses pnpm" vs "uses pnpm 9 with workspaces": a refinement, confidence 0.7), a version refined ("3.11"
-   vs "3.11.4"), non-exclusive predicates ("likes tea" vs "likes coffee"), unrelated texts. A different type or different
-   keys lower a contradiction's confidence. ``confidence`` is the certainty of the verdict either way.
+The heuristic (EN and ZH; word lists in verify_lexicon.py) reads each statement as subject + predicate
++ value and calls two statements contradictory only when they say different things about the SAME
+subject at the SAME time. Precision first: a false alarm can retire a true memory (a confident verdict
+resolves by provenance, then recency), a miss only leaves two memories side by side.
+1. Tokens: NFKC, lower case; ASCII words keep inner ``. - _ / :`` ("3.11", "6:30", "pnpm-lock.yaml");
+   Chinese through jieba's tagger (verbs and proper nouns known). Negations are counted and removed
+   ("n't", "no longer", 不/没/别 + word); antonyms that negate fold into their positive word (never =
+   not always, 讨厌 = 不喜欢); copulas become "="; stop words and "user"/用户 go.
+2. The subject is what comes before the first predicate (a verb, a copula, a colon). A difference there
+   means different subjects ("the search service … 9200" vs "the ingest service … 9300"; "fact 0" vs
+   "fact 1", which has no predicate at all): both can hold.
+3. Quantities with units are compared by value: "5 minutes" = "300 seconds" holds, "5 minutes" vs
+   "30 seconds" does not. Time: a claim bounded to the past ("used to", "in 2019", 以前) and one about
+   now both hold; "moved from Tuesday to Thursday" conflicts with "is on Tuesday", not with "is on
+   Thursday"; a cessation ("quit smoking") is a present negation.
+4. Same polarity: exactly one differing value after the predicate, of like kind on both sides (numbers,
+   members of one closed class such as package managers or languages, antonyms, names), is a
+   contradiction. More than one difference (a qualifier: "tea in the morning" vs "coffee after lunch"),
+   an added detail, a much longer side (elaboration), verbs only (paraphrase), or a non-exclusive
+   predicate ("likes tea" vs "likes coffee") are not. Opposite polarity over the same content is.
+Confidence: 0.85 antonyms, closed classes and negations; 0.8 numbers and quantities; 0.75 proper names;
+0.7 other values (below the 0.75 at which a contradiction resolves itself: such a conflict waits for
+review); the same key lifts a value change to >= 0.8, different keys or types lower it.
 """
 
 from __future__ import annotations
@@ -27,13 +34,12 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from typing import Protocol
 
-from ..text.segment import STOP_WORDS, segment
+from . import verify_lexicon as lex
 
 __all__ = ["Verdict", "MemoryLike", "heuristic_verifier", "llm_verifier"]
 
@@ -51,157 +57,220 @@ class MemoryLike(Protocol):
     type: str
 
 
-_NEGATIONS = frozenset("not no 不 没 没有 别 勿 未 无 非 甭".split())
-_NOT_NEGATION = frozenset("不过 不断 不同 不少 不仅 不久 不论 不管 不如 不错 不但 别人 别的 别处 没错 非常 无论".split())
-# word -> (positive word, is it the negation of that word?)
-_ANTONYM = {w: pair for pair, words in {
-    ("always", True): "never", ("prefer", True): "avoid", ("like", True): "dislike hate", ("like", False): "love enjoy",
-    ("enable", True): "disable disabled", ("enable", False): "enabled", ("allow", True): "forbid forbidden disallow",
-    ("allow", False): "allowed", ("true", True): "false", ("include", True): "exclude",
-    ("喜欢", True): "讨厌 厌恶 反感", ("喜欢", False): "爱 热爱", ("总是", True): "从不 从来不",
-    ("总是", False): "一直 始终 永远 每次", ("允许", True): "禁止 不准 不许", ("偏好", True): "避免", ("偏好", False): "偏爱",
-}.items() for w in words.split()}
-_SYNONYM = {"answer": "reply", "respond": "reply", "response": "reply", "using": "use", "used": "use",
-            "preferred": "prefer", "living": "live", "called": "call", "named": "name", "回答": "回复", "答复": "回复",
-            "使用": "用", "采用": "用", "住在": "住"}
-_SUBJECT = frozenset("user project repo repository codebase team app 用户 项目 团队".split())
-_KEEP = frozenset(("over", "than"))  # comparatives carry meaning: which side is preferred
-# Predicate and qualifier words: a difference in these alone is wording or relation, not a value.
-_NEUTRAL = frozenset("""use prefer like want need live work run reply write read call name go make build test
-deploy install keep set have get take try start base located locate stay default really also best more most
-usually generally mostly often sometimes always enable allow include true based speak know
-用 喜欢 偏好 想 要 需要 住 工作 回复 写 读 跑 运行 部署 安装 叫 是 总是 通常 一般 比较 默认 允许 希望 名叫 名字 说 会 有""".split())
-_NONEXCLUSIVE = frozenset("like know speak have 喜欢 说 会 有".split())  # "likes tea" and "likes coffee" both hold
-_SLOT = {w: slot for slot, words in {
-    "package manager": "npm pnpm yarn bun pip pipenv poetry uv conda",
-    "language": "chinese english japanese korean french german spanish 中文 英文 汉语 英语 日语 韩语 法语 德语 中国话",
-    "programming language": "python rust go golang java javascript typescript ruby php kotlin swift",
-    "database": "postgres postgresql mysql sqlite duckdb mongodb redis",
-    "editor": "vim neovim nvim emacs vscode sublime pycharm",
-    "shell": "bash zsh fish powershell",
-    "operating system": "linux macos windows ubuntu debian",
-    "test framework": "pytest unittest jest vitest mocha",
-    "indentation": "tab space",
-    "cloud": "aws gcp azure",
-    "weekday": "monday tuesday wednesday thursday friday saturday sunday 周一 周二 周三 周四 周五 周六 周日",
-    "theme": "dark light",
-}.items() for w in words.split()}
-_NO_STEM = frozenset(_SLOT) | frozenset("always sometimes postgres redis kubernetes aws macos windows status yes".split())
-_WORD = re.compile(r"[a-z0-9]+(?:[._/+#-][a-z0-9]+)*[+#]*|[^\x00-\x7f]+")
-_MAX_CHARS, _MAX_TOKENS = 2000, 200  # a fact is short; its head decides (difflib is quadratic on repetitive text)
-_NUMBER = re.compile(r"^\d+(?:[.:,]\d+)*$")
+from .verify_parse import (  # noqa: F401  (analyse and _neutral are used by compress.py and tools)
+    _KEEP, _NUMBER, Statement, _compare_quantities, _han, _is_verb, _neutral, _quantity_token,
+    _show, analyse)
 
 
-def _han(ch: str) -> bool:
-    return "\u3400" <= ch <= "\u9fff"
+def _harmonise(ta: list[str], tb: list[str]) -> tuple[list[str], list[str]]:
+    """Chinese words cut differently on the two sides ("吃辣" vs "吃 辣"): split a word into the other
+    side's words when it is exactly their concatenation."""
+    def split(tokens, vocabulary):
+        out = []
+        for t in tokens:
+            parts, rest = [], t
+            while rest and _han(t[0]) and len(t) > 1:
+                head = next((w for w in sorted(vocabulary, key=len, reverse=True) if w != t and rest.startswith(w)), None)
+                if head is None:
+                    break
+                parts.append(head)
+                rest = rest[len(head):]
+            out.extend(parts if parts and not rest else [t])
+        return out
+    return split(ta, set(tb)), split(tb, set(ta))
 
 
-def _stem(w: str) -> str:
-    w = _SYNONYM.get(w, w)
-    if not w.isascii() or not w.isalpha() or w in _NO_STEM or w in _ANTONYM or w in _NEUTRAL:
-        return w
-    if len(w) > 4 and w.endswith("ies"):
-        w = w[:-3] + "y"
-    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    elif len(w) > 5 and w.endswith("ing") or len(w) > 5 and w.endswith("ed"):
-        w = w[:-3] if w.endswith("ing") else w[:-2]
-        w = w[:-1] if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "ls" else w  # committing -> commit
-    return _SYNONYM.get(w, w)
-
-
-def _tokens(text: str) -> tuple[list[str], bool]:
-    """(content tokens with antonyms folded, is the statement negated overall)."""
-    text = unicodedata.normalize("NFKC", (text or "")[:_MAX_CHARS]).lower().replace("’", "'")
-    text = re.sub(r"\bcan'?t\b|\bcannot\b", "can not", text)
-    text = re.sub(r"\bwon't\b", "will not", re.sub(r"\bno longer\b", " not ", text))
-    text = re.sub(r"n't\b", " not", text)
-    text = re.sub(r",\s*(?:but\s+)?not\b|\brather than\b|\binstead of\b|而不是|而非", " over ", text)
-    raw: list[str] = []
-    for m in _WORD.finditer(text):
-        if m.group().isascii():
-            raw.append(m.group())
+def _regions(a: Statement, b: Statement, ta: list[str], tb: list[str]):
+    """Differing stretches of the two token lists, neutral words left out: (a's, b's, in a's subject, in b's)."""
+    out = []
+    pa, pb = a.predicate, b.predicate
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes():
+        if op == "equal":
             continue
-        for t in segment(m.group()):  # drop the sub-words jieba's search mode adds ("阿里", "阿里巴巴")
-            while raw and _han(t[0]) and len(raw[-1]) < len(t) and raw[-1] in t:
-                raw.pop()
-            raw.append(t)
-    out, negations = [], 0
-    for t in raw:
-        if _han(t[0]) and t[0] in "不没别" and len(t) > 1 and t not in _NOT_NEGATION and t not in _ANTONYM:
-            negations, t = negations + 1, t[1:]  # "不用" -> not + "用"
-        if t in _NEGATIONS:
-            negations += 1
-            continue
-        if t in STOP_WORDS and t not in _KEEP:
-            continue
-        word, negated = _ANTONYM.get(_stem(t), (_stem(t), False))
-        negations += negated
-        if word not in _SUBJECT and (word not in STOP_WORDS or word in _KEEP):  # "owns" -> "own", a stop word
-            out.append(word)
-    return out, negations % 2 == 1
+        after_a = i1 > 0 and ta[i1 - 1] == "@"  # the object of a preposition is a qualifier, even "for builds"
+        after_b = j1 > 0 and tb[j1 - 1] == "@"
+        ra = [t for t in ta[i1:i2] if not (_neutral(t) and not (after_a and t not in ("=", "@")))]
+        rb = [t for t in tb[j1:j2] if not (_neutral(t) and not (after_b and t not in ("=", "@")))]
+        if ra or rb:
+            out.append((ra, rb, i1 < pa and bool(ra), j1 < pb and bool(rb)))
+    return out
 
 
-def _show(tokens) -> str:
-    out = ""
-    for t in tokens:
-        out += ("" if not out or (_han(out[-1]) and _han(t[0])) else " ") + t
-    return out if len(out) <= 60 else out[:59] + "…"
+def _after(tokens: list[str], number: str) -> str | None:
+    """The word a number counts or measures: the next token, unless that is another difference."""
+    i = tokens.index(number) if number in tokens else -1
+    nxt = tokens[i + 1] if 0 <= i < len(tokens) - 1 else None
+    return None if nxt in (None, "@", "=") else nxt
 
 
-def _judge(ta: list[str], na: bool, tb: list[str], nb: bool, same_key: bool) -> tuple[bool, float, str]:
+def _scope(s: Statement, tokens: list[str]) -> set[str]:
+    """The situations a claim is limited to: words naming one (verify_lexicon.SITUATIONS: "in the morning",
+    "with clients", 周末) and whatever follows "when"/"while"/"if"."""
+    out = {t for t in tokens if t in lex.SITUATIONS}
+    if s.scoped:
+        out.add(s.scoped)
+    return out
+
+
+def _tail(tokens: list[str], region: list[str]) -> bool:
+    """Is ``region`` (non-neutral tokens of one difference) what ``tokens`` end with, neutral words aside?"""
+    rest = [t for t in tokens if not _neutral(t)]
+    return rest[-len(region):] == region and len(rest) > len(region)
+
+
+def _kind(x: str, y: str, a: Statement, b: Statement) -> tuple[float, str] | None:
+    """How surely two single values exclude each other, or None if they are not values of one kind."""
+    ax, ay = lex.ANTONYM.get(x, ()), lex.ANTONYM.get(y, ())
+    if any(i == j and side != other for i, side in ax for j, other in ay):
+        return 0.85, f"opposites '{x}' vs '{y}'"
+    if x in lex.SLOT and lex.SLOT[x] == lex.SLOT.get(y):
+        return 0.85, f"{lex.SLOT[x]} '{x}' vs '{y}'"
+    if _NUMBER.match(x) and _NUMBER.match(y):
+        return 0.8, f"number '{x}' vs '{y}'"
+    if re.sub(r"\d+", "#", x) == re.sub(r"\d+", "#", y) and re.search(r"\d", x):  # 4-space vs 2-space
+        return 0.8, f"number in '{x}' vs '{y}'"
+    if _is_verb(x) and _is_verb(y) or x in a.verbs and y in b.verbs:
+        return None  # two verbs: a rewording (leads / is headed by)
+    if x in a.proper and y in b.proper:
+        return 0.75, f"name '{x}' vs '{y}'"
+    return 0.7, f"value '{x}' vs '{y}'"
+
+
+def _judge(a: Statement, b: Statement, same_key: bool) -> tuple[bool, float, str]:
+    ta, tb = _harmonise(a.tokens, b.tokens)
     if not ta or not tb:
         return False, 0.5, "nothing to compare" if not (ta or tb) else "one side has no content words"
-    ops = SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes()
-    shared = [t for op, i1, i2, _, _ in ops if op == "equal" for t in ta[i1:i2]]
-    removed = [t for op, i1, i2, _, _ in ops if op in ("replace", "delete") for t in ta[i1:i2]]
-    added = [t for op, _, _, j1, j2 in ops if op in ("replace", "insert") for t in tb[j1:j2]]
-    for x in [t for t in removed if _NUMBER.match(t)]:  # "3.11" -> "3.11.4" refines, it does not contradict
-        finer = next((y for y in added if _NUMBER.match(y) and (y.startswith(x + ".") or x.startswith(y + "."))), None)
-        if finer:
-            removed.remove(x)
-            added.remove(finer)
-            (added if len(finer) > len(x) else removed).append(f"{x}->{finer}")
-    overlap = len(shared) / min(len(ta), len(tb))
-    related = bool(set(shared) - _NEUTRAL)  # share a word that is not just a predicate
-    vr = [t for t in removed if t not in _NEUTRAL]
-    va = [t for t in added if t not in _NEUTRAL]
-    subject = f"('{_show(shared)}')" if shared else ""
-    if na != nb:
-        if overlap >= 0.5 and not (vr and va):
-            positive = _show(tb if na else ta)
-            return True, 0.85 if not (vr or va) else 0.7, f"negation: one says '{positive}', the other says the opposite"
-        return False, 0.6 if related else 0.8, "opposite polarity about different things: both can hold"
-    if not vr and not va:
-        if not removed and not added:
-            return False, 0.9, "same content words"
-        return False, 0.7, f"only wording differs ('{_show(removed)}' vs '{_show(added)}')"
-    if not vr or not va:
-        return False, 0.7, f"{'b' if va else 'a'} adds detail ('{_show(va or vr)}'): a refinement, not a contradiction"
-    if sorted(vr) == sorted(va):
-        if _KEEP & set(ta) & set(tb):
-            return True, 0.8, f"order reversed: '{_show(ta)}' vs '{_show(tb)}'"
-        return False, 0.8, "same words in another order"
-    if not shared and not same_key:
+    quantity = _compare_quantities(a, b) if a.negated == b.negated else None
+    if quantity is not None and quantity[0]:
+        return False, 0.8, f"the same quantity in other units ({quantity[1]})"
+    if quantity is not None and not _regions(a, b, [t for t in ta if not _quantity_token(t)],
+                                             [t for t in tb if not _quantity_token(t)]):
+        return True, 0.8, f"quantity {quantity[1]}"  # everything else is the same: the amount differs
+    for x, y in ((a, b), (b, a)):
+        if x.change is not None and y.change is None:
+            old, new = x.change
+            told = set(y.tokens)
+            if new & told:
+                return False, 0.75, f"both give the value after the change ('{_show(sorted(new))}')"
+            if old & told and not y.past:
+                return True, 0.8, f"one says it changed from '{_show(sorted(old))}', the other still says so"
+            return False, 0.6, "one describes a change; the other does not name either value"
+    content_a = set(ta) - {"=", "@"} - _KEEP
+    content_b = set(tb) - {"=", "@"} - _KEEP
+    if content_a and content_b and not content_a & content_b and not same_key \
+            and not any((k := _kind(x, y, a, b)) and k[0] >= 0.85 for x in content_a for y in content_b):
         return False, 0.9, "no words in common: unrelated"
-    pred = _NONEXCLUSIVE & set(shared)
-    slot = next(((x, y, _SLOT[x]) for x in vr for y in va if x in _SLOT and _SLOT[x] == _SLOT.get(y)), None)
-    number = next(((x, y) for x in vr for y in va if _NUMBER.match(x) and _NUMBER.match(y)), None)
-    if pred and not same_key:
-        return False, 0.6, f"'{_show(vr)}' and '{_show(va)}' can both hold ('{_show(sorted(pred))}' is not exclusive)"
-    if slot:
-        confidence, what = 0.85, f"{slot[2]} '{slot[0]}' vs '{slot[1]}'"
-    elif number:
-        confidence, what = 0.8, f"number '{number[0]}' vs '{number[1]}'"
-    elif (len(removed) == len(added) == 1 and overlap >= 0.3) or (overlap >= 0.5 and set(shared) - _NEUTRAL):
-        confidence, what = 0.65, f"value '{_show(vr)}' vs '{_show(va)}'"
-    elif same_key:
-        confidence, what = 0.75, f"value '{_show(vr)}' vs '{_show(va)}'"
+    if _KEEP & set(ta) & set(tb) and ta != tb and sorted(ta) == sorted(tb) and a.negated == b.negated:
+        return True, 0.8, f"order reversed: '{_show(ta)}' vs '{_show(tb)}'"
+    if a.past != b.past and not (a.ceased or b.ceased):
+        return False, 0.75, "held at different times: one claim is about the past"
+    if (a.past and b.ceased and not a.ceased) or (b.past and a.ceased and not b.ceased):
+        return False, 0.75, "one stopped what the other says was done in the past: both hold"
+    regions = _regions(a, b, ta, tb)
+    if len(regions) == 1 and regions[0][0] and regions[0][1] and ta[-1] != tb[-1] \
+            and (a.predicate < len(ta) or b.predicate < len(tb)) \
+            and _tail(ta, regions[0][0]) and _tail(tb, regions[0][1]) \
+            and any((k := _kind(x, y, a, b)) and k[0] >= 0.8 for x in regions[0][0] for y in regions[0][1]):
+        # one difference ends both, and it is a pair of values (opposites, one closed class, numbers):
+        # the predicate was not recognised ("性格比较内向" vs "性格很外向"), the difference is the value
+        regions = [(regions[0][0], regions[0][1], False, False)]
+    set_a, set_b = set(ta), set(tb)
+    if any((in_a and any(t not in set_b for t in ra)) or (in_b and any(t not in set_a for t in rb))
+           for ra, rb, in_a, in_b in regions):
+        return False, 0.75, "different subjects: they differ before what is said about them"
+    if quantity is not None:  # different amounts of one dimension, about the same subject
+        rest = _regions(a, b, [t for t in ta if not _quantity_token(t)], [t for t in tb if not _quantity_token(t)])
+        if not rest:
+            return True, 0.8, f"quantity {quantity[1]}"
+        if len(rest) == 1 and not rest[0][2] and not rest[0][3] and max(len(rest[0][0]), len(rest[0][1])) <= 1:
+            return True, 0.75, f"quantity {quantity[1]} (worded differently: '{_show(rest[0][0])}' vs '{_show(rest[0][1])}')"
+    scope_a, scope_b = _scope(a, ta), _scope(b, tb)
+    if scope_a != scope_b and not scope_a & scope_b:  # no situation in common: both can hold
+        return False, 0.7, (f"they apply in different situations ('{_show(sorted(scope_a))}' vs "
+                            f"'{_show(sorted(scope_b))}')")
+    if a.negated != b.negated:
+        removed = [t for ra, _, _, _ in regions for t in ra]
+        added = [t for _, rb, _, _ in regions for t in rb]
+        shared = len(ta) - len([t for t in ta if t in removed])
+        overlap = shared / min(len(ta), len(tb))
+        if overlap >= 0.5 and not (removed and added):
+            positive = _show(tb if a.negated else ta)
+            return True, 0.85 if not (removed or added) else 0.7, f"negation: one says '{positive}', the other the opposite"
+        return False, 0.7, "opposite polarity about different things: both can hold"
+    if not regions:
+        return False, 0.9, "same content words" if ta == tb else "only wording differs"
+    if len(regions) > 1:  # reordered wording leaves several stretches: compare as sets
+        qualifiers = {t for tokens in (ta, tb) for i, t in enumerate(tokens) if i and tokens[i - 1] == "@"}
+        da = [t for t in dict.fromkeys(ta) if t not in tb and (not _neutral(t) or t in qualifiers)]
+        db = [t for t in dict.fromkeys(tb) if t not in ta and (not _neutral(t) or t in qualifiers)]
+        if len(da) == 1 and len(db) == 1:
+            regions = [(da, db, False, False)]
+        elif not da or not db:
+            return False, 0.7, f"{'b' if db else 'a'} adds detail ('{_show(db or da)}'): a refinement"
+        else:
+            return False, 0.7, f"they differ in more than one place ('{_show(da)}' vs '{_show(db)}'): other scope"
+    ra, rb, _, _ = regions[0]
+    if not ra or not rb:
+        return False, 0.7, f"{'b' if rb else 'a'} adds detail ('{_show(rb or ra)}'): a refinement, not a contradiction"
+    joined = ("".join(ra), "".join(rb))
+    if len(ra) + len(rb) > 2 and len(ra) <= 4 and len(rb) <= 4 and _kind(*joined, a, b) is not None \
+            and _kind(*joined, a, b)[0] >= 0.85:  # a phrase pair: 早睡早起 vs 熬夜晚起 (cut as 熬 夜晚 起)
+        confidence, what = _kind(*joined, a, b)
+        return True, max(confidence, 0.8) if same_key else confidence, what
+    short, long_ = (ra, rb) if len(ra) <= len(rb) else (rb, ra)
+    lead = _kind(ra[0], rb[0], a, b) if len(short) == 1 else None
+    if lead and lead[0] >= 0.85 and (len(long_) > 3 or len(long_) - 1 > 1):  # npm vs "pnpm 9 with workspaces"
+        return True, lead[0], f"{lead[1]}, with detail added"
+    if len(ra) > 3 or len(rb) > 3 or abs(len(ra) - len(rb)) > 1:
+        return False, 0.65, f"one side elaborates ('{_show(ra)}' vs '{_show(rb)}')"
+    if len(ra) == len(rb):
+        pairs = [(x, y) for x, y in zip(ra, rb) if x != y]
     else:
-        return False, 0.6 if related else 0.8, "different subjects: little in common besides the predicate"
+        pairs = [(x, y) for x in ra for y in rb]
+    if any(x.startswith(y + "-") or y.startswith(x + "-") or (_NUMBER.match(x) and _NUMBER.match(y) and
+           (x.startswith(y + ".") or y.startswith(x + "."))) for x, y in pairs):  # 3.11 -> 3.11.4: finer
+        return False, 0.7, f"one word refines the other ('{_show(ra)}' vs '{_show(rb)}')"
+    kinds = [k for x, y in pairs if (k := _kind(x, y, a, b)) is not None]
+    if not kinds:
+        return False, 0.7, f"only the verb differs ('{_show(ra)}' vs '{_show(rb)}'): a rewording"
+    confidence, what = max(kinds)
+    numbers = [(x, y) for x, y in pairs if _NUMBER.match(x) and _NUMBER.match(y)]
+    names = all((x in a.proper or _NUMBER.match(x)) and (y in b.proper or _NUMBER.match(y)) for x, y in pairs)
+    if not names and any(None not in (_after(ta, x), _after(tb, y)) and _after(ta, x) != _after(tb, y)
+                         for x, y in numbers):  # "3 brokers" vs "7 days": other things counted
+        return False, 0.7, f"numbers of different things ('{_show(ra)}' vs '{_show(rb)}')"
+    names = all((x in a.proper or _NUMBER.match(x)) and (y in b.proper or _NUMBER.match(y)) for x, y in pairs)
+    if numbers and len(pairs) > len(numbers) and confidence <= 0.8 and not names:  # "34 years old" vs "180 cm tall"
+        return False, 0.7, f"numbers of different things ('{_show(ra)}' vs '{_show(rb)}')"
+    if numbers and names and len(pairs) > len(numbers):  # "2018 Honda Civic" vs "2021 Toyota Corolla"
+        confidence, what = 0.75, f"named value '{_show(ra)}' vs '{_show(rb)}'"
+    verbs_a = {t if not _neutral(t) or t == "=" else "~" for t in ta if t in a.verbs or t == "="}
+    verbs_b = {t if not _neutral(t) or t == "=" else "~" for t in tb if t in b.verbs or t == "="}
+    if not what.startswith("opposites") and verbs_a and verbs_b and not verbs_a & verbs_b:
+        return False, 0.7, f"different predicates ('{_show(sorted(verbs_a))}' vs '{_show(sorted(verbs_b))}')"
+    frame = set(ta) & set(tb)
+    exclusive = a.superlative or b.superlative or same_key
+    antonym = confidence >= 0.85 and what.startswith("opposites")
+    exclusive = exclusive or bool(lex.EXCLUSIVE & frame) or any(t[-1] in "叫住是" for t in frame if _han(t[-1]))
+    if confidence <= 0.7 and not exclusive:  # "short answers" vs "examples"
+        return False, 0.6, f"'{_show(ra)}' and '{_show(rb)}' may both hold (nothing says there is one value)"
+    if lex.NONEXCLUSIVE & frame and not antonym and not exclusive:
+        return False, 0.6, f"'{_show(ra)}' and '{_show(rb)}' can both hold ('{_show(sorted(lex.NONEXCLUSIVE & frame))}' is not exclusive)"
     if same_key:
         return True, max(confidence, 0.8), f"{what} under the same key"
-    return True, confidence, f"{what} under the same subject {subject}".rstrip()
+    return True, confidence, f"{what} under the same subject ('{_show([t for t in ta if t in frame and not _neutral(t) or t in lex.NEUTRAL and t in frame])}')"
+
+
+def _same_slot(a: Statement, b: Statement, verdict: tuple[bool, float, str]) -> tuple[bool, float, str]:
+    """Two memories under one key fill one slot: each having a value the other lacks is a conflict,
+    whatever the wording around it; a side that only adds detail or rewords is not."""
+    da = [t for t in dict.fromkeys(a.tokens) if t not in b.tokens and not _neutral(t) and t not in _KEEP]
+    db = [t for t in dict.fromkeys(b.tokens) if t not in a.tokens and not _neutral(t) and t not in _KEEP]
+    if not da or not db or a.negated != b.negated or all(_is_verb(t) for t in da + db):
+        return verdict
+    kinds = [k for x in da for y in db if (k := _kind(x, y, a, b)) is not None]
+    what = max(kinds)[1] if kinds else f"value '{_show(da)}' vs '{_show(db)}'"
+    return True, 0.8, f"{what} under the same key"
 
 
 def heuristic_verifier(a: MemoryLike, b: MemoryLike) -> Verdict:
@@ -210,9 +279,11 @@ def heuristic_verifier(a: MemoryLike, b: MemoryLike) -> Verdict:
     key_b = (getattr(b, "key", None) or "").strip().lower()
     if (a.content or "").strip() == (b.content or "").strip():
         return Verdict(False, 0.95, "same statement")
-    ta, na = _tokens(a.content)
-    tb, nb = _tokens(b.content)
-    contradicts, confidence, description = _judge(ta[:_MAX_TOKENS], na, tb[:_MAX_TOKENS], nb, bool(key_a) and key_a == key_b)
+    sa, sb = analyse(a.content or ""), analyse(b.content or "")
+    same_key = bool(key_a) and key_a == key_b
+    contradicts, confidence, description = _judge(sa, sb, same_key)
+    if same_key and not contradicts:
+        contradicts, confidence, description = _same_slot(sa, sb, (contradicts, confidence, description))
     if contradicts and key_a and key_b and key_a != key_b:
         confidence, description = confidence - 0.15, f"{description} (but keys differ: '{key_a}' vs '{key_b}')"
     type_a, type_b = getattr(a, "type", None), getattr(b, "type", None)

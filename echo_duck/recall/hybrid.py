@@ -96,8 +96,8 @@ class Explanation:
     entropy: float
     vector_arm: str  # 'exact (in-process)', 'exact (in-process, filtered)', 'exact (sql)', or 'unavailable: …'
     gate: str
-    effective_importance: float
-    decay_factor: float
+    effective_importance: float  # importance × 0.5^(days since last access / half-life): the forgetting curve
+    decay_factor: float  # the score's multiplier from it: importance_floor + (1 - floor) × effective_importance
     tier_weight: float
     feedback_weight: float
     provenance: str
@@ -209,7 +209,7 @@ class Recaller:
             hits = [replace(h, explanation=replace(h.explanation, rerank=status)) if h.explanation else h for h in hits]
         hits = hits[: query.k]
         memory_hits = [h for h in hits if h.origin == "memory"]  # only memories are reinforced and logged
-        recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id)
+        recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id, settings)
         return [replace(h, recall_id=recall_id) if h.origin == "memory" else h for h in hits]
 
     def caller_context(self, agent_id: str) -> tuple[list[str], list[str], dict[str, float]]:
@@ -256,15 +256,29 @@ class Recaller:
         return self.db.dicts("recall", **keyword.as_sql(), **vectors, **who, p_k=fetch, **entropy, **filters,
                              p_now=self.clock())
 
-    def _log(self, caller: Caller, query: RecallQuery, hits: list[Hit], model_id: str | None) -> int | None:
+    def _log(self, caller: Caller, query: RecallQuery, hits: list[Hit], model_id: str | None,
+             settings: dict[str, float]) -> int | None:
         """Queue the hits' reinforcement (SPEC R10) and the recall log row (recall_log.py); the recall id.
         Nothing on a read-only store."""
         if self.journal is None:
             return None
+        floor, top = settings.get("reinforce_min_relevance", 0.0), settings.get("reinforce_top", query.k)
         return self.journal.record(occurred_at=self.clock(), agent_id=caller.agent_id, session_id=caller.session_id,
                                    query=query.text, k=query.k, model_id=model_id,
                                    memory_ids=tuple(h.id for h in hits), scores=tuple(h.score for h in hits),
-                                   reinforced=query.reinforce, include_archived=query.include_archived)
+                                   reinforced=query.reinforce, include_archived=query.include_archived,
+                                   reinforced_ids=reinforced_hits(hits, floor, int(top)))
+
+
+def reinforced_hits(hits: list[Hit], floor: float, top: int) -> tuple[str, ...]:
+    """The hits a recall counts as reviews (SPEC R10) — the ones the caller plausibly used: at most ``top``
+    (reinforce_top, 3) of the best, each scoring at least ``floor`` (reinforce_min_relevance, 0.5) of the
+    best hit's score. Every hit passed the gate already; the rest of a k=10 list are near misses, and
+    reviewing them would keep unrelated weak matches from ever decaying."""
+    if not hits or hits[0].score <= 0:
+        return ()
+    best = hits[0].score
+    return tuple(h.id for h in hits[:top] if h.score >= floor * best)
 
 
 def _conflicts_by_side(pending: list[tuple], winners: Mapping[str, Any]) -> list[tuple[str, Any]]:

@@ -48,6 +48,7 @@ class LoggedRecall:
     scores: tuple[float, ...]
     reinforced: bool
     include_archived: bool
+    reinforced_ids: tuple[str, ...] = ()  # the hits this recall reviews (see hybrid.reinforced_hits)
 
 
 class RecallJournal:
@@ -111,7 +112,8 @@ class RecallJournal:
                     # a nextval alone is not durable in DuckDB (the process may end before any write):
                     # one inside this write transaction persists the counter past every queued id
                     self.db.run("next_recall_id")
-                    if reviews:
+                    if reviews:  # the events first: they read the counts as they were before
+                        self.db.run("log_reinforce_events", entries=json.dumps([_row(e) for e in entries]))
                         self.db.run("reinforce_recalled", reviews=reviews_json(reviews))
                     self.db.run("log_recalls", entries=json.dumps([_row(e) for e in entries]))
             except BaseException:
@@ -168,11 +170,11 @@ def _tally(reviews: dict[str, tuple[int, datetime]], entries: list[LoggedRecall]
     """Add these entries' reviews, in queue order: counts add up, the last time stays."""
     for e in entries:
         if e.reinforced:
-            for i in e.memory_ids:
+            for i in e.reinforced_ids:
                 reviews[i] = (reviews.get(i, (0, e.occurred_at))[0] + 1, e.occurred_at)
     return reviews
 
 
 def _row(e: LoggedRecall) -> dict:
     return {**asdict(e), "occurred_at": e.occurred_at.isoformat(sep=" "), "memory_ids": list(e.memory_ids),
-            "scores": list(e.scores)}
+            "scores": list(e.scores), "reinforced_ids": list(e.reinforced_ids) if e.reinforced else []}

@@ -21,7 +21,9 @@ class NotAStore(EchoDuckError):
 
 
 def current_version() -> int:
-    return len(sqlfiles.migrations())
+    """The highest migration number this code knows (numbers may skip one reserved by another branch)."""
+    known = sqlfiles.migrations()
+    return known[-1].version if known else 0
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection, *, read_only: bool = False) -> int:
@@ -33,15 +35,17 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, *, read_only: bool = False) ->
         applied = _run(con, "applied_migrations").fetchall() if has_version_table else []
     known = sqlfiles.migrations()
     file_version = max((row[0] for row in applied), default=0)
-    if file_version > len(known):
+    done = {row[0] for row in applied}
+    if file_version > current_version() or done - {m.version for m in known}:
         raise SchemaTooNew(
-            f"this file has schema version {file_version} but this echo_duck knows only {len(known)}; "
+            f"this file has schema version {file_version} but this echo_duck knows only {current_version()}; "
             "upgrade echo_duck (pip install -U echo-duck) to open it"
         )
+    missing = [m for m in known if m.version not in done]
     if read_only:
-        if file_version < len(known):
+        if missing:
             raise EchoDuckError(
-                f"this file has schema version {file_version} and needs migrating to {len(known)}; "
+                f"this file has schema version {file_version} and needs migrating to {current_version()}; "
                 "open it once without read_only to migrate it"
             )
         _warn_if_objects_stale(con)
@@ -49,12 +53,12 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, *, read_only: bool = False) ->
     if not has_version_table:
         with transaction(con, "creating schema_version"):
             _run(con, "create_schema_version")
-    for migration in known[file_version:]:
+    for migration in missing:
         with transaction(con, f"applying migration {migration.version:04d}_{migration.name}"):
             con.execute(migration.sql)
             _run(con, "record_migration", version=migration.version, name=migration.name, checksum=migration.checksum)
     _install_objects(con)
-    return len(known)
+    return current_version()
 
 
 def _warn_if_objects_stale(con: duckdb.DuckDBPyConnection) -> None:

@@ -206,17 +206,18 @@ def _store_checks(db: Db, path: Path, shown: str) -> list[Check]:
 
 
 def _schema_check(db: Db, shown: str) -> tuple[Check, bool]:
-    known = len(sqlfiles.migrations())
+    known = sqlfiles.migrations()[-1].version  # the highest number (one reserved by a branch may be missing)
     if not db.scalar("has_schema_version"):
         if db.scalar("user_table_count"):
             return Check("schema", "fail", "this DuckDB file has tables but no schema_version: not an echo_duck store",
                          "open another file, or create a store with: echo-duck init --db NEW_FILE"), False
         return Check("schema", "fail", "empty DuckDB file (no echo_duck schema yet)", f"echo-duck init --db {shown}"), False
-    version = max((row[0] for row in db.run("applied_migrations").fetchall()), default=0)
+    applied = {row[0] for row in db.run("applied_migrations").fetchall()}
+    version = max(applied, default=0)
     if version > known:
         return Check("schema", "fail", f"schema version {version} was written by a newer echo-duck; this one knows {known}",
                      "pip install -U echo-duck"), False
-    if version < known:
+    if version < known or {m.version for m in sqlfiles.migrations()} - applied:
         return Check("schema", "fail", f"schema version {version} is older than this echo-duck's {known}: it will be "
                      "migrated on the next writable open (read-only opens refuse it until then)",
                      f"echo-duck init --db {shown}"), False

@@ -18,12 +18,14 @@ from ..errors import EchoDuckError, InvalidInput, MemoryNotFound
 from ..index.indexing import NO_MODEL_MESSAGE, Indexer
 from ..index.vectors import ReembedReport
 from ..index.vectors import reembed as reembed_stale
-from ..lifecycle import archive, privacy
+from ..lifecycle import archive, privacy, self_knowledge
 from ..lifecycle.archive import archive_dir
 from ..lifecycle.consolidate import Consolidator, JobQueue
+from ..lifecycle.compress import Compressor
 from ..lifecycle.contradictions import ContradictionChecker
 from ..lifecycle.privacy import PurgeReport
 from ..models import PERSISTED_TIERS, SCOPES, STATUSES, TYPES, Event, History, Memory, Message, Session, SessionMatch
+from ..recall.asof import TimeTravel
 from ..recall.hybrid import Hit, Recaller, RecallQuery
 from ..recall.recall_log import RecallJournal
 from ..recall.rerank import RerankSettings
@@ -103,9 +105,11 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         self.recaller = Recaller(self.db, self.indexer, self._clock, reranker,
                                  RerankSettings(rerank_top_k, rerank_timeout_s, rerank_min_score),
                                  None if self.read_only else RecallJournal(self.db))
+        self.travel = TimeTravel(self.db, self.recaller)  # as_of= reads (recall/asof.py)
         self.session_log = Sessions(self.db, self._clock, self.caller.agent_id)
         self.working = WorkingMemory()
-        self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier)
+        self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier, writer=self.writer)
+        self.compressor = Compressor(self.db, self.indexer, self.writer, self._clock)
         self.consolidator = Consolidator(self.db, self.writer, self.session_log, self.checker, self.caller,
                                          self._clock, extractor, summarizer)
         self.jobs_queue = JobQueue(self.db, self.consolidator, self.caller.agent_id, self._clock)
@@ -168,6 +172,8 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                        importance=importance, confidence=confidence, pinned=pinned, source_session=source_session,
                        source_refs=source_refs, observed_at=observed_at, **_only(more, "remember"))
         memory = self.writer.remember(self.caller, spec)
+        if memory.id in self.writer.last_inserted:  # a new row: if it restates a live one, that one is reinforced
+            memory = self.compressor.fold_restatement(self.caller, self._reload(memory))
         self.checker.check(self.caller, [memory.id])
         return self._reload(memory)
 
@@ -192,10 +198,19 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         if validate.flag(check_contradictions, "check_contradictions"):
             self.checker.check(self.caller, [m.id for m in stored])
             stored = [self._reload(m) for m in stored]
+        else:  # a new version from another source still records the conflict it settled (one query)
+            self.checker.check_versions(self.caller, [m.id for m in stored if m.supersedes])
         return stored
 
-    def get(self, memory_id: Any) -> Memory:
-        """One visible memory by id, or by a unique id prefix of at least 4 characters (``"8464cd72"``)."""
+    def get(self, memory_id: Any, *, as_of: Any = None) -> Memory:
+        """The memory with this id, or a unique id prefix of at least 4 characters (``"8464cd72"``); as it
+        was at ``as_of``, when given (recall/asof.py)."""
+        if as_of is not None:
+            found = self.travel.get(self.caller, validate.memory_id(memory_id), _as_of(as_of))
+            if found is None:
+                raise MemoryNotFound(f"no memory with id {memory_id} existed at {as_of} visible to agent "
+                                     f"{self.caller.agent_id!r}")
+            return found
         with self.db.reading():
             if validate.id_prefix(memory_id):
                 return Memory.from_row(self.writer.by_id_prefix(self.caller, memory_id))
@@ -207,8 +222,9 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
     def find(self, *, key: str | None = None, type: str | Iterable[str] | None = None,
              tier: str | Iterable[str] | None = None, tags: Iterable[str] | None = None,
              scope: str | Iterable[str] | None = None, status: str | Iterable[str] | None = "active",
-             text: str | None = None, limit: int = 100) -> list[Memory]:
-        """Visible memories matching every given filter (exact key, types, tiers, all tags, substring)."""
+             text: str | None = None, limit: int = 100, as_of: Any = None) -> list[Memory]:
+        """Visible memories matching every given filter (exact key, types, tiers, all tags, substring),
+        as they were at ``as_of`` when given (their status then: status="active" means active then)."""
         params = dict(
             key=validate.key(key),
             types=validate.choices(type, "type", TYPES),
@@ -219,6 +235,8 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
             text=validate.optional_text(text, "text", max_chars=1000),
             limit=validate.positive_int(limit, "limit"),
         )
+        if as_of is not None:
+            return self.travel.find(self.caller, params, _as_of(as_of))
         with self.db.reading():
             return [Memory.from_row(r) for r in self.db.dicts("find_memories", **params, **self._who())]
 
@@ -243,8 +261,14 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                              reason=validate.text(reason, "reason", max_chars=1000), cascade=cascade,
                              now=self.now(), archive_root=self.archive_dir)
 
-    def history(self, target: Any) -> History:
-        """Every version of the fact ``target`` belongs to, and every event on them."""
+    def history(self, target: Any, *, as_of: Any = None) -> History:
+        """Every version of the fact ``target`` belongs to, and every event on them (as the chain stood at
+        ``as_of``, when given); versions already exported to the Parquet archive are included."""
+        if as_of is not None:
+            with self.db.reading():
+                row = self.writer.resolve(self.caller, target, live_only=False)
+                chain = [str(r["id"]) for r in self.db.dicts("version_chain", id=row["id"])]
+            return self.travel.history(chain, _as_of(as_of))
         with self.db.reading():
             row = self.writer.resolve(self.caller, target, live_only=False)
             versions = [Memory.from_row(r) for r in self.db.dicts("version_chain", id=row["id"])]
@@ -258,7 +282,7 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                entities: Any = None, since: Any = None, until: Any = None, session: str | None = None,
                include_archived: bool = False, reinforce: bool = True, explain: bool = False,
                arms: Iterable[str] = ("keyword", "vector"), query_vector: Any = None,
-               include_kb: bool = False) -> list[Hit]:
+               include_kb: bool = False, as_of: Any = None) -> list[Hit]:
         """Hybrid BM25 + vector recall, fused, gated and decayed in SQL (sql/macros/40_recall.sql).
 
         Archived (decayed) memories come back weighted down; ``include_archived=True`` also returns
@@ -266,38 +290,45 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         ``arms`` limits the search to "keyword" (BM25) or "vector" for comparisons; ``query_vector``
         skips embedding the query when the caller already has its vector (same model).
         ``include_kb=True`` also searches the knowledge base; its hits (origin "kb") are merged on the
-        same score scale. By default recall never touches the KB.
+        same score scale. By default recall never touches the KB. ``as_of`` ranks the memories as they
+        were at that instant (recall/asof.py); it reinforces and logs nothing.
         """
         spec = RecallQuery.build(query, k, types=types, tiers=tiers, tags=tags, entities=entities, since=since,
                                  until=until, session=session, include_archived=include_archived, reinforce=reinforce,
                                  arms=arms)
+        if as_of is not None:
+            return self.travel.recall(self.caller, spec, _as_of(as_of), explain=validate.flag(explain, "explain"),
+                                      query_vector=query_vector)
         kb = self.kb if validate.flag(include_kb, "include_kb") else None
         return self.recaller.recall(self.caller, spec, explain=validate.flag(explain, "explain"),
                                     query_vector=query_vector, kb=kb)
 
     def mark(self, hit: Any, helpful: bool, *, recall_id: int | None = None) -> Memory:
-        """Outcome feedback (SPEC R13): unhelpful marks lower a memory's rank, helpful ones its confidence."""
+        """Outcome feedback (SPEC R13): unhelpful marks lower a memory's rank, helpful ones its confidence;
+        a SELF memory earns confidence only across sessions and days (lifecycle/self_knowledge.py)."""
         helpful = validate.flag(helpful, "helpful")
         recall_id = recall_id if recall_id is not None else getattr(hit, "recall_id", None)
-        with self.db.transaction("mark"):
-            row = self.writer.resolve(self.caller, hit.id if isinstance(hit, Hit) else hit, live_only=False)
-            self.db.run("insert_feedback", now=self.now(), agent_id=self.caller.agent_id, id=row["id"],
-                        recall_id=recall_id, helpful=helpful)
-            self.db.run("apply_feedback", id=row["id"], helpful=helpful)
-            return Memory.from_row(self.db.dict("memory_by_id", id=row["id"]))
+        return self_knowledge.mark(self.db, self.writer, self.caller, hit.id if isinstance(hit, Hit) else hit,
+                                   helpful, recall_id, self.now())
 
-    def snapshot(self, budget_user: int = 1375, budget_env: int = 2200, budget_rules: int = 1000, *,
-                 fast: bool = False, min_confidence: float = 0.3) -> str:
-        """Markdown for a system prompt: pinned and USER memories first, then rules and the rest,
-        each section within its character budget; at most 15 memories (5 when ``fast``)."""
-        budgets = Budgets(validate.positive_int(budget_user, "budget_user", maximum=10_000_000),
-                          validate.positive_int(budget_rules, "budget_rules", maximum=10_000_000),
-                          validate.positive_int(budget_env, "budget_env", maximum=10_000_000))
+    def snapshot(self, budget_user: int = 1375, budget_env: int = 2200, budget_rules: int = 2000, *,
+                 budget_profile: int = 2000, budget_self: int = 600, budget_conflicts: int = 800,
+                 fast: bool = False, min_confidence: float = 0.3, as_of: Any = None) -> str:
+        """Markdown for a system prompt, in blocks with their own character budgets: the user profile
+        (whole, by section), facts about the user, every active behaviour rule, environment facts,
+        the agent's earned self-notes and the conflicts, marked as such (recall/snapshot.py documents
+        the format). At most 15 fact lines (user + environment; 5 when ``fast``)."""
+        budgets = Budgets(user=_budget(budget_user, "budget_user"), rules=_budget(budget_rules, "budget_rules"),
+                          environment=_budget(budget_env, "budget_env"), profile=_budget(budget_profile, "budget_profile"),
+                          self=_budget(budget_self, "budget_self"), conflicts=_budget(budget_conflicts, "budget_conflicts"))
         limit = 5 if validate.flag(fast, "fast") else 15
+        min_confidence = validate.unit_interval(min_confidence, "min_confidence")
+        if as_of is not None:  # the prompt this agent would have got then
+            return self.travel.snapshot(self.caller, budgets, limit, min_confidence, _as_of(as_of))
         with self.db.reading():
-            rows = self.db.dicts("snapshot_candidates", min_confidence=validate.unit_interval(min_confidence, "min_confidence"),
-                                 limit=200, **self._who())
-        return render_snapshot([(r["section"], Memory.from_row(r)) for r in rows], budgets, limit)
+            rows = self.db.dicts("snapshot_candidates", min_confidence=min_confidence, limit=limit, **self._who())
+            conflicts = self.db.dicts("snapshot_conflicts", limit=50, **self._who())
+        return render_snapshot([(r["block"], Memory.from_row(r)) for r in rows], budgets, limit, conflicts)
 
     def reembed(self, *, batch_size: int = 256, limit: int | None = None, progress=None) -> ReembedReport:
         """Embed every memory whose vector is missing or from another model, in resumable batches.
@@ -346,9 +377,11 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         return self.session_log.search(text, limit)
 
     def end_session(self, id_or_suffix: str, *, consolidate: bool = True) -> Session:
-        """Close a session; its consolidation is queued (run by the worker or run_jobs())."""
+        """Close a session; its consolidation is queued (run by the worker or run_jobs()). The working
+        memory is handed to that consolidation (in this process: it is never persisted) and emptied."""
         session = self.session_log.end(id_or_suffix)
         if validate.flag(consolidate, "consolidate") and not self.read_only:
+            self.consolidator.hand_over(session.id, [(i.role, i.content) for i in self.working.drain()])
             self.jobs_queue.request(session.id)
         return session
 
@@ -408,6 +441,14 @@ def _clock(now: datetime | Callable[[], datetime] | None) -> Callable[[], dateti
         return lambda: validate.timestamp(now(), "now")
     fixed = validate.timestamp(now, "now")
     return lambda: fixed
+
+
+def _as_of(value: Any) -> datetime:
+    return validate.timestamp(value, "as_of")
+
+
+def _budget(value: Any, name: str) -> int:
+    return validate.positive_int(value, name, maximum=10_000_000)
 
 
 def _only(more: dict[str, Any], call: str) -> dict[str, Any]:

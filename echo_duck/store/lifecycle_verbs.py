@@ -92,6 +92,12 @@ class LifecycleVerbs:
         """Decide a contradiction: ``winner`` is the memory id that stays true (None: not a contradiction)."""
         return self.checker.resolve(self.caller, contradiction_id, winner)
 
+    # -- compression ------------------------------------------------------------------------------
+
+    def compress(self, *, dry_run: bool = False):
+        """Fold near-duplicate memories into one that keeps every source (SPEC L7, lifecycle/compress.py)."""
+        return self.compressor.compress(self.caller, dry_run=validate.flag(dry_run, "dry_run"))
+
     # -- consolidation ----------------------------------------------------------------------------
 
     def consolidate(self, session: str | None = None, *, all: bool = False,

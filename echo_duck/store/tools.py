@@ -43,16 +43,17 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
             "properties": {
                 "content": {"type": "string", "minLength": 1, "maxLength": 4000,
                             "description": "The fact, e.g. 'The user works at Acme Corp as a backend engineer'."},
-                "type": {"type": "string", "enum": ["user", "environment", "self"],
-                         "description": "user: about the user; environment: project, tools, paths; self: your own lesson."},
-                "provenance": _PROVENANCE,
+                "type": {"type": "string", "enum": ["user", "environment", "self"], "default": "user",
+                         "description": "user (default): about the user; environment: project, tools, paths; "
+                                        "self: your own lesson (starts at a capped confidence: it must be earned)."},
+                "provenance": {**_PROVENANCE, "default": "model_inferred"},
                 "key": {"type": "string", "minLength": 1, "maxLength": 200,
                         "description": "Optional stable name such as 'reply_language'; same key = same fact."},
                 "tags": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 100}, "maxItems": 16},
                 "category": {"type": "string", "enum": ["preference", "decision", "knowledge", "correction"],
                              "description": "Optional; stored as a tag."},
             },
-            "required": ["content", "type", "provenance"],
+            "required": ["content"],
             "additionalProperties": False,
         },
     },
@@ -81,18 +82,22 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
         "description": (
             "Update one section of the user's profile (narrative facts that are not single memories: goals, "
             "communication style, agreements with you). Sections: 基础特征, 身份与背景, 目标与方向, 工作与沟通方式, "
-            "心理与情绪, 个人语言与激励, 与 Agent 的约定 (or your own). mode append adds the lines as bullets; "
-            "overwrite replaces the whole section; merge adds only the lines the section does not have yet."),
+            "心理与情绪, 个人语言与激励, 与 Agent 的约定 (or your own). mode append (default) adds the entry as a "
+            "bullet; overwrite replaces the whole section; merge replaces the bullet the entry restates or "
+            "contradicts, else adds it."),
         "parameters": {
             "type": "object",
             "properties": {
                 "section": {"type": "string", "minLength": 1, "maxLength": 100},
+                "entry": {"type": "string", "minLength": 1, "maxLength": 4000,
+                          "description": "The line to write, e.g. '2026 年底前完成独立产品上线' (seed 004's name; "
+                                         "several lines are several entries)."},
                 "content": {"type": "string", "minLength": 1, "maxLength": 4000,
-                            "description": "One line per entry, e.g. '2026 年底前完成独立产品上线'."},
+                            "description": "Same as entry (give one of the two)."},
                 "mode": {"type": "string", "enum": ["append", "overwrite", "merge"], "default": "append"},
                 "provenance": {**_PROVENANCE, "default": "model_inferred"},
             },
-            "required": ["section", "content"],
+            "required": ["section"],
             "additionalProperties": False,
         },
     },
@@ -142,7 +147,7 @@ def call(mem: Any, name: str, arguments: dict[str, Any] | str | None = None) -> 
 
 # -- the tools -----------------------------------------------------------------------------------
 
-def _memory_write(mem, content, type, provenance, key=None, tags=(), category=None) -> dict[str, Any]:
+def _memory_write(mem, content, type="user", provenance="model_inferred", key=None, tags=(), category=None) -> dict[str, Any]:
     tags = list(tags) + ([category] if category else [])
     memory = mem.remember(content, type=type, key=key, tags=tags, provenance=provenance, confidence=CONFIDENCE)
     return {"memory": _brief(memory)}
@@ -154,7 +159,10 @@ def _procedure_write(mem, rule, provenance, key=None, context=None) -> dict[str,
     return {"memory": _brief(memory)}
 
 
-def _profile_update(mem, section, content, mode, provenance) -> dict[str, Any]:
+def _profile_update(mem, section, mode, provenance, content=None, entry=None) -> dict[str, Any]:
+    if (content is None) == (entry is None):
+        raise InvalidInput("profile_update: give the text as entry (or content), exactly one of the two")
+    content = entry if content is None else content
     section = section.strip()
     # Scan the lines as the agent sent them: the "- " bullets added below would hide rules anchored
     # at the start of a line ("SYSTEM: …", "less ~/.bash_history") from the writer's own scan.
@@ -170,14 +178,16 @@ def _profile_update(mem, section, content, mode, provenance) -> dict[str, Any]:
     lines = [_bullet(line) for line in content.splitlines() if line.strip()]
     if mode == "overwrite":
         body = content.strip()
+    elif mode == "merge":  # seed 004: a similar or contradicting bullet is replaced (UPDATE), else added (ADD)
+        kept = [line for line in old.splitlines() if line.strip()]
+        for line in lines:
+            same = next((i for i, k in enumerate(kept) if _replaces(line, k)), None)
+            if same is None:
+                kept.append(line)
+            elif _plain(kept[same]) != _plain(line):  # the same words again change nothing
+                kept[same] = line
+        body = "\n".join(kept)
     else:
-        if mode == "merge":
-            present, added = {_plain(line) for line in old.splitlines()}, []
-            for line in lines:
-                if _plain(line) not in present:
-                    present.add(_plain(line))
-                    added.append(line)
-            lines = added
         body = "\n".join(([old.rstrip()] if old.strip() else []) + lines)
     if body == old or not body.strip():
         return {"changed": False, "section": section, "mode": mode,
@@ -218,6 +228,38 @@ def _brief(m: Memory) -> dict[str, Any]:
 def _bullet(line: str) -> str:
     line = line.strip()
     return line if line[:2] in ("- ", "* ", "+ ") else f"- {line}"
+
+
+def _replaces(new: str, old: str) -> bool:
+    """Does profile line ``new`` restate or contradict ``old`` (so merge replaces it)? The same words, the
+    same label ("名字：…"), or a contradiction the default verifier is sure enough of to record."""
+    from ..lifecycle.verify import analyse, heuristic_verifier
+
+    if _plain(new) == _plain(old):
+        return True
+    label_new, label_old = _label(new), _label(old)
+    if label_new and label_new == label_old:
+        return True
+    a, b = _Line(_plain(new)), _Line(_plain(old))
+    verdict = heuristic_verifier(a, b)
+    if verdict.contradicts and verdict.confidence >= 0.5:
+        return True
+    wa = {t for t in analyse(a.content).tokens if t not in ("=", "@")}
+    wb = {t for t in analyse(b.content).tokens if t not in ("=", "@")}
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.8
+
+
+class _Line:
+    def __init__(self, content: str):
+        self.content, self.key, self.type = content, None, "user"
+
+
+def _label(line: str) -> str | None:
+    """The label of a 'label: value' bullet ("名字：林薇" -> "名字")."""
+    import re
+
+    m = re.match(r"^\s*[-*+]?\s*([^:：]{1,20})[:：]", line)
+    return m.group(1).strip().casefold() if m else None
 
 
 def _plain(line: str) -> str:

@@ -49,6 +49,8 @@ class Sessions:
             message_id = uuid.uuid4()
             self.db.run("insert_message", id=message_id, session_id=session_id, seq=seq, role=role,
                         content=content, now=now)
+            if role == "user" and content.strip():  # seed 004: the title is the first user message's first 40 characters
+                self.db.run("title_if_missing", session_id=session_id, title=auto_title(content))
             return Message(str(message_id), session_id, seq, role, content, now)
 
     def resolve(self, id_or_suffix: str) -> str:
@@ -98,6 +100,25 @@ class Sessions:
         """Remove session rows that have no messages (left by older writers); returns how many."""
         with self.db.transaction("clean_empty_sessions"):
             return self.db.run("clean_empty_sessions").fetchone()[0]
+
+
+def auto_title(text: str) -> str:
+    """A session title from a message: its first 40 characters on one line (seed 004)."""
+    line = " ".join(text.split())
+    return line if len(line) <= 40 else line[:40].rstrip() + "…"
+
+
+def retitle_before_delete(db: Db, message_ids: list[str]) -> list[str]:
+    """The sessions whose title was made from one of these messages (before they are deleted)."""
+    rows = db.dicts("titles_of_messages", ids=message_ids)
+    return sorted({r["session_id"] for r in rows if r["title"] == auto_title(r["content"])})
+
+
+def retitle_after_delete(db: Db, session_ids: list[str]) -> None:
+    """Derived text follows its source: those sessions take their title from the first user message left."""
+    for session_id in session_ids:
+        first = db.scalar("first_user_message", session_id=session_id)
+        db.run("set_session_title", session_id=session_id, title=auto_title(first) if first else None)
 
 
 def _session_id(value: str) -> str:

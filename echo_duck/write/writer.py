@@ -117,6 +117,7 @@ class Writer:
         self._tick_offset = 0
         self._base: datetime | None = None  # this transaction's first write time
         self._last: datetime | None = None  # the last write time handed out, across transactions
+        self.last_inserted: frozenset[str] = frozenset()  # ids of the rows the last write transaction inserted
 
     # -- public operations -------------------------------------------------------------------
 
@@ -253,6 +254,7 @@ class Writer:
                 yield
                 self.indexer.index(self._staged, ahead)
                 self._last = self._now()
+                self.last_inserted = frozenset(str(r.memory_id) for r in self._staged)
             finally:
                 self._staged, self._tick_offset, self._base = [], 0, None
 
@@ -261,7 +263,7 @@ class Writer:
                      team_id=spec.team_id, tenant_id=spec.tenant_id)
         if spec.key is None:
             same = self.db.dict("live_duplicate_in_scope", content=spec.content, **owner)
-            return same["id"] if same else self._insert(caller, spec, reason="remember")
+            return self._restate(caller, spec, same) if same else self._insert(caller, spec, reason="remember")
         rows = self.db.dicts("live_by_key_in_scope", key=spec.key, **owner)
         if len(rows) > 1:
             raise AmbiguousMatch(f"key {spec.key!r} already has {len(rows)} active memories in this scope; "
@@ -272,8 +274,22 @@ class Writer:
         if spec.provenance < old["provenance"]:
             return self._lower_provenance(caller, spec, old, on_lower_provenance)
         if spec.content == old["content"] and spec.type == old["type"] and spec.provenance == old["provenance"]:
-            return old["id"]  # the same fact restated: nothing to version
+            return self._restate(caller, spec, old)  # the same fact restated: no new version
         return self._new_version(caller, spec, old, "same key, new content")
+
+    def _restate(self, caller: Caller, spec: NewMemory, old: dict) -> uuid.UUID:
+        """The same fact written again is a review (access_count + 1) and may add: pinning, tags, sources,
+        a higher importance or confidence (never lower; a SELF memory's confidence is earned, not restated)."""
+        refs = list(dict.fromkeys([*old["source_refs"], *spec.source_refs,
+                                   *([f"session:{spec.source_session}"] if spec.source_session
+                                     and spec.source_session != old["source_session"] else [])]))[:200]
+        confidence = old["confidence"] if old["type"] == "self" else max(old["confidence"], spec.confidence)
+        before = self.db.scalar("memory_json", id=old["id"])
+        self.db.run("restate_in_place", id=old["id"], now=self._now(), pinned=old["pinned"] or spec.pinned,
+                    importance=max(old["importance"], spec.importance), confidence=confidence,
+                    tags=list(dict.fromkeys([*old["tags"], *spec.tags])), refs=refs)
+        self._event(caller, "restate", old["id"], "the same fact written again: reviewed, sources and tags merged", before)
+        return old["id"]
 
     def _lower_provenance(self, caller: Caller, spec: NewMemory, old: dict, mode: str) -> uuid.UUID:
         message = (f"memory {old['id']} (key {spec.key!r}) is {PROVENANCE_NAMES[old['provenance']]}; "

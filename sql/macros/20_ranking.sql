@@ -13,9 +13,10 @@ CREATE OR REPLACE MACRO days_between(t0, t1) AS
     greatest(date_diff('second', t0, t1), 0) / 86400.0;
 
 -- effective_importance(...) -> DOUBLE: importance × 0.5^(days since last access / half-life);
--- USER memories and pinned rows are exempt (SPEC L1).
+-- USER memories, PROCEDURE memories (behaviour rules apply every turn while active, seed 004) and
+-- pinned rows are exempt (SPEC L1).
 CREATE OR REPLACE MACRO effective_importance(importance, mem_type, pinned, access_count, last_touch, now_ts, base_days) AS
-    CASE WHEN mem_type = 'user' OR pinned THEN importance
+    CASE WHEN mem_type IN ('user', 'procedure') OR pinned THEN importance
          ELSE importance * pow(0.5, days_between(last_touch, now_ts) / half_life_days(access_count, base_days))
     END;
 

@@ -181,9 +181,11 @@ WITH
     ),
     conflicts AS (
         SELECT side AS id, list(other ORDER BY detected_at, other) AS conflicts_with
-        FROM (SELECT memory_a AS side, memory_b AS other, detected_at FROM contradictions WHERE status = 'pending'
+        -- pending ones, and ones settled by recency that nobody reviewed (the hit replaced a conflicting claim)
+        FROM (SELECT memory_a AS side, memory_b AS other, detected_at FROM contradictions
+              WHERE status = 'pending' OR resolution = 'newer'
               UNION ALL
-              SELECT memory_b, memory_a, detected_at FROM contradictions WHERE status = 'pending')
+              SELECT memory_b, memory_a, detected_at FROM contradictions WHERE status = 'pending' OR resolution = 'newer')
         GROUP BY side
     )
 -- Only the k winners fetch every column of their memory row.
@@ -221,7 +223,7 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_mo
 -- (echo_duck/recall/eligibility.py): texts it compares as they are, the rest as the operands of those formulas.
 CREATE OR REPLACE MACRO eligibility_rows() AS TABLE
     SELECT id::VARCHAR AS id, row_version, status, scope, agent_id, team_id, tenant_id, source_session,
-           list_contains(tags, 'global') AS global_tag, type = 'user' OR pinned AS exempt,
+           list_contains(tags, 'global') AS global_tag, type IN ('user', 'procedure') OR pinned AS exempt,
            tier = 'archival' AS archival, importance, access_count::BIGINT AS access_count,
            epoch_us(coalesce(last_accessed, created_at)) AS last_touch_us,
            (unhelpful_count - helpful_count)::BIGINT AS net_unhelpful,

@@ -26,12 +26,14 @@ WHERE t.pos <> s.pos AND s.key IS NULL AND t.key IS NULL
   AND same_scope_owner(s.scope, t.agent_id, t.source_session, t.team_id, t.tenant_id,
                        s.agent_id, s.source_session, s.team_id, s.tenant_id);
 
+-- SELF memories start at most at self_confidence_cap, as insert_memory (sql/queries/memories.sql).
 -- name: bulk_insert_memories
 INSERT INTO memories (id, agent_id, type, tier, key, content, tags, entities, scope, team_id, tenant_id,
                       source_session, source_refs, created_at, updated_at, observed_at, importance, confidence,
                       episode_id, version, supersedes, provenance, pinned, sensitivity, status)
 SELECT id::UUID, agent_id, type, tier, key, content, tags, entities, scope, team_id, tenant_id,
-       source_session, source_refs, created_at, created_at, observed_at, importance, confidence,
+       source_session, source_refs, created_at, created_at, observed_at, importance,
+       CASE WHEN type = 'self' THEN least(confidence, setting('self_confidence_cap')) ELSE confidence END,
        episode_id::UUID, 1, NULL, provenance, pinned, sensitivity, 'active'
 FROM echo_duck_write_stage ORDER BY pos;
 

@@ -8,6 +8,7 @@ SELECT o.*,
        (o.key IS NOT NULL AND me.key IS NOT NULL AND o.key = me.key) AS same_key
 FROM memories o, me
 WHERE o.id <> me.id AND o.status = 'active' AND o.scope = me.scope
+  AND o.tier <> 'episodic' AND me.tier <> 'episodic'  -- an episode records what happened; it states no fact
   AND CASE me.scope
         WHEN 'private' THEN o.agent_id = me.agent_id
         WHEN 'session' THEN o.agent_id = me.agent_id
@@ -28,9 +29,33 @@ SELECT vector FROM memory_vectors WHERE memory_id = $id AND model_id = $model_id
 
 -- name: insert_contradiction
 INSERT INTO contradictions (id, memory_a, memory_b, description, confidence, detected_by, detected_at,
-                            status, resolution, winner, resolved_at)
+                            status, resolution, winner, resolved_at, source_a, source_b)
 VALUES ($id, $memory_a, $memory_b, $description, $confidence, $detected_by, $now,
-        $status, $resolution, $winner, CASE WHEN $status = 'resolved' THEN $now::TIMESTAMP END);
+        $status, $resolution, $winner, CASE WHEN $status = 'resolved' THEN $now::TIMESTAMP END, $source_a, $source_b);
+
+-- Of the memories $ids ('[uuid, …]' text), the new versions whose predecessor came from another source
+-- (memory_source: session, first ref, agent) with other content: old_* and new_* columns.
+-- name: replaced_from_another_source
+SELECT COLUMNS(o.*) AS "old_\0", COLUMNS(n.*) AS "new_\0"
+FROM memories n JOIN memories o ON o.id = n.supersedes
+WHERE n.id IN (SELECT unnest($ids::VARCHAR::UUID[]))
+  AND n.tier <> 'episodic' AND o.content <> n.content
+  AND memory_source(o.source_session, o.source_refs, o.agent_id) <> memory_source(n.source_session, n.source_refs, n.agent_id)
+  AND NOT EXISTS (SELECT 1 FROM contradictions c WHERE c.memory_a = o.id AND c.memory_b = n.id);
+
+-- The live version of the fact $id belongs to (following superseded_by), if there is one.
+-- name: live_head_of
+WITH RECURSIVE newer(id, next, depth) AS (
+    SELECT id, superseded_by, 0 FROM memories WHERE id = $id
+    UNION ALL
+    SELECT m.id, m.superseded_by, n.depth + 1 FROM memories m JOIN newer n ON m.id = n.next WHERE n.depth < 10000
+)
+SELECT m.* FROM memories m WHERE m.id IN (SELECT id FROM newer) AND m.status = 'active' LIMIT 1;
+
+-- A claim held for review (status pending, lower provenance) that the user picked becomes live.
+-- name: activate_pending
+UPDATE memories SET status = 'active', updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
+WHERE id = $id AND status = 'pending';
 
 -- name: contradiction_by_id
 SELECT * FROM contradictions WHERE id = $id;

@@ -6,6 +6,11 @@ INSERT INTO memory_events (occurred_at, actor, action, memory_id, reason, before
 VALUES ($now, $actor, $action, $memory_id, $reason, $before::JSON,
         (SELECT to_json(m) FROM memories m WHERE m.id = $memory_id));
 
+-- Records a change of a few columns: before/after hold only those (JSON text), not the whole row.
+-- name: log_partial_event
+INSERT INTO memory_events (occurred_at, actor, action, memory_id, reason, before, after)
+VALUES ($now, $actor, $action, $memory_id, $reason, $before::JSON, $after::JSON);
+
 -- name: events_for_memories
 SELECT event_id, occurred_at, actor, action, memory_id, reason, before::VARCHAR AS before, after::VARCHAR AS after
 FROM memory_events

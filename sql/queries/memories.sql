@@ -1,6 +1,8 @@
 -- Reads and writes of the memories table used by the write path and the facade.
 -- Every read a caller sees goes through visible_memories(caller_agent, caller_session).
 
+-- A SELF memory starts at most at self_confidence_cap, whatever its writer claims (seed 001: a
+-- self-report alone proves no capability); it earns more from outcomes (lifecycle/self_knowledge.py).
 -- name: insert_memory
 INSERT INTO memories (
     id, agent_id, type, tier, key, content, tags, entities, scope, team_id, tenant_id,
@@ -8,7 +10,8 @@ INSERT INTO memories (
     episode_id, version, supersedes, provenance, pinned, sensitivity, status
 ) VALUES (
     $id, $agent_id, $type, $tier, $key, $content, $tags, $entities, $scope, $team_id, $tenant_id,
-    $source_session, $source_refs, $now, $now, $observed_at, $importance, $confidence,
+    $source_session, $source_refs, $now, $now, $observed_at, $importance,
+    CASE WHEN $type = 'self' THEN least($confidence, setting('self_confidence_cap')) ELSE $confidence END,
     $episode_id, $version, $supersedes, $provenance, $pinned, $sensitivity, $status
 );
 
@@ -65,6 +68,15 @@ WHERE ($key::VARCHAR IS NULL OR key = $key)
 ORDER BY pinned DESC, updated_at DESC, id
 LIMIT $limit;
 
+-- The same fact written again (echo_duck/write/writer.py, _restate): a review, plus what the new write
+-- adds (pinning, tags, sources, a higher importance or confidence; Python picks the values).
+-- name: restate_in_place
+UPDATE memories
+SET pinned = $pinned, importance = $importance, confidence = $confidence, tags = $tags::VARCHAR[],
+    source_refs = $refs::VARCHAR[], access_count = access_count + 1, last_accessed = $now,
+    updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
+WHERE id = $id;
+
 -- name: supersede_memory
 UPDATE memories
 SET superseded_by = $new_id, status = 'superseded', tier = 'archival', updated_at = greatest(updated_at, $now),
@@ -75,20 +87,22 @@ WHERE id = $id;
 UPDATE memories SET status = $status, updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
 
--- Every version of the chain that contains $id, oldest first.
+-- Every version of the chain that contains $id, oldest first: live rows and versions already exported to
+-- the Parquet archive (memories_all), so history outlives the export.
 -- name: version_chain
 WITH RECURSIVE
-    older(id, prev) AS (
-        SELECT id, supersedes FROM memories WHERE id = $id
+    every AS MATERIALIZED (SELECT * EXCLUDE (storage) FROM memories_all),
+    older(id, prev, depth) AS (
+        SELECT id, supersedes, 0 FROM every WHERE id = $id
         UNION ALL
-        SELECT m.id, m.supersedes FROM memories m JOIN older o ON m.id = o.prev
+        SELECT m.id, m.supersedes, o.depth + 1 FROM every m JOIN older o ON m.id = o.prev WHERE o.depth < 10000
     ),
-    newer(id, next) AS (
-        SELECT id, superseded_by FROM memories WHERE id = $id
+    newer(id, next, depth) AS (
+        SELECT id, superseded_by, 0 FROM every WHERE id = $id
         UNION ALL
-        SELECT m.id, m.superseded_by FROM memories m JOIN newer n ON m.id = n.next
+        SELECT m.id, m.superseded_by, n.depth + 1 FROM every m JOIN newer n ON m.id = n.next WHERE n.depth < 10000
     )
-SELECT m.* FROM memories m
+SELECT m.* FROM every m
 WHERE m.id IN (SELECT id FROM older UNION SELECT id FROM newer)
 ORDER BY m.version, m.created_at;
 
@@ -129,3 +143,14 @@ SELECT * FROM visible_memories($caller_agent, $caller_session)
 WHERE key = $key
 ORDER BY created_at DESC, version DESC
 LIMIT 1;
+
+-- Usage an import carries over (echo_duck/io/import_trust.py): added to the counts, the later last access kept.
+-- name: usage_of
+SELECT access_count, last_accessed FROM memories WHERE id = $id;
+
+-- name: apply_import_usage
+UPDATE memories SET access_count = access_count + $count,
+                    last_accessed = CASE WHEN $last::TIMESTAMP IS NULL THEN last_accessed
+                                         ELSE greatest(coalesce(last_accessed, $last::TIMESTAMP), $last::TIMESTAMP) END,
+                    row_version = nextval('memory_row_version_seq')
+WHERE id = $id;

@@ -72,13 +72,14 @@ SELECT * FROM eligibility_rows() WHERE row_version > $after;
 -- name: recall_rows
 SELECT m.* FROM memories m WHERE m.id IN (SELECT unnest($ids::VARCHAR::UUID[]));
 
--- The pending contradictions touching these memories, either side. recall.py lists each side's others as
+-- The open contradictions touching these memories, either side: pending ones, and ones settled by
+-- recency that nobody reviewed yet (resolution 'newer'). recall.py lists each side's others as
 -- recall_fused does (detected_at, then the other's id). Without a UNION ALL and ORDER BY here it costs
 -- ~0.8 ms at 100k rows where the query that did both cost ~1.3, even with nothing pending.
 -- name: recall_conflicts
 SELECT memory_a, memory_b, detected_at
 FROM contradictions
-WHERE status = 'pending'
+WHERE (status = 'pending' OR resolution = 'newer')
   AND (list_contains($ids::VARCHAR::UUID[], memory_a) OR list_contains($ids::VARCHAR::UUID[], memory_b));
 
 -- A filtered recall inside a transaction keeps its keyword arm in SQL: every match goes on to the filters,
@@ -113,30 +114,72 @@ WHERE memories.id = r.id;
 -- $entries is JSON, one object per recall with recall_log's columns.
 -- name: log_recalls
 INSERT INTO recall_log (id, occurred_at, agent_id, session_id, query, k, model_id, memory_ids, scores, reinforced,
-                        include_archived)
+                        include_archived, reinforced_ids)
 SELECT e.id, e.occurred_at, e.agent_id, e.session_id, e.query, e.k, e.model_id, e.memory_ids, e.scores, e.reinforced,
-       e.include_archived
+       e.include_archived, e.reinforced_ids
 FROM (SELECT unnest(from_json($entries::JSON,
                               '[{"id": "BIGINT", "occurred_at": "TIMESTAMP", "agent_id": "VARCHAR", "session_id": "VARCHAR",
                                  "query": "VARCHAR", "k": "INTEGER", "model_id": "VARCHAR", "memory_ids": ["UUID"],
-                                 "scores": ["DOUBLE"], "reinforced": "BOOLEAN", "include_archived": "BOOLEAN"}]'),
+                                 "scores": ["DOUBLE"], "reinforced": "BOOLEAN", "include_archived": "BOOLEAN",
+                                 "reinforced_ids": ["UUID"]}]'),
                     recursive := true)) e;
 
--- Outcome feedback (SPEC R13): counts steer ranking; a helpful mark also raises confidence a little
--- (a SELF memory needs more evidence: its step is a quarter of the others').
+-- One 'reinforce' event per reviewed hit of each queued recall ($entries as log_recalls takes them), with
+-- the access count and last access before and after, as if the recalls had been written one by one.
+-- Run before reinforce_recalled, which it reads the stored counts of.
+-- name: log_reinforce_events
+INSERT INTO memory_events (occurred_at, actor, action, memory_id, reason, before, after)
+WITH e AS (
+    SELECT x.id AS recall_id, x.occurred_at, x.agent_id, unnest(x.reinforced_ids) AS memory_id
+    FROM (SELECT unnest(from_json($entries::JSON, '[{"id": "BIGINT", "occurred_at": "TIMESTAMP", "agent_id": "VARCHAR",
+                                                     "reinforced_ids": ["UUID"]}]'), recursive := true)) x
+),
+n AS (
+    SELECT e.*, row_number() OVER w AS k, lag(e.occurred_at) OVER w AS previous
+    FROM e WINDOW w AS (PARTITION BY e.memory_id ORDER BY e.occurred_at, e.recall_id)
+)
+SELECT n.occurred_at, 'agent:' || n.agent_id, 'reinforce', n.memory_id, 'recalled (recall ' || n.recall_id || ')',
+       json_object('access_count', m.access_count + n.k - 1, 'last_accessed', coalesce(n.previous, m.last_accessed)),
+       json_object('access_count', m.access_count + n.k, 'last_accessed', n.occurred_at)
+FROM n JOIN memories m ON m.id = n.memory_id
+ORDER BY n.occurred_at, n.recall_id, n.memory_id;
+
+-- Outcome feedback (SPEC R13), applied by echo_duck/lifecycle/self_knowledge.py: counts steer ranking;
+-- $confidence is the new confidence it computed (SELF memories earn theirs; see that module).
 -- name: insert_feedback
-INSERT INTO memory_feedback (occurred_at, agent_id, memory_id, recall_id, helpful)
-VALUES ($now, $agent_id, $id, $recall_id, $helpful);
+INSERT INTO memory_feedback (occurred_at, agent_id, memory_id, recall_id, helpful, session_id, counted)
+VALUES ($now, $agent_id, $id, $recall_id, $helpful, $session_id, $counted);
 
 -- name: apply_feedback
 UPDATE memories
 SET helpful_count = helpful_count + CASE WHEN $helpful THEN 1 ELSE 0 END,
     unhelpful_count = unhelpful_count + CASE WHEN $helpful THEN 0 ELSE 1 END,
-    confidence = CASE WHEN $helpful
-                      THEN least(confidence + (1 - confidence) * CASE WHEN type = 'self' THEN 0.025 ELSE 0.1 END, 1.0)
-                      ELSE confidence END,
+    confidence = $confidence,
     row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
 
+-- Has a helpful mark from this session (NULL: marks without a session) already counted for $id?
+-- name: helpful_from_session
+SELECT count(*) > 0 FROM memory_feedback
+WHERE memory_id = $id AND helpful AND coalesce(counted, true) AND session_id IS NOT DISTINCT FROM $session_id;
+
+-- Confidence $id gained from feedback events in [$start, $end).
+-- name: confidence_gained_between
+SELECT sum(greatest(CAST(after ->> 'confidence' AS DOUBLE) - CAST(before ->> 'confidence' AS DOUBLE), 0))
+FROM memory_events
+WHERE memory_id = $id AND action = 'feedback' AND occurred_at >= $start AND occurred_at < $end;
+
+-- The prompt snapshot's memories (block by block, in order) and its conflicts (sql/macros/50_snapshot.sql).
 -- name: snapshot_candidates
-SELECT * FROM snapshot_candidates($caller_agent, $caller_session::VARCHAR, $min_confidence) LIMIT $limit;
+-- Only what a block can show: every profile section and rule (up to 100: a 2,000-character block holds
+-- fewer), the first $limit of the others.
+SELECT * EXCLUDE (block_rank) FROM (
+    SELECT c.*, row_number() OVER (PARTITION BY c.block ORDER BY c.pinned DESC, c.confidence DESC,
+                                   coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS block_rank
+    FROM snapshot_candidates($caller_agent, $caller_session::VARCHAR, $min_confidence, setting('self_snapshot_threshold')) c
+)
+WHERE block_rank <= CASE WHEN block IN ('profile', 'rules') THEN 100 ELSE $limit END
+ORDER BY pinned DESC, confidence DESC, coalesce(last_accessed, updated_at) DESC, id;
+
+-- name: snapshot_conflicts
+SELECT * FROM snapshot_conflicts($caller_agent, $caller_session::VARCHAR) LIMIT $limit;

@@ -55,3 +55,19 @@ SELECT agent_id FROM sessions WHERE id = $id;
 SELECT s.*, (SELECT count(*) FROM messages m WHERE m.session_id = s.id) AS message_count
 FROM sessions s
 WHERE s.id = $id AND s.agent_id = $agent_id;
+
+-- A session without a title takes one from its first user message (seed 004).
+-- name: title_if_missing
+UPDATE sessions SET title = $title WHERE id = $session_id AND title IS NULL;
+
+-- The sessions and titles of these messages ($ids: message ids as text), to tell a title made from one.
+-- name: titles_of_messages
+SELECT m.session_id, m.content, s.title FROM messages m JOIN sessions s ON s.id = m.session_id
+WHERE list_contains($ids::VARCHAR[], m.id::VARCHAR) AND m.role = 'user';
+
+-- name: first_user_message
+SELECT content FROM messages WHERE session_id = $session_id AND role = 'user' AND trim(content) <> ''
+ORDER BY seq LIMIT 1;
+
+-- name: set_session_title
+UPDATE sessions SET title = $title WHERE id = $session_id;

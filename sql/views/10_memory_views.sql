@@ -13,10 +13,10 @@ CREATE OR REPLACE MACRO memory_decay_at(ts) AS TABLE
            coalesce(m.last_accessed, m.created_at) AS last_touch,
            days_between(coalesce(m.last_accessed, m.created_at), ts) AS days_since_access,
            half_life_days(m.access_count, setting('importance_decay_days')) AS half_life_days,
-           (m.type = 'user' OR m.pinned) AS exempt,
+           (m.type IN ('user', 'procedure') OR m.pinned) AS exempt,
            effective_importance(m.importance, m.type, m.pinned, m.access_count,
                                 coalesce(m.last_accessed, m.created_at), ts, setting('importance_decay_days')) AS effective_importance,
-           NOT (m.type = 'user' OR m.pinned)
+           NOT (m.type IN ('user', 'procedure') OR m.pinned)
                AND effective_importance(m.importance, m.type, m.pinned, m.access_count,
                                         coalesce(m.last_accessed, m.created_at), ts, setting('importance_decay_days'))
                    < setting('archive_threshold') AS below_threshold

@@ -99,8 +99,12 @@ SELECT (SELECT count(*) FROM memories WHERE status = 'active') AS live_memories,
        (SELECT round(avg(CASE WHEN len(source_refs) > 0 OR source_session IS NOT NULL THEN 1 ELSE 0 END), 3)
         FROM memories WHERE status = 'active') AS provenance_coverage,
        (SELECT count(*) FROM contradictions WHERE status = 'pending') AS open_contradictions,
-       (SELECT round(count(*) / greatest((SELECT count(*) FROM memories WHERE status = 'active'), 1), 4)
-        FROM contradictions) AS contradiction_rate,
+       -- seed 001: the share of retrieved results carrying a conflict nobody had resolved at the time
+       (SELECT round(coalesce(avg(CASE WHEN EXISTS (
+                   SELECT 1 FROM contradictions c
+                   WHERE (c.memory_a = h.memory_id OR c.memory_b = h.memory_id) AND c.detected_at <= h.occurred_at
+                     AND (c.resolved_at IS NULL OR c.resolved_at > h.occurred_at)) THEN 1.0 ELSE 0.0 END), 0), 4)
+        FROM each_recalled_memory() h WHERE NOT h.include_archived) AS contradiction_rate,
        (SELECT count(*) FROM stale_recalls_all()) AS stale_recalls,
        (SELECT count(*) FROM leaked_recalls_all()) AS leaked_recalls,
        (SELECT round(sum(helpful_count) / greatest(sum(helpful_count + unhelpful_count), 1), 3) FROM memories) AS helpful_share,

@@ -26,7 +26,7 @@ COMMENT ON MACRO same_scope_owner IS 'same_scope_owner(scope, a_agent, a_session
 COMMENT ON MACRO setting IS 'setting(name) -> DOUBLE: the value of a tunable in the settings table, e.g. setting(''archive_threshold'')';
 COMMENT ON MACRO half_life_days IS 'half_life_days(access_count, base_days) -> DOUBLE: max(base_days, 1) × (1 + log2(1 + access_count)); every review lengthens the half-life (SPEC L1)';
 COMMENT ON MACRO days_between IS 'days_between(t0, t1) -> DOUBLE: days from t0 to t1, never negative';
-COMMENT ON MACRO effective_importance IS 'effective_importance(importance, type, pinned, access_count, last_touch, now_ts, base_days) -> DOUBLE: importance × 0.5^(days since last_touch / half-life); user memories and pinned rows are exempt (SPEC L1)';
+COMMENT ON MACRO effective_importance IS 'effective_importance(importance, type, pinned, access_count, last_touch, now_ts, base_days) -> DOUBLE: importance × 0.5^(days since last_touch / half-life); user and procedure memories and pinned rows are exempt (SPEC L1; behaviour rules apply every turn while active)';
 COMMENT ON MACRO rrf IS 'rrf(rank, k := 60) -> DOUBLE: the reciprocal rank fusion term 1 / (k + rank); a NULL rank contributes 0 (SPEC R3)';
 COMMENT ON MACRO vector_arm_weight IS 'vector_arm_weight(entropy, low, high) -> DOUBLE: weight of the vector arm, from low (specific, low-entropy queries) to high (broad ones); the BM25 arm weighs 1 (SPEC R7)';
 COMMENT ON MACRO query_entropy IS 'query_entropy(spec, stop_share, length_share, code_share) -> DOUBLE in [0, 1]: how broad a query is (1 broad, 0 specific), from how rare its indexed terms are (spec, from bm25_scores) and its share of stop words, length and code-like tokens (measured in Python, echo_duck.text.segment.query_shape); steers vector_arm_weight';
@@ -47,7 +47,9 @@ COMMENT ON MACRO TABLE recall_fused IS 'The body of hybrid recall given both arm
 COMMENT ON MACRO TABLE recall_hits IS 'recall_hits(query, vec_ids, vec_sims, qvec, model, caller_agent, caller_session, k, entropy, types, tiers, tags, entities, since, until, session, include_superseded, now) -> the top k memories with every memories column plus the explain columns (bm25_rank, vec_rank, similarity, rrf_score, gate, decay_factor, score): the same ranking the agent gets. Needs fts (stem)';
 
 -- 50_snapshot
-COMMENT ON MACRO TABLE snapshot_candidates IS 'snapshot_candidates(caller_agent, caller_session, min_confidence) -> live, non-archived, visible memories for the prompt snapshot, in order: pinned, then user, then by confidence and recency; section = user | rules | environment';
+COMMENT ON MACRO TABLE snapshot_candidates IS 'snapshot_candidates(caller_agent, caller_session, min_confidence, self_threshold) -> live, visible, non-episodic memories for the prompt snapshot with their block (profile | user | rules | environment | self), in order: pinned, then confidence, then recency; every active procedure; SELF only at or above self_threshold; sides of a pending contradiction left out (see snapshot_conflicts)';
+COMMENT ON MACRO TABLE snapshot_conflicts IS 'snapshot_conflicts(caller_agent, caller_session) -> conflicts for the snapshot, newest first: pending contradictions between two live memories, and ones resolved by recency nobody reviewed yet; both contents and sources';
+COMMENT ON MACRO memory_source IS 'memory_source(source_session, source_refs, agent_id) -> VARCHAR: where a memory came from: its source session, else its first source ref, else ''agent <id>''';
 
 -- 60_kb
 COMMENT ON MACRO TABLE kb_bm25_scores IS 'kb_bm25_scores(q) -> (chunk_id, score, rarest_df_ratio, query_idf): bm25_scores over the knowledge base. Needs fts (stem)';
@@ -363,7 +365,7 @@ COMMENT ON COLUMN memory_health.archived IS 'of which in the archival tier';
 COMMENT ON COLUMN memory_health.superseded IS 'old versions kept for history';
 COMMENT ON COLUMN memory_health.provenance_coverage IS 'share of live memories with a recorded source';
 COMMENT ON COLUMN memory_health.open_contradictions IS 'contradictions waiting for a decision';
-COMMENT ON COLUMN memory_health.contradiction_rate IS 'contradictions ever recorded / live memories';
+COMMENT ON COLUMN memory_health.contradiction_rate IS 'share of recalled memories (recall_log, history reads aside) that had an unresolved contradiction when recalled (seed 001: 检索结果中未处理冲突的比例), 0..1';
 COMMENT ON COLUMN memory_health.stale_recalls IS 'recalls that returned a superseded or forgotten memory: must be 0';
 COMMENT ON COLUMN memory_health.leaked_recalls IS 'recalls that returned a memory the caller could not see: must be 0';
 COMMENT ON COLUMN memory_health.helpful_share IS 'helpful marks / all outcome marks';
@@ -389,3 +391,6 @@ COMMENT ON COLUMN kb_stale_vectors.chunk_id IS 'chunk to re-embed';
 COMMENT ON COLUMN kb_stale_vectors.document_id IS 'its document';
 COMMENT ON COLUMN kb_stale_vectors.vector_model IS 'model of its current vector; NULL when it has none';
 COMMENT ON COLUMN kb_stale_vectors.current_model IS 'the store''s embedding model';
+COMMENT ON MACRO TABLE memories_as_of IS 'memories_as_of(ts) -> every memory that existed at ts as it was then (content, status, tier, confidence, importance, pins, counts, versions), rebuilt from memory_events alone: versions exported to Parquet or removed by gc come back, purged ones never. Example: SELECT key, content, status FROM memories_as_of(TIMESTAMP ''2026-01-01'')';
+COMMENT ON MACRO TABLE snapshot_candidates_as_of IS 'snapshot_candidates_as_of(caller_agent, caller_session, min_confidence, self_threshold, ts) -> snapshot_candidates over the memories and contradictions as they were at ts';
+COMMENT ON MACRO TABLE snapshot_conflicts_as_of IS 'snapshot_conflicts_as_of(caller_agent, caller_session, ts) -> snapshot_conflicts as they stood at ts';

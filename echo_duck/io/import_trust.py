@@ -1,0 +1,129 @@
+"""What an import keeps beyond the text (issue 20 item 8): the writer's standing (provenance), how often a
+memory was used (access counts), the versions of a fact, and echo-agent's HISTORY.md.
+
+- Provenance: with ``provenance="keep"`` a record's ``provenance`` (a name or 0-3), else its ``source``
+  mapped to one: user_stated / user / explicit -> user_stated; consolidated / consolidator / extracted ->
+  consolidated; model_inferred / inferred / agent / agent_proactive -> model_inferred; legacy -> legacy.
+  (Ethan's memory_write marks facts the agent wrote itself ``agent_proactive``: the agent's inference.)
+- Usage: ``access_count`` and ``last_accessed`` are applied after the write, with a ``reinforce`` event
+  (before/after), so decay and time travel see them.
+- Versions: a record whose ``superseded_by`` names another record of the file with the same key is
+  written before it, and the newer one becomes its next version (the writer's same-key rule), so the
+  chain and its history survive. A superseded record whose successor is not in the file, or has another
+  key, is still skipped (reason "superseded").
+- HISTORY.md (format ``echo-history``): each heading that starts with a date (``## 2026-03-08 10:02 …``)
+  is one episode of that day; its text (list items and paragraphs) becomes one episodic memory observed
+  then, tagged ``history``; the rest of the heading after the date, if it looks like a session id, is its
+  source session. Text under a heading without a date is reported, not stored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+SOURCE_PROVENANCE = {
+    "user_stated": "user_stated", "user": "user_stated", "explicit": "user_stated", "user_explicit": "user_stated",
+    "consolidated": "consolidated", "consolidator": "consolidated", "extracted": "consolidated",
+    "model_inferred": "model_inferred", "inferred": "model_inferred", "agent": "model_inferred",
+    "agent_proactive": "model_inferred", "legacy": "legacy",
+}
+_DATE_HEADING = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{1,2}:\d{2}(?::\d{2})?))?\s*(?:[—–:-]+\s*(.*))?$")
+_SESSION_LIKE = re.compile(r"^[\w.:-]{3,200}$")
+
+
+def provenance_of(obj: dict[str, Any]) -> Any:
+    """The record's own provenance, from ``provenance`` or its ``source``; None if it names none."""
+    if obj.get("provenance") is not None:
+        return obj["provenance"]
+    source = obj.get("source")
+    return SOURCE_PROVENANCE.get(source.strip().lower()) if isinstance(source, str) else None
+
+
+def usage_of(obj: dict[str, Any], when: Any) -> tuple[int, datetime | None] | None:
+    """(access_count, last_accessed) if the record carries a count; ``when`` parses the timestamp."""
+    count = obj.get("access_count")
+    if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+        return None
+    last = obj.get("last_accessed")
+    try:
+        return count, (when(last, "last_accessed") if last is not None else None)
+    except Exception:  # an unreadable timestamp: keep the count, not the time
+        return count, None
+
+
+def chain_order(objects: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], set[str]]:
+    """The items with every kept version chain in order (older first), and the ids of the superseded
+    records that are kept because their successor (same key) is in the file."""
+    by_id = {str(o["id"]): o for _, o in objects if isinstance(o, dict) and o.get("id") is not None}
+    kept: set[str] = set()
+    for _, o in objects:
+        if isinstance(o, dict) and o.get("superseded_by") and o.get("key"):
+            successor = by_id.get(str(o["superseded_by"]))
+            if successor is not None and successor.get("key") == o.get("key"):
+                kept.add(str(o["id"]))
+
+    def depth(o: dict) -> int:  # how many kept versions come before this one
+        n, seen = 0, set()
+        prev = [p for p in by_id.values() if str(p.get("id")) in kept and str(p.get("superseded_by")) == str(o.get("id"))]
+        while prev and n < 1000:
+            n += 1
+            o = prev[0]
+            if id(o) in seen:
+                break
+            seen.add(id(o))
+            prev = [p for p in by_id.values() if str(p.get("id")) in kept and str(p.get("superseded_by")) == str(o.get("id"))]
+        return n
+
+    ordered = sorted(enumerate(objects), key=lambda p: (depth(p[1][1]) if isinstance(p[1][1], dict) else 0, p[0]))
+    return [item for _, item in ordered], kept
+
+
+def parse_history(path: Path, text: str) -> list[tuple[str, dict[str, Any] | None, tuple[str, str] | None]]:
+    """HISTORY.md as import records: (where, remember() arguments or None, (reason, detail) or None)."""
+    out: list = []
+    entry: dict[str, Any] | None = None
+    orphan_line = -1
+    for n, line in enumerate(text.splitlines(), 1):
+        heading = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if heading:
+            if entry is not None:
+                out.append(_history_record(entry))
+            m = _DATE_HEADING.match(heading.group(1).strip())
+            entry = None
+            if m:
+                entry = {"line": n, "date": m.group(1), "time": m.group(2), "label": (m.group(3) or "").strip(),
+                         "lines": []}
+            continue
+        body = line.strip().lstrip("-*+").strip() if line.strip() else ""
+        if not body or body.startswith("```"):
+            continue
+        if entry is None:
+            if orphan_line != n - 1:
+                out.append((f"line {n}", None, ("prose", "not under a dated heading")))
+            orphan_line = n
+            continue
+        entry["lines"].append(body)
+    if entry is not None:
+        out.append(_history_record(entry))
+    return [r for r in out if r is not None]
+
+
+def _history_record(entry: dict[str, Any]):
+    where = f"line {entry['line']} (history {entry['date']})"
+    if not entry["lines"]:
+        return where, None, ("empty", "the dated entry has no text")
+    observed = datetime.fromisoformat(entry["date"] + (f"T{entry['time']}" if entry["time"] else "T00:00"))
+    label = entry["label"]
+    fields: dict[str, Any] = {"content": " ".join(entry["lines"]), "type": "environment", "tier": "episodic",
+                              "key": None, "tags": ["history"], "observed_at": observed}
+    if label and _SESSION_LIKE.match(label):
+        fields["source_session"] = label
+    return where, fields, None
+
+
+def dumps_usage(usage: tuple[int, datetime | None]) -> str:
+    return json.dumps({"access_count": usage[0], "last_accessed": usage[1].isoformat(sep=" ") if usage[1] else None})

@@ -1,0 +1,75 @@
+"""Outcome feedback (SPEC R13) and earned self-knowledge (seed 001, "自我记忆的特殊风险").
+
+A helpful or unhelpful mark on a recalled memory is recorded in ``memory_feedback`` (with the caller's
+session) and as a ``feedback`` event whose before/after hold the counts and the confidence, so the
+past can be rebuilt. Counts steer ranking (``unhelpful_penalty``). Confidence moves differently by type:
+
+- USER / ENVIRONMENT / PROCEDURE: a helpful mark raises confidence by a tenth of the distance to 1;
+  an unhelpful one leaves it (ranking already falls with the net unhelpful count).
+- SELF (the agent's capabilities and failure modes), which seed 001 says needs stronger evidence:
+  "模型自述不能单独证明能力; 一次成功不能证明稳定熟练; 一次失败不能永久定义能力上限".
+  * A SELF memory starts at most at ``self_confidence_cap`` (0.5) whatever its writer claims (the
+    insert statements in sql/ apply it, on every write path): a self-report is a coin flip, no more.
+  * A helpful outcome adds ``self_helpful_step`` (0.05), but only the first helpful mark from each
+    session counts (marks without a session count as one session), and no memory gains more than
+    ``self_daily_gain`` (0.1) in one UTC day: repeating a success in one conversation, or many
+    successes in one day, cannot make a capability look stable.
+  * An unhelpful outcome takes ``self_unhelpful_step`` (0.1) off, at once: one failure costs two
+    successes, but the memory stays and can earn its way back (one failure is no permanent limit).
+  * It enters the prompt snapshot only at ``self_snapshot_threshold`` (0.7) or above: at least four
+    helpful outcomes in four sessions over two days, net of failures.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..models import Memory
+from ..storage.db import Db
+from ..write.writer import Caller, Writer
+
+SELF_SETTINGS = ("self_confidence_cap", "self_snapshot_threshold", "self_helpful_step", "self_daily_gain",
+                 "self_unhelpful_step")
+
+
+def mark(db: Db, writer: Writer, caller: Caller, target: Any, helpful: bool, recall_id: int | None,
+         now: datetime) -> Memory:
+    """Record one outcome for the memory ``target`` names and apply it, in one transaction."""
+    with db.transaction("mark"):
+        row = writer.resolve(caller, target, live_only=False)
+        before = {k: row[k] for k in ("helpful_count", "unhelpful_count", "confidence")}
+        counted = True
+        if row["type"] == "self":
+            confidence, counted = self_confidence(db, row, caller.session_id, helpful, now)
+        elif helpful:
+            confidence = min(row["confidence"] + (1 - row["confidence"]) * 0.1, 1.0)
+        else:
+            confidence = row["confidence"]
+        db.run("insert_feedback", now=now, agent_id=caller.agent_id, id=row["id"], recall_id=recall_id,
+               helpful=helpful, session_id=caller.session_id, counted=counted)
+        db.run("apply_feedback", id=row["id"], helpful=helpful, confidence=confidence)
+        after = dict(before, confidence=confidence, **{("helpful_count" if helpful else "unhelpful_count"):
+                                                       before["helpful_count" if helpful else "unhelpful_count"] + 1})
+        reason = f"{'helpful' if helpful else 'unhelpful'} outcome" + ("" if counted else
+                                                                       " (not counted: this session already counted, or the day's gain is used up)")
+        db.run("log_partial_event", now=now, actor=caller.who, action="feedback", memory_id=row["id"], reason=reason,
+               before=json.dumps(before), after=json.dumps(after))
+        return Memory.from_row(db.dict("memory_by_id", id=row["id"]))
+
+
+def self_confidence(db: Db, row: dict, session_id: str | None, helpful: bool, now: datetime) -> tuple[float, bool]:
+    """The new confidence of a SELF memory after one outcome, and whether the outcome counted."""
+    s = {name: db.scalar("setting_value", name=name) for name in SELF_SETTINGS}
+    confidence = row["confidence"]
+    if not helpful:
+        return round(max(confidence - s["self_unhelpful_step"], 0.0), 6), True
+    if db.scalar("helpful_from_session", id=row["id"], session_id=session_id):
+        return confidence, False
+    day = datetime(now.year, now.month, now.day)
+    gained = db.scalar("confidence_gained_between", id=row["id"], start=day, end=day + timedelta(days=1)) or 0.0
+    step = min(s["self_helpful_step"], s["self_daily_gain"] - gained, 1.0 - confidence)
+    if step <= 1e-9:
+        return confidence, False
+    return round(confidence + step, 6), True

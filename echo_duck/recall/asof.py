@@ -1,0 +1,120 @@
+"""Time travel (SPEC X, issue 20 item 7): get, find, history, recall and snapshot as of a past instant.
+
+The state at ``as_of`` is rebuilt from the event log by ``memories_as_of`` (sql/macros/70_asof.sql):
+content, status, tier, confidence, importance, pins, counts, versions — including versions exported to
+the Parquet archive or removed by gc since (their events stay), never a purged memory. Visibility is the
+caller's now: losing access to a memory also hides its past.
+
+An as-of recall ranks like recall (fusion.py, the same formulas) over the memories as they were: both
+arms search today's indexes (every version keeps its postings and vector while it is in the live
+table); a memory active then whose vector left with a Parquet export is embedded again for the
+query's vector arm (its postings are gone: it is found by meaning only). It reinforces nothing and
+logs nothing: reading the past does not change it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..index.keyword import query_text
+from ..models import Event, History, Memory
+from ..storage.db import Db, uuid_list
+from ..text import segment as text
+from ..write.writer import Caller
+from . import fusion
+from .hybrid import OVERFETCH, Hit, Recaller, RecallQuery, _conflicts_by_side, _hit
+from .snapshot import Budgets, render
+
+MAX_REEMBEDDED = 2000  # exported memories embedded again for one as-of recall
+
+
+class TimeTravel:
+    def __init__(self, db: Db, recaller: Recaller):
+        self.db = db
+        self.recaller = recaller
+
+    def get(self, caller: Caller, memory_id: Any, ts: datetime) -> Memory | None:
+        with self.db.reading():
+            row = self.db.dict("visible_memory_as_of", id=memory_id, ts=ts, **_who(caller))
+        return None if row is None else Memory.from_row(row)
+
+    def find(self, caller: Caller, params: dict[str, Any], ts: datetime) -> list[Memory]:
+        with self.db.reading():
+            return [Memory.from_row(r) for r in self.db.dicts("find_memories_as_of", ts=ts, **params, **_who(caller))]
+
+    def history(self, chain: list[str], ts: datetime) -> History:
+        """The versions of a chain (its ids, today: memories_all keeps exported ones) as they were at ``ts``:
+        later versions did not exist yet, earlier ones had the status, confidence … they had then."""
+        with self.db.reading():
+            rows = self.db.dicts("rows_as_of", ids=uuid_list(chain), ts=ts)
+            versions = [Memory.from_row(r) for r in sorted(rows, key=lambda r: (r["version"], r["created_at"]))]
+            events = [Event.from_row(r) for r in
+                      self.db.dicts("events_for_memories_as_of", ids=[v.id for v in versions], ts=ts)]
+        return History(tuple(versions), tuple(events))
+
+    def snapshot(self, caller: Caller, budgets: Budgets, limit: int, min_confidence: float, ts: datetime) -> str:
+        with self.db.reading():
+            rows = self.db.dicts("snapshot_candidates_as_of", min_confidence=min_confidence, limit=limit, ts=ts,
+                                 **_who(caller))
+            conflicts = self.db.dicts("snapshot_conflicts_as_of", limit=50, ts=ts, **_who(caller))
+        return render([(r["block"], Memory.from_row(r)) for r in rows], budgets, limit, conflicts)
+
+    def recall(self, caller: Caller, query: RecallQuery, ts: datetime, *, explain: bool = False,
+               query_vector: Any = None) -> list[Hit]:
+        vectors = self.recaller.indexer.vectors if "vector" in query.arms else None
+        with self.db.reading():
+            _, _, settings = self.recaller.caller_context(caller.agent_id)
+        keyword = self.recaller.indexer.keyword_search.search(query_text(query.text), None) \
+            if "keyword" in query.arms else _no_keywords()
+        vec_ids: list[str] = []
+        vec_sims: list[float] = []
+        arm = "disabled by the caller" if "vector" not in query.arms else "unavailable: no embedding model installed"
+        if vectors is not None:
+            qvec = vectors.embed([query.text])[0] if query_vector is None else np.asarray(query_vector, np.float32)
+            ids, sims = vectors.search(qvec, int(settings["vector_pool"]) * OVERFETCH * 4)
+            vec_ids, vec_sims = list(ids), [float(s) for s in sims]
+            with self.db.reading():
+                gone = self.db.dicts("active_without_vector_as_of", ts=ts, limit=MAX_REEMBEDDED)
+            if gone:  # exported to Parquet since: embedded again, found by meaning
+                matrix = vectors.embed([g["content"] for g in gone])
+                vec_ids += [g["id"] for g in gone]
+                vec_sims += [float(x) for x in matrix @ qvec]
+            arm = "exact (in-process, as of)"
+        candidates = list(dict.fromkeys([*keyword.ids, *vec_ids]))
+        if not candidates:
+            return []
+        filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
+                       p_entities=_list(query.entities), p_since=query.since, p_until=query.until,
+                       p_session=query.session, p_include_superseded=query.include_archived)
+        with self.db.reading():
+            eligible = {r["memory_id"]: r for r in self.db.dicts(
+                "recall_eligible_as_of", ts=ts, **filters, **_who(caller), p_decay_days=settings["importance_decay_days"],
+                p_archived_weight=settings["archived_weight"], p_unhelpful_penalty=settings["unhelpful_penalty"])}
+        eligible = {i: eligible[i] for i in candidates if i in eligible}
+        ranked = fusion.fuse(keyword, vec_ids, vec_sims, eligible, settings, text.query_shape(query.text), query.k)
+        if not ranked:
+            return []
+        winners = uuid_list([f.memory_id for f in ranked])
+        with self.db.reading():
+            stored = {str(r["id"]): {**r, "conflicts_with": None} for r in self.db.dicts("rows_as_of", ids=winners, ts=ts)}
+            for side, other in _conflicts_by_side(self.db.run("conflicts_as_of", ids=winners, ts=ts).fetchall(), stored):
+                stored[side]["conflicts_with"] = [*(stored[side]["conflicts_with"] or []), other]
+        rows = [{**stored[f.memory_id], **vars(f)} for f in ranked if f.memory_id in stored]
+        return [_hit(row, row["entropy"], arm, explain) for row in rows]
+
+
+def _who(caller: Caller) -> dict[str, Any]:
+    return dict(caller_agent=caller.agent_id, caller_session=caller.session_id)
+
+
+def _list(values):
+    return None if values is None else list(values)
+
+
+def _no_keywords():
+    from ..index.keyword_search import NO_MATCH
+
+    return NO_MATCH

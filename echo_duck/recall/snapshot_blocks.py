@@ -1,0 +1,156 @@
+"""The blocks of the prompt snapshot, one function each (seed 004's injection, SPEC R12).
+
+Each block function takes the memories (or conflict rows) sql/macros/50_snapshot.sql chose for it, in
+order, and a character budget, and returns the block's lines (each ending in a newline), never longer
+than the budget. The snapshot (snapshot.py) is their composition, so a new block is one more function
+in ``BLOCKS``.
+
+- profile:     the user profile (seed 004 layer 3), whole, one ``###`` heading per section in the
+               seed's order (基础特征, 身份与背景, 目标与方向, 工作与沟通方式, 心理与情绪, 个人语言与激励,
+               与 Agent 的约定), then any other section; not ranked by confidence.
+- user:        other facts about the user, by pinned, confidence, recency.
+- rules:       every active procedure, every turn (seed 004's <behavioral_guidelines>); if the budget
+               cannot hold them all, a last line says how many did not fit. Never silently dropped.
+- environment: project facts, tools, paths, by pinned, confidence, recency.
+- self:        the agent's own notes, only those whose confidence was earned above the threshold,
+               each with its confidence.
+- conflicts:   disputed facts, marked as such, with both sources: pending ones (neither side is
+               asserted elsewhere in the snapshot) and ones settled by recency that nobody reviewed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from ..models import Memory
+
+PROFILE_SECTIONS = ("基础特征", "身份与背景", "目标与方向", "工作与沟通方式", "心理与情绪", "个人语言与激励", "与 Agent 的约定")
+_FENCE = re.compile(r"<\s*(/?)\s*(memory-context)", re.IGNORECASE)
+_MIN_TRUNCATED = 24  # below this, a cut-down line carries too little to be worth its space
+MAX_SELF_NOTES = 5
+MAX_CONFLICTS = 5
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Characters per block (a block's lines, headings included, never exceed its budget)."""
+
+    user: int = 1375
+    rules: int = 2000
+    environment: int = 2200
+    profile: int = 2000
+    self: int = 600
+    conflicts: int = 800
+
+
+@dataclass
+class Selection:
+    """What SQL chose, by block, and how many fact lines (user + environment) may still be shown."""
+
+    by_block: dict[str, list[Memory]]
+    conflicts: list[dict[str, Any]]
+    fact_limit: int
+
+
+def fence_safe(text: str) -> str:
+    """Neutralise anything that could open or close the memory fence."""
+    return _FENCE.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
+
+
+def one_line(text: str) -> str:
+    return " ".join(fence_safe(text).split())
+
+
+def _fit(lines: Iterable[str], budget: int, *, cut_first: bool = True) -> tuple[list[str], int]:
+    """The lines that fit in ``budget``, in order, skipping ones too long for the room left (a later,
+    shorter one may fit); the very first line may be cut with an ellipsis. Returns (lines, skipped)."""
+    out, used, skipped = [], 0, 0
+    for line in lines:
+        room = budget - used
+        if len(line) > room:
+            if out or room < _MIN_TRUNCATED or not cut_first:
+                skipped += 1
+                continue
+            line = line[: room - 2] + "…\n"
+        out.append(line)
+        used += len(line)
+    return out, skipped
+
+
+def profile_block(sel: Selection, budget: int) -> list[str]:
+    sections = {m.key.split(":", 1)[1].strip(): m for m in sel.by_block.get("profile", [])}
+    order = [s for s in PROFILE_SECTIONS if s in sections] + sorted(s for s in sections if s not in PROFILE_SECTIONS)
+    out, used = [], 0
+    for name in order:
+        body = [f"- {one_line(line.strip().lstrip('-*+ ').strip())}\n"
+                for line in sections[name].content.splitlines() if line.strip().lstrip("-*+ ").strip()]
+        head = f"### {one_line(name)}\n"
+        if not body or used + len(head) >= budget:
+            continue
+        lines, _ = _fit(body, budget - used - len(head))
+        if lines:
+            out += [head, *lines]
+            used += len(head) + sum(map(len, lines))
+    return out
+
+
+def _facts(name: str) -> Callable[[Selection, int], list[str]]:
+    def block(sel: Selection, budget: int) -> list[str]:
+        lines = [f"- {one_line(m.content)}\n" for m in sel.by_block.get(name, [])[: max(sel.fact_limit, 0)]]
+        out, _ = _fit(lines, budget)
+        sel.fact_limit -= len(out)
+        return out
+
+    block.__name__ = f"{name}_block"
+    return block
+
+
+def rules_block(sel: Selection, budget: int) -> list[str]:
+    rules = sel.by_block.get("rules", [])
+    lines = [f"- {one_line(m.content)}\n" for m in rules]
+    out, skipped = _fit(lines, budget)
+    while skipped:
+        note = f"- ({skipped} more rule{'s' if skipped > 1 else ''} did not fit: raise budget_rules)\n"
+        if sum(map(len, out)) + len(note) <= budget or not out:
+            return out + ([note] if len(note) <= budget else [])
+        out.pop()
+        skipped += 1
+    return out
+
+
+def self_block(sel: Selection, budget: int) -> list[str]:
+    notes = sel.by_block.get("self", [])[:MAX_SELF_NOTES]
+    return _fit([f"- {one_line(m.content)} (confidence {m.confidence:.2f})\n" for m in notes], budget)[0]
+
+
+def conflicts_block(sel: Selection, budget: int) -> list[str]:
+    lines = []
+    for c in sel.conflicts[:MAX_CONFLICTS]:
+        a = f"\"{one_line(c['content_a'])}\" (from {one_line(str(c['source_a']))})"
+        b = f"\"{one_line(c['content_b'])}\" (from {one_line(str(c['source_b']))})"
+        if c["status"] == "pending":
+            lines.append(f"- Disputed, unresolved: {a} vs {b}. Neither is confirmed; ask the user before relying on either.\n")
+        else:
+            newer, older = (a, b) if str(c["winner"]) == str(c["memory_a"]) else (b, a)
+            lines.append(f"- Settled by recency, not reviewed: {newer} replaced {older}.\n")
+    return _fit(lines, budget)[0]
+
+
+# (block name, heading, function, budget field): the order of the snapshot.
+BLOCKS: tuple[tuple[str, str, Callable[[Selection, int], list[str]], str], ...] = (
+    ("profile", "User profile", profile_block, "profile"),
+    ("user", "About the user", _facts("user"), "user"),
+    ("rules", "Behaviour rules", rules_block, "rules"),
+    ("environment", "Environment and project", _facts("environment"), "environment"),
+    ("self", "Agent self-notes (earned from outcomes)", self_block, "self"),
+    ("conflicts", "Conflicts", conflicts_block, "conflicts"),
+)
+
+
+def select(candidates: Sequence[tuple[str, Memory]], conflicts: Sequence[dict[str, Any]], fact_limit: int) -> Selection:
+    by_block: dict[str, list[Memory]] = {}
+    for block, memory in candidates:
+        by_block.setdefault(block, []).append(memory)
+    return Selection(by_block, list(conflicts), fact_limit)

@@ -1,0 +1,96 @@
+-- 70_asof: time travel (SPEC X, issue 20): every memory as it was at an instant, rebuilt from the event
+-- log alone, so versions already exported to the Parquet archive (or removed by gc) come back too.
+-- Each change to a memory is an event whose `after` holds the row (create, supersede, forget, restate …)
+-- or just the columns it changed (feedback: counts and confidence; reinforce: access_count and
+-- last_accessed; archive: tier). A column's value at p_ts is the one in the latest event at or before
+-- p_ts that names it. A purged memory's events keep no content, so it never comes back.
+--
+-- memories_as_of(p_ts) -> the memories columns of every memory that existed at p_ts, as it was then.
+CREATE OR REPLACE MACRO memories_as_of(p_ts) AS TABLE
+    WITH folded AS (
+        SELECT e.memory_id AS id,
+           arg_max_null(CAST(e.after ->> 'agent_id' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.agent_id')) AS agent_id,
+           arg_max_null(CAST(e.after ->> 'type' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.type')) AS type,
+           arg_max_null(CAST(e.after ->> 'tier' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.tier')) AS tier,
+           arg_max_null(CAST(e.after ->> 'key' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.key')) AS key,
+           arg_max_null(CAST(e.after ->> 'content' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.content')) AS content,
+           arg_max_null(CAST(e.after -> 'tags' AS VARCHAR[]), e.event_id) FILTER (WHERE json_exists(e.after, '$.tags')) AS tags,
+           arg_max_null(CAST(e.after -> 'entities' AS VARCHAR[]), e.event_id) FILTER (WHERE json_exists(e.after, '$.entities')) AS entities,
+           arg_max_null(CAST(e.after ->> 'scope' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.scope')) AS scope,
+           arg_max_null(CAST(e.after ->> 'team_id' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.team_id')) AS team_id,
+           arg_max_null(CAST(e.after ->> 'tenant_id' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.tenant_id')) AS tenant_id,
+           arg_max_null(CAST(e.after ->> 'source_session' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.source_session')) AS source_session,
+           arg_max_null(CAST(e.after -> 'source_refs' AS VARCHAR[]), e.event_id) FILTER (WHERE json_exists(e.after, '$.source_refs')) AS source_refs,
+           arg_max_null(CAST(e.after ->> 'created_at' AS TIMESTAMP), e.event_id) FILTER (WHERE json_exists(e.after, '$.created_at')) AS created_at,
+           arg_max_null(CAST(e.after ->> 'updated_at' AS TIMESTAMP), e.event_id) FILTER (WHERE json_exists(e.after, '$.updated_at')) AS updated_at,
+           arg_max_null(CAST(e.after ->> 'observed_at' AS TIMESTAMP), e.event_id) FILTER (WHERE json_exists(e.after, '$.observed_at')) AS observed_at,
+           arg_max_null(CAST(e.after ->> 'importance' AS DOUBLE), e.event_id) FILTER (WHERE json_exists(e.after, '$.importance')) AS importance,
+           arg_max_null(CAST(e.after ->> 'confidence' AS DOUBLE), e.event_id) FILTER (WHERE json_exists(e.after, '$.confidence')) AS confidence,
+           arg_max_null(CAST(e.after ->> 'access_count' AS INTEGER), e.event_id) FILTER (WHERE json_exists(e.after, '$.access_count')) AS access_count,
+           arg_max_null(CAST(e.after ->> 'last_accessed' AS TIMESTAMP), e.event_id) FILTER (WHERE json_exists(e.after, '$.last_accessed')) AS last_accessed,
+           arg_max_null(CAST(e.after ->> 'helpful_count' AS INTEGER), e.event_id) FILTER (WHERE json_exists(e.after, '$.helpful_count')) AS helpful_count,
+           arg_max_null(CAST(e.after ->> 'unhelpful_count' AS INTEGER), e.event_id) FILTER (WHERE json_exists(e.after, '$.unhelpful_count')) AS unhelpful_count,
+           arg_max_null(CAST(e.after ->> 'episode_id' AS UUID), e.event_id) FILTER (WHERE json_exists(e.after, '$.episode_id')) AS episode_id,
+           arg_max_null(CAST(e.after ->> 'version' AS INTEGER), e.event_id) FILTER (WHERE json_exists(e.after, '$.version')) AS version,
+           arg_max_null(CAST(e.after ->> 'supersedes' AS UUID), e.event_id) FILTER (WHERE json_exists(e.after, '$.supersedes')) AS supersedes,
+           arg_max_null(CAST(e.after ->> 'superseded_by' AS UUID), e.event_id) FILTER (WHERE json_exists(e.after, '$.superseded_by')) AS superseded_by,
+           arg_max_null(CAST(e.after ->> 'provenance' AS TINYINT), e.event_id) FILTER (WHERE json_exists(e.after, '$.provenance')) AS provenance,
+           arg_max_null(CAST(e.after ->> 'pinned' AS BOOLEAN), e.event_id) FILTER (WHERE json_exists(e.after, '$.pinned')) AS pinned,
+           arg_max_null(CAST(e.after ->> 'sensitivity' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.sensitivity')) AS sensitivity,
+           arg_max_null(CAST(e.after ->> 'status' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.status')) AS status
+        FROM memory_events e
+        WHERE e.memory_id IS NOT NULL AND e.after IS NOT NULL AND e.occurred_at <= p_ts
+        GROUP BY e.memory_id
+    )
+    SELECT * REPLACE (coalesce(tags, []) AS tags, coalesce(entities, []) AS entities,
+                      coalesce(source_refs, []) AS source_refs)
+    FROM folded
+    WHERE content IS NOT NULL AND created_at IS NOT NULL AND created_at <= p_ts;
+
+-- snapshot_candidates_as_of(…, p_ts): snapshot_candidates (50_snapshot.sql) over the memories as they were
+-- at p_ts and the contradictions open then (found by p_ts, not resolved by p_ts).
+CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold,
+                                                  p_ts) AS TABLE
+    WITH state AS MATERIALIZED (SELECT * FROM memories_as_of(p_ts)),
+    open_conflicts AS (
+        SELECT c.memory_a, c.memory_b
+        FROM contradictions c JOIN state a ON a.id = c.memory_a JOIN state b ON b.id = c.memory_b
+        WHERE c.detected_at <= p_ts AND (c.resolved_at IS NULL OR c.resolved_at > p_ts)
+          AND a.status = 'active' AND b.status = 'active'
+    ),
+    disputed AS (SELECT memory_a AS id FROM open_conflicts UNION SELECT memory_b FROM open_conflicts)
+    SELECT m.*,
+           CASE WHEN m.type = 'user' AND starts_with(coalesce(m.key, ''), 'profile:') THEN 'profile'
+                WHEN m.type = 'user' THEN 'user'
+                WHEN m.type = 'procedure' THEN 'rules'
+                WHEN m.type = 'self' THEN 'self'
+                ELSE 'environment' END AS block
+    FROM state m
+    WHERE m.status = 'active' AND (m.tier = 'semantic' OR (m.type = 'procedure' AND m.tier = 'archival'))
+      AND m.confidence >= CASE WHEN m.type = 'self' THEN greatest(p_min_confidence, p_self_threshold)
+                               ELSE p_min_confidence END
+      AND m.id NOT IN (SELECT id FROM disputed)
+      AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, p_caller_agent, p_caller_session)
+    ORDER BY m.pinned DESC, m.confidence DESC, coalesce(m.last_accessed, m.updated_at) DESC, m.id;
+
+-- snapshot_conflicts_as_of(…, p_ts): snapshot_conflicts (50_snapshot.sql) as it stood at p_ts.
+CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_session, p_ts) AS TABLE
+    WITH state AS MATERIALIZED (SELECT * FROM memories_as_of(p_ts))
+    SELECT c.id, CASE WHEN c.resolved_at IS NULL OR c.resolved_at > p_ts THEN 'pending' ELSE c.status END AS status,
+           CASE WHEN c.resolved_at IS NULL OR c.resolved_at > p_ts THEN NULL ELSE c.resolution END AS resolution,
+           c.winner, c.detected_at,
+           a.id AS memory_a, a.content AS content_a, a.type AS type_a,
+           coalesce(c.source_a, memory_source(a.source_session, a.source_refs, a.agent_id)) AS source_a,
+           b.id AS memory_b, b.content AS content_b, b.type AS type_b,
+           coalesce(c.source_b, memory_source(b.source_session, b.source_refs, b.agent_id)) AS source_b
+    FROM contradictions c
+    JOIN state a ON a.id = c.memory_a
+    JOIN state b ON b.id = c.memory_b
+    WHERE c.detected_at <= p_ts
+      AND (((c.resolved_at IS NULL OR c.resolved_at > p_ts) AND a.status = 'active' AND b.status = 'active')
+           OR (c.resolved_at <= p_ts AND c.resolution = 'newer'
+               AND (CASE WHEN c.winner = a.id THEN a.status ELSE b.status END) = 'active'))
+      AND a.tier <> 'episodic' AND b.tier <> 'episodic'
+      AND can_see(a.scope, a.agent_id, a.team_id, a.tenant_id, a.source_session, a.tags, p_caller_agent, p_caller_session)
+      AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, p_caller_agent, p_caller_session)
+    ORDER BY c.detected_at DESC, c.id;

@@ -1,0 +1,145 @@
+"""Time travel (SPEC X, echo_duck/recall/asof.py, sql/macros/70_asof.sql): get, find, history, recall and
+snapshot as of a past instant, rebuilt from the event log — content, status, confidence, importance,
+pins, counts — including versions exported to Parquet since, never a purged memory."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+import echo_duck
+
+# Writes under one fixed clock reading get times a few microseconds apart (write/writer.py): "just after".
+SETTLED = timedelta(seconds=1)
+
+
+@pytest.fixture
+def timeline(db_path, clock):
+    """One fact through its life; returns the open store and the instants worth asking about."""
+    mem = echo_duck.open(db_path, now=clock, embedder="hash")
+    t = {}
+    v1 = mem.remember("The nightly build runs on the old Jenkins box", type="environment", key="build:runner",
+                      confidence=0.7, importance=0.6, source_session="s1")
+    other = mem.remember("Release notes live in docs/releases", type="environment", importance=0.5)
+    t["created"] = clock.now + SETTLED
+    clock.advance(days=1)
+    mem.recall("nightly build Jenkins", k=3)  # reviewed
+    mem.mark(v1.id, True)  # helpful: confidence 0.7 -> 0.73
+    t["marked"] = clock.now + SETTLED
+    clock.advance(days=1)
+    mem.remember("The nightly build runs on the old Jenkins box", type="environment", key="build:runner",
+                 confidence=0.7, pinned=True)  # restated, now pinned
+    t["pinned"] = clock.now + SETTLED
+    clock.advance(days=1)
+    v2 = mem.update("build:runner", "The nightly build runs on GitHub Actions")
+    t["updated"] = clock.now + SETTLED
+    clock.advance(days=1)
+    mem.forget(other.id, "obsolete")
+    t["forgot"] = clock.now + SETTLED
+    clock.advance(days=1)
+    yield mem, t, v1, v2, other
+    mem.close()
+
+
+def test_get_rebuilds_every_changed_column_at_each_instant(timeline, clock):
+    mem, t, v1, v2, other = timeline
+    before = t["created"] - SETTLED - timedelta(seconds=1)
+    with pytest.raises(echo_duck.MemoryNotFound):
+        mem.get(v1.id, as_of=before)  # it did not exist yet
+    created = mem.get(v1.id, as_of=t["created"])
+    assert (created.status, created.confidence, created.pinned, created.access_count) == ("active", 0.7, False, 0)
+    marked = mem.get(v1.id, as_of=t["marked"])
+    assert marked.confidence == pytest.approx(0.73) and marked.helpful_count == 1 and marked.access_count == 1
+    pinned = mem.get(v1.id, as_of=t["pinned"])
+    assert pinned.pinned and pinned.access_count == 2  # the restatement was a review too
+    replaced = mem.get(v1.id, as_of=t["updated"])
+    assert (replaced.status, replaced.superseded_by) == ("superseded", v2.id)
+    assert mem.get(other.id, as_of=t["updated"]).status == "active"
+    assert mem.get(other.id, as_of=t["forgot"]).status == "forgotten"
+    now = mem.get(v1.id)
+    assert mem.get(v1.id, as_of=clock.now + SETTLED) == now  # as of now is the live row
+
+
+def test_find_and_history_as_of(timeline):
+    mem, t, v1, v2, other = timeline
+    assert [m.content for m in mem.find(key="build:runner", as_of=t["marked"])] == [v1.content]
+    assert [m.content for m in mem.find(key="build:runner", as_of=t["updated"])] == [v2.content]
+    assert {m.id for m in mem.find(as_of=t["marked"])} == {v1.id, other.id}
+    assert {m.id for m in mem.find(as_of=t["forgot"])} == {v2.id}
+    then = mem.history(v2.id, as_of=t["pinned"])
+    assert [v.id for v in then.versions] == [v1.id] and then.versions[0].pinned
+    assert all(e.occurred_at <= t["pinned"] for e in then.events)
+    assert {e.action for e in then.events} >= {"create", "reinforce", "feedback", "restate"}
+    assert [v.id for v in mem.history(v2.id, as_of=t["updated"]).versions] == [v1.id, v2.id]
+
+
+def test_recall_and_snapshot_as_of(timeline, clock):
+    mem, t, v1, v2, other = timeline
+    assert [h.id for h in mem.recall("nightly build", k=2, as_of=t["marked"])] == [v1.id]
+    assert [h.id for h in mem.recall("nightly build", k=2, as_of=t["updated"])] == [v2.id]
+    assert other.id in {h.id for h in mem.recall("release notes docs", as_of=t["updated"])}
+    assert other.id not in {h.id for h in mem.recall("release notes docs", as_of=t["forgot"])}
+    logged = mem.sql("SELECT count(*) AS n FROM recall_log")["n"][0]
+    mem.recall("nightly build", as_of=t["marked"])
+    assert mem.sql("SELECT count(*) AS n FROM recall_log")["n"][0] == logged  # reading the past changes nothing
+    assert "old Jenkins box" in mem.snapshot(as_of=t["pinned"]) and "GitHub Actions" not in mem.snapshot(as_of=t["pinned"])
+    assert "GitHub Actions" in mem.snapshot(as_of=t["updated"])
+    assert mem.snapshot(as_of=t["created"] - SETTLED - timedelta(seconds=1)) == ""
+    assert mem.snapshot(as_of=clock.now + SETTLED) == mem.snapshot()
+
+
+def test_as_of_now_ranks_exactly_as_recall(db_path, clock):
+    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+        from echo_duck.bench import synthetic
+
+        mem.remember_many(synthetic.memories(300))
+        clock.advance(days=3)
+        for q in ("deploy borealis", "postgres backup schedule", "which editor"):
+            live = mem.recall(q, k=10, reinforce=False, explain=True)
+            past = mem.recall(q, k=10, as_of=clock.now, explain=True)  # the writes were 3 days ago
+            assert [(h.id, h.score) for h in past] == [(h.id, h.score) for h in live], q
+            assert [h.explanation.effective_importance for h in past] == \
+                [h.explanation.effective_importance for h in live]
+
+
+def test_exported_versions_come_back_and_purged_ones_never(db_path, clock):
+    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+        v1 = mem.remember("The VPN endpoint is vpn-old.example.com", type="environment", key="vpn")
+        secret = mem.remember("The user's passport number is X1234567", type="user")
+        t0 = clock.now + SETTLED
+        clock.advance(days=1)
+        v2 = mem.update("vpn", "The VPN endpoint is vpn.example.com")
+        mem.forget(secret.id, "privacy request", purge=True)
+        clock.advance(days=120)
+        assert mem.archive().exported == 1  # v1 left for Parquet
+        assert mem.sql("SELECT count(*) AS n FROM memories WHERE id = ?", [v1.id])["n"][0] == 0
+        assert mem.get(v1.id, as_of=t0).content == v1.content
+        assert [v.version for v in mem.history(v2.id).versions] == [1, 2]
+        assert [h.id for h in mem.recall("VPN endpoint", k=1, as_of=t0)] == [v1.id]
+        with pytest.raises(echo_duck.MemoryNotFound):
+            mem.get(secret.id, as_of=t0)
+        assert "X1234567" not in mem.snapshot(as_of=t0)
+        assert all(m.id != secret.id for m in mem.find(as_of=t0))
+
+
+def test_the_past_obeys_todays_rights(db_path, clock):
+    with echo_duck.open(db_path, now=clock, embedder="hash", agent_id="alice") as alice:
+        alice.grant(team="core")
+        alice.grant(team="core", agent_id="bob")
+        shared = alice.remember("The core team's bridge is room 4471", type="environment", scope="team", team_id="core")
+        t0 = clock.now + SETTLED
+        clock.advance(hours=1)
+        alice.revoke(team="core", agent_id="bob")
+    with echo_duck.open(db_path, now=clock, embedder="hash", agent_id="bob") as bob:
+        with pytest.raises(echo_duck.MemoryNotFound):
+            bob.get(shared.id, as_of=t0)
+        assert bob.find(as_of=t0) == [] and bob.recall("bridge room", as_of=t0) == []
+        assert "4471" not in bob.snapshot(as_of=t0)
+
+
+def test_bad_as_of_is_refused(db_path):
+    with echo_duck.open(db_path, embedder="hash") as mem:
+        for bad in ("yesterday", 12, object()):
+            with pytest.raises(echo_duck.InvalidInput):
+                mem.find(as_of=bad)
