@@ -46,7 +46,7 @@ def test_scores_count_true_and_false_alarms(tmp_path):
 def test_cli_reports_both_parts_in_markdown_and_json():
     result = CliRunner().invoke(cli, ["bench", "contradictions", "--json"])
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert set(report["parts"]) == {"tuning", "heldout"}
     for part in report["parts"].values():
         assert {"precision", "recall"} <= set(part["overall"])

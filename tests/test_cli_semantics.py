@@ -27,12 +27,12 @@ def test_compress_and_as_of_from_the_command_line(db_path, clock):
     assert "eu-west-1" in result.output and "us-east-2" not in result.output
     result = invoke("search", "deploy target", "--as-of", then, "--json", "--db", str(db_path))
     assert result.exit_code == 0, result.output
-    assert [h["memory"]["id"] for h in json.loads(result.output)] == [old.id]
+    assert [h["memory"]["id"] for h in json.loads(result.stdout)] == [old.id]
     result = invoke("history", "deploy:region", "--as-of", then, "--json", "--db", str(db_path))
-    assert [v["id"] for v in json.loads(result.output)["versions"]] == [old.id]
+    assert [v["id"] for v in json.loads(result.stdout)["versions"]] == [old.id]
     result = invoke("compress", "--dry-run", "--json", "--db", str(db_path))
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["dry_run"] is True
+    assert json.loads(result.stdout)["dry_run"] is True
     bad = invoke("snapshot", "--as-of", "last tuesday", "--db", str(db_path))
     assert bad.exit_code != 0 and "as-of" in bad.output
 
@@ -41,6 +41,6 @@ def test_compress_and_as_of_from_the_command_line(db_path, clock):
 def test_bench_compression_reports_precision_and_recall():
     result = invoke("bench", "compression", "--json")
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["rows"] == 292 and report["overall"]["precision"] >= 0.95
     assert set(report["by_lang"]) == {"en", "zh", "cross-language"}
