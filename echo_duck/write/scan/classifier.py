@@ -1,0 +1,181 @@
+"""The semantic layer: is this text, in any of the model's languages and registers, an attack on the agent?
+
+Two scorers over the default multilingual embedding model (USE-multilingual-v3, 512-d) vote:
+  * kNN: mean cosine to the 3 nearest attack exemplars minus mean cosine to the 3 nearest benign ones;
+  * a logistic-regression probe on the same vectors.
+score = KNN_WEIGHT × kNN + probe logit. A text is scored as a whole, and so is every decoded payload in it
+(decode.py); a note of three sentences or more is also scored sentence by sentence, less CHUNK_MARGIN, so a
+long benign prefix cannot dilute an instruction. Two thresholds, set by ``fit`` from out-of-fold scores of
+the benign training notes (groups held out whole), turn the score into block / quarantine / pass.
+
+The trained state ships as ``echo_duck/resources/scan/classifier.npz`` (int8 exemplars, probe, thresholds;
+rebuilt by ``echo-duck bench scanner --rebuild``). The model itself loads on the first scan that needs it,
+never at ``open()``; without the model package installed the rules run alone and say so once.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.resources
+import re
+import threading
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ...embed.embedder import MODEL_INSTALL_HINT, default_embedder
+from ...index.matvec import matvec  # float32 products on the calling thread (OpenBLAS's helper thread spins)
+from .decode import decodings
+from .normalise import view
+
+K = 3
+KNN_WEIGHT = 10.0
+CHUNK_MARGIN = 1.0  # in score units: a sentence alone must clear the threshold by this much
+MIN_CHUNKS = 3
+MAX_CHUNKS = 48  # the longest notes are read in windows of sentences, not one sentence each
+BLOCK_BENIGN_RATE = 0.005  # thresholds: this share of out-of-fold benign notes would be blocked ...
+QUARANTINE_BENIGN_RATE = 0.05  # ... and this share quarantined
+NO_MODEL = ("echo_duck: the default embedding model is not installed, so the write scanner runs its rules alone "
+            f"(no semantic classifier); install it with: {MODEL_INSTALL_HINT}")
+_SENTENCE_RE = re.compile(r"(?<=[.!?。！？;；])\s+|[\r\n]+|(?<=[。！？；])")
+
+
+@dataclass(frozen=True)
+class Model:
+    exemplars: np.ndarray  # float32 (n, 512), unit rows
+    labels: np.ndarray  # 1 attack, 0 benign
+    weights: np.ndarray  # probe: 512 weights then the bias
+    block: float
+    quarantine: float
+    model_id: str
+
+    def score_vectors(self, vectors: np.ndarray) -> np.ndarray:
+        vectors = np.asarray(vectors, dtype=np.float32)
+        sims = np.stack([matvec(self.exemplars, v) for v in vectors]) if len(vectors) else np.zeros((0, len(self.labels)))
+        attack, benign = sims[:, self.labels == 1], sims[:, self.labels == 0]
+        top_a = -np.partition(-attack, K - 1, axis=1)[:, :K]
+        top_b = -np.partition(-benign, K - 1, axis=1)[:, :K]
+        return KNN_WEIGHT * (top_a.mean(1) - top_b.mean(1)) + vectors @ self.weights[:-1] + self.weights[-1]
+
+
+@dataclass(frozen=True)
+class Views:
+    """The texts the classifier reads for one input: the whole view, decoded payloads, sentence chunks."""
+
+    whole: str
+    decoded: tuple[tuple[str, str], ...]
+    chunks: tuple[str, ...]
+
+    def texts(self) -> list[str]:
+        return [self.whole, *(d for _, d in self.decoded), *self.chunks]
+
+
+def views_of(text: str, decoded: Sequence[tuple[str, str]] | None = None) -> Views:
+    decoded = decodings(text) if decoded is None else decoded
+    return Views(view(text), tuple((how, view(d)) for how, d in decoded if view(d)), tuple(chunks(text)))
+
+
+def chunks(text: str) -> list[str]:
+    """Sentences of ``text`` (as viewed), when there are at least MIN_CHUNKS; long notes in at most MAX_CHUNKS windows."""
+    parts = [v for p in _SENTENCE_RE.split(text) if p and p.strip() and len(v := view(p)) >= 8]
+    if len(parts) < MIN_CHUNKS:
+        return []
+    if len(parts) > MAX_CHUNKS:
+        size = -(-len(parts) // MAX_CHUNKS)
+        parts = [" ".join(parts[i:i + size]) for i in range(0, len(parts), size)]
+    return parts
+
+
+@dataclass(frozen=True)
+class Score:
+    value: float  # the highest of whole, decoded, chunk - CHUNK_MARGIN
+    where: str  # "whole" | "decoded:<how>" | "sentence"
+    text: str  # the view that scored highest
+
+
+class Classifier:
+    """Scores views with the shipped model; loads the embedder and the exemplars on first use."""
+
+    def __init__(self, embedder_factory: Callable[[], object | None] = default_embedder, model: Model | None = None):
+        self._factory = embedder_factory
+        self._embedder = None
+        self._model = model
+        self._ready = False
+        self._lock = threading.Lock()
+        self._warned = False
+
+    def _load(self) -> bool:
+        with self._lock:
+            if not self._ready:
+                self._embedder = self._factory()
+                if self._embedder is not None and self._model is None:
+                    self._model = load_shipped()
+                self._ready = True
+        if self._embedder is None or self._model is None:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(NO_MODEL, RuntimeWarning, stacklevel=4)
+            return False
+        return True
+
+    @property
+    def available(self) -> bool:
+        return self._load()
+
+    @property
+    def model(self) -> Model | None:
+        return self._model if self._load() else None
+
+    def score_many(self, items: Sequence[Views]) -> list[Score | None]:
+        """One batch through the model for all views of all items; None for each when the model is missing."""
+        if not items or not self._load():
+            return [None] * len(items)
+        texts = list(dict.fromkeys(t for v in items for t in v.texts()))
+        scores = dict(zip(texts, self._model.score_vectors(self._embedder.embed(texts))))
+        out = []
+        for v in items:
+            best = Score(float(scores[v.whole]), "whole", v.whole)
+            for how, d in v.decoded:
+                if scores[d] > best.value:
+                    best = Score(float(scores[d]), f"decoded:{how}", d)
+            for c in v.chunks:
+                if scores[c] - CHUNK_MARGIN > best.value:
+                    best = Score(float(scores[c] - CHUNK_MARGIN), "sentence", c)
+            out.append(best)
+        return out
+
+
+# -- the shipped model -------------------------------------------------------------------------------------
+
+def _resource():
+    return importlib.resources.files("echo_duck").joinpath("resources/scan/classifier.npz")
+
+
+@functools.lru_cache(maxsize=1)
+def load_shipped() -> Model | None:
+    try:
+        with _resource().open("rb") as f:
+            data = np.load(f, allow_pickle=False)
+            ex = data["exemplars_int8"].astype(np.float32) * data["exemplar_scale"][:, None]
+            return Model(ex, data["labels"], data["weights"], float(data["block"]), float(data["quarantine"]),
+                         str(data["model_id"]))
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def save(model: Model, path, corpus_sha256: str) -> None:
+    scale = np.abs(model.exemplars).max(axis=1) / 127.0
+    q = np.round(model.exemplars / scale[:, None]).astype(np.int8)
+    np.savez_compressed(path, exemplars_int8=q, exemplar_scale=scale.astype(np.float32), labels=model.labels.astype(np.int8),
+                        weights=model.weights.astype(np.float64), block=model.block, quarantine=model.quarantine,
+                        model_id=model.model_id, corpus_sha256=corpus_sha256)
+
+
+def corpus_sha256(texts: Sequence[str], labels: Sequence[int]) -> str:
+    h = hashlib.sha256()
+    for t, y in zip(texts, labels):
+        h.update(f"{int(y)}\t{t}\n".encode("utf-8"))
+    return h.hexdigest()
