@@ -114,3 +114,10 @@ WHERE agent_id = $agent_id AND kind = $kind AND group_id = $group_id AND revoked
 -- $ids is text '[uuid, …]': binding a Python list costs ~0.2 ms per element in duckdb 1.5.5.
 -- name: memories_by_ids
 SELECT * FROM memories WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
+
+-- A quarantined memory approved by a person: live from now on, as the next version of the live memory it
+-- replaces (same key and scope), if any.
+-- name: approve_quarantined
+UPDATE memories SET status = 'active', version = $version, supersedes = $supersedes, updated_at = greatest(updated_at, $now),
+    row_version = nextval('memory_row_version_seq')
+WHERE id = $id AND status = 'quarantined';
