@@ -134,6 +134,34 @@ def forget(target, reason, db, agent, lock_timeout, as_json):
 
 
 @cli.command()
+@click.argument("memory_id")
+@click.option("--reason", help="Recorded in the event log.")
+@common
+def approve(memory_id, reason, db, agent, lock_timeout, as_json):
+    """Approve a quarantined memory: it goes live (list them with: echo-duck list --status quarantined).
+
+    Example:  echo-duck approve 3f2a… --reason "checked: an ordinary rule"
+    """
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        memory = mem.approve(memory_id, reason)
+    emit(memory, as_json, f"approved {memory.id}")
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--reason", help="Recorded in the event log.")
+@common
+def reject(memory_id, reason, db, agent, lock_timeout, as_json):
+    """Reject a quarantined memory: it is forgotten and never reaches a prompt.
+
+    Example:  echo-duck reject 3f2a… --reason "an instruction to the agent"
+    """
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        memory = mem.reject(memory_id, reason)
+    emit(memory, as_json, f"rejected {memory.id}")
+
+
+@cli.command()
 @click.argument("query")
 @click.option("-k", "k", type=int, default=10, show_default=True, help="How many memories to return.")
 @click.option("--type", "types", type=click.Choice(TYPES), multiple=True)
