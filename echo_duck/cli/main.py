@@ -66,7 +66,8 @@ def add(content, type_, key, tags, scope, team_id, tenant_id, provenance, import
         memory = mem.remember(content, type=type_, key=key, tags=tags, scope=scope, team_id=team_id,
                               tenant_id=tenant_id, provenance=provenance, importance=importance,
                               confidence=confidence, pinned=pin)
-    emit(memory, as_json, f"{memory.id}  v{memory.version}  {memory.type}  {memory.key or ''}".rstrip())
+    held = "  quarantined: held for review (echo-duck approve|reject ID)" if memory.status == "quarantined" else ""
+    emit(memory, as_json, f"{memory.id}  v{memory.version}  {memory.type}  {memory.key or ''}".rstrip() + held)
 
 
 @cli.command()

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from ..models import Memory
+from ..write.scan import gate_lines
 
 OPEN = "<memory-context>"
 CLOSE = "</memory-context>"
@@ -45,7 +46,8 @@ def render(candidates: list[tuple[str, Memory]], budgets: Budgets, limit: int) -
         chosen[section].append(line)
         used[section] += len(line)
         count += 1
-    if count == 0:
+    chosen = _gated(chosen)  # issue 19: the rendered lines, re-scanned as the prompt joins them
+    if not any(chosen.values()):
         return ""
     parts = [OPEN, "\n", PREAMBLE, "\n"]
     for name, title in SECTIONS:
@@ -53,6 +55,12 @@ def render(candidates: list[tuple[str, Memory]], budgets: Budgets, limit: int) -
             parts += ["\n## ", title, "\n", *chosen[name]]
     parts += [CLOSE, "\n"]
     return "".join(parts)
+
+
+def _gated(chosen: dict[str, list[str]]) -> dict[str, list[str]]:
+    flat = [(name, line) for name, _ in SECTIONS for line in chosen[name]]
+    keep = gate_lines([line for _, line in flat])
+    return {name: [line for (n, line), ok in zip(flat, keep) if ok and n == name] for name, _ in SECTIONS}
 
 
 def fence_safe(text: str) -> str:
