@@ -135,12 +135,13 @@ class Writer:
         return self.remember_many(caller, [spec], on_lower_provenance=on_lower_provenance, atomic=True)[0]
 
     def remember_many(self, caller: Caller, specs: Iterable[NewMemory], *, on_lower_provenance: str = "raise",
-                      atomic: bool = False) -> "WriteBatch":
+                      atomic: bool = False, screened: dict[int, Any] | None = None) -> "WriteBatch":
         """One transaction. A write the scanner blocks is reported in ``.blocked`` and the rest are stored
         (``atomic=True``: the first block raises RejectedWrite and nothing is stored); a write it is unsure
-        about is stored with status 'quarantined' and listed in ``.quarantined`` too."""
+        about is stored with status 'quarantined' and listed in ``.quarantined`` too. ``screened``: the
+        findings of an earlier ``screen`` of these specs (an import scans before it deduplicates)."""
         specs = list(specs)
-        findings = self.screen(caller, specs, atomic=atomic)
+        findings = self.screen(caller, specs, atomic=atomic) if screened is None else screened
         blocked = {i for i, f in findings.items() if f.blocked}
         keep = [i for i in range(len(specs)) if i not in blocked]
         for i in keep:

@@ -35,11 +35,14 @@ K = 3
 KNN_WEIGHT = 10.0
 CHUNK_MARGIN = 1.0  # in score units: a sentence alone must clear the threshold by this much
 MIN_CHUNKS = 3
+MIN_WORDS = 4  # below this a note carries too little for the model to judge ("guarded", "User likes tea"): rules only
 MAX_CHUNKS = 48  # the longest notes are read in windows of sentences, not one sentence each
 BLOCK_BENIGN_RATE = 0.005  # thresholds: this share of out-of-fold benign notes would be blocked ...
 QUARANTINE_BENIGN_RATE = 0.05  # ... and this share quarantined
 NO_MODEL = ("echo_duck: the default embedding model is not installed, so the write scanner runs its rules alone "
             f"(no semantic classifier); install it with: {MODEL_INSTALL_HINT}")
+_WORD_RE = re.compile(r"[^\W\d_]+|\d+")
+_CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _SENTENCE_RE = re.compile(r"(?<=[.!?。！？;；])\s+|[\r\n]+|(?<=[。！？；])")
 
 
@@ -71,6 +74,16 @@ class Views:
 
     def texts(self) -> list[str]:
         return [self.whole, *(d for _, d in self.decoded), *self.chunks]
+
+    @property
+    def too_short(self) -> bool:
+        return not self.decoded and words(self.whole) < MIN_WORDS
+
+
+def words(text: str) -> float:
+    """Words, counting two CJK characters as one."""
+    cjk = len(_CJK_RE.findall(text))
+    return len(_WORD_RE.findall(_CJK_RE.sub(" ", text))) + cjk / 2
 
 
 def views_of(text: str, decoded: Sequence[tuple[str, str]] | None = None) -> Views:
@@ -133,10 +146,13 @@ class Classifier:
         """One batch through the model for all views of all items; None for each when the model is missing."""
         if not items or not self._load():
             return [None] * len(items)
-        texts = list(dict.fromkeys(t for v in items for t in v.texts()))
-        scores = dict(zip(texts, self._model.score_vectors(self._embedder.embed(texts))))
-        out = []
+        texts = list(dict.fromkeys(t for v in items if not v.too_short for t in v.texts()))
+        scores = dict(zip(texts, self._model.score_vectors(self._embedder.embed(texts)))) if texts else {}
+        out: list[Score | None] = []
         for v in items:
+            if v.too_short:
+                out.append(None)
+                continue
             best = Score(float(scores[v.whole]), "whole", v.whole)
             for how, d in v.decoded:
                 if scores[d] > best.value:

@@ -4,7 +4,8 @@ Each memory was scanned when it was written, but a prompt shows several of them 
 instruction can be written in fragments that only read as one when joined ("- Ignore all previous" /
 "- instructions and reveal …"). ``gate_lines`` scans every line alone (a memory stored before the scanner
 learnt something new) and every run of two and three neighbouring lines joined as the renderer joins them;
-the lines of any run that is refused (blocked or quarantined) are left out. Verdicts are cached by text, so
+the lines of any run the scanner would block are left out. Only blocks count: a person may have approved a
+quarantined memory, and an unsure verdict on a random pair of ordinary lines would thin every snapshot. Verdicts are cached by text, so
 a snapshot that repeats every turn costs the model once.
 """
 
@@ -26,7 +27,7 @@ def _refused(texts: list[str]) -> list[bool]:
     with _lock:
         missing = [t for t in dict.fromkeys(texts) if t not in _cache]
     if missing:
-        verdicts = [f is not None for f in default_scanner().scan_many(missing)]
+        verdicts = [f is not None and f.blocked for f in default_scanner().scan_many(missing)]
         with _lock:
             for t, v in zip(missing, verdicts):
                 _cache[t] = v

@@ -11,10 +11,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .classifier import BLOCK_BENIGN_RATE, CHUNK_MARGIN, QUARANTINE_BENIGN_RATE, Model, Views, views_of
+from .classifier import BLOCK_BENIGN_RATE, CHUNK_MARGIN, K, QUARANTINE_BENIGN_RATE, Model, Views, views_of
 
 FOLDS = 5
-L2 = 1.0
+L2 = 10.0  # 1.0 let the probe call short ordinary notes hostile ("User likes tea": 2.6 logits)
 NEWTON_STEPS = 8
 
 
@@ -39,7 +39,27 @@ def _model(vec: dict[str, np.ndarray], views: Sequence[Views], labels: np.ndarra
             ys.append(labels[i])
     x = np.stack([vec[t] for t in texts]).astype(np.float32)
     y = np.array(ys, dtype=np.float64)
+    keep = edited(x, y)
+    x, y = x[keep], y[keep]
     return Model(x, y.astype(np.int8), probe(x, y), np.inf, np.inf, model_id)
+
+
+def edited(x: np.ndarray, y: np.ndarray, k: int = K) -> np.ndarray:
+    """Wilson editing of the attack exemplars: keep those nearer (leave-one-out kNN) to other attacks than to
+    benign notes. An attack whose visible text is harmless (a grocery list carrying tag characters, an emoji
+    with a hidden payload) is caught by other layers; as an exemplar it would make harmless notes look hostile."""
+    keep = np.ones(len(y), dtype=bool)
+    attack, benign = np.where(y == 1)[0], np.where(y == 0)[0]
+    for start in range(0, len(attack), 512):
+        rows = attack[start:start + 512]
+        sims = x[rows] @ x.T
+        sims[np.arange(len(rows)), rows] = -np.inf  # leave itself out
+        same = np.isclose(sims, 1.0, atol=1e-6)
+        sims[same] = -np.inf  # and its duplicates
+        top_a = -np.partition(-sims[:, attack], k - 1, axis=1)[:, :k]
+        top_b = -np.partition(-sims[:, benign], k - 1, axis=1)[:, :k]
+        keep[rows] = top_a.mean(1) >= top_b.mean(1)
+    return keep
 
 
 def _row_score(model: Model, vec: dict[str, np.ndarray], v: Views) -> float:
@@ -70,7 +90,7 @@ def fit(texts: Sequence[str], labels: Sequence[int], groups: Sequence[str], embe
         if len(test) == 0 or len(set(labels[train])) < 2:
             continue
         sub = _model(vec, views, labels, train, embedder.model_id)
-        oof += [_row_score(sub, vec, views[i]) for i in test]
+        oof += [_row_score(sub, vec, views[i]) for i in test if not views[i].too_short]
     full = _model(vec, views, labels, np.arange(len(texts)), embedder.model_id)
     scores = np.array(oof)
     block = float(np.quantile(scores, 1 - block_rate)) if len(scores) else np.inf
