@@ -36,6 +36,7 @@ KNN_WEIGHT = 10.0
 CHUNK_MARGIN = 1.0  # in score units: a sentence alone must clear the threshold by this much
 MIN_CHUNKS = 3
 MIN_WORDS = 4  # below this a note carries too little for the model to judge ("guarded", "User likes tea"): rules only
+MIN_WORDS_TO_BLOCK = 8  # below this the model alone only quarantines ("you are now logged in" is not DAN)
 MAX_CHUNKS = 48  # the longest notes are read in windows of sentences, not one sentence each
 BLOCK_BENIGN_RATE = 0.005  # thresholds: this share of out-of-fold benign notes would be blocked ...
 QUARANTINE_BENIGN_RATE = 0.05  # ... and this share quarantined
@@ -81,9 +82,9 @@ class Views:
 
 
 def words(text: str) -> float:
-    """Words, counting two CJK characters as one."""
+    """Words: whitespace-separated tokens with a letter in them (a path or a flag is one), two CJK characters as one."""
     cjk = len(_CJK_RE.findall(text))
-    return len(_WORD_RE.findall(_CJK_RE.sub(" ", text))) + cjk / 2
+    return sum(1 for t in _CJK_RE.sub(" ", text).split() if _WORD_RE.search(t) and not t.isdigit()) + cjk / 2
 
 
 def views_of(text: str, decoded: Sequence[tuple[str, str]] | None = None) -> Views:
@@ -107,6 +108,10 @@ class Score:
     value: float  # the highest of whole, decoded, chunk - CHUNK_MARGIN
     where: str  # "whole" | "decoded:<how>" | "sentence"
     text: str  # the view that scored highest
+
+    @property
+    def may_block(self) -> bool:
+        return words(self.text) >= MIN_WORDS_TO_BLOCK
 
 
 class Classifier:

@@ -22,7 +22,7 @@ from .invisible import tag_payload
 
 MAX_DECODINGS = 8
 # Decodings that are exact (the payload is what the encoder was given), not a guess that makes text read better.
-EXACT = frozenset({"tag characters", "base64", "base32", "hex", "binary", "percent-encoding", "html entities", "escapes",
+EXACT = frozenset({"tag characters", "variation selectors", "base64", "base32", "hex", "binary", "percent-encoding", "html entities", "escapes",
                    "morse", "upside down"})
 _B64_RE = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _B32_RE = re.compile(r"[A-Z2-7]{16,}={0,6}")
@@ -33,6 +33,7 @@ _ENTITY_RE = re.compile(r"&#(?:x[0-9a-fA-F]{1,6}|[0-9]{1,7});|&[a-zA-Z]{2,8};")
 _ESC_RE = re.compile(r"\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|\\U[0-9a-fA-F]{8}")
 _MORSE_RE = re.compile(r"[.\-·•_−]{1,7}(?:[ /|]+[.\-·•_−]{1,7}){7,}")
 _LATIN_LETTER_RE = re.compile(r"[A-Za-z]")
+_SELECTORS_RE = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{4,}")
 _REVERSE_SPLIT_RE = re.compile(r"[\n\u202a-\u202e\u2066-\u2069]+|(?<=[a-z0-9])[.!?]\s+(?=[.!?]?\w)")
 _UPSIDE = str.maketrans("ɐqɔpǝɟƃɥᴉɾʞןɯuodbɹsʇnʌʍxʎz∀ᗺƆᗡƎℲ⅁HIſꓘ⅂WNOԀΌᴚS⊥∩ΛMX⅄Z˙'¡¿‾",
                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.,!?_")
@@ -194,6 +195,9 @@ def decodings(text: str) -> list[tuple[str, str]]:
 
     if "\U000e0000" <= max(text, default="\x00"):
         add("tag characters", tag_payload(text))
+        for m in _SELECTORS_RE.finditer(text):  # bytes as variation selectors: 0-15 → U+FE00.., 16-255 → U+E0100..
+            add("variation selectors", _utf8(bytes(ord(c) - 0xFE00 if c < "\ufe10" else ord(c) - 0xE0100 + 16
+                                                   for c in m.group())))
     for m in _B64_RE.finditer(text):
         if len(found) >= MAX_DECODINGS:
             break

@@ -28,6 +28,8 @@ _NET_RE = re.compile(r"\b(?:curl|wget|fetch|invoke-webrequest|invoke-restmethod|
                      r"xmlhttprequest|dig|nslookup|http\s+(?:post|put|get|--form|-f)|https\s+(?:post|put)|net\.webclient|webclient|"
                      r"uploadstring|uploadfile|https?\.request|git\s+push|openssl\s+s_client|sendmail|mail\s+-s|mutt|"
                      r"aws\s+s3\s+cp|gsutil\s+cp|rclone|/dev/tcp|ssh\s+\S+@)\b")
+# A secret-named parameter given a literal value in what a network command sends (?token=…, -d "password=…").
+_SECRET_PARAM_RE = re.compile(r"[?&\s\"'](?:token|access_token|api_?key|apikey|secret|password|passwd|pwd|key)=(?![$%{<])[^&\s\"']{8,}")
 _VAR_RE = re.compile(r"\$env:([a-z_]\w*)|\$\{?([a-z_]\w*)|%([a-z_]\w*)%|process\.env(?:\.|\[['\"])([a-z_]\w*)|"
                      r"os\.(?:environ(?:\.get)?[\[(]|getenv\()['\"]([a-z_]\w*)")
 # Names that hold secrets; CACHE_KEY, KEYCLOAK_URL, AUTH_URL, BYPASS, TOKENIZERS_PARALLELISM and $PWD do not.
@@ -46,7 +48,7 @@ _FILE_RE = re.compile(r"(?<![\w.])\.env(?:\.(?:local|prod|production|dev|develop
 # A sensitive file only matters when something reads or sends it: "cat .env" yes; "cp .env.example .env",
 # "source .env", "cat id.pub >> ~/.ssh/authorized_keys" (a write, not a read) no.
 _CMD_BEFORE = re.compile(r"(?:\b(?:cat|bat|xxd|hexdump|base64|get-content|scp|rsync|curl|wget|nc|ncat|netcat|socat|iwr|irm|tar|zip|7z|"
-                         r"invoke-webrequest|invoke-restmethod|grab|upload|post|gsutil)|(?:^|[|;&`$(\"':,，：]|\b(?:that|fyi|btw|so|also|then|now|run|just|please)\b)\s*"
+                         r"invoke-webrequest|invoke-restmethod)|(?:^|[|;&`$(\"':,，：]|\b(?:that|fyi|btw|so|also|then|now|run|just|please)\b)\s*"
                          r"(?:sudo\s+)?(?:more|less|head|tail|type|strings|od|gc))"
                          r"\b[^|;&>\n]{0,60}$")
 # A harmless lead-in ("Remember that …", "FYI …", "btw …") must not hide the order that follows it.
@@ -120,7 +122,7 @@ def find(text: str, protected: Sequence[str] = ()) -> tuple[str, bool, int] | No
         names = [n for v in _VAR_RE.finditer(window) for n in v.groups()
                  if n and _SECRET_VAR_RE.search(n) and not _AUTH_USE_RE.search(window[max(0, v.start() - 40):v.start()])]
         what = f"${names[0].upper()}" if names else "the environment" if _DUMP_RE.search(window) else None
-        if what or secret_spans(window):
+        if what or secret_spans(window) or _SECRET_PARAM_RE.search(window):
             return f"network command '{m.group()}' with {what or 'a literal secret'}", True, int(m.start() * scale)
     for a, b in islice(_sensitive_spans(low, protected), MAX_CANDIDATES):
         before, after = low[max(0, a - 80):a], low[b:b + 100]

@@ -49,9 +49,8 @@ def strip_hidden(text: str) -> str:
 def view(text: str) -> str:
     """What the prompt shows, folded: the form the classifier embeds and the rules read."""
     s = _STRIP_RE.sub("", text.replace("\u2800", " "))
-    s = unicodedata.normalize("NFKC", fold_enclosed(s))
-    s = fold_lookalikes(s)
-    s = _LETTER_RUN_RE.sub(_join_run, s)
+    s = _LETTER_RUN_RE.sub(_join_run, fold_enclosed(s))  # before NFKC, which makes a hair space a space
+    s = fold_lookalikes(unicodedata.normalize("NFKC", s))
     s = " ".join(s.split())
     return _CJK_SPACED_RE.sub("", s) if " " in s else s
 

@@ -97,7 +97,8 @@ class ConnectionStringDetector(RegexBasedDetector):
 
     secret_type = "connection-string password"
     denylist = (
-        re.compile(r"(?i)(?:AccountKey|SharedAccessKey|Password|Pwd)=([^;\s'\"]{8,})"),
+        re.compile(r"(?i)(?:AccountKey|SharedAccessKey)=([^;\s'\"]{8,})"),
+        re.compile(r"(?i)(?:^|;)\s*(?:Password|Pwd)\s*=\s*([^;\s'\"]{6,})(?=;)"),  # Server=…;Password=…;
         re.compile(r"[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"]{0,64}:([^\s:/@'\"]{6,128})@"),
         re.compile(r"https://[a-f0-9]{32}@[\w.-]+\.ingest(?:\.[a-z]{2})?\.sentry\.io"),  # Sentry DSN
     )

@@ -143,15 +143,20 @@ def spans(text: str) -> list[Secret]:
                     continue
             found.append(Secret(a, b, kind, kind != "JSON Web Token"))  # a JWT may be a published sample
             pair = _PAIR_RE.search(t, b, min(len(t), b + 80))
-            if pair and random_looking(pair.group()):
-                found.append(Secret(pair.start(), pair.end(), f"{kind} (paired secret)", True))
+            if pair:
+                value = re.split(r"[=:]", pair.group())[-1]  # AWS_SECRET_ACCESS_KEY=<value>: the value
+                if random_looking(value):
+                    found.append(Secret(pair.end() - len(value), pair.end(), f"{kind} (paired secret)", True))
     for m in _LABEL_RE.finditer(t):
         check = password_like if m.group("strong") else random_looking
         for tok in _TOKEN_RE.finditer(t, m.end(), min(len(t), m.end() + 168)):
             if tok.start() > m.end() + 40:
                 break
-            token = tok.group().lstrip("=:'\"`").rstrip("'\"`.,;:)]}>")
-            start = tok.start() + tok.group().find(token)
+            token = tok.group().rstrip("'\"`.,;:)]}>")
+            if "://" not in token:  # NAME=value inside one token ("_ACCESS_KEY=5Spe…"): the value
+                token = re.split(r"[=:]", token)[-1] if re.search(r"[=:].", token) else token
+            token = token.lstrip("=:'\"`")
+            start = tok.start() + tok.group().rfind(token) if token else tok.start()
             if check(token) or _UUID_RE.fullmatch(token) and _ASSIGN_RE.fullmatch(t, m.end(), start):
                 found.append(Secret(start, start + len(token), "labelled credential", False))
                 break

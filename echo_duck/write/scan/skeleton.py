@@ -79,15 +79,21 @@ def enclosed_table() -> dict[int, str]:
     return table
 
 
+_INDICATORS_RE = re.compile("[\U0001f1e6-\U0001f1ff]+")
+
+
 def fold_enclosed(text: str) -> str:
-    """Enclosed letters to plain ones. Regional indicators only when four or more appear: a flag is two."""
+    """Enclosed letters to plain ones. Regional indicators only when they spell: a run of one (🇩 🇮 🇸 …) or of
+    more than four (🇩🇮🇸🇦🇧🇱🇪); a pair is a flag (🇩🇪) and stays."""
     if not any("\U0001f100" <= ch <= "\U0001f1ff" for ch in text):
         return text
     table = enclosed_table()
-    indicators = sum(1 for ch in text if "\U0001f1e6" <= ch <= "\U0001f1ff")
-    if indicators < 4:
-        table = {cp: v for cp, v in table.items() if not 0x1F1E6 <= cp <= 0x1F1FF}
-    return text.translate(table)
+    runs = _INDICATORS_RE.findall(text)
+    singles = sum(1 for r in runs if len(r) == 1)
+    spelled = {r for r in runs if len(r) > 4 or len(r) == 1 and singles >= 4}
+    letters = {cp: v for cp, v in table.items() if not 0x1F1E6 <= cp <= 0x1F1FF}
+    text = text.translate(letters)
+    return _INDICATORS_RE.sub(lambda m: m.group().translate(table) if m.group() in spelled else m.group(), text)
 
 
 def fold_lookalikes(text: str) -> str:

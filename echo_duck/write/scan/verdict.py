@@ -82,27 +82,34 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
 def decide(text: str, evidence: list[Evidence], score: Score | None, block: float, quarantine: float) -> Finding | None:
     order = sorted(evidence, key=lambda e: (not e.sure, REASONS.index(e.reason)))
     hidden_payload = score is not None and score.where.removeprefix("decoded:") in EXACT
-    semantic_sure = score is not None and (score.value >= block or score.value >= quarantine and hidden_payload)
+    semantic_sure = score is not None and (score.value >= block and score.may_block
+                                           or score.value >= quarantine and hidden_payload)
     semantic_unsure = score is not None and score.value >= quarantine
+    agrees = score is not None and score.value >= (quarantine + block) / 2  # "agrees strongly": halfway to a block
     value = None if score is None else round(score.value, 3)
     if order and order[0].sure:
         e = order[0]
         return Finding(e.reason, redact(e.detail, 160), excerpt(text, e.position), "block", value)
-    if order and semantic_unsure and order[0].reason != "secret":
+    if order and agrees and order[0].reason != "secret":
         e = order[0]
-        detail = f"{e.detail}; the classifier agrees (score {value} ≥ {round(quarantine, 3)})"
+        detail = f"{e.detail}; the classifier agrees (score {value} ≥ {round((quarantine + block) / 2, 3)})"
         return Finding(e.reason, redact(detail, 200), excerpt(text, e.position), "block", value)
-    if semantic_sure or semantic_unsure:
-        where = "a decoded payload" if score.where.startswith("decoded") else (
-            "one sentence" if score.where == "sentence" else "the note")
-        limit = block if semantic_sure else quarantine
-        detail = f"semantic classifier: {where} reads as an instruction to the agent (score {value} ≥ {round(limit, 3)})"
-        position = max(0, text.find(score.text[:20])) if score.where == "sentence" else 0
-        return Finding("prompt_injection", detail, excerpt(text, position), "block" if semantic_sure else "quarantine", value)
+    if semantic_sure:
+        return _semantic(text, score, block, "block")
     if order:
         e = order[0]
         return Finding(e.reason, redact(e.detail, 160), excerpt(text, e.position), "quarantine", value)
+    if semantic_unsure:
+        return _semantic(text, score, quarantine, "quarantine")
     return None
+
+
+def _semantic(text: str, score: Score, limit: float, outcome: str) -> Finding:
+    where = "a decoded payload" if score.where.startswith("decoded") else (
+        "one sentence" if score.where == "sentence" else "the note")
+    detail = f"semantic classifier: {where} reads as an instruction to the agent (score {score.value:.3f} ≥ {limit:.3f})"
+    position = max(0, text.find(score.text[:20])) if score.where == "sentence" else 0
+    return Finding("prompt_injection", detail, excerpt(text, position), outcome, round(score.value, 3))
 
 
 class Scanner:
