@@ -20,7 +20,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-_HALF_WIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+# Full-width letters, digits and the symbols keys use, read as ASCII (position for position); full-width punctuation
+# (，：；) stays, so it still ends a token as it does for a CJK reader.
+_HALF_WIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F) if chr(cp - 0xFEE0).isalnum() or chr(cp - 0xFEE0) in "-_/+="} \
+    | {0x3000: 0x20}
 _PLACEHOLDER_RE = re.compile(r"example(?:key)?$|(?<![a-z0-9])example(?![a-z0-9])|placeholder|your|xxxx|changeme|redacted|"
                              r"dummy|sample|\*\*\*|^\$\{?[A-Za-z_]\w*\}?$|^<.*>?$|^%\w+%$|^\{\{|^~?/|^AAAA[BC]3NzaC1|(.)\1{5,}", re.I)
 # Words that label a password (any value after them is a credential) and words that label other secrets (only a
@@ -124,6 +127,8 @@ def spans(text: str) -> list[Secret]:
             a, b = next(((m.start(g), m.end(g)) for g in range(m.re.groups, 0, -1) if m.group(g)), m.span())
             if kind in ("GitHub Token", "JSON Web Token"):
                 a, b = m.start(), m.end() + len(re.match(r"[A-Za-z0-9_.=-]*", t[m.end():m.end() + 2000]).group())
+            if label := re.match(r"[A-Za-z_]{3,30}=", t[a:b]):  # AccountKey=<key>: the key
+                a += label.end()
             value = t[a:b]
             if _PLACEHOLDER_RE.search(value) or _PLACEHOLDER_RE.search(m.group()):
                 continue
