@@ -118,6 +118,23 @@ def real_chats(paths: Sequence[Path], limit: int | None = None, batch: int = 256
     return out
 
 
+def rebuild(corpus: Path, out: Path, progress: Callable[[str], None] | None = None) -> dict:
+    """Fit the shipped classifier on the whole corpus (write/scan/train.py) and save it to ``out``."""
+    from ..write.scan.classifier import corpus_sha256, save
+    from ..write.scan.train import fit
+
+    records = scanner_splits.load_corpus(corpus)
+    texts, labels, groups, calibrate = scanner_splits.classifier_training(records)
+    if progress:
+        progress(f"fitting on {len(texts)} notes ({sum(labels)} attacks)")
+    started = time.perf_counter()
+    model = fit(texts, labels, groups, embedder_by_name("use-multilingual"), calibrate=calibrate)
+    save(model, out, corpus_sha256(texts, labels))
+    return {"notes": len(texts), "attacks": int(sum(labels)), "exemplars": int(len(model.labels)), "block": model.block,
+            "quarantine": model.quarantine, "seconds": round(time.perf_counter() - started, 1), "path": str(out),
+            "bytes": out.stat().st_size}
+
+
 def run(corpus: Path, chats: Sequence[Path], kinds: Sequence[str], out: Path, chat_limit: int | None = None,
         progress: Callable[[str], None] | None = None) -> dict:
     report: dict = {"corpus": str(corpus)}

@@ -5,7 +5,8 @@ Every split fits the classifier (write/scan/train.py) on the training part only,
 the held-out part. Splits: "group" (5 folds of whole groups: an idea and its translations are never on
 both sides), "family" (one family held out: an attack family the classifier never saw, or a benign family
 whose false refusals it was never shown) and "language" (one language held out). The fixture corpus
-(attacks.jsonl, benign.jsonl) is always training data; numbers are reported on the train_* files only.
+(attacks.jsonl, benign.jsonl) and the ordinary chat lines (chatterbot-corpus) are always training data; numbers are
+reported on the train_* files only.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
-from ..write.scan.classifier import Classifier
+from ..write.scan.classifier import MIN_WORDS, Classifier, words
 from ..write.scan.train import fit, folds_by_group
 from ..write.scan.verdict import Scanner
 
@@ -51,12 +52,44 @@ def load_corpus(folder: Path) -> list[Record]:
             if line.strip():
                 r = json.loads(line)
                 out.append(Record(r["text"], label, _FIXTURE_FAMILY[r["category"]], r["lang"], f"fixture-{name}-{i}", True))
-    return out
+    return out + ordinary_chat()
 
 
-def classifier_training(records: Sequence[Record]) -> tuple[list[str], list[int], list[str]]:
+ORDINARY_CAP = 2000
+
+
+def ordinary_chat(cap: int = ORDINARY_CAP) -> list[Record]:
+    """Ordinary conversation lines in 28 languages from the chatterbot-corpus package (BSD; read as data, never
+    imported): benign training notes that look like nothing, so the classifier is calibrated on everyday text too.
+    Lines of four words or more, one group per conversation, every k-th line up to ``cap``. Empty without it."""
+    import importlib.metadata
+
+    import yaml
+
+    try:
+        dist = importlib.metadata.distribution("chatterbot-corpus")
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    found = []
+    for f in sorted(dist.files or [], key=str):
+        if not str(f).endswith(".yml"):
+            continue
+        data = yaml.safe_load(Path(str(dist.locate_file(f))).read_text(encoding="utf-8")) or {}
+        lang = Path(str(f)).parent.name
+        for k, conversation in enumerate(data.get("conversations") or []):
+            for line in conversation or []:
+                if isinstance(line, str) and words(line) >= MIN_WORDS:
+                    found.append(Record(" ".join(line.split()), 0, "ordinary_chat", lang, f"chat-{lang}-{Path(str(f)).stem}-{k}",
+                                        True))
+    found = list({r.text: r for r in found}.values())
+    step = max(1, len(found) // cap)
+    return found[::step][:cap]
+
+
+def classifier_training(records: Sequence[Record]) -> tuple[list[str], list[int], list[str], list[bool]]:
+    """Texts, labels, groups, and which notes calibrate the thresholds (not the everyday chat)."""
     kept = [r for r in records if r.family not in NOT_CLASSIFIER_TRAINING]
-    return [r.text for r in kept], [r.label for r in kept], [r.group for r in kept]
+    return [r.text for r in kept], [r.label for r in kept], [r.group for r in kept], [r.family != "ordinary_chat" for r in kept]
 
 
 class MemoEmbedder:
@@ -77,10 +110,11 @@ class MemoEmbedder:
 def splits(records: Sequence[Record], kinds: Sequence[str]) -> Iterator[tuple[str, str, list[int], list[int]]]:
     """(kind, what is held out, training indices, test indices)."""
     new = [i for i, r in enumerate(records) if not r.fixture]
-    if "group" in kinds:
-        folds = folds_by_group([records[i].group for i in new])
+    if "group" in kinds:  # the everyday chat is held out by conversation too: how often ordinary text is refused
+        held = [i for i, r in enumerate(records) if not r.fixture or r.family == "ordinary_chat"]
+        folds = folds_by_group([records[i].group for i in held])
         for f in range(int(folds.max()) + 1):
-            test = {i for i, fold in zip(new, folds) if fold == f}
+            test = {i for i, fold in zip(held, folds) if fold == f}
             yield "group", f"fold {f + 1}", [i for i in range(len(records)) if i not in test], sorted(test)
     for kind, key in (("family", "family"), ("language", "lang")):
         if kind in kinds:
@@ -96,7 +130,8 @@ def run(records: Sequence[Record], embedder, kinds: Sequence[str] = SPLITS,
     memo = MemoEmbedder(embedder)
     results: dict[str, dict] = {}
     for kind, held_out, train, test in splits(records, kinds):
-        model = fit(*classifier_training([records[i] for i in train]), memo)
+        texts, labels, groups, calibrate = classifier_training([records[i] for i in train])
+        model = fit(texts, labels, groups, memo, calibrate=calibrate)
         scanner = Scanner(Classifier(lambda: memo, model))
         verdicts = scanner.scan_many([records[i].text for i in test], protected)
         outcomes = results.setdefault(kind, {"held_out": {}, "outcome": {}})

@@ -74,8 +74,9 @@ def bench_perf(sizes, systems, repeats, out, as_json):
               help="Held-out splits: any of group, family, language (empty: none).")
 @click.option("--out", type=click.Path(file_okay=False), default="bench-scanner", show_default=True,
               help="Folder for scanner.json and scanner.md.")
+@click.option("--rebuild", is_flag=True, help="Refit the shipped classifier on the whole corpus first (about 2 minutes).")
 @click.option("--json", "as_json", is_flag=True)
-def bench_scanner(corpus, chats, chat_limit, splits, out, as_json):
+def bench_scanner(corpus, chats, chat_limit, splits, out, rebuild, as_json):
     """Write scanner: generalisation (held-out groups, families, languages), real chats, latency and cost.
 
     Example:  echo-duck bench scanner --chats ../shared/bench/locomo/memories.jsonl
@@ -83,6 +84,13 @@ def bench_scanner(corpus, chats, chat_limit, splits, out, as_json):
     from ..bench import scanner_bench
 
     kinds = [k for k in splits.split(",") if k.strip()]
+    say = None if as_json else (lambda msg: click.echo(msg, err=True))
+    if rebuild:
+        import importlib.resources
+
+        with fail_cleanly():
+            target = Path(str(importlib.resources.files("echo_duck").joinpath("resources/scan/classifier.npz")))
+            click.echo(f"rebuilt: {scanner_bench.rebuild(Path(corpus), target, say)}", err=True)
     with fail_cleanly():
         report = scanner_bench.run(Path(corpus), [Path(c) for c in chats], kinds, Path(out), chat_limit,
                                    progress=None if as_json else lambda msg: click.echo(msg, err=True))

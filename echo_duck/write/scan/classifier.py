@@ -94,13 +94,13 @@ def views_of(text: str, decoded: Sequence[tuple[str, str]] | None = None) -> Vie
 
 def chunks(text: str) -> list[str]:
     """Sentences of ``text`` (as viewed), when there are at least MIN_CHUNKS; long notes in at most MAX_CHUNKS windows."""
-    parts = [v for p in _SENTENCE_RE.split(text) if p and p.strip() and len(v := view(p)) >= 8]
+    parts = [p for p in _SENTENCE_RE.split(text) if p and len(p.strip()) >= 8]
     if len(parts) < MIN_CHUNKS:
         return []
     if len(parts) > MAX_CHUNKS:
         size = -(-len(parts) // MAX_CHUNKS)
         parts = [" ".join(parts[i:i + size]) for i in range(0, len(parts), size)]
-    return parts
+    return [v for p in parts if len(v := view(p)) >= 8]
 
 
 @dataclass(frozen=True)

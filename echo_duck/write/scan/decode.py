@@ -37,7 +37,7 @@ _SELECTORS_RE = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{4,}")
 _REVERSE_SPLIT_RE = re.compile(r"[\n\u202a-\u202e\u2066-\u2069]+|(?<=[a-z0-9])[.!?]\s+(?=[.!?]?\w)")
 _UPSIDE = str.maketrans("ɐqɔpǝɟƃɥᴉɾʞןɯuodbɹsʇnʌʍxʎz∀ᗺƆᗡƎℲ⅁HIſꓘ⅂WNOԀΌᴚS⊥∩ΛMX⅄Z˙'¡¿‾",
                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.,!?_")
-_UPSIDE_ONLY = set("ɐǝɟƃɥᴉɾʞןɯɹʇʌʍʎ∀ᗺƆᗡƎℲ⅁ſꓘ⅂ԀᴚΛ⅄˙¿¡")
+_UPSIDE_RE = re.compile("[ɐǝɟƃɥᴉɾʞןɯɹʇʌʍʎ∀ᗺƆᗡƎℲ⅁ſꓘ⅂ԀᴚΛ⅄˙¿¡]")
 _MORSE = {".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
           ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
           "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",
@@ -60,11 +60,16 @@ _COMMON = frozenset("the and you your all to of is are be this that with for not
                     "o os as um uma com het een van niet je ik dat".split())
 
 
+_LETTER_RE = re.compile(r"[^\W\d_]")
+_UNPRINTABLE_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufffd]")
+HEURISTIC_LIMIT = 4000  # Caesar, Atbash, reversed and leetspeak are tried on this much of a text: payloads are short
+
+
 def _readable(s: str, min_letters: int = 6) -> bool:
     if not s or "\ufffd" in s:
         return False
-    letters = sum(ch.isalpha() for ch in s)
-    printable = sum(ch.isprintable() or ch in "\n\t" for ch in s)
+    letters = len(_LETTER_RE.findall(s))
+    printable = len(s) - len(_UNPRINTABLE_RE.findall(s))
     return letters >= min_letters and printable >= 0.95 * len(s) and letters >= 0.5 * len(s.replace(" ", "")) and \
         (" " in s.strip() or letters >= 12 and not s.isascii())
 
@@ -136,8 +141,8 @@ def _reads_better(before: str, after: str) -> bool:
 
 
 def _mostly_ascii_letters(seg: str) -> bool:
-    letters = [c for c in seg if c.isalpha()]
-    return len(letters) >= 12 and sum(c.isascii() for c in letters) >= 0.9 * len(letters)
+    letters = len(_LETTER_RE.findall(seg))
+    return letters >= 12 and len(_LATIN_LETTER_RE.findall(seg)) >= 0.9 * letters
 
 
 def _alphabet(text: str) -> list[tuple[str, str]]:
@@ -219,12 +224,13 @@ def decodings(text: str) -> list[tuple[str, str]]:
         morse = m.group().translate(str.maketrans("·•_−", "..--"))
         words = [" ".join(_MORSE.get(c, "") for c in w.split()) for w in re.split(r"\s*[/|]\s*|\s{2,}", morse)]
         add("morse", " ".join("".join(w.split()) for w in words))
-    if _LATIN_LETTER_RE.search(text):
-        for how, decoded in _alphabet(text):
+    head = text[:HEURISTIC_LIMIT]
+    if _LATIN_LETTER_RE.search(head):
+        for how, decoded in _alphabet(head):
             add(how, decoded)
-        for how, decoded in _reversed(text):
+        for how, decoded in _reversed(head):
             add(how, decoded)
-        add("leetspeak", _leet(text))
-    if sum(1 for ch in text if ch in _UPSIDE_ONLY) >= 3:
-        add("upside down", text.translate(_UPSIDE)[::-1])
+        add("leetspeak", _leet(head))
+    if len(_UPSIDE_RE.findall(head)) >= 3:
+        add("upside down", head.translate(_UPSIDE)[::-1])
     return [(how, d) for how, d in found if _readable(d, 4)]

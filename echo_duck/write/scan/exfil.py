@@ -29,7 +29,8 @@ _NET_RE = re.compile(r"\b(?:curl|wget|fetch|invoke-webrequest|invoke-restmethod|
                      r"uploadstring|uploadfile|https?\.request|git\s+push|openssl\s+s_client|sendmail|mail\s+-s|mutt|"
                      r"aws\s+s3\s+cp|gsutil\s+cp|rclone|/dev/tcp|ssh\s+\S+@)\b")
 # A secret-named parameter given a literal value in what a network command sends (?token=…, -d "password=…").
-_SECRET_PARAM_RE = re.compile(r"[?&\s\"'](?:token|access_token|api_?key|apikey|secret|password|passwd|pwd|key)=(?![$%{<])[^&\s\"']{8,}")
+_SECRET_PARAM_RE = re.compile(r"[?&\s\"'](?:token|access_token|api_?key|apikey|secret|password|passwd|pwd|key)=(?![$%{<])"
+                              r"(?![a-z_]*(?:your|xxx|example|placeholder|redacted|token|key)[a-z_]*\b)[^&\s\"']{8,}")
 _VAR_RE = re.compile(r"\$env:([a-z_]\w*)|\$\{?([a-z_]\w*)|%([a-z_]\w*)%|process\.env(?:\.|\[['\"])([a-z_]\w*)|"
                      r"os\.(?:environ(?:\.get)?[\[(]|getenv\()['\"]([a-z_]\w*)")
 # Names that hold secrets; CACHE_KEY, KEYCLOAK_URL, AUTH_URL, BYPASS, TOKENIZERS_PARALLELISM and $PWD do not.
@@ -112,8 +113,9 @@ def _sensitive_spans(low: str, protected: Sequence[str]) -> Iterator[tuple[int, 
             yield from (m.span() for m in re.finditer(rf"(?<![\w.-]){re.escape(v)}(?![\w-])", path_view))
 
 
-def find(text: str, protected: Sequence[str] = ()) -> tuple[str, bool, int] | None:
-    """(detail, sure, position in ``text``) of the first leak; sure means block, otherwise quarantine."""
+def find(text: str, protected: Sequence[str] = (), has_secret: bool | None = None) -> tuple[str, bool, int] | None:
+    """(detail, sure, position in ``text``) of the first leak; sure means block, otherwise quarantine.
+    ``has_secret``: whether the text holds a literal secret (the caller has looked already), else looked up per window."""
     low = fold(text)
     squashed = re.sub(r"[\W_]+", "", low)
     scale = len(text) / max(1, len(low))
@@ -122,7 +124,8 @@ def find(text: str, protected: Sequence[str] = ()) -> tuple[str, bool, int] | No
         names = [n for v in _VAR_RE.finditer(window) for n in v.groups()
                  if n and _SECRET_VAR_RE.search(n) and not _AUTH_USE_RE.search(window[max(0, v.start() - 40):v.start()])]
         what = f"${names[0].upper()}" if names else "the environment" if _DUMP_RE.search(window) else None
-        if what or secret_spans(window) or _SECRET_PARAM_RE.search(window):
+        literal = secret_spans(window) if has_secret is None else has_secret and secret_spans(window)
+        if what or literal or _SECRET_PARAM_RE.search(window):
             return f"network command '{m.group()}' with {what or 'a literal secret'}", True, int(m.start() * scale)
     for a, b in islice(_sensitive_spans(low, protected), MAX_CANDIDATES):
         before, after = low[max(0, a - 80):a], low[b:b + 100]

@@ -13,6 +13,7 @@ Every step is a linear pass (regexes without nested quantifiers over the same ch
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -46,6 +47,7 @@ def strip_hidden(text: str) -> str:
     return _STRIP_RE.sub("", text)
 
 
+@functools.lru_cache(maxsize=256)  # the layers read the same text's view several times in one scan
 def view(text: str) -> str:
     """What the prompt shows, folded: the form the classifier embeds and the rules read."""
     s = _STRIP_RE.sub("", text.replace("\u2800", " "))
@@ -55,6 +57,7 @@ def view(text: str) -> str:
     return _CJK_SPACED_RE.sub("", s) if " " in s else s
 
 
+@functools.lru_cache(maxsize=256)
 def fold(text: str) -> str:
     """view() without accents, case-folded: the comparable form for the phrase and exfiltration rules."""
     s = unicodedata.normalize("NFD", view(text))

@@ -40,7 +40,7 @@ _TOKEN_RE = re.compile(r"[!-~]{8,128}")
 _NOT_TOKEN_RE = re.compile(r"^(?:https?://|www\.|/|~/|\.{0,2}/)|^[\w.+-]+@[\w-]+\.[\w.]+$|^[\w-]+\.(?:com|org|net|io|md|txt|"
                            r"json|ya?ml|py|sh|env|example)$|^\d{4}-\d\d-\d\d|^[\d\s:.,/-]+$", re.I)
 _HEX_RE = re.compile(r"(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{16,}|(?=[0-9A-F]*[A-F])(?=[0-9A-F]*\d)[0-9A-F]{16,}")
-_ACCOUNT_RE = re.compile(r"[\w.+@-]+ [/|] ")
+_ACCOUNT_RE = re.compile(r"(?<![\w.+@-])[\w.+@-]{1,64} [/|] ")
 _UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 _ASSIGN_RE = re.compile(r"['\"]?\s*(?:[:=：]|is|是|为)\s*['\"]?")  # key=<uuid>, "token is <uuid>"
 _PAIR_RE = re.compile(r"[A-Za-z0-9/+=_-]{20,100}")
@@ -125,7 +125,7 @@ def spans(text: str) -> list[Secret]:
     for kind, rx in _plugins():
         for m in rx.finditer(t):
             a, b = next(((m.start(g), m.end(g)) for g in range(m.re.groups, 0, -1) if m.group(g)), m.span())
-            if kind in ("GitHub Token", "JSON Web Token"):
+            if kind == "GitHub Token":
                 a, b = m.start(), m.end() + len(re.match(r"[A-Za-z0-9_.=-]*", t[m.end():m.end() + 2000]).group())
             if label := re.match(r"[A-Za-z_]{3,30}=", t[a:b]):  # AccountKey=<key>: the key
                 a += label.end()

@@ -80,12 +80,13 @@ def enclosed_table() -> dict[int, str]:
 
 
 _INDICATORS_RE = re.compile("[\U0001f1e6-\U0001f1ff]+")
+_ENCLOSED_ANY_RE = re.compile("[\U0001f100-\U0001f1ff]")
 
 
 def fold_enclosed(text: str) -> str:
     """Enclosed letters to plain ones. Regional indicators only when they spell: a run of one (🇩 🇮 🇸 …) or of
     more than four (🇩🇮🇸🇦🇧🇱🇪); a pair is a flag (🇩🇪) and stays."""
-    if not any("\U0001f100" <= ch <= "\U0001f1ff" for ch in text):
+    if not _ENCLOSED_ANY_RE.search(text):
         return text
     table = enclosed_table()
     runs = _INDICATORS_RE.findall(text)

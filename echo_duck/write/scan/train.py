@@ -87,10 +87,14 @@ def folds_by_group(groups: Sequence[str], k: int = FOLDS, seed: int = 0) -> np.n
 
 
 def fit(texts: Sequence[str], labels: Sequence[int], groups: Sequence[str], embedder,
-        block_rate: float = BLOCK_BENIGN_RATE, quarantine_rate: float = QUARANTINE_BENIGN_RATE) -> Model:
-    """A model trained on all ``texts``; thresholds from out-of-fold scores of its benign ones."""
+        block_rate: float = BLOCK_BENIGN_RATE, quarantine_rate: float = QUARANTINE_BENIGN_RATE,
+        calibrate: Sequence[bool] | None = None) -> Model:
+    """A model trained on all ``texts``; thresholds from out-of-fold scores of its benign ones (only those marked in
+    ``calibrate``, when given: everyday chat shapes the model but would pull the thresholds down)."""
+    calibrate = [True] * len(texts) if calibrate is None else list(calibrate)
     kept = [i for i, (t, y) in enumerate(zip(texts, labels)) if not (y == 1 and cover_text(t))]
     texts, labels, groups = [texts[i] for i in kept], [labels[i] for i in kept], [groups[i] for i in kept]
+    calibrating = np.array([calibrate[i] for i in kept])
     labels = np.asarray(labels, dtype=np.int8)
     groups = np.asarray(groups)
     views = [views_of(t) for t in texts]
@@ -99,7 +103,7 @@ def fit(texts: Sequence[str], labels: Sequence[int], groups: Sequence[str], embe
     folds = folds_by_group(groups)
     oof = []
     for f in range(FOLDS):
-        train, test = np.where(folds != f)[0], np.where((folds == f) & (labels == 0))[0]
+        train, test = np.where(folds != f)[0], np.where((folds == f) & (labels == 0) & calibrating)[0]
         if len(test) == 0 or len(set(labels[train])) < 2:
             continue
         sub = _model(vec, views, labels, groups, train, embedder.model_id)

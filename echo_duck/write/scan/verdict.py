@@ -61,9 +61,9 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
         i = hidden[0]
         found.append(Evidence("invisible_unicode", f"{hidden_kind(text[i])} character U+{ord(text[i]):04X} at {i}",
                               strong_hidden(text, hidden), i))
-    if leak := find_leak(text, protected):
-        found.append(Evidence("exfiltration", leak[0], leak[1], leak[2]))
     found_secrets = secret_spans(text)
+    if leak := find_leak(text, protected, has_secret=bool(found_secrets)):
+        found.append(Evidence("exfiltration", leak[0], leak[1], leak[2]))
     if found_secrets:
         s = next((s for s in found_secrets if s.sure), found_secrets[0])
         found.append(Evidence("secret", s.kind, s.sure, s.start))
@@ -127,6 +127,8 @@ class Scanner:
         # Sure rule evidence decides alone; only the rest needs the model.
         need = [i for i, ev in enumerate(evidence) if not any(e.sure for e in ev)]
         scores: list[Score | None] = [None] * len(texts)
+        if not self.classifier.available:
+            need = []
         views: list[Views] = [views_of(texts[i], decoded[i]) for i in need]
         for i, s in zip(need, self.classifier.score_many(views)):
             scores[i] = s
