@@ -42,7 +42,7 @@ class Record:
 
 def load_corpus(folder: Path) -> list[Record]:
     out = []
-    for name, label in (("train_attacks", 1), ("train_benign", 0)):
+    for name, label in (("train_attacks", 1), ("train_benign", 0), ("train_ordinary", 0)):
         for line in (folder / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
             if line.strip():
                 r = json.loads(line)

@@ -37,8 +37,13 @@ CHUNK_MARGIN = 1.0  # in score units: a sentence alone must clear the threshold 
 MIN_CHUNKS = 3
 MIN_WORDS = 4  # below this a note carries too little for the model to judge ("guarded", "User likes tea"): rules only
 MIN_WORDS_TO_BLOCK = 8  # below this the model alone only quarantines ("you are now logged in" is not DAN)
-MAX_CHUNKS = 48  # the longest notes are read in windows of sentences, not one sentence each
-BLOCK_BENIGN_RATE = 0.005  # thresholds: this share of out-of-fold benign notes would be blocked ...
+MAX_CHUNKS = 16  # a long note is read in at most this many windows of sentences (the model costs ~1 ms per 100 chars)
+MAX_WINDOW_CHARS = 1200  # and each window, like the whole note, is cut to this many characters for the model
+# Words that make a window of a long note worth the model's time (the rest of a 100,000-character note is the rules').
+_CUE_RE = re.compile(r"(?i)ignor|disregard|forget|instruction|system|prompt|rule|password|secret|token|key|send|upload|"
+                     r"forward|curl|wget|http|reveal|pretend|user|assistant|from now on|忽略|无视|指令|提示|规则|密码|密钥|"
+                     r"发送|上传|用户|助手|命令|無視|指示|パスワード|무시|지시|비밀번호")
+BLOCK_BENIGN_RATE = 0.0  # thresholds: the model alone blocks only above every out-of-fold benign score ...
 QUARANTINE_BENIGN_RATE = 0.05  # ... and this share quarantined
 NO_MODEL = ("echo_duck: the default embedding model is not installed, so the write scanner runs its rules alone "
             f"(no semantic classifier); install it with: {MODEL_INSTALL_HINT}")
@@ -89,7 +94,8 @@ def words(text: str) -> float:
 
 def views_of(text: str, decoded: Sequence[tuple[str, str]] | None = None) -> Views:
     decoded = decodings(text) if decoded is None else decoded
-    return Views(view(text), tuple((how, view(d)) for how, d in decoded if view(d)), tuple(chunks(text)))
+    return Views(view(text)[:MAX_WINDOW_CHARS], tuple((how, view(d)[:MAX_WINDOW_CHARS]) for how, d in decoded if view(d)),
+                 tuple(chunks(text)))
 
 
 def chunks(text: str) -> list[str]:
@@ -97,10 +103,20 @@ def chunks(text: str) -> list[str]:
     parts = [p for p in _SENTENCE_RE.split(text) if p and len(p.strip()) >= 8]
     if len(parts) < MIN_CHUNKS:
         return []
-    if len(parts) > MAX_CHUNKS:
-        size = -(-len(parts) // MAX_CHUNKS)
-        parts = [" ".join(parts[i:i + size]) for i in range(0, len(parts), size)]
-    return [v for p in parts if len(v := view(p)) >= 8]
+    windows, current = [], ""
+    for p in parts:  # sentences, merged into windows of up to MAX_WINDOW_CHARS
+        if current and len(current) + len(p) > MAX_WINDOW_CHARS:
+            windows.append(current)
+            current = ""
+        current = f"{current} {p}" if current else p
+    windows.append(current)
+    if len(parts) <= MAX_CHUNKS:
+        windows = parts  # a short note: every sentence on its own
+    elif len(windows) > MAX_CHUNKS:  # first, last, and the windows with the most cue words
+        ranked = sorted(range(1, len(windows) - 1), key=lambda i: -len(_CUE_RE.findall(windows[i])))
+        keep = sorted({0, len(windows) - 1, *ranked[:MAX_CHUNKS - 2]})
+        windows = [windows[i] for i in keep]
+    return [v[:MAX_WINDOW_CHARS] for w in windows if len(v := view(w)) >= 8]
 
 
 @dataclass(frozen=True)

@@ -38,13 +38,15 @@ def _refused(texts: list[str]) -> list[bool]:
 
 
 def gate_lines(lines: Sequence[str]) -> list[bool]:
-    """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …")."""
+    """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …").
+
+    A line the scanner blocks alone is left out by itself; a run of neighbours is left out whole when it is
+    blocked only together (every line of it passes alone), so one bad line never takes its neighbours with it."""
     plain = [" ".join(line.strip().removeprefix("- ").split()) for line in lines]
-    windows = [(i, n) for n in WINDOWS for i in range(len(plain) - n + 1)]
-    refused = _refused([" ".join(plain[i:i + n]) for i, n in windows])
-    keep = [True] * len(lines)
-    for (i, n), bad in zip(windows, refused):
-        if bad:
-            for j in range(i, i + n):
-                keep[j] = False
+    keep = [not bad for bad in _refused(plain)]
+    for n in WINDOWS[1:]:
+        runs = [i for i in range(len(plain) - n + 1) if all(keep[i:i + n])]
+        for i, bad in zip(runs, _refused([" ".join(plain[i:i + n]) for i in runs])):
+            if bad:
+                keep[i:i + n] = [False] * n
     return keep

@@ -20,8 +20,9 @@ import unicodedata
 from collections.abc import Iterator
 
 # All Cf but the visible number signs (U+0600-0605, 06DD, 070F, 0890-0891, 08E2, 110BD, 110CD); C0/C1 controls but
-# TAB/LF/CR; lone surrogates; blank fillers; Mongolian free variation selectors. tests/test_scan.py checks the Cf list.
-HIDDEN = ("\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+# TAB/LF/VT/FF/CR (white space the renderer joins like any other); lone surrogates; blank fillers; Mongolian free
+# variation selectors. tests/test_scan.py checks the Cf list.
+HIDDEN = ("\x00-\x08\x0e-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
           "\u202a-\u202e\u2060-\u206f\u3164\ud800-\udfff\ufeff\uffa0\ufff9-\ufffb\U00013430-\U0001343f\U0001bca0-\U0001bca3"
           "\U0001d173-\U0001d17a\U000e0000-\U000e007f")
 VS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
@@ -121,6 +122,7 @@ def kind(ch: str) -> str:
 def strong(text: str, positions: list[int]) -> bool:
     """Hidden characters that can only be smuggling: a tag payload, a bidi override, selectors or joiners
     threaded through a word (three or more inside letters), or a run of two or more."""
+    positions = [i for i in positions if not ("\u2061" <= text[i] <= "\u2064" or text[i] == "\u00ad")]  # math, hyphens
     if not positions:
         return False
     chars = [text[i] for i in positions]

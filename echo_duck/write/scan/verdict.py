@@ -82,7 +82,9 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
 def decide(text: str, evidence: list[Evidence], score: Score | None, block: float, quarantine: float) -> Finding | None:
     order = sorted(evidence, key=lambda e: (not e.sure, REASONS.index(e.reason)))
     hidden_payload = score is not None and score.where.removeprefix("decoded:") in EXACT
-    semantic_sure = score is not None and (score.value >= block and score.may_block
+    # The model alone blocks only a whole note (or a decoded payload) of 8 words or more; one sentence of a long
+    # note that reads as an instruction is quarantined: advice ("don't hesitate to ask") reads like that too.
+    semantic_sure = score is not None and (score.value >= block and score.may_block and score.where != "sentence"
                                            or score.value >= quarantine and hidden_payload)
     semantic_unsure = score is not None and score.value >= quarantine
     agrees = score is not None and score.value >= (quarantine + block) / 2  # "agrees strongly": halfway to a block
