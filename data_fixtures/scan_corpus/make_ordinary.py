@@ -56,6 +56,26 @@ assistant_templates = [
  "Absolutely. Here's the list again without the headings, all on one line.",
  "To keep costs down, compare at least three quotes and ask each one what is included.",
 ]
+# Everyday memories of the kind the store keeps: project procedures and facts, personal preferences and plans.
+tools = ["ruff", "pytest", "the linter", "black", "mypy", "the unit tests", "npm run build", "terraform plan", "the smoke tests", "prettier"]
+events = ["every commit", "pushing", "opening a pull request", "a release", "merging to main", "deploying", "tagging a version"]
+procedures = [
+ "Run {tool} before {event}", "Always run {tool} before {event}", "Use pnpm, not npm, in the {repo} repo",
+ "Never deploy the {repo} service on a Friday afternoon", "Write commit messages in English in the {repo} repo",
+ "Ask before deleting anything in the {repo} bucket", "Keep pull requests under 400 lines for {repo}",
+ "Tag {person} on anything that touches billing", "Use tabs in the Go code of {repo}", "Squash merge feature branches in {repo}",
+ "Rebase on main before {event}", "Update the changelog before {event}", "Reply in Chinese unless {person} writes in English",
+ "Remind me to water the plants on Sundays", "Book the dentist for {person} in March", "Send {person} the slides after the meeting",
+ "Don't schedule meetings before 10am", "Keep answers short and put the conclusion first", "Call {person} back about the invoice",
+]
+facts = ["The {repo} service listens on port {port}", "{person} owns the {repo} repo", "The staging database for {repo} runs in Frankfurt",
+ "{person} is allergic to peanuts", "{person}'s birthday is on {day}", "The {repo} nightly build starts at 2am",
+ "We moved the {repo} docs to the wiki", "{person} prefers video calls over phone calls", "The {repo} repo uses Python 3.11"]
+repos = ["billing", "web", "search", "mobile", "data-pipeline", "auth", "reports", "infra"]
+people = ["Ana", "Bo", "Mei", "Carlos", "Priya", "Tom", "Lena", "Kenji"]
+days = ["2 November", "14 March", "30 June", "8 August"]
+
+
 def ing(g):
     w = g.split()
     v = w[0]
@@ -70,6 +90,12 @@ for k, tpl in enumerate(assistant_templates):
     for _ in range(12):
         t, g = rng.choice(topics), rng.choice(goals)
         out.append(dict(text=tpl.format(t=t, g=g, g_ing=ing(g)), label="benign", family="ordinary_assistant", lang="en", group=f"ord-assistant-{k:02d}"))
+for k, tpl in enumerate(procedures + facts):
+    for _ in range(6):
+        out.append(dict(text=tpl.format(tool=rng.choice(tools), event=rng.choice(events), repo=rng.choice(repos),
+                                        person=rng.choice(people), port=rng.choice([5432, 8080, 6379, 9200]),
+                                        day=rng.choice(days)),
+                        label="benign", family="ordinary_assistant", lang="en", group=f"ord-memory-{k:02d}"))
 zh_topics = {"zh": ["半程马拉松训练", "去里斯本的周末旅行", "学做酸面包", "搬家", "面试准备"], "es": ["un viaje a Lisboa", "una fiesta de cumpleaños", "el huerto"],
              "de": ["den Umzug", "eine Geburtstagsfeier", "das Training"], "fr": ["un voyage à Lisbonne", "une fête d'anniversaire", "le déménagement"],
              "ja": ["引っ越し", "マラソンの練習", "誕生日パーティー"]}

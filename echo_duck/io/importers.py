@@ -39,10 +39,11 @@ e.g. to restore an export. The write path sets access_count, last_accessed, crea
 
 from __future__ import annotations
 
+
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -60,7 +61,7 @@ _TYPES = {"user": "user", "environment": "environment", "env": "environment", "p
           "rule": "procedure", "self": "self"}
 _PASS = ("confidence", "importance", "pinned", "scope", "sensitivity", "entities", "team_id", "tenant_id")
 _EXISTING = ("SELECT scope, key, type, content FROM visible_memories($agent, $session) "
-             "WHERE status = 'active' AND list_contains($contents::VARCHAR[], content)")
+             "WHERE status IN ('active', 'quarantined') AND list_contains($contents::VARCHAR[], content)")
 _WRITE_ERRORS = (ProvenanceConflict, AmbiguousMatch, PermissionDenied, RejectedWrite)
 _ERROR_REASONS = {ProvenanceConflict: "provenance_conflict", AmbiguousMatch: "ambiguous",
                   PermissionDenied: "permission_denied", RejectedWrite: "rejected"}
@@ -167,7 +168,7 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
         for k, (i, where, spec) in enumerate(part):
             finding = findings.get(k)
             if finding is not None and finding.blocked:
-                skipped.append((i, Issue(where, "rejected", f"{finding.reason}: {finding.detail}")))
+                skipped.append((i, Issue(where, "rejected", f"{finding.reason} in {finding.detail}")))
                 continue
             try:
                 mem.writer.check_permission(caller, spec)
@@ -213,11 +214,14 @@ def _screen(mem: Any, caller: Caller, specs: list[NewMemory], *, log: bool) -> d
     """The writer's scanner over a batch: {position: Finding}; blocks are logged unless this is a dry run."""
     if log:
         return mem.writer.screen(caller, specs, atomic=False)
-    fields = [(k, v) for k, s in enumerate(specs) for v in (s.content, s.key or "", " ".join(s.tags), " ".join(s.entities)) if v]
+    fields = [(k, name, v) for k, s in enumerate(specs) for name, v in (("content", s.content), ("key", s.key or ""),
+              ("tags", " ".join(s.tags)), ("entities", " ".join(s.entities))) if v]
     out: dict[int, Any] = {}
-    for (k, _), finding in zip(fields, scan_many([v for _, v in fields], protected_paths=mem.writer.protected_paths)):
+    verdicts = scan_many([v for *_, v in fields], protected_paths=mem.writer.protected_paths,
+                         labels=[name != "content" for _, name, _ in fields])
+    for (k, name, _), finding in zip(fields, verdicts):
         if finding is not None and (k not in out or finding.blocked and not out[k].blocked):
-            out[k] = finding
+            out[k] = replace(finding, detail=f"{name}: {finding.detail}")
     return out
 
 

@@ -239,12 +239,13 @@ class Writer:
         fields = [(i, name, value) for i, spec in enumerate(specs)
                   for name, value in (("content", spec.content), ("key", spec.key or ""), ("tags", " ".join(spec.tags)),
                                       ("entities", " ".join(spec.entities))) if value]
-        verdicts = scan_many([value for _, _, value in fields], protected_paths=self.protected_paths)
+        verdicts = scan_many([value for _, _, value in fields], protected_paths=self.protected_paths,
+                             labels=[name != "content" for _, name, _ in fields])
         out: dict[int, Any] = {}
         for (i, name, _), finding in zip(fields, verdicts):
             if finding is None or (i in out and (out[i].blocked or not finding.blocked)):
                 continue
-            out[i] = replace(finding, detail=f"{name}: {finding.detail}") if name != "content" else finding
+            out[i] = replace(finding, detail=f"{name}: {finding.detail}")  # which field: an import's report names it
             if finding.blocked:
                 self.quarantine(caller, name, finding.reason, finding.detail, finding.excerpt)
                 if atomic:

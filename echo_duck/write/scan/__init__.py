@@ -38,6 +38,8 @@ def scan(text: str, *, protected_paths: Sequence[str] = ()) -> Finding | None:
     return default_scanner().scan(text, protected_paths)
 
 
-def scan_many(texts: Sequence[str], *, protected_paths: Sequence[str] = ()) -> list[Finding | None]:
-    """scan() of each text, with one pass of the model over all of them (bulk writes)."""
-    return default_scanner().scan_many(list(texts), protected_paths)
+def scan_many(texts: Sequence[str], *, protected_paths: Sequence[str] = (),
+              labels: Sequence[bool] | None = None) -> list[Finding | None]:
+    """scan() of each text, with one pass of the model over all of them (bulk writes). ``labels`` marks the texts
+    that are keys, tags or entities: there the model only confirms what a rule found."""
+    return default_scanner().scan_many(list(texts), protected_paths, labels)

@@ -44,7 +44,7 @@ _CUE_RE = re.compile(r"(?i)ignor|disregard|forget|instruction|system|prompt|rule
                      r"forward|curl|wget|http|reveal|pretend|user|assistant|from now on|忽略|无视|指令|提示|规则|密码|密钥|"
                      r"发送|上传|用户|助手|命令|無視|指示|パスワード|무시|지시|비밀번호")
 BLOCK_BENIGN_RATE = 0.0  # thresholds: the model alone blocks only above every out-of-fold benign score ...
-QUARANTINE_BENIGN_RATE = 0.05  # ... and this share quarantined
+QUARANTINE_BENIGN_RATE = 0.03  # ... and this share quarantined
 NO_MODEL = ("echo_duck: the default embedding model is not installed, so the write scanner runs its rules alone "
             f"(no semantic classifier); install it with: {MODEL_INSTALL_HINT}")
 _WORD_RE = re.compile(r"[^\W\d_]+|\d+")

@@ -158,7 +158,7 @@ def _alphabet(text: str) -> list[tuple[str, str]]:
         chi0 = _chi(base)
         shifted = _shift(seg, best_k)
         if best_k and _chi([base[(i - best_k) % 26] for i in range(26)]) < 0.25 * chi0 and (
-                _reads_better(seg, shifted) or not re.search(r"[a-z]{4}", seg.lower()) or len(letters) < 40):
+                _reads_better(seg, shifted) or not re.search(r"[a-z]{4}", seg.lower())):
             out.append((f"caesar{best_k}", shifted))
             continue
         if _reads_better(seg, _atbash(seg)):

@@ -35,7 +35,8 @@ _FLAG_RE = re.compile("\U0001f3f4\U000e0067\U000e0062(?:\U000e0065\U000e006e\U00
 # and the Arabic presentation forms.
 _JOINING = ((0x0600, 0x08FF), (0x0900, 0x0DFF), (0x0F00, 0x109F), (0x1780, 0x18AF), (0xA8E0, 0xA8FF), (0xA9E0, 0xA9FF),
             (0xAA60, 0xAA7F), (0xFB50, 0xFDFF), (0xFE70, 0xFEFF))
-_RTL_RE = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+_RTL_RE = re.compile("[\u05d0-\u05ea\u0620-\u064a\u066e-\u06d3\u06fa-\u06ff\u0710-\u074f\u0780-\u07a5\u07ca-\u07ea\u0800-\u0815"
+                     "\u0840-\u0858\u08a0-\u08c9\ufb1d-\ufdff\ufe70-\ufefc]")  # right-to-left letters (not the marks)
 _BIDI_SOFT = {0x200E, 0x200F, 0x061C, 0x202A, 0x202B, 0x202C, 0x2066, 0x2067, 0x2068, 0x2069}
 
 

@@ -51,7 +51,8 @@ def strip_hidden(text: str) -> str:
 def view(text: str) -> str:
     """What the prompt shows, folded: the form the classifier embeds and the rules read."""
     s = _STRIP_RE.sub("", text.replace("\u2800", " "))
-    s = _LETTER_RUN_RE.sub(_join_run, fold_enclosed(s))  # before NFKC, which makes a hair space a space
+    s = unicodedata.normalize("NFC", fold_enclosed(s))  # i + U+0301 is one letter when runs are joined
+    s = _LETTER_RUN_RE.sub(_join_run, s)  # before NFKC, which makes a hair space a space
     s = fold_lookalikes(unicodedata.normalize("NFKC", s))
     s = " ".join(s.split())
     return _CJK_SPACED_RE.sub("", s) if " " in s else s

@@ -79,14 +79,17 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
     return found
 
 
-def decide(text: str, evidence: list[Evidence], score: Score | None, block: float, quarantine: float) -> Finding | None:
+def decide(text: str, evidence: list[Evidence], score: Score | None, block: float, quarantine: float,
+           label: bool = False) -> Finding | None:
+    """``label``: a key, tag or entity, not prose: the model only confirms what a rule found there."""
     order = sorted(evidence, key=lambda e: (not e.sure, REASONS.index(e.reason)))
     hidden_payload = score is not None and score.where.removeprefix("decoded:") in EXACT
     # The model alone blocks only a whole note (or a decoded payload) of 8 words or more; one sentence of a long
     # note that reads as an instruction is quarantined: advice ("don't hesitate to ask") reads like that too.
     semantic_sure = score is not None and (score.value >= block and score.may_block and score.where != "sentence"
                                            or score.value >= quarantine and hidden_payload)
-    semantic_unsure = score is not None and score.value >= quarantine
+    semantic_unsure = score is not None and score.value >= quarantine and not label
+    semantic_sure = semantic_sure and not label
     agrees = score is not None and score.value >= (quarantine + block) / 2  # "agrees strongly": halfway to a block
     value = None if score is None else round(score.value, 3)
     if order and order[0].sure:
@@ -120,7 +123,9 @@ class Scanner:
     def __init__(self, classifier: Classifier | None = None):
         self.classifier = classifier or Classifier()
 
-    def scan_many(self, texts: Sequence[str], protected_paths: Sequence[str] = ()) -> list[Finding | None]:
+    def scan_many(self, texts: Sequence[str], protected_paths: Sequence[str] = (),
+                  labels: Sequence[bool] | None = None) -> list[Finding | None]:
+        """A verdict per text, one model pass for all. ``labels`` marks keys, tags and entities (see ``decide``)."""
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"scan() needs a str, got {type(t).__name__}")
@@ -136,7 +141,8 @@ class Scanner:
             scores[i] = s
         model = self.classifier.model if need else None
         block, quarantine = (model.block, model.quarantine) if model else (float("inf"), float("inf"))
-        return [decide(t, ev, s, block, quarantine) for t, ev, s in zip(texts, evidence, scores)]
+        labels = [False] * len(texts) if labels is None else list(labels)
+        return [decide(t, ev, s, block, quarantine, lab) for t, ev, s, lab in zip(texts, evidence, scores, labels)]
 
     def scan(self, text: str, protected_paths: Sequence[str] = ()) -> Finding | None:
         return self.scan_many([text], protected_paths)[0]
