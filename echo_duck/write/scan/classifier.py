@@ -63,7 +63,10 @@ class Model:
 
     def score_vectors(self, vectors: np.ndarray) -> np.ndarray:
         vectors = np.asarray(vectors, dtype=np.float32)
-        sims = np.stack([matvec(self.exemplars, v) for v in vectors]) if len(vectors) else np.zeros((0, len(self.labels)))
+        if len(vectors) >= 8:  # a batch: one matrix product
+            sims = vectors @ self.exemplars.T
+        else:  # one write: products on the calling thread (OpenBLAS's helper thread would spin between writes)
+            sims = np.stack([matvec(self.exemplars, v) for v in vectors]) if len(vectors) else np.zeros((0, len(self.labels)))
         attack, benign = sims[:, self.labels == 1], sims[:, self.labels == 0]
         top_a = -np.partition(-attack, K - 1, axis=1)[:, :K]
         top_b = -np.partition(-benign, K - 1, axis=1)[:, :K]
