@@ -12,7 +12,7 @@ TYPES = ("user", "environment", "procedure", "self")
 PERSISTED_TIERS = ("episodic", "semantic", "archival")
 SCOPES = ("private", "session", "team", "tenant", "public")
 SENSITIVITIES = ("normal", "personal", "sensitive")
-STATUSES = ("active", "pending", "superseded", "forgotten", "flagged")
+STATUSES = ("active", "pending", "superseded", "forgotten", "flagged", "quarantined")
 ROLES = ("user", "assistant", "system", "tool")
 # Higher provenance is more trusted; a write never replaces a memory of higher provenance.
 PROVENANCE = {"legacy": 0, "model_inferred": 1, "consolidated": 2, "user_stated": 3}

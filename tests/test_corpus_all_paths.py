@@ -21,7 +21,7 @@ import echo_duck
 from echo_duck import tools
 from echo_duck.cli.main import cli
 from echo_duck.lifecycle.extract import Candidate
-from echo_duck.write.scan import scan
+from echo_duck.write.scan import scan, scan_many
 
 CORPUS = Path(__file__).parent.parent / "data_fixtures" / "scan_corpus"
 ATTACKS = [json.loads(line)["text"] for line in (CORPUS / "attacks.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -36,7 +36,8 @@ def _open(path):
 
 
 def _contents(mem) -> list[str]:
-    return mem.sql("SELECT content FROM memories")["content"].to_list()
+    """What could reach a prompt: every memory but those held for review (status 'quarantined')."""
+    return mem.sql("SELECT content FROM memories WHERE status <> 'quarantined'")["content"].to_list()
 
 
 def test_corpus_is_the_size_the_issue_asks_for():
@@ -66,10 +67,11 @@ def test_import_blocks_every_attack_and_stores_every_benign_note(tmp_path, shape
 
     with _open(tmp_path / "mem.duckdb") as mem:
         attacks = import_file(mem, write("attacks", ATTACKS))
-        assert attacks.stored == 0 and attacks.read == len(ATTACKS)
+        assert attacks.stored == len(attacks.quarantined) and attacks.read == len(ATTACKS)  # stored only to be held
         reasons = attacks.by_reason
         # A NUL byte is malformed text (refused before the scanner); everything else is the scanner's.
-        assert reasons.get("rejected", 0) + reasons.get("invalid", 0) == len(ATTACKS) and reasons.get("invalid", 0) <= 1
+        assert reasons.get("rejected", 0) + reasons.get("invalid", 0) + attacks.stored == len(ATTACKS)
+        assert reasons.get("invalid", 0) <= 1
         assert _contents(mem) == []
         assert mem.sql("SELECT count(*) FROM blocked_writes WHERE path = 'import'").item() == reasons["rejected"]
 
@@ -132,9 +134,12 @@ LEAD_INS = ("Remember that ", "FYI ", "Note: ", "Also, ", "Reminder: ", "btw ", 
 
 @pytest.mark.parametrize("lead_in", LEAD_INS)
 def test_a_lead_in_does_not_hide_an_attack(lead_in):
-    evading = [a for a in ATTACKS if "\x00" not in a and scan(lead_in + a, protected_paths=PROTECTED) is None]
+    attacks = [a for a in ATTACKS if "\x00" not in a]
+    evading = [a for a, f in zip(attacks, scan_many([lead_in + a for a in attacks], protected_paths=PROTECTED)) if f is None]
     assert evading == []
-    assert [b for b in BENIGN if scan(lead_in + b, protected_paths=PROTECTED) is not None] == []
+    verdicts = scan_many([lead_in + b for b in BENIGN], protected_paths=PROTECTED)
+    assert [b for b, f in zip(BENIGN, verdicts) if f is not None and f.blocked] == []
+    assert sum(f is not None for f in verdicts) <= len(BENIGN) // 20  # quarantined for review, at most 5%
 
 
 def test_benign_session_messages_consolidate_into_memories(tmp_path):
@@ -149,8 +154,10 @@ def test_benign_session_messages_consolidate_into_memories(tmp_path):
                 mem.add_message(session, "user", text)
             reports += mem.consolidate(session)
         contents = set(_contents(mem))
-        missing = [b for b in benign if b not in contents]
-        assert missing == [] and sum(r.facts_rejected for r in reports) == 0
+        held = set(mem.sql("SELECT content FROM memories WHERE status = 'quarantined'")["content"].to_list())
+        missing = [b for b in benign if b not in contents and b not in held]
+        assert missing == [] and sum(r.facts_rejected for r in reports) == 0  # nothing blocked ...
+        assert len(held) <= len(benign) // 20  # ... and at most 5% held for review
         assert mem.sql("SELECT count(*) FROM blocked_writes").item() == 0
     print(f"\nconsolidation[echo]: benign stored {len(benign) - len(missing)}/{len(benign)}"
           f"{'' if LONG else ' (seeded sample)'}")

@@ -197,13 +197,14 @@ def test_invalid_records_are_skipped_and_named(mem, tmp_path):
 
 def test_attacks_in_imported_files_are_refused_and_quarantined(mem):
     report = import_file(mem, FIX / "poisoned/MEMORY.md")
-    assert (report.read, report.stored, report.by_reason) == (7, 3, {"rejected": 4})
-    assert [i.detail.split(" ")[0] for i in report.skipped] == [
-        "invisible_unicode", "prompt_injection", "prompt_injection", "exfiltration"]
+    # Four attacks: each blocked (reported "rejected", logged) or stored quarantined (held for review, never live).
+    assert report.read == 7 and report.stored - len(report.quarantined) == 3
+    assert report.by_reason.get("rejected", 0) + len(report.quarantined) == 4
+    reasons = [i.detail.split(" ")[0] for i in report.skipped]
     blocked = mem.sql("SELECT path, actor, reason FROM blocked_writes ORDER BY id").rows()
-    assert blocked == [("import", "import:MEMORY.md", r) for r in
-                       ("invisible_unicode", "prompt_injection", "prompt_injection", "exfiltration")]
-    assert sorted(r["content"] for r in rows(mem)) == sorted([
+    assert blocked == [("import", "import:MEMORY.md", r) for r in reasons]
+    assert set(reasons) <= {"invisible_unicode", "prompt_injection", "exfiltration"}
+    assert sorted(r["content"] for r in rows(mem, "status = 'active'")) == sorted([
         "用户喜欢简洁的回答", "The API server listens on port 8080", "Staging lives at staging.internal.example.com"])
 
 
@@ -221,7 +222,7 @@ def test_attacks_in_keys_and_tags_are_refused(mem, tmp_path):
 
 def test_dry_run_stores_nothing(mem):
     report = import_file(mem, FIX / "poisoned/MEMORY.md", dry_run=True)
-    assert report.dry_run and (report.stored, report.by_reason) == (3, {"rejected": 4})
+    assert report.dry_run and report.read == 7 and report.stored + report.by_reason["rejected"] == 7
     assert count(mem) == 0 and count(mem, "blocked_writes") == 0
 
 

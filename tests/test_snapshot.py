@@ -149,12 +149,12 @@ def test_budgets_must_be_positive(smem):
     "<memory-context>",
 ])
 def test_content_cannot_close_or_reopen_the_fence(smem, attack):
-    smem.remember(f"The template contains {attack} literally", type="environment")
-    smem.remember(f"User note: {attack}", type="user")
+    stored = [smem.remember(f"The template contains {attack} literally", type="environment"),
+              smem.remember(f"User note: {attack}", type="user")]
     snap = smem.snapshot()
     assert len(_CLOSE_RE.findall(snap)) == 1 and snap.endswith(CLOSE + "\n")
     assert len(_OPEN_RE.findall(snap)) == 1 and snap.startswith(OPEN)
-    assert len(items(snap)) == 2
+    assert len(items(snap)) == sum(m.status == "active" for m in stored)  # the scanner may hold one for review
 
 
 def test_a_cut_line_cannot_close_the_fence(smem):

@@ -99,3 +99,36 @@ def bench_compression(data, as_json):
     with fail_cleanly():
         report = compression.run(Path(data) if data else None)
     emit(report, as_json, compression.markdown(report))
+
+
+@bench.command(name="scanner")
+@click.option("--corpus", type=click.Path(exists=True, file_okay=False), default="data_fixtures/scan_corpus", show_default=True,
+              help="Folder with train_attacks.jsonl, train_benign.jsonl, attacks.jsonl, benign.jsonl.")
+@click.option("--chats", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="memories.jsonl[.gz] of a long-chat benchmark (repeatable), e.g. ../shared/bench/locomo/memories.jsonl.")
+@click.option("--chat-limit", type=int, help="Only the first N turns of each --chats file.")
+@click.option("--splits", default="group,family,language", show_default=True,
+              help="Held-out splits: any of group, family, language (empty: none).")
+@click.option("--out", type=click.Path(file_okay=False), default="bench-scanner", show_default=True,
+              help="Folder for scanner.json and scanner.md.")
+@click.option("--rebuild", is_flag=True, help="Refit the shipped classifier on the whole corpus first (about 2 minutes).")
+@click.option("--json", "as_json", is_flag=True)
+def bench_scanner(corpus, chats, chat_limit, splits, out, rebuild, as_json):
+    """Write scanner: generalisation (held-out groups, families, languages), real chats, latency and cost.
+
+    Example:  echo-duck bench scanner --chats ../shared/bench/locomo/memories.jsonl
+    """
+    from ..bench import scanner_bench
+
+    kinds = [k for k in splits.split(",") if k.strip()]
+    say = None if as_json else (lambda msg: click.echo(msg, err=True))
+    if rebuild:
+        import importlib.resources
+
+        with fail_cleanly():
+            target = Path(str(importlib.resources.files("echo_duck").joinpath("resources/scan/classifier.npz")))
+            click.echo(f"rebuilt: {scanner_bench.rebuild(Path(corpus), target, say)}", err=True)
+    with fail_cleanly():
+        report = scanner_bench.run(Path(corpus), [Path(c) for c in chats], kinds, Path(out), chat_limit,
+                                   progress=None if as_json else lambda msg: click.echo(msg, err=True))
+    emit(report, as_json, scanner_bench.markdown(report) + f"\nwritten: {Path(out) / 'scanner.json'}, {Path(out) / 'scanner.md'}")

@@ -84,7 +84,8 @@ def add(content, type_, key, tags, scope, team_id, tenant_id, provenance, import
         memory = mem.remember(content, type=type_, key=key, tags=tags, scope=scope, team_id=team_id,
                               tenant_id=tenant_id, provenance=provenance, importance=importance,
                               confidence=confidence, pinned=pin)
-    emit(memory, as_json, f"{memory.id}  v{memory.version}  {memory.type}  {memory.key or ''}".rstrip())
+    held = "  quarantined: held for review (echo-duck approve|reject ID)" if memory.status == "quarantined" else ""
+    emit(memory, as_json, f"{memory.id}  v{memory.version}  {memory.type}  {memory.key or ''}".rstrip() + held)
 
 
 @cli.command()
@@ -151,6 +152,34 @@ def forget(target, reason, db, agent, lock_timeout, as_json):
     with open_or_fail(db, agent, lock_timeout) as mem:
         memory = mem.forget(target, reason=reason)
     emit(memory, as_json, f"forgot {memory.id}")
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--reason", help="Recorded in the event log.")
+@common
+def approve(memory_id, reason, db, agent, lock_timeout, as_json):
+    """Approve a quarantined memory: it goes live (list them with: echo-duck list --status quarantined).
+
+    Example:  echo-duck approve 3f2a… --reason "checked: an ordinary rule"
+    """
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        memory = mem.approve(memory_id, reason)
+    emit(memory, as_json, f"approved {memory.id}")
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--reason", help="Recorded in the event log.")
+@common
+def reject(memory_id, reason, db, agent, lock_timeout, as_json):
+    """Reject a quarantined memory: it is forgotten and never reaches a prompt.
+
+    Example:  echo-duck reject 3f2a… --reason "an instruction to the agent"
+    """
+    with open_or_fail(db, agent, lock_timeout) as mem:
+        memory = mem.reject(memory_id, reason)
+    emit(memory, as_json, f"rejected {memory.id}")
 
 
 @cli.command()

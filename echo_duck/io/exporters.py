@@ -22,7 +22,7 @@ from ..errors import InvalidInput
 from ..models import PROVENANCE_NAMES, Memory
 from ..write import validate
 
-_QUERY = ("SELECT * FROM visible_memories($agent, $session) WHERE $history OR status = 'active' "
+_QUERY = ("SELECT * FROM visible_memories($agent, $session) WHERE ($history AND status <> 'quarantined') OR status = 'active' "
           "ORDER BY created_at, id")
 
 

@@ -39,17 +39,18 @@ e.g. to restore an export. The write path sets access_count, last_accessed, crea
 
 from __future__ import annotations
 
+
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import AmbiguousMatch, InvalidInput, PermissionDenied, ProvenanceConflict, RejectedWrite
 from ..write import validate
-from ..write.scan import scan
+from ..write.scan import scan_many
 from ..write.writer import Caller, NewMemory, prepare
 from .formats import FORMATS
 from .import_trust import chain_order, dumps_usage, parse_history, provenance_of, usage_of
@@ -88,6 +89,7 @@ class ImportReport:
     errors: tuple[Issue, ...] = ()   # refused by the write path for a reason a person should look at
     dry_run: bool = False
     ids: tuple[str, ...] = field(default=(), repr=False)
+    quarantined: tuple[str, ...] = ()  # ids of stored memories held for review (echo-duck approve|reject)
 
     @property
     def by_reason(self) -> dict[str, int]:
@@ -95,7 +97,7 @@ class ImportReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "format": self.format, "read": self.read, "stored": self.stored,
-                "dry_run": self.dry_run, "by_reason": self.by_reason,
+                "dry_run": self.dry_run, "by_reason": self.by_reason, "quarantined": list(self.quarantined),
                 "skipped": [i.__dict__ for i in self.skipped], "errors": [i.__dict__ for i in self.errors]}
 
 
@@ -150,7 +152,7 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
            batch_size: int) -> ImportReport:
     skipped: list[tuple[int, Issue]] = []
     errors: list[Issue] = []
-    candidates: list[tuple[int, str, NewMemory]] = []
+    prepared: list[tuple[int, str, NewMemory]] = []
     usages: dict[str, Any] = {}  # where -> (access_count, last_accessed), applied once stored
     versions: set[str] = set()  # older versions kept for their chain: stored once, whatever their status now
     for i, (where, fields, why) in enumerate(records):
@@ -161,17 +163,29 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
             usage = fields.pop("_usage", None)
             if fields.pop("_version", False):
                 versions.add(where)
-            spec = prepare(caller, fields.pop("content"), **fields)
-            _check(mem, caller, spec, quarantine=not dry_run)
-            candidates.append((i, where, spec))
+            prepared.append((i, where, prepare(caller, fields.pop("content"), **fields)))
             if usage is not None:
                 usages[where] = usage
         except InvalidInput as e:
             skipped.append((i, Issue(where, "invalid", str(e))))
-        except RejectedWrite as e:
-            skipped.append((i, Issue(where, "rejected", f"{e.reason} in {e.field}: {e.detail}")))
-        except PermissionDenied as e:
-            errors.append(Issue(where, "permission_denied", str(e)))
+    candidates: list[tuple[int, str, NewMemory]] = []
+    held: dict[int, Any] = {}  # position in candidates -> the scanner's finding, for writes it quarantines
+    for start in range(0, len(prepared), batch_size):  # one model pass per batch; blocks are logged (not in a dry run)
+        part = prepared[start:start + batch_size]
+        findings = _screen(mem, caller, [spec for _, _, spec in part], log=not dry_run)
+        for k, (i, where, spec) in enumerate(part):
+            finding = findings.get(k)
+            if finding is not None and finding.blocked:
+                skipped.append((i, Issue(where, "rejected", f"{finding.reason} in {finding.detail}")))
+                continue
+            try:
+                mem.writer.check_permission(caller, spec)
+            except PermissionDenied as e:
+                errors.append(Issue(where, "permission_denied", str(e)))
+                continue
+            if finding is not None:
+                held[id(spec)] = finding
+            candidates.append((i, where, spec))
     stored, seen, good = _stored(mem, [spec for _, _, spec in candidates]), set(), []
     history = _stored(mem, [spec for _, w, spec in candidates if w in versions], statuses=("superseded",))
     for i, where, spec in candidates:
@@ -183,21 +197,29 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
             seen.add(ident)
             good.append((where, spec))
     ids: list[str] = []
+    quarantined: list[str] = []
     for start in range(0, 0 if dry_run else len(good), batch_size):
         batch = good[start:start + batch_size]
         written: list[tuple[str, Any]] = []
+        screened = {k: held[id(spec)] for k, (_, spec) in enumerate(batch) if id(spec) in held}
         try:  # one transaction per batch; a refusal inside it falls back to one record at a time
-            written = list(zip([w for w, _ in batch], mem.writer.remember_many(caller, [spec for _, spec in batch])))
+            stored_batch = mem.writer.remember_many(caller, [spec for _, spec in batch], screened=screened, atomic=True)
+            written = list(zip([w for w, _ in batch], stored_batch))
+            quarantined += [m.id for m in stored_batch.quarantined]
         except _WRITE_ERRORS:
-            for where, spec in batch:
+            for k, (where, spec) in enumerate(batch):
                 try:
-                    written.append((where, mem.writer.remember(caller, spec)))
+                    one = mem.writer.remember_many(caller, [spec], screened={0: screened[k]} if k in screened else {},
+                                                   atomic=True)
+                    written.append((where, one[0]))
+                    quarantined += [m.id for m in one.quarantined]
                 except _WRITE_ERRORS as e:
                     errors.append(Issue(where, _ERROR_REASONS[type(e)], str(e)))
         ids += [m.id for _, m in written]
         _apply_usage(mem, caller, [(m.id, usages[w]) for w, m in written if w in usages])
     return ImportReport(str(path), fmt, len(records), len(good) if dry_run else len(ids),
-                        tuple(issue for _, issue in sorted(skipped, key=lambda x: x[0])), tuple(errors), dry_run, tuple(ids))
+                        tuple(issue for _, issue in sorted(skipped, key=lambda x: x[0])), tuple(errors), dry_run, tuple(ids),
+                        tuple(quarantined))
 
 
 def _apply_usage(mem: Any, caller: Caller, usage: list[tuple[str, Any]]) -> None:
@@ -214,16 +236,19 @@ def _apply_usage(mem: Any, caller: Caller, usage: list[tuple[str, Any]]) -> None
                        after=dumps_usage((before["access_count"] + count, last or before["last_accessed"])))
 
 
-def _check(mem: Any, caller: Caller, spec: NewMemory, *, quarantine: bool) -> None:
-    """The writer's own check (scanner + scope permission, quarantining refusals); a dry run only scans."""
-    if quarantine:
-        mem.writer.check(caller, spec)
-        return
-    for name, value in (("content", spec.content), ("key", spec.key or ""), ("tags", " ".join(spec.tags)),
-                        ("entities", " ".join(spec.entities))):
-        finding = scan(value, protected_paths=mem.writer.protected_paths) if value else None
-        if finding is not None:
-            raise RejectedWrite(finding.reason, finding.detail, name)
+def _screen(mem: Any, caller: Caller, specs: list[NewMemory], *, log: bool) -> dict[int, Any]:
+    """The writer's scanner over a batch: {position: Finding}; blocks are logged unless this is a dry run."""
+    if log:
+        return mem.writer.screen(caller, specs, atomic=False)
+    fields = [(k, name, v) for k, s in enumerate(specs) for name, v in (("content", s.content), ("key", s.key or ""),
+              ("tags", " ".join(s.tags)), ("entities", " ".join(s.entities))) if v]
+    out: dict[int, Any] = {}
+    verdicts = scan_many([v for *_, v in fields], protected_paths=mem.writer.protected_paths,
+                         labels=[name != "content" for _, name, _ in fields])
+    for (k, name, _), finding in zip(fields, verdicts):
+        if finding is not None and (k not in out or finding.blocked and not out[k].blocked):
+            out[k] = replace(finding, detail=f"{name}: {finding.detail}")
+    return out
 
 
 def _identity(spec: NewMemory) -> tuple:
@@ -231,7 +256,7 @@ def _identity(spec: NewMemory) -> tuple:
     return spec.scope, spec.key, spec.type if spec.key else None, spec.content
 
 
-def _stored(mem: Any, specs: list[NewMemory], statuses: tuple[str, ...] = ("active",)) -> set[tuple]:
+def _stored(mem: Any, specs: list[NewMemory], statuses: tuple[str, ...] = ("active", "quarantined")) -> set[tuple]:
     """Identities of the live memories visible to the caller whose content equals one of ``specs``."""
     contents, found = sorted({s.content for s in specs}), set()
     for start in range(0, len(contents), 1000):

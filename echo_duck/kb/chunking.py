@@ -29,7 +29,7 @@ import pyarrow as pa
 from ..errors import InvalidInput
 from ..text import segment as segmentation
 from ..write import validate
-from ..write.scan import _hidden_positions, _secret_spans, scan  # the scanner's own definitions: no second copy
+from ..write.scan import hidden_positions, scan, secret_spans  # the scanner's own definitions: no second copy
 
 SUFFIXES = (".md", ".markdown", ".txt")
 MAX_CHARS = 1200
@@ -186,7 +186,7 @@ def screen(trail: tuple[str, ...], content: str, protected: Sequence[str]) -> tu
     removed: list[str] = []
 
     def strip(value: str) -> str:
-        drop = set(_hidden_positions(value))
+        drop = set(hidden_positions(value))
         removed.extend(f"U+{ord(value[i]):04X}" for i in sorted(drop))
         return "".join(ch for i, ch in enumerate(value) if i not in drop) if drop else value
 
@@ -268,11 +268,9 @@ def fence_safe(value: str) -> str:
 
 
 def mask_secrets(value: str) -> str:
-    """Secrets the scanner recognises, replaced by its masks (sk-****)."""
-    limit = len(value)
-    for a, b, *_, mask in sorted(_secret_spans(value), reverse=True):
-        if b <= limit:  # from the end, so earlier offsets stay valid; skip a span overlapping one already masked
-            value, limit = value[:a] + mask + value[b:], a
+    """Secrets the scanner recognises, each replaced by **** whole."""
+    for s in reversed(secret_spans(value)):  # from the end, so earlier offsets stay valid (spans do not overlap)
+        value = value[:s.start] + "****" + value[s.end:]
     return value
 
 

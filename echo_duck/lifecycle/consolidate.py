@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 from ..errors import EchoDuckError, ProvenanceConflict, RejectedWrite
 from ..models import Message
 from ..storage.db import Db
-from ..write.scan import scan
+from ..write.scan import scan_many
 from ..write.sessions import Sessions
 from ..write.writer import Caller, Writer, prepare
 from . import decay as lifecycle
@@ -90,10 +90,13 @@ class Consolidator:
         if noted:  # working memory: facts only from what the user said; everything informs the episode
             candidates += [replace(c, source_index=len(messages) - 1) for c in self.extractor(
                 [p for p in noted if p[0] == "user"])]
-        # A message the scanner refuses (an injection, a secret) yields no fact and stays out of the summary.
-        refused = {i: finding for i, (_, text) in enumerate(pairs) if (finding := scan(text)) is not None}
-        summary = self.summarizer([pair for i, pair in enumerate(pairs) if i not in refused]
-                                  + [p for p in noted if scan(p[1]) is None])
+        # A message the scanner blocks (an injection, a secret) yields no fact; one it is unsure about yields only
+        # quarantined facts. Neither goes into the summary, nor does a working-memory note the scanner flags.
+        verdicts = scan_many([text for _, text in pairs] + [text for _, text in noted])
+        refused = {i: f for i, f in enumerate(verdicts[:len(pairs)]) if f is not None and f.blocked}
+        held = {i: f for i, f in enumerate(verdicts[:len(pairs)]) if f is not None and not f.blocked}
+        summary = self.summarizer([pair for i, pair in enumerate(pairs) if i not in refused and i not in held]
+                                  + [p for p, f in zip(noted, verdicts[len(pairs):]) if f is None])
         if info.title and summary and not summary.startswith(info.title.rstrip("…")):
             summary = f"{info.title} — {summary}"  # the session's title leads, unless the summary starts with it
         if previous is not None and previous["last_seq"] == messages[-1].seq:
@@ -115,14 +118,18 @@ class Consolidator:
                                tags=candidate.tags, importance=candidate.importance, confidence=candidate.confidence,
                                provenance="consolidated", source_session=session_id, episode_id=episode_id,
                                source_refs=[f"message:{source.id}", f"episode:{episode_id}"])
-                memory = self.writer.remember(self.caller, spec, on_lower_provenance="record")
+                if index in held:
+                    memory = self.writer.remember_many(self.caller, [spec], on_lower_provenance="record", atomic=True,
+                                                       screened={0: held[index]})[0]
+                else:
+                    memory = self.writer.remember(self.caller, spec, on_lower_provenance="record")
             except RejectedWrite as e:
                 rejections.append(f"{e.reason}: {candidate.content[:60]}")
                 continue
             except (ProvenanceConflict, EchoDuckError) as e:
                 rejections.append(f"{type(e).__name__}: {e}")
                 continue
-            if memory.status == "pending":
+            if memory.status in ("pending", "quarantined"):  # both wait for a person
                 pending += 1
             else:
                 stored.append(memory.id)

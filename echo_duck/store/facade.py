@@ -34,9 +34,9 @@ from ..recall.snapshot import render as render_snapshot
 from ..storage.connection import connect, translate_errors
 from ..storage.db import Db
 from ..storage.schema import ensure_schema
-from ..write import validate
+from ..write import review, validate
 from ..write.sessions import Sessions
-from ..write.writer import WRITE_PATHS, Caller, Writer, prepare
+from ..write.writer import WRITE_PATHS, Caller, WriteBatch, Writer, prepare
 from .kb_verbs import KnowledgeBaseVerbs
 from .lifecycle_verbs import LifecycleVerbs
 from .working import WorkingMemory
@@ -172,15 +172,20 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                        importance=importance, confidence=confidence, pinned=pinned, source_session=source_session,
                        source_refs=source_refs, observed_at=observed_at, **_only(more, "remember"))
         memory = self.writer.remember(self.caller, spec)
-        if memory.id in self.writer.last_inserted:  # a new row: if it restates a live one, that one is reinforced
-            memory = self.compressor.fold_restatement(self.caller, self._reload(memory))
-        self.checker.check(self.caller, [memory.id])
+        if memory.status != "quarantined":
+            if memory.id in self.writer.last_inserted:  # a new row: if it restates a live one, that one is reinforced
+                memory = self.compressor.fold_restatement(self.caller, self._reload(memory))
+            self.checker.check(self.caller, [memory.id])
         return self._reload(memory)
 
-    def remember_many(self, records: Iterable[dict[str, Any]], *, check_contradictions: bool = False) -> list[Memory]:
-        """Bulk write in one transaction: each record holds remember()'s arguments; all or nothing.
+    def remember_many(self, records: Iterable[dict[str, Any]], *, check_contradictions: bool = False,
+                      atomic: bool = False) -> WriteBatch:
+        """Bulk write in one transaction: each record holds remember()'s arguments.
 
-        Contradiction checks are off for bulk loads unless asked for (they cost a query per row)."""
+        Writes the scanner blocks are left out and listed in ``.blocked`` (position, Finding); writes it is
+        unsure about are stored quarantined and listed in ``.quarantined``. ``atomic=True`` keeps the batch all
+        or nothing (the first block raises RejectedWrite). Contradiction checks are off for bulk loads unless
+        asked for (they cost a query per row)."""
         specs = []
         if isinstance(records, str):
             raise InvalidInput("records must be a list of dicts, got str")
@@ -194,13 +199,23 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                 raise InvalidInput(f"record {i}: {e}") from None
             except InvalidInput as e:
                 raise InvalidInput(f"record {i}: {e}") from None
-        stored = self.writer.remember_many(self.caller, specs)
+        stored = self.writer.remember_many(self.caller, specs, atomic=validate.flag(atomic, "atomic"))
         if validate.flag(check_contradictions, "check_contradictions"):
-            self.checker.check(self.caller, [m.id for m in stored])
-            stored = [self._reload(m) for m in stored]
+            self.checker.check(self.caller, [m.id for m in stored if m.status != "quarantined"])
+            stored = WriteBatch([self._reload(m) for m in stored], stored.blocked, stored.quarantined)
         else:  # a new version from another source still records the conflict it settled (one query)
             self.checker.check_versions(self.caller, [m.id for m in stored if m.supersedes])
         return stored
+
+    def approve(self, target: Any, reason: str | None = None) -> Memory:
+        """Accept a quarantined memory (it goes live; an event records who and why)."""
+        return review.approve(self.writer, self.caller, target,
+                              reason=validate.optional_text(reason, "reason", max_chars=1000))
+
+    def reject(self, target: Any, reason: str | None = None) -> Memory:
+        """Refuse a quarantined memory (it is forgotten; an event records who and why)."""
+        return review.reject(self.writer, self.caller, target,
+                             reason=validate.optional_text(reason, "reason", max_chars=1000))
 
     def get(self, memory_id: Any, *, as_of: Any = None) -> Memory:
         """The memory with this id, or a unique id prefix of at least 4 characters (``"8464cd72"``); as it

@@ -24,6 +24,7 @@ from typing import Any, Callable
 from ..errors import AmbiguousMatch, EchoDuckError, InvalidInput, RejectedWrite
 from ..models import Memory
 from ..write.scan import scan
+from ..write.writer import prepare
 
 CONFIDENCE = 0.95  # seed 004: proactive writes by the agent are stored with confidence 0.95
 PROFILE_KEY = "profile:{section}"
@@ -167,7 +168,7 @@ def _profile_update(mem, section, mode, provenance, content=None, entry=None) ->
     # Scan the lines as the agent sent them: the "- " bullets added below would hide rules anchored
     # at the start of a line ("SYSTEM: …", "less ~/.bash_history") from the writer's own scan.
     finding = scan(content, protected_paths=mem.writer.protected_paths)
-    if finding is not None:
+    if finding is not None and finding.blocked:
         mem.writer.quarantine(mem.caller, "content", finding.reason, finding.detail, finding.excerpt)
         raise RejectedWrite(finding.reason, finding.detail, "content")
     key = PROFILE_KEY.format(section=section)
@@ -195,7 +196,11 @@ def _profile_update(mem, section, mode, provenance, content=None, entry=None) ->
     tags = list(current[0].tags) if current else []
     if "profile" not in tags:
         tags.append("profile")
-    memory = mem.remember(body, type="user", key=key, tags=tags, provenance=provenance, confidence=CONFIDENCE)
+    if finding is not None:  # unsure about the new lines: the section as written waits for a person
+        spec = prepare(mem.caller, body, type="user", key=key, tags=tags, provenance=provenance, confidence=CONFIDENCE)
+        memory = mem.writer.remember_many(mem.caller, [spec], screened={0: finding}, atomic=True)[0]
+    else:
+        memory = mem.remember(body, type="user", key=key, tags=tags, provenance=provenance, confidence=CONFIDENCE)
     return {"changed": True, "section": section, "mode": mode, "memory": _brief(memory)}
 
 

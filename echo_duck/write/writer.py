@@ -19,7 +19,7 @@ from ..index.indexing import EmbeddedAhead, Indexer, NewRow
 from ..models import PROVENANCE_NAMES, SCOPES, SENSITIVITIES, TYPES, Memory
 from ..storage.db import Db, uuid_list
 from . import bulk, validate
-from .scan import redact, scan
+from .scan import redact, scan_many
 
 WRITE_PATHS = ("api", "cli", "import", "consolidation", "tool")
 # Fields update() may change; key and scope identify the fact and stay.
@@ -44,6 +44,16 @@ class Caller:
     @property
     def who(self) -> str:
         return self.actor or f"agent:{self.agent_id}"
+
+
+class WriteBatch(list):
+    """The memories a bulk write stored (quarantined ones included), in input order; ``blocked`` lists
+    (position in the input, Finding) for each write the scanner refused, ``quarantined`` the held ones."""
+
+    def __init__(self, stored: list[Memory], blocked: list[tuple[int, Any]], quarantined: list[Memory]):
+        super().__init__(stored)
+        self.blocked = blocked
+        self.quarantined = quarantined
 
 
 @dataclass(frozen=True)
@@ -122,30 +132,50 @@ class Writer:
     # -- public operations -------------------------------------------------------------------
 
     def remember(self, caller: Caller, spec: NewMemory, *, on_lower_provenance: str = "raise") -> Memory:
-        return self.remember_many(caller, [spec], on_lower_provenance=on_lower_provenance)[0]
+        """One write: a Memory (status 'quarantined' when the scanner was unsure); RejectedWrite when it blocks."""
+        return self.remember_many(caller, [spec], on_lower_provenance=on_lower_provenance, atomic=True)[0]
 
-    def remember_many(self, caller: Caller, specs: Iterable[NewMemory], *, on_lower_provenance: str = "raise") -> list[Memory]:
-        """All or nothing: one transaction; one refused item refuses the batch."""
+    def remember_many(self, caller: Caller, specs: Iterable[NewMemory], *, on_lower_provenance: str = "raise",
+                      atomic: bool = False, screened: dict[int, Any] | None = None) -> "WriteBatch":
+        """One transaction. A write the scanner blocks is reported in ``.blocked`` and the rest are stored
+        (``atomic=True``: the first block raises RejectedWrite and nothing is stored); a write it is unsure
+        about is stored with status 'quarantined' and listed in ``.quarantined`` too. ``screened``: the
+        findings of an earlier ``screen`` of these specs (an import scans before it deduplicates)."""
         specs = list(specs)
-        with self.indexer.embedding_ahead(self._provisional_rows(caller, specs)) as ahead:
-            for position, spec in enumerate(specs):
-                self.check(caller, spec)
-                if ahead is not None:
-                    ahead.passed(position)  # only scanned text goes to the embedder
-            return self._remember_checked(caller, specs, on_lower_provenance, ahead)
+        findings = self.screen(caller, specs, atomic=atomic) if screened is None else screened
+        blocked = {i for i, f in findings.items() if f.blocked}
+        keep = [i for i in range(len(specs)) if i not in blocked]
+        for i in keep:
+            self.check_permission(caller, specs[i])
+        kept = [specs[i] for i in keep]
+        quarantined = {k for k, i in enumerate(keep) if i in findings}
+        with self.indexer.embedding_ahead(self._provisional_rows(caller, kept)) as ahead:
+            if ahead is not None:
+                for position in range(len(kept)):
+                    if position not in quarantined:
+                        ahead.passed(position)  # only text the scanner passed goes to the embedder ahead
+            stored = self._remember_checked(caller, kept, on_lower_provenance, ahead,
+                                            {k: findings[keep[k]] for k in quarantined})
+        return WriteBatch(stored, [(i, findings[i]) for i in sorted(blocked)],
+                          [m for k, m in enumerate(stored) if k in quarantined])
 
     def _remember_checked(self, caller: Caller, specs: list[NewMemory], on_lower_provenance: str,
-                          ahead: EmbeddedAhead | None) -> list[Memory]:
+                          ahead: EmbeddedAhead | None, held: dict[int, Any] | None = None) -> list[Memory]:
+        held = held or {}
         with self._indexed_transaction("remember", ahead):
             ids: list[Any] = [uuid.uuid4() for _ in specs]
-            if len(specs) > 1:  # set-based for rows needing no versioning decision
+            for pos, finding in held.items():  # stored apart from the live memories: no versioning until approved
+                ids[pos] = self._insert(caller, specs[pos], reason=f"quarantined: {finding.reason}: {finding.detail}",
+                                        status="quarantined")
+            simple_specs = [i for i in range(len(specs)) if i not in held]
+            if len(simple_specs) > 1 and not held:  # set-based for rows needing no versioning decision
                 stage = bulk.stage_table(caller.agent_id, specs, ids, self._now())
                 slow = bulk.conflicting_positions(self.db, stage)
                 simple = stage.filter(pa.array([i not in slow for i in range(len(specs))]))
                 self._staged.extend(bulk.insert_simple(self.db, simple, caller.who))
                 self._tick_offset = len(specs)  # one-by-one rows come after every staged time
             else:
-                slow = {0}
+                slow = set(simple_specs)
             for pos in sorted(slow):
                 ids[pos] = self._upsert(caller, specs[pos], on_lower_provenance)
             return self._memories(ids)
@@ -163,7 +193,11 @@ class Writer:
         spec = prepare(caller, fields.pop("content"), provenance=provenance, **fields)
         if spec.key != old["key"] or spec.scope != old["scope"]:
             raise InvalidInput("update() keeps key and scope; write a new memory to move a fact")
-        self.check(caller, spec)  # before the transaction: a refusal must still be quarantined
+        held = self.check(caller, spec)  # before the transaction: a refusal must still be logged
+        if held is not None:  # stored beside the live version, which stays until a person approves this one
+            with self._indexed_transaction("update"):
+                return self._memory(self._insert(caller, spec, reason=f"quarantined update of {old['id']}: "
+                                                 f"{held.reason}: {held.detail}", status="quarantined"))
         with self._indexed_transaction("update"):
             old = self.resolve(caller, old["id"], live_only=True)  # still live under the write lock?
             new_id = self._new_version(caller, spec, old, reason or "update")
@@ -218,14 +252,32 @@ class Writer:
             raise AmbiguousMatch(f"id prefix {prefix!r} matches several memories ({ids}); give more characters")
         return rows[0]
 
-    def check(self, caller: Caller, spec: NewMemory) -> None:
-        """Scanner on every text field, then scope permission. A refusal is quarantined, then raised."""
-        for field, value in (("content", spec.content), ("key", spec.key or ""),
-                             ("tags", " ".join(spec.tags)), ("entities", " ".join(spec.entities))):
-            finding = scan(value, protected_paths=self.protected_paths) if value else None
-            if finding is not None:
-                self.quarantine(caller, field, finding.reason, finding.detail, finding.excerpt)
-                raise RejectedWrite(finding.reason, finding.detail, field)
+    def screen(self, caller: Caller, specs: Sequence[NewMemory], *, atomic: bool = True) -> dict[int, Any]:
+        """The scanner on every text field of every spec, one model pass for all: {position: Finding} for each
+        refused spec. A block is logged in blocked_writes, and raised at once when ``atomic``."""
+        fields = [(i, name, value) for i, spec in enumerate(specs)
+                  for name, value in (("content", spec.content), ("key", spec.key or ""), ("tags", " ".join(spec.tags)),
+                                      ("entities", " ".join(spec.entities))) if value]
+        verdicts = scan_many([value for _, _, value in fields], protected_paths=self.protected_paths,
+                             labels=[name != "content" for _, name, _ in fields])
+        out: dict[int, Any] = {}
+        for (i, name, _), finding in zip(fields, verdicts):
+            if finding is None or (i in out and (out[i].blocked or not finding.blocked)):
+                continue
+            out[i] = replace(finding, detail=f"{name}: {finding.detail}")  # which field: an import's report names it
+            if finding.blocked:
+                self.quarantine(caller, name, finding.reason, finding.detail, finding.excerpt)
+                if atomic:
+                    raise RejectedWrite(finding.reason, finding.detail, name)
+        return out
+
+    def check(self, caller: Caller, spec: NewMemory) -> Any:
+        """Scanner, then scope permission: RejectedWrite when blocked, the Finding when unsure, else None."""
+        finding = self.screen(caller, [spec]).get(0)
+        self.check_permission(caller, spec)
+        return finding
+
+    def check_permission(self, caller: Caller, spec: NewMemory) -> None:
         for kind, group in (("team", spec.team_id), ("tenant", spec.tenant_id)):
             if spec.scope == kind and not self.db.scalar("is_member", agent_id=caller.agent_id, kind=kind, group_id=group):
                 raise PermissionDenied(f"agent {caller.agent_id!r} is not a member of {kind} {group!r}; grant it first")

@@ -154,3 +154,10 @@ UPDATE memories SET access_count = access_count + $count,
                                          ELSE greatest(coalesce(last_accessed, $last::TIMESTAMP), $last::TIMESTAMP) END,
                     row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
+
+-- A quarantined memory approved by a person: live from now on, as the next version of the live memory it
+-- replaces (same key and scope), if any.
+-- name: approve_quarantined
+UPDATE memories SET status = 'active', version = $version, supersedes = $supersedes, updated_at = greatest(updated_at, $now),
+    row_version = nextval('memory_row_version_seq')
+WHERE id = $id AND status = 'quarantined';

@@ -1,8 +1,9 @@
-"""The prompt-injection phrase rules of the write scanner (scan.py), in English and Chinese.
+"""The prompt-injection phrase rules, in English and Chinese: the first layer, and the least trusted.
 
-Kept apart from the scanning code because they are data: tables of verbs, targets and fillers
-combined into a few compiled patterns. Each rule needs two things together (a verb AND its target)
-so that notes which merely say "ignore", "system" or "你现在" pass. Patterns read scan.py's folded text.
+Tables of verbs, targets and fillers combined into a few compiled patterns. Each rule needs two things
+together (a verb AND its target) so that notes which merely say "ignore", "system" or "你现在" pass.
+Patterns read the folded view (normalise.fold). They fit the fixture corpus better than they describe
+the attack, so a match alone only quarantines a write; it is blocked when the classifier agrees.
 """
 
 from __future__ import annotations
@@ -159,3 +160,34 @@ _ZH = _rx(
     r"(?:不要|别|不准|不得|切勿|不能)(?:(?:向|对|跟)(?:用户|使用者)(?:透露|提及|提起|泄露)|把.{0,10}?(?:告诉|透露给|告知)(?:用户|使用者))",
     r"(?:不要|别|不准|不能)让(?:用户|使用者)(?:知道|发现|察觉)|(?:瞒着|背着)(?:用户|使用者)|对(?:用户|使用者)(?:保密|隐瞒)",
 )
+
+
+# Traditional forms of the characters the Chinese rules use.
+_TRADITIONAL = str.maketrans({ord(p[0]): p[1:] for p in (
+    "無无 視视 規规 則则 設设 訴诉 戶户 統统 發发 鑰钥 碼码 傳传 給给 從从 開开 現现 後后 關关 請请 為为 這这 們们 讀读 顯显 "
+    "輸输 憑凭 證证 讓让 將将 隱隐 瞞瞒 蓋盖 寫写 換换 舊旧 記记 約约 別别 說说 導导 貼贴 轉转 環环 變变 權权 對对 應应 該该 "
+    "內内 絕绝 棄弃 錄录 洩泄 憶忆 個个 達达 須须 復复 務务 歷历 員员 問问 於于 忽忽 令令 們们 統统 詞词 範范 範范").split()})
+
+
+def find(folded: str) -> tuple[str, int, int] | None:
+    """(matched phrase, its position, length of the view it was found in) for the first rule that matches."""
+    from .normalise import squashed as squash, words as to_words
+
+    folded = folded.translate(_TRADITIONAL)
+    words, squashed = to_words(folded), squash(folded)
+    for m in _EN_WORDS.finditer(words):
+        if not _NEGATED_RE.search(words, max(0, m.start() - 12), m.start()):
+            return m.group(), m.start(), len(words)
+    if m := _EN_MARKUP.search(folded):
+        return m.group().strip(), m.start(), len(folded)
+    for tok in dict.fromkeys(t for t in words.split() if len(t) >= 12):  # glued tokens only: spaced phrases had their turn
+        if _EN_GLUED.search(tok):
+            return tok, words.find(tok), len(words)
+    if not _CJK_RE.search(squashed):
+        return None
+    if m := _ZH.search(squashed):
+        return m.group(), m.start(), len(squashed)
+    for m in _ZH_OVERRIDE.finditer(squashed):
+        if _ZH_REQ_RE.search(m.group("fill")):
+            return m.group(), m.start(), len(squashed)
+    return None

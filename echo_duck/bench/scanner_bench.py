@@ -1,0 +1,189 @@
+"""`echo-duck bench scanner`: how well the write scanner generalises, what it costs, and what it does to real chats.
+
+Three parts, written to scanner.json and scanner.md:
+  * generalisation: held-out splits of the scanner corpus (scanner_splits.py), per family and per language;
+  * real conversations: every turn of LongMemEval / LoCoMo (memories.jsonl[.gz], read from the paths given,
+    never copied) scanned as an import would scan it: how many are blocked or quarantined, with examples;
+  * cost: model load, latency per write (one at a time and in batches), 100,000-character inputs of shapes
+    that make backtracking regexes slow (rules alone, and the whole scanner), and the model's memory.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+import time
+import warnings
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..embed.embedder import embedder_by_name
+from ..write.scan.classifier import Classifier, load_shipped
+from ..write.scan.verdict import Scanner, redact
+from . import scanner_splits
+
+SHORT_NOTES = ["User prefers answers in Chinese", "The staging cluster moved to Frankfurt", "我周五不开会",
+               "Mum's birthday is on 2 November", "Use pnpm, not npm, in this repo", "Allergic to peanuts"]
+
+
+def long_inputs() -> dict[str, str]:
+    """100,000-character texts shaped to make a backtracking pattern slow."""
+    n = 100_000
+    return {
+        "prose": ("The user prefers short answers and deploys on Fridays. " * 2000)[:n],
+        "one letter": "a" * n,
+        "spaced letters": ("i g n o r e " * 10_000)[:n],
+        "dotted path mentions": (".env ~/.ssh " * 10_000)[:n],
+        "base64 blob": ("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3" * 2600)[:n],
+        "hex digits": ("deadbeef " * 12_000)[:n],
+        "hidden characters": ("a\u200b" * 50_000)[:n],
+        "label words": ("password token secret key " * 4000)[:n],
+        "chinese": ("用户喜欢简洁的回答，不要把密码发给任何人。" * 5000)[:n],
+        "urls and images": ("![x](https://a.example/p?q=1) curl https://b.example " * 2000)[:n],
+    }
+
+
+def _time(fn: Callable[[], object], repeats: int = 1) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def cost() -> dict:
+    started = time.perf_counter()
+    model = load_shipped()
+    load_exemplars_s = time.perf_counter() - started
+    started = time.perf_counter()
+    embedder = embedder_by_name("use-multilingual")
+    load_model_s = time.perf_counter() - started
+    full = Scanner(Classifier(lambda: embedder, model))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rules = Scanner(Classifier(lambda: None))
+        rules.scan("warm up")
+    full.scan("warm up")
+    singles = []
+    for _ in range(5):
+        for note in SHORT_NOTES:
+            start = time.perf_counter()
+            full.scan(note)
+            singles.append((time.perf_counter() - start) * 1000)
+    batch = SHORT_NOTES * 50
+    batch_s = _time(lambda: full.scan_many(batch))
+    long = {}
+    for name, text in long_inputs().items():
+        long[name] = {"rules_ms": round(_time(lambda: rules.scan(text)) * 1000, 1),
+                      "full_ms": round(_time(lambda: full.scan(text)) * 1000, 1)}
+    return {
+        "exemplars": int(len(model.labels)) if model else 0,
+        "exemplar_matrix_mb": round(model.exemplars.nbytes / 2**20, 1) if model else 0,
+        "load_exemplars_s": round(load_exemplars_s, 3),
+        "load_model_s": round(load_model_s, 3),
+        "single_write_ms_p50": round(statistics.median(singles), 2),
+        "single_write_ms_p95": round(sorted(singles)[int(0.95 * len(singles)) - 1], 2),
+        "batch_ms_per_write": round(batch_s * 1000 / len(batch), 2),
+        "long_inputs_100k": long,
+        "long_rules_max_ms": max(v["rules_ms"] for v in long.values()),
+    }
+
+
+def _turns(path: Path) -> list[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return [t for line in f if line.strip() and (t := json.loads(line).get("text"))]
+
+
+def real_chats(paths: Sequence[Path], limit: int | None = None, batch: int = 256) -> dict:
+    scanner = Scanner()
+    out = {}
+    for path in paths:
+        turns = _turns(path)[:limit]
+        counts = {"turns": len(turns), "blocked": 0, "quarantined": 0}
+        examples: list[dict] = []
+        started = time.perf_counter()
+        for i in range(0, len(turns), batch):
+            for text, f in zip(turns[i:i + batch], scanner.scan_many(turns[i:i + batch])):
+                if f is None:
+                    continue
+                counts["blocked" if f.blocked else "quarantined"] += 1
+                if len(examples) < 12:
+                    examples.append({"outcome": f.outcome, "reason": f.reason, "detail": f.detail[:120],
+                                     "excerpt": redact(text, 100)})
+        counts["seconds"] = round(time.perf_counter() - started, 1)
+        out[str(path)] = {**counts, "examples": examples}
+    return out
+
+
+def rebuild(corpus: Path, out: Path, progress: Callable[[str], None] | None = None) -> dict:
+    """Fit the shipped classifier on the whole corpus (write/scan/train.py) and save it to ``out``."""
+    from ..write.scan.classifier import corpus_sha256, save
+    from ..write.scan.train import fit
+
+    records = scanner_splits.load_corpus(corpus)
+    texts, labels, groups, calibrate = scanner_splits.classifier_training(records)
+    if progress:
+        progress(f"fitting on {len(texts)} notes ({sum(labels)} attacks)")
+    started = time.perf_counter()
+    model = fit(texts, labels, groups, embedder_by_name("use-multilingual"), calibrate=calibrate)
+    save(model, out, corpus_sha256(texts, labels))
+    return {"notes": len(texts), "attacks": int(sum(labels)), "exemplars": int(len(model.labels)), "block": model.block,
+            "quarantine": model.quarantine, "seconds": round(time.perf_counter() - started, 1), "path": str(out),
+            "bytes": out.stat().st_size}
+
+
+def run(corpus: Path, chats: Sequence[Path], kinds: Sequence[str], out: Path, chat_limit: int | None = None,
+        progress: Callable[[str], None] | None = None) -> dict:
+    report: dict = {"corpus": str(corpus)}
+    say = progress or (lambda _: None)
+    if kinds:
+        records = scanner_splits.load_corpus(corpus)
+        report["generalisation"] = scanner_splits.run(records, embedder_by_name("use-multilingual"), kinds, progress=say)
+    if chats:
+        say("scanning real conversations")
+        report["real_chats"] = real_chats(chats, chat_limit)
+    say("measuring cost")
+    report["cost"] = cost()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scanner.json").write_text(json.dumps(report, indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / "scanner.md").write_text(markdown(report), encoding="utf-8")
+    return report
+
+
+def _pct(v: float | None) -> str:
+    return "" if v is None else f"{100 * v:.1f}%"
+
+
+def _table(rows: dict) -> list[str]:
+    lines = ["| held out | attacks | detected | blocked | benign | false blocks | quarantined |", "|---|---|---|---|---|---|---|"]
+    for name, r in rows.items():
+        lines.append(f"| {name} | {r['attacks']} | {_pct(r.get('detected'))} | {_pct(r.get('blocked'))} | {r['benign']} | "
+                     f"{_pct(r.get('false_block'))} | {_pct(r.get('quarantined'))} |")
+    return lines
+
+
+def markdown(report: dict) -> str:
+    lines = ["# Write scanner benchmark", ""]
+    for kind, res in report.get("generalisation", {}).items():
+        o = res["overall"]
+        lines += [f"## Held out by {kind}", "",
+                  f"All held-out records: attacks detected {_pct(o.get('detected'))} (blocked {_pct(o.get('blocked'))}); "
+                  f"benign blocked {_pct(o.get('false_block'))}, quarantined {_pct(o.get('quarantined'))}.", "",
+                  "Per family:", "", *_table(res["by_family"]), "", "Per language:", "", *_table(res["by_language"]), ""]
+    for path, r in report.get("real_chats", {}).items():
+        lines += [f"## Real conversation turns: {Path(path).parent.name}", "",
+                  f"{r['turns']} turns: {r['blocked']} blocked, {r['quarantined']} quarantined ({r['seconds']} s).", ""]
+        lines += [f"- {e['outcome']} ({e['reason']}): {e['detail']} — `{e['excerpt']}`" for e in r["examples"]] + [""]
+    c = report.get("cost", {})
+    if c:
+        lines += ["## Cost", "", f"- model load {c['load_model_s']} s; exemplars {c['exemplars']} "
+                  f"({c['exemplar_matrix_mb']} MB in memory, loaded in {c['load_exemplars_s']} s)",
+                  f"- one write: p50 {c['single_write_ms_p50']} ms, p95 {c['single_write_ms_p95']} ms; "
+                  f"in batches {c['batch_ms_per_write']} ms per write",
+                  f"- 100,000-character inputs, rules alone at most {c['long_rules_max_ms']} ms:", "",
+                  "| input | rules (ms) | whole scanner (ms) |", "|---|---|---|"]
+        lines += [f"| {k} | {v['rules_ms']} | {v['full_ms']} |" for k, v in c["long_inputs_100k"].items()]
+    return "\n".join(lines) + "\n"

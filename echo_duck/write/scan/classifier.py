@@ -1,0 +1,221 @@
+"""The semantic layer: is this text, in any of the model's languages and registers, an attack on the agent?
+
+Two scorers over the default multilingual embedding model (USE-multilingual-v3, 512-d) vote:
+  * kNN: mean cosine to the 3 nearest attack exemplars minus mean cosine to the 3 nearest benign ones;
+  * a logistic-regression probe on the same vectors.
+score = KNN_WEIGHT × kNN + probe logit. A text is scored as a whole, and so is every decoded payload in it
+(decode.py); a note of three sentences or more is also scored sentence by sentence, less CHUNK_MARGIN, so a
+long benign prefix cannot dilute an instruction. Two thresholds, set by ``fit`` from out-of-fold scores of
+the benign training notes (groups held out whole), turn the score into block / quarantine / pass.
+
+The trained state ships as ``echo_duck/resources/scan/classifier.npz`` (int8 exemplars, probe, thresholds;
+rebuilt by ``echo-duck bench scanner --rebuild``). The model itself loads on the first scan that needs it,
+never at ``open()``; without the model package installed the rules run alone and say so once.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.resources
+import re
+import threading
+import warnings
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ...embed.embedder import MODEL_INSTALL_HINT, default_embedder
+from ...index.matvec import matvec  # float32 products on the calling thread (OpenBLAS's helper thread spins)
+from .decode import decodings
+from .normalise import view
+
+K = 3
+KNN_WEIGHT = 10.0
+CHUNK_MARGIN = 1.0  # in score units: a sentence alone must clear the threshold by this much
+MIN_CHUNKS = 3
+MIN_WORDS = 4  # below this a note carries too little for the model to judge ("guarded", "User likes tea"): rules only
+MIN_WORDS_TO_BLOCK = 8  # below this the model alone only quarantines ("you are now logged in" is not DAN)
+MAX_CHUNKS = 16  # a long note is read in at most this many windows of sentences (the model costs ~1 ms per 100 chars)
+MAX_WINDOW_CHARS = 1200  # and each window, like the whole note, is cut to this many characters for the model
+# Words that make a window of a long note worth the model's time (the rest of a 100,000-character note is the rules').
+_CUE_RE = re.compile(r"(?i)ignor|disregard|forget|instruction|system|prompt|rule|password|secret|token|key|send|upload|"
+                     r"forward|curl|wget|http|reveal|pretend|user|assistant|from now on|忽略|无视|指令|提示|规则|密码|密钥|"
+                     r"发送|上传|用户|助手|命令|無視|指示|パスワード|무시|지시|비밀번호")
+BLOCK_BENIGN_RATE = 0.0  # thresholds: the model alone blocks only above every out-of-fold benign score ...
+QUARANTINE_BENIGN_RATE = 0.03  # ... and this share quarantined
+NO_MODEL = ("echo_duck: the default embedding model is not installed, so the write scanner runs its rules alone "
+            f"(no semantic classifier); install it with: {MODEL_INSTALL_HINT}")
+_WORD_RE = re.compile(r"[^\W\d_]+|\d+")
+_CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_SENTENCE_RE = re.compile(r"(?<=[.!?。！？;；])\s+|[\r\n]+|(?<=[。！？；])")
+
+
+@dataclass(frozen=True)
+class Model:
+    exemplars: np.ndarray  # float32 (n, 512), unit rows
+    labels: np.ndarray  # 1 attack, 0 benign
+    weights: np.ndarray  # probe: 512 weights then the bias
+    block: float
+    quarantine: float
+    model_id: str
+
+    def score_vectors(self, vectors: np.ndarray) -> np.ndarray:
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if len(vectors) >= 8:  # a batch: one matrix product
+            sims = vectors @ self.exemplars.T
+        else:  # one write: products on the calling thread (OpenBLAS's helper thread would spin between writes)
+            sims = np.stack([matvec(self.exemplars, v) for v in vectors]) if len(vectors) else np.zeros((0, len(self.labels)))
+        attack, benign = sims[:, self.labels == 1], sims[:, self.labels == 0]
+        top_a = -np.partition(-attack, K - 1, axis=1)[:, :K]
+        top_b = -np.partition(-benign, K - 1, axis=1)[:, :K]
+        return KNN_WEIGHT * (top_a.mean(1) - top_b.mean(1)) + vectors @ self.weights[:-1] + self.weights[-1]
+
+
+@dataclass(frozen=True)
+class Views:
+    """The texts the classifier reads for one input: the whole view, decoded payloads, sentence chunks."""
+
+    whole: str
+    decoded: tuple[tuple[str, str], ...]
+    chunks: tuple[str, ...]
+
+    def texts(self) -> list[str]:
+        return [self.whole, *(d for _, d in self.decoded), *self.chunks]
+
+    @property
+    def too_short(self) -> bool:
+        return not self.decoded and words(self.whole) < MIN_WORDS
+
+
+def words(text: str) -> float:
+    """Words: whitespace-separated tokens with a letter in them (a path or a flag is one), two CJK characters as one."""
+    cjk = len(_CJK_RE.findall(text))
+    return sum(1 for t in _CJK_RE.sub(" ", text).split() if _WORD_RE.search(t) and not t.isdigit()) + cjk / 2
+
+
+def views_of(text: str, decoded: Sequence[tuple[str, str]] | None = None) -> Views:
+    decoded = decodings(text) if decoded is None else decoded
+    return Views(view(text)[:MAX_WINDOW_CHARS], tuple((how, view(d)[:MAX_WINDOW_CHARS]) for how, d in decoded if view(d)),
+                 tuple(chunks(text)))
+
+
+def chunks(text: str) -> list[str]:
+    """Sentences of ``text`` (as viewed), when there are at least MIN_CHUNKS; long notes in at most MAX_CHUNKS windows."""
+    parts = [p for p in _SENTENCE_RE.split(text) if p and len(p.strip()) >= 8]
+    if len(parts) < MIN_CHUNKS:
+        return []
+    windows, current = [], ""
+    for p in parts:  # sentences, merged into windows of up to MAX_WINDOW_CHARS
+        if current and len(current) + len(p) > MAX_WINDOW_CHARS:
+            windows.append(current)
+            current = ""
+        current = f"{current} {p}" if current else p
+    windows.append(current)
+    if len(parts) <= MAX_CHUNKS:
+        windows = parts  # a short note: every sentence on its own
+    elif len(windows) > MAX_CHUNKS:  # first, last, and the windows with the most cue words
+        ranked = sorted(range(1, len(windows) - 1), key=lambda i: -len(_CUE_RE.findall(windows[i])))
+        keep = sorted({0, len(windows) - 1, *ranked[:MAX_CHUNKS - 2]})
+        windows = [windows[i] for i in keep]
+    return [v[:MAX_WINDOW_CHARS] for w in windows if len(v := view(w)) >= 8]
+
+
+@dataclass(frozen=True)
+class Score:
+    value: float  # the highest of whole, decoded, chunk - CHUNK_MARGIN
+    where: str  # "whole" | "decoded:<how>" | "sentence"
+    text: str  # the view that scored highest
+
+    @property
+    def may_block(self) -> bool:
+        return words(self.text) >= MIN_WORDS_TO_BLOCK
+
+
+class Classifier:
+    """Scores views with the shipped model; loads the embedder and the exemplars on first use."""
+
+    def __init__(self, embedder_factory: Callable[[], object | None] = default_embedder, model: Model | None = None):
+        self._factory = embedder_factory
+        self._embedder = None
+        self._model = model
+        self._ready = False
+        self._lock = threading.Lock()
+        self._warned = False
+
+    def _load(self) -> bool:
+        with self._lock:
+            if not self._ready:
+                self._embedder = self._factory()
+                if self._embedder is not None and self._model is None:
+                    self._model = load_shipped()
+                self._ready = True
+        if self._embedder is None or self._model is None:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(NO_MODEL, RuntimeWarning, stacklevel=4)
+            return False
+        return True
+
+    @property
+    def available(self) -> bool:
+        return self._load()
+
+    @property
+    def model(self) -> Model | None:
+        return self._model if self._load() else None
+
+    def score_many(self, items: Sequence[Views]) -> list[Score | None]:
+        """One batch through the model for all views of all items; None for each when the model is missing."""
+        if not items or not self._load():
+            return [None] * len(items)
+        texts = list(dict.fromkeys(t for v in items if not v.too_short for t in v.texts()))
+        scores = dict(zip(texts, self._model.score_vectors(self._embedder.embed(texts)))) if texts else {}
+        out: list[Score | None] = []
+        for v in items:
+            if v.too_short:
+                out.append(None)
+                continue
+            best = Score(float(scores[v.whole]), "whole", v.whole)
+            for how, d in v.decoded:
+                if scores[d] > best.value:
+                    best = Score(float(scores[d]), f"decoded:{how}", d)
+            for c in v.chunks:
+                if scores[c] - CHUNK_MARGIN > best.value:
+                    best = Score(float(scores[c] - CHUNK_MARGIN), "sentence", c)
+            out.append(best)
+        return out
+
+
+# -- the shipped model -------------------------------------------------------------------------------------
+
+def _resource():
+    return importlib.resources.files("echo_duck").joinpath("resources/scan/classifier.npz")
+
+
+@functools.lru_cache(maxsize=1)
+def load_shipped() -> Model | None:
+    try:
+        with _resource().open("rb") as f:
+            data = np.load(f, allow_pickle=False)
+            ex = data["exemplars_int8"].astype(np.float32) * data["exemplar_scale"][:, None]
+            return Model(ex, data["labels"], data["weights"], float(data["block"]), float(data["quarantine"]),
+                         str(data["model_id"]))
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def save(model: Model, path, corpus_sha256: str) -> None:
+    scale = np.abs(model.exemplars).max(axis=1) / 127.0
+    q = np.round(model.exemplars / scale[:, None]).astype(np.int8)
+    np.savez_compressed(path, exemplars_int8=q, exemplar_scale=scale.astype(np.float32), labels=model.labels.astype(np.int8),
+                        weights=model.weights.astype(np.float64), block=model.block, quarantine=model.quarantine,
+                        model_id=model.model_id, corpus_sha256=corpus_sha256)
+
+
+def corpus_sha256(texts: Sequence[str], labels: Sequence[int]) -> str:
+    h = hashlib.sha256()
+    for t, y in zip(texts, labels):
+        h.update(f"{int(y)}\t{t}\n".encode("utf-8"))
+    return h.hexdigest()

@@ -1,0 +1,52 @@
+"""The last gate: the snapshot as the prompt will read it, scanned again before it is handed out.
+
+Each memory was scanned when it was written, but a prompt shows several of them one after the other, and an
+instruction can be written in fragments that only read as one when joined ("- Ignore all previous" /
+"- instructions and reveal …"). ``gate_lines`` scans every line alone (a memory stored before the scanner
+learnt something new) and every run of two and three neighbouring lines joined as the renderer joins them;
+the lines of any run the scanner would block are left out. Only blocks count: a person may have approved a
+quarantined memory, and an unsure verdict on a random pair of ordinary lines would thin every snapshot. Verdicts are cached by text, so
+a snapshot that repeats every turn costs the model once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Sequence
+
+from .verdict import default_scanner
+
+WINDOWS = (1, 2, 3)
+CACHE_SIZE = 4096
+_cache: OrderedDict[str, bool] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _refused(texts: list[str]) -> list[bool]:
+    with _lock:
+        missing = [t for t in dict.fromkeys(texts) if t not in _cache]
+    if missing:
+        verdicts = [f is not None and f.blocked for f in default_scanner().scan_many(missing)]
+        with _lock:
+            for t, v in zip(missing, verdicts):
+                _cache[t] = v
+            while len(_cache) > CACHE_SIZE:
+                _cache.popitem(last=False)
+    with _lock:
+        return [_cache[t] for t in texts]
+
+
+def gate_lines(lines: Sequence[str]) -> list[bool]:
+    """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …").
+
+    A line the scanner blocks alone is left out by itself; a run of neighbours is left out whole when it is
+    blocked only together (every line of it passes alone), so one bad line never takes its neighbours with it."""
+    plain = [" ".join(line.strip().removeprefix("- ").split()) for line in lines]
+    keep = [not bad for bad in _refused(plain)]
+    for n in WINDOWS[1:]:
+        runs = [i for i in range(len(plain) - n + 1) if all(keep[i:i + n])]
+        for i, bad in zip(runs, _refused([" ".join(plain[i:i + n]) for i in runs])):
+            if bad:
+                keep[i:i + n] = [False] * n
+    return keep

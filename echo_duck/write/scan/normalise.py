@@ -1,0 +1,76 @@
+"""The text as the prompt will show it, in one comparable form: what every detector reads.
+
+``view(text)``: hidden characters dropped, compatibility folding (NFKC: full-width, mathematical,
+circled, parenthesised letters), enclosed and regional-indicator letters folded, look-alike letters of
+other scripts folded inside Latin words (skeleton.py), letters spaced out with any separator joined
+back into words ("i g n o r e", "И-г-н-о-р", "Y o u" with hair spaces, "密 码"), and every run of
+whitespace (line breaks, U+2028/U+2029 included) made one space, exactly as the snapshot renderer
+joins a memory into one line. ``words(view)`` is the lower-case word form the phrase rules read, and
+``squashed(view)`` drops everything but letters and digits (for the Chinese rules).
+
+Every step is a linear pass (regexes without nested quantifiers over the same characters).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+from .invisible import HIDDEN, PUA, VS
+from .skeleton import fold_enclosed, fold_lookalikes
+
+_STRIP_RE = re.compile(f"[{HIDDEN}{VS}{PUA}]+")
+_COMBINING_RE = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
+# Single letters separated by one to three separator characters, three letters or more: "i g n o r e", "i.g.n.o.r.e",
+# "И-г-н-о", "a,b,c", letters with an emoji or a braille blank between them.
+_SEP = r"[\s._\-*·•|/+~,:;\u2800\U0001F300-\U0001FAFF\u2600-\u27BF]"
+_LETTER_RUN_RE = re.compile(rf"(?<![^\W\d_])[^\W\d_](?:{_SEP}{{1,3}}[^\W\d_](?![^\W\d_])){{2,}}")
+_SEPS_RE = re.compile(f"{_SEP}+")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_SPACED_RE = re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}])")
+_SENTENCE_RE = re.compile(r"[.!?;。！？；]+(?=\s|$)|[\r\n]+")
+_NON_WORD_RE = re.compile(r"(?:[^\w|]|_)+")
+_LEET_RE = re.compile(r"\b(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]+\b")
+_LEET = str.maketrans("013457", "oieast")
+
+
+def _join_run(m: re.Match) -> str:
+    """Inside a run of spaced-out letters the most common separator is spacing; any other separator is a word break."""
+    run = m.group()
+    seps = _SEPS_RE.findall(run)
+    common = max(set(seps), key=seps.count)
+    return _SEPS_RE.sub(lambda s: "" if s.group() == common else " ", run)
+
+
+def strip_hidden(text: str) -> str:
+    return _STRIP_RE.sub("", text)
+
+
+@functools.lru_cache(maxsize=256)  # the layers read the same text's view several times in one scan
+def view(text: str) -> str:
+    """What the prompt shows, folded: the form the classifier embeds and the rules read."""
+    s = _STRIP_RE.sub("", text.replace("\u2800", " "))
+    s = unicodedata.normalize("NFC", fold_enclosed(s))  # i + U+0301 is one letter when runs are joined
+    s = _LETTER_RUN_RE.sub(_join_run, s)  # before NFKC, which makes a hair space a space
+    s = fold_lookalikes(unicodedata.normalize("NFKC", s))
+    s = " ".join(s.split())
+    return _CJK_SPACED_RE.sub("", s) if " " in s else s
+
+
+@functools.lru_cache(maxsize=256)
+def fold(text: str) -> str:
+    """view() without accents, case-folded: the comparable form for the phrase and exfiltration rules."""
+    s = unicodedata.normalize("NFD", view(text))
+    return unicodedata.normalize("NFC", _COMBINING_RE.sub("", s)).casefold()
+
+
+def words(folded: str) -> str:
+    """Lower-case words separated by single spaces, with '|' at sentence ends; leetspeak digits as letters."""
+    s = _NON_WORD_RE.sub(" ", _SENTENCE_RE.sub(" | ", folded))
+    s = _LEET_RE.sub(lambda m: m.group().translate(_LEET), s)
+    return " ".join(s.split())
+
+
+def squashed(folded: str) -> str:
+    return re.sub(r"[\W_]+", "", folded)

@@ -1,0 +1,115 @@
+"""Fitting the classifier: exemplars, probe, and thresholds from out-of-fold scores (groups held out whole).
+
+``fit`` is what ``echo-duck bench scanner`` runs on each training split and what builds the shipped model
+from the whole corpus. Thresholds never see the notes they are applied to: each benign note's score comes
+from a model fitted without its group (translations of one idea share a group).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .classifier import BLOCK_BENIGN_RATE, CHUNK_MARGIN, K, QUARANTINE_BENIGN_RATE, Model, Views, views_of
+
+FOLDS = 5
+L2 = 10.0  # 1.0 let the probe call short ordinary notes hostile ("User likes tea": 2.6 logits)
+NEWTON_STEPS = 8
+
+
+def probe(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """L2-regularised logistic regression by Newton's method; 512 weights then the bias."""
+    x = np.hstack([x.astype(np.float64), np.ones((len(x), 1))])
+    w = np.zeros(x.shape[1])
+    reg = L2 * np.r_[np.ones(x.shape[1] - 1), 0.0]
+    for _ in range(NEWTON_STEPS):
+        p = 1 / (1 + np.exp(-(x @ w)))
+        grad = x.T @ (p - y) + reg * w
+        hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(reg)
+        w -= np.linalg.solve(hess, grad)
+    return w
+
+
+def _model(vec: dict[str, np.ndarray], views: Sequence[Views], labels: np.ndarray, groups: np.ndarray, rows: np.ndarray,
+           model_id: str) -> Model:
+    texts, ys, gs = [], [], []
+    for i in rows:
+        for t in dict.fromkeys([views[i].whole, *(d for _, d in views[i].decoded)]):
+            texts.append(t)
+            ys.append(labels[i])
+            gs.append(groups[i])
+    x = np.stack([vec[t] for t in texts]).astype(np.float32)
+    y = np.array(ys, dtype=np.float64)
+    keep = edited(x, y, np.array(gs))
+    x, y = x[keep], y[keep]
+    return Model(x, y.astype(np.int8), probe(x, y), np.inf, np.inf, model_id)
+
+
+def edited(x: np.ndarray, y: np.ndarray, groups: np.ndarray, k: int = K) -> np.ndarray:
+    """Wilson editing of the attack exemplars: keep those nearer to attacks of other groups than to benign notes
+    (leave-one-group-out kNN). An attack whose visible text is harmless (a grocery list carrying tag characters,
+    "the user likes short answers" with a hidden payload) is caught by other layers; as an exemplar it would make
+    harmless notes look hostile, and its translations in the same group would vouch for it."""
+    keep = np.ones(len(y), dtype=bool)
+    attack, benign = np.where(y == 1)[0], np.where(y == 0)[0]
+    for start in range(0, len(attack), 512):
+        rows = attack[start:start + 512]
+        sims = x[rows] @ x.T
+        sims[groups[rows][:, None] == groups[None, :]] = -np.inf  # leave its own group out
+        sims[np.isclose(sims, 1.0, atol=1e-6)] = -np.inf  # and its duplicates
+        top_a = -np.partition(-sims[:, attack], k - 1, axis=1)[:, :k]
+        top_b = -np.partition(-sims[:, benign], k - 1, axis=1)[:, :k]
+        keep[rows] = top_a.mean(1) >= top_b.mean(1)
+    return keep
+
+
+def _row_score(model: Model, vec: dict[str, np.ndarray], v: Views) -> float:
+    texts = v.texts()
+    s = model.score_vectors(np.stack([vec[t] for t in texts]))
+    n_whole = 1 + len(v.decoded)
+    return float(max(s[:n_whole].max(), (s[n_whole:] - CHUNK_MARGIN).max() if len(s) > n_whole else -np.inf))
+
+
+def cover_text(text: str) -> bool:
+    """An attack carried by tag characters or a bidi override: what is visible is a harmless cover ("the user likes
+    short answers"), which the invisible-character layer refuses; as an exemplar it would teach the model that the
+    cover is hostile."""
+    selectors = sum(1 for ch in text if "\U000e0100" <= ch <= "\U000e01ef" or "\ufe00" <= ch <= "\ufe0f")
+    return selectors >= 4 or any("\U000e0000" <= ch <= "\U000e007f" or ch in "\u202d\u202e" for ch in text)
+
+
+def folds_by_group(groups: Sequence[str], k: int = FOLDS, seed: int = 0) -> np.ndarray:
+    names = sorted(set(groups))
+    np.random.default_rng(seed).shuffle(names)
+    fold = {g: i % k for i, g in enumerate(names)}
+    return np.array([fold[g] for g in groups])
+
+
+def fit(texts: Sequence[str], labels: Sequence[int], groups: Sequence[str], embedder,
+        block_rate: float = BLOCK_BENIGN_RATE, quarantine_rate: float = QUARANTINE_BENIGN_RATE,
+        calibrate: Sequence[bool] | None = None) -> Model:
+    """A model trained on all ``texts``; thresholds from out-of-fold scores of its benign ones (only those marked in
+    ``calibrate``, when given: everyday chat shapes the model but would pull the thresholds down)."""
+    calibrate = [True] * len(texts) if calibrate is None else list(calibrate)
+    kept = [i for i, (t, y) in enumerate(zip(texts, labels)) if not (y == 1 and cover_text(t))]
+    texts, labels, groups = [texts[i] for i in kept], [labels[i] for i in kept], [groups[i] for i in kept]
+    calibrating = np.array([calibrate[i] for i in kept])
+    labels = np.asarray(labels, dtype=np.int8)
+    groups = np.asarray(groups)
+    views = [views_of(t) for t in texts]
+    unique = list(dict.fromkeys(t for v in views for t in v.texts()))
+    vec = dict(zip(unique, embedder.embed(unique)))
+    folds = folds_by_group(groups)
+    oof = []
+    for f in range(FOLDS):
+        train, test = np.where(folds != f)[0], np.where((folds == f) & (labels == 0) & calibrating)[0]
+        if len(test) == 0 or len(set(labels[train])) < 2:
+            continue
+        sub = _model(vec, views, labels, groups, train, embedder.model_id)
+        oof += [_row_score(sub, vec, views[i]) for i in test if not views[i].too_short]
+    full = _model(vec, views, labels, groups, np.arange(len(texts)), embedder.model_id)
+    scores = np.array(oof)
+    block = float(np.quantile(scores, 1 - block_rate)) if len(scores) else np.inf
+    quarantine = float(np.quantile(scores, 1 - quarantine_rate)) if len(scores) else np.inf
+    return Model(full.exemplars, full.labels, full.weights, block, min(quarantine, block), embedder.model_id)

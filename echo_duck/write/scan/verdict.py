@@ -1,0 +1,195 @@
+"""The verdict: every layer's evidence for one text, turned into pass, quarantine or block.
+
+Layers (each in its own module): invisible characters (invisible.py), secrets (secrets.py), exfiltration
+commands (exfil.py) and phrase rules (phrases.py) read the raw text, its folded view and every decoded
+payload; the classifier (classifier.py) reads the views. Sure evidence blocks: a provider's token format,
+an exfiltration command, invisible characters that can only be smuggling, an encoded payload that decodes
+to an attack, a classifier score above the block threshold, or a rule and the classifier agreeing.
+Evidence that is likely but not sure quarantines: a phrase rule alone, a labelled random string, a stray
+invisible character, a classifier score between the two thresholds. Nothing else is refused.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from itertools import islice
+from typing import Sequence
+
+from .exfil import find as find_leak
+from .invisible import hidden_positions, kind as hidden_kind, strong as strong_hidden
+from .phrases import find as find_phrase
+from .secrets import spans as secret_spans
+from .classifier import Classifier, Score, Views, views_of
+from .decode import EXACT, decodings
+from .normalise import fold
+
+REASONS = ("invisible_unicode", "exfiltration", "secret", "prompt_injection")
+MAX_HIDDEN = 64
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Why a write was refused (``outcome`` "block") or held for review ("quarantine").
+
+    ``detail`` and ``excerpt`` never contain any part of a secret; ``score`` is the classifier's, if it ran."""
+
+    reason: str  # "invisible_unicode" | "prompt_injection" | "exfiltration" | "secret"
+    detail: str
+    excerpt: str  # <= 120 chars, secrets masked, hidden characters shown as <U+200B>
+    outcome: str = "block"
+    score: float | None = None
+
+    @property
+    def blocked(self) -> bool:
+        return self.outcome == "block"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    reason: str
+    detail: str
+    sure: bool
+    position: int
+
+
+def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequence[str]) -> list[Evidence]:
+    """What the rule layers say about ``text`` (and, as sure evidence, about its decoded payloads)."""
+    found: list[Evidence] = []
+    hidden = list(islice(hidden_positions(text), MAX_HIDDEN))
+    if hidden:
+        i = hidden[0]
+        found.append(Evidence("invisible_unicode", f"{hidden_kind(text[i])} character U+{ord(text[i]):04X} at {i}",
+                              strong_hidden(text, hidden), i))
+    found_secrets = secret_spans(text)
+    if leak := find_leak(text, protected, has_secret=bool(found_secrets)):
+        found.append(Evidence("exfiltration", leak[0], leak[1], leak[2]))
+    if found_secrets:
+        s = next((s for s in found_secrets if s.sure), found_secrets[0])
+        found.append(Evidence("secret", s.kind, s.sure, s.start))
+    if hit := find_phrase(fold(text)):
+        phrase, pos, n = hit
+        found.append(Evidence("prompt_injection", f"phrase '{phrase[:80]}'", False, pos * len(text) // max(1, n)))
+    for how, payload in decoded:
+        inner = find_leak(payload, protected)
+        if inner or (hit := find_phrase(fold(payload))):
+            reason, what = ("exfiltration", inner[0]) if inner else ("prompt_injection", f"phrase '{hit[0][:60]}'")
+            found.append(Evidence(reason, f"{how}-encoded payload: {what}", how in EXACT, 0))
+            break
+    return found
+
+
+def decide(text: str, evidence: list[Evidence], score: Score | None, block: float, quarantine: float,
+           label: bool = False) -> Finding | None:
+    """``label``: a key, tag or entity, not prose: the model only confirms what a rule found there."""
+    order = sorted(evidence, key=lambda e: (not e.sure, REASONS.index(e.reason)))
+    hidden_payload = score is not None and score.where.removeprefix("decoded:") in EXACT
+    # The model alone blocks only a whole note (or a decoded payload) of 8 words or more; one sentence of a long
+    # note that reads as an instruction is quarantined: advice ("don't hesitate to ask") reads like that too.
+    semantic_sure = score is not None and (score.value >= block and score.may_block and score.where != "sentence"
+                                           or score.value >= quarantine and hidden_payload)
+    semantic_unsure = score is not None and score.value >= quarantine and not label
+    semantic_sure = semantic_sure and not label
+    agrees = score is not None and score.value >= (quarantine + block) / 2  # "agrees strongly": halfway to a block
+    value = None if score is None else round(score.value, 3)
+    if order and order[0].sure:
+        e = order[0]
+        return Finding(e.reason, redact(e.detail, 160), excerpt(text, e.position), "block", value)
+    if order and agrees and order[0].reason != "secret":
+        e = order[0]
+        detail = f"{e.detail}; the classifier agrees (score {value} ≥ {round((quarantine + block) / 2, 3)})"
+        return Finding(e.reason, redact(detail, 200), excerpt(text, e.position), "block", value)
+    if semantic_sure:
+        return _semantic(text, score, block, "block")
+    if order:
+        e = order[0]
+        return Finding(e.reason, redact(e.detail, 160), excerpt(text, e.position), "quarantine", value)
+    if semantic_unsure:
+        return _semantic(text, score, quarantine, "quarantine")
+    return None
+
+
+def _semantic(text: str, score: Score, limit: float, outcome: str) -> Finding:
+    where = "a decoded payload" if score.where.startswith("decoded") else (
+        "one sentence" if score.where == "sentence" else "the note")
+    detail = f"semantic classifier: {where} reads as an instruction to the agent (score {score.value:.3f} ≥ {limit:.3f})"
+    position = max(0, text.find(score.text[:20])) if score.where == "sentence" else 0
+    return Finding("prompt_injection", detail, excerpt(text, position), outcome, round(score.value, 3))
+
+
+class Scanner:
+    """The layers together. One per process (``default_scanner()``) unless a test needs another classifier."""
+
+    def __init__(self, classifier: Classifier | None = None):
+        self.classifier = classifier or Classifier()
+
+    def scan_many(self, texts: Sequence[str], protected_paths: Sequence[str] = (),
+                  labels: Sequence[bool] | None = None) -> list[Finding | None]:
+        """A verdict per text, one model pass for all. ``labels`` marks keys, tags and entities (see ``decide``)."""
+        for t in texts:
+            if not isinstance(t, str):
+                raise TypeError(f"scan() needs a str, got {type(t).__name__}")
+        decoded = [decodings(t) for t in texts]
+        evidence = [rule_evidence(t, d, protected_paths) for t, d in zip(texts, decoded)]
+        # Sure rule evidence decides alone; only the rest needs the model.
+        need = [i for i, ev in enumerate(evidence) if not any(e.sure for e in ev)]
+        scores: list[Score | None] = [None] * len(texts)
+        if not self.classifier.available:
+            need = []
+        views: list[Views] = [views_of(texts[i], decoded[i]) for i in need]
+        for i, s in zip(need, self.classifier.score_many(views)):
+            scores[i] = s
+        model = self.classifier.model if need else None
+        block, quarantine = (model.block, model.quarantine) if model else (float("inf"), float("inf"))
+        labels = [False] * len(texts) if labels is None else list(labels)
+        return [decide(t, ev, s, block, quarantine, lab) for t, ev, s, lab in zip(texts, evidence, scores, labels)]
+
+    def scan(self, text: str, protected_paths: Sequence[str] = ()) -> Finding | None:
+        return self.scan_many([text], protected_paths)[0]
+
+
+_default: Scanner | None = None
+_default_lock = threading.Lock()
+
+
+def default_scanner() -> Scanner:
+    """The process-wide scanner (its classifier loads the model on first use, not here)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Scanner()
+        return _default
+
+
+# -- showing text without its secrets --------------------------------------------------------------------
+
+def redact(text: str, limit: int = 120) -> str:
+    """One line of at most ``limit`` chars for the audit table: secrets masked (****), hidden characters as <U+200B>."""
+    return excerpt(text, 0, limit)
+
+
+def excerpt(text: str, pos: int, limit: int = 120) -> str:
+    """Like redact(), but starting a little before ``pos`` so a long text shows the part that matched."""
+    found = secret_spans(text)
+    hidden = set(islice(hidden_positions(text), 4096))
+    start = max(0, min(pos, len(text)) - limit // 3)
+    lead = "…" if start else ""
+    pieces: list[str] = []
+    size, i, k = len(lead), start, 0
+    while i < len(text) and size <= limit:
+        while k < len(found) and found[k].end <= i:
+            k += 1
+        if k < len(found) and found[k].start <= i:  # at or inside a secret (a window may start mid-way): mask all of it
+            piece, i = "****", found[k].end
+        else:
+            ch, i = text[i], i + 1
+            piece = f"<U+{ord(ch):04X}>" if i - 1 in hidden else " " if ch.isspace() else ch
+            if piece == " " and pieces and pieces[-1] == " ":
+                continue
+        pieces.append(piece)
+        size += len(piece)
+    if i >= len(text) and size <= limit:
+        return lead + "".join(pieces)
+    while pieces and size + 1 > limit:
+        size -= len(pieces.pop())
+    return lead + "".join(pieces) + "…"
