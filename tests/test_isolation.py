@@ -124,7 +124,7 @@ class World:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     path = tmp_path_factory.mktemp("isolation") / "shared.duckdb"
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         # The discriminative-token gate is not under test: with shared words it would drop most matches.
         mem.sql("UPDATE settings SET value = 1.0 WHERE name = 'gate_df_ratio'", write=True)
         yield World(mem, random.Random(1), n_memories=240)
@@ -203,13 +203,13 @@ def test_random_callers_never_see_a_row_outside_their_scope(world):
 
 def test_revocation_takes_effect_at_once_on_every_path(tmp_path):
     """Seed 001 scenario 2: after a revocation no cache or index still returns the group's memories."""
-    with echo_duck.open(tmp_path / "mem.duckdb", embedder="hash") as mem:
+    with echo_duck.open(tmp_path / "mem.duckdb", embedder="hash", admin=True) as mem:
         _revocation_scenario(mem)
 
 
 def _revocation_scenario(mem):
     owner, reader = "owner-x", "reader-x"
-    mem.grant(team="vault", agent_id=owner)
+    mem.grant(team="vault", agent_id=owner, publish=True)
     mem.grant(team="vault", agent_id=reader)
     with _as(mem, owner, None):
         secret = mem.remember("vault rotation runbook zebra-7731 for the vault team", type="procedure", scope="team",

@@ -25,14 +25,18 @@ def default_db() -> str:
 
 
 def common(func):
-    """--db, --agent, --lock-timeout and --json on every command."""
+    """--db, --agent, --admin, --lock-timeout and --json on every command."""
 
     @click.option("--db", "db", type=click.Path(dir_okay=False), default=default_db, show_default="$ECHO_DUCK_DB or ~/.local/share/echo_duck/memory.duckdb", help="Store file.")
     @click.option("--agent", default="default", show_default=True, help="Agent id to act as.")
+    @click.option("--admin", "admin", is_flag=True,
+                  help="Open an admin handle (memberships, rights, SQL, store-wide jobs, others' memories).")
     @click.option("--lock-timeout", type=float, default=5.0, show_default=True, help="Seconds to wait if another process holds the file.")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args, admin: bool = False, **kwargs):
+        # open_or_fail reads it: the commands' own signatures stay as they are
+        click.get_current_context().meta["echo_duck_admin"] = admin
         return func(*args, **kwargs)
 
     return wrapper
@@ -40,11 +44,15 @@ def common(func):
 
 @contextlib.contextmanager
 def open_or_fail(db: str, agent: str, lock_timeout: float, **options: Any) -> Iterator[EchoDuck]:
-    """Open late, close early; map echo_duck errors to exit codes with one clear line."""
+    """Open late, close early; map echo_duck errors to exit codes with one clear line. A person at a
+    terminal is the host: ``--admin`` opens an admin handle (acting as ``--agent``)."""
     with fail_cleanly():
         from ..store.facade import EchoDuck
 
-        with EchoDuck(db, agent_id=agent, lock_timeout=lock_timeout, actor="cli", write_path="cli", **options) as mem:
+        context = click.get_current_context(silent=True)
+        admin = bool(context is not None and context.meta.get("echo_duck_admin"))
+        with EchoDuck(db, agent_id=agent, lock_timeout=lock_timeout, actor="cli", write_path="cli", admin=admin,
+                      **options) as mem:
             yield mem
 
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
-from ..errors import InvalidInput, MemoryNotFound
+from ..errors import InvalidInput, MemoryNotFound, PermissionDenied
 from ..index.indexing import Indexer
 from ..models import Memory
 from ..storage.db import Db
-from ..write.writer import Caller
+from ..write.writer import Caller, require_owner
 from .verify import Verdict, heuristic_verifier
 
 Verifier = Callable[[Any, Any], Verdict]
@@ -88,6 +88,10 @@ class ContradictionChecker:
                 raise MemoryNotFound(f"no contradiction with id {contradiction_id}")
             if row["status"] != "pending":
                 raise InvalidInput(f"contradiction {contradiction_id} is already resolved ({row['resolution']})")
+            sides = [self.db.dict("memory_by_id", id=row[s]) for s in ("memory_a", "memory_b")]
+            if not caller.admin and all(m is None or m["agent_id"] != caller.agent_id for m in sides):
+                raise PermissionDenied(f"contradiction {contradiction_id} is between other agents' memories; "
+                                       "one of their owners or an admin decides it")
             if winner is None:
                 self.db.run("resolve_contradiction", id=row["id"], resolution="dismissed", winner=None, now=self.clock())
             else:
@@ -95,6 +99,7 @@ class ContradictionChecker:
                 if win not in (row["memory_a"], row["memory_b"]):
                     raise InvalidInput(f"winner must be {row['memory_a']} or {row['memory_b']} (or None to dismiss)")
                 lose = row["memory_b"] if win == row["memory_a"] else row["memory_a"]
+                require_owner(caller, self.db.dict("memory_by_id", id=lose), "supersede")  # the loser is changed
                 self._supersede(caller, lose, win, f"lost contradiction {row['id']} (decided by the user)")
                 self.db.run("resolve_contradiction", id=row["id"], resolution="user", winner=win, now=self.clock())
             return Contradiction.from_row(self.db.dict("contradiction_by_id", id=row["id"]))
@@ -120,7 +125,8 @@ class ContradictionChecker:
 
     def _record(self, caller: Caller, older: Memory, newer: Memory, verdict: Verdict, auto: float) -> Contradiction:
         status, resolution, winner, loser = "pending", None, None, None
-        if verdict.confidence >= auto and _same_slot(older, newer):
+        # Only one owner's memories are resolved automatically: another agent's claim never retires its own.
+        if verdict.confidence >= auto and _same_slot(older, newer) and older.agent_id == newer.agent_id:
             if older.provenance != newer.provenance:
                 winner, loser = (older, newer) if older.provenance > newer.provenance else (newer, older)
                 resolution = "higher_provenance"

@@ -10,6 +10,7 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
     FROM memories m
     WHERE m.status = 'active' AND m.tier <> 'archival'
       AND m.confidence >= p_min_confidence
-      AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, p_caller_agent, p_caller_session)
+      AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
+                  p_caller_agent, p_caller_session)
     ORDER BY m.pinned DESC, (m.type = 'user') DESC, m.confidence DESC,
              coalesce(m.last_accessed, m.updated_at) DESC, m.id;

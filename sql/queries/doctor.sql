@@ -23,3 +23,7 @@ FROM archive_exports;
 -- The audit's must-be-zero counters, and the store's size.
 -- name: doctor_audit
 SELECT live_memories, stale_recalls, leaked_recalls FROM memory_health;
+
+-- Purges whose store-file rewrite a crash interrupted (finished on the next writable open).
+-- name: doctor_pending_purges
+SELECT count(*) FROM pending_purges;
