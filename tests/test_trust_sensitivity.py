@@ -138,3 +138,29 @@ def test_sensitive_knowledge_base_documents_stay_with_their_owner(tmp_path, cloc
         assert [d.source for d in a2.kb_documents()] == ["office"]
         assert not any("thyroid" in getattr(h, "content", "") for h in a2.recall("blue folder thyroid", include_kb=True))
         assert {h.chunk.source for h in a1.kb_search("blue folder")} == {"office", "medical"}
+
+
+def test_a_team_lake_never_receives_sensitive_or_personal_memories(tmp_path, clock):
+    from echo_duck.io.scaleout import publish_to_ducklake, read_team_memories
+
+    with echo_duck.open(tmp_path / "m.duckdb", admin=True, agent_id="a1", team_id="red", embedder="hash",
+                        now=clock) as host:
+        a1, _, _ = _world(host)
+        with pytest.raises(echo_duck.PermissionDenied, match="admin"):
+            publish_to_ducklake(a1, tmp_path / "lake.ducklake", tmp_path / "lake-data")
+        report = publish_to_ducklake(host, tmp_path / "lake.ducklake", tmp_path / "lake-data", team_id="red")
+    assert report.published == 1
+    assert read_team_memories(tmp_path / "lake.ducklake", "red")["content"].to_list() == [NORMAL]
+
+
+def test_history_hides_an_older_version_that_was_sensitive(tmp_path, clock):
+    with echo_duck.open(tmp_path / "m.duckdb", admin=True, embedder="hash", now=clock) as host:
+        host.grant_right("a1", "publish:public")
+        a1, a2 = host.for_agent("a1"), host.for_agent("a2")
+        old = a1.remember("Diagnosis-qq19: the user has type 1 diabetes", type="user", key="health_note",
+                          scope="public", sensitivity="sensitive", provenance="user_stated")
+        new = a1.update(old.id, "The user prefers meetings after 10:00", sensitivity="normal", provenance="user_stated")
+        seen = a2.history(new.id)
+        assert [v.id for v in seen.versions] == [new.id]
+        assert "qq19" not in json.dumps(seen.to_dict(), default=str)
+        assert [v.id for v in a1.history(new.id).versions] == [old.id, new.id]

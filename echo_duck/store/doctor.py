@@ -42,7 +42,7 @@ from ..storage import sqlfiles
 from ..storage.connection import connect
 from ..storage.db import Db
 from ..storage.event_chain import verify as verify_chain
-from ..storage.extensions import EXTENSIONS, extension_path, quote_literal
+from ..storage.extensions import EXTENSIONS, extension_path, quote_identifier, quote_literal
 
 _BARE = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 _PIN = re.compile(r"^\s*duckdb\s*==\s*([0-9][^\s;,]*)")
@@ -221,7 +221,7 @@ def _store_checks(db: Db, path: Path, shown: str) -> list[Check]:
         return checks  # views and macros of another version: the other checks would mislead
     checks.append(_objects_check(db, shown))
     steps: list[Callable[[Db, str], Check | None]] = [
-        _keyword_check, _model_check, _stale_check, _jobs_check, functools.partial(_archive_check, path=path),
+        _integrity_check, _keyword_check, _model_check, _stale_check, _jobs_check, functools.partial(_archive_check, path=path),
         _purge_check, _chain_check, _audit_check]
     for step in steps:
         try:
@@ -331,6 +331,21 @@ def _archive_check(db: Db, shown: str, *, path: Path) -> Check:
         return Check("archive", "ok", f"{where}; no unfinished exports")
     return Check("archive", "fail", f"{where}; {staged} staged and {moved} moved exports were interrupted: a "
                  "writable open undoes staged ones and finishes moved ones", f"echo-duck init --db {shown}")
+
+
+def _integrity_check(db: Db, shown: str) -> Check:
+    """Read every row of every table, so that a damaged block shows here (as DuckDB's checksum error,
+    or as a crash of this child process that check_store reports) rather than in an agent's recall."""
+    tables = [r[0] for r in db.run("doctor_tables").fetchall()]
+    rows = 0
+    for table in tables:
+        try:
+            reader = db.con.execute(f"SELECT * FROM {quote_identifier(table)}").fetch_record_batch(65_536)
+            rows += sum(batch.num_rows for batch in reader)
+        except duckdb.Error as e:
+            return Check("integrity", "fail", f"table {table} cannot be read: {_first_line(e)}: the file is damaged",
+                         "restore the store from a backup copy (one taken while no process had it open)")
+    return Check("integrity", "ok", f"every row of {len(tables)} tables reads ({rows:,} rows)")
 
 
 def _purge_check(db: Db, shown: str) -> Check:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import polars as pl
 
-from ..errors import EchoDuckError, InvalidInput, MemoryNotFound, PermissionDenied
+from ..errors import EchoDuckError, InvalidInput, MemoryNotFound, PermissionDenied, StorageError
 from ..index.indexing import NO_MODEL_MESSAGE, Indexer
 from ..index.vectors import ReembedReport
 from ..index.vectors import reembed as reembed_stale
@@ -33,7 +33,7 @@ from ..recall.snapshot import Budgets
 from ..recall.shared_snapshot import render_shared, split_by_author
 from ..recall.snapshot import render as render_snapshot
 from ..storage.connection import connect, translate_errors
-from ..storage.db import Db
+from ..storage.db import Db, uuid_list
 from ..storage.schema import ensure_schema
 from ..write import validate
 from ..write.sessions import Sessions
@@ -109,8 +109,11 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
             self._bind(caller)
             self.damaged_archive_files = () if self.read_only else open_writable(self.db, self.indexer,
                                                                                  self.archive_dir, self.now())
-        except BaseException:
-            self.db.close()  # a failed open never leaves the file locked in this process
+        except BaseException as e:
+            with contextlib.suppress(EchoDuckError):  # a damaged file may fail its close as well
+                self.db.close()  # a failed open never leaves the file locked in this process
+            if isinstance(e, StorageError) and self.path not in str(e):
+                raise StorageError(f"opening {self.path}: {e}") from e  # say which file is damaged
             raise
 
     def _bind(self, caller: Caller) -> None:
@@ -296,10 +299,16 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
                            reason="shared by its owner")
 
     def history(self, target: Any) -> History:
-        """Every version of the fact ``target`` belongs to, and every event on them."""
+        """Every version of the fact ``target`` belongs to, and every event on them. An agent sees the
+        versions it may see: an older version that was sensitive (or unshared personal) stays hidden."""
         with self.db.reading():
             row = self.writer.resolve(self.caller, target, live_only=False, any_agent=self.caller.admin)
-            versions = [Memory.from_row(r) for r in self.db.dicts("version_chain", id=row["id"])]
+            chain = self.db.dicts("version_chain", id=row["id"])
+            if not self.caller.admin:
+                seen = {str(r["id"]) for r in self.db.dicts("visible_of_ids", ids=uuid_list([r["id"] for r in chain]),
+                                                            **self._who())}
+                chain = [r for r in chain if str(r["id"]) in seen]
+            versions = [Memory.from_row(r) for r in chain]
             ids = [v.id for v in versions]
             events = [Event.from_row(r) for r in self.db.dicts("events_for_memories", ids=ids)]
         return History(tuple(versions), tuple(events))

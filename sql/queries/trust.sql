@@ -54,3 +54,9 @@ WHERE agent_id = $caller_agent LIMIT $limit;
 -- name: snapshot_candidates_shared
 SELECT * FROM snapshot_candidates($caller_agent, $caller_session::VARCHAR, $min_confidence)
 WHERE agent_id <> $caller_agent LIMIT $limit;
+
+-- Which of these memories ($ids: text '[uuid, …]') the caller may see (history() of a shared fact
+-- whose older versions were sensitive).
+-- name: visible_of_ids
+SELECT id FROM visible_memories($caller_agent, $caller_session)
+WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
