@@ -343,7 +343,7 @@ CHILD = """
 import sys, time
 from datetime import datetime
 import echo_duck
-with echo_duck.open(sys.argv[1], embedder="hash", now=datetime(2027, 6, 1)) as mem:
+with echo_duck.open(sys.argv[1], embedder="hash", now=datetime(2027, 6, 1), admin=True) as mem:
     print("ready", flush=True)
     started = time.perf_counter()
     report = mem.archive(older_than_days=0)

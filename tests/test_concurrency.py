@@ -12,7 +12,7 @@ import echo_duck
 
 HOLDER = textwrap.dedent("""
     import sys, time, echo_duck
-    with echo_duck.open(sys.argv[1]) as mem:
+    with echo_duck.open(sys.argv[1], admin=True) as mem:
         mem.remember("held by the other process", type="environment")
         print("ready", flush=True)
         time.sleep(float(sys.argv[2]))

@@ -59,7 +59,7 @@ def live_contents(mem) -> list[str]:
 
 HOLDER = """
     import json, os, sys, time, echo_duck
-    mem = echo_duck.open(sys.argv[1], agent_id="holder", embedder="hash")
+    mem = echo_duck.open(sys.argv[1], agent_id="holder", embedder="hash", admin=True)
     mem.remember("holder 0", type="environment")
     print("ready", flush=True)
     trying = sys.argv[1] + ".trying"
@@ -77,7 +77,7 @@ WAITER = """
     import json, sys, time, echo_duck
     start = time.time()
     open(sys.argv[1] + ".trying", "w").close()  # the holder finishes only once this process waits
-    with echo_duck.open(sys.argv[1], agent_id="waiter", embedder="hash", lock_timeout=120) as mem:
+    with echo_duck.open(sys.argv[1], agent_id="waiter", embedder="hash", lock_timeout=120, admin=True) as mem:
         entered = time.time()
         for i in range(10):
             mem.remember(f"waiter {i}", type="environment")
@@ -110,7 +110,7 @@ CONTENDER = """
     db, n, batches, per_batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     rng = random.Random(n)
     for b in range(batches):  # open and close per batch: the lock changes hands many times
-        with echo_duck.open(db, agent_id=f"p{n}", embedder="hash", lock_timeout=300) as mem:
+        with echo_duck.open(db, agent_id=f"p{n}", embedder="hash", lock_timeout=300, admin=True) as mem:
             for i in range(per_batch):
                 mem.remember(f"process {n} batch {b} fact {i}: {words(rng)}", type="environment")
             # one fact every process versions: a lost update across processes would break its chain

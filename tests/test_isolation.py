@@ -72,6 +72,8 @@ class World:
         self.members: set[tuple[str, str, str]] = set()
         self.sessions: dict[str, set[str]] = {a: set() for a in AGENTS}
         for agent in AGENTS:
+            for right in ("publish:public", "publish:team:*", "publish:tenant:*"):  # writing needs membership too
+                mem.grant_right(agent, right)
             for kind, groups in GROUPS.items():
                 for group in groups:
                     if rng.random() < 0.5:
@@ -87,7 +89,7 @@ class World:
                 self.records[m.id] = rec
                 self.by_token[TOKEN.search(m.content).group()] = m.id
         for agent in AGENTS:  # outcome feedback, so the audit's memory_utility view has rows to leak
-            mine = [i for i in self.records if self.sees(i, agent, None)]
+            mine = [i for i in self.records if self.records[i]["agent"] == agent and self.sees(i, agent, None)]
             with _as(mem, agent, None):
                 for memory_id in rng.sample(mine, min(5, len(mine))):
                     mem.mark(memory_id, rng.random() < 0.5)

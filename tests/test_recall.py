@@ -356,8 +356,10 @@ def test_no_recall_returns_a_memory_outside_the_callers_scope(scope_world, memor
     written, specs = [], {}
     for i, (agent, scope, group, session, tag_global, word, type_) in enumerate(memories):
         caller = Caller(agent_id=name(agent))
-        if scope in ("team", "tenant"):
-            mem.grant(**{scope: name(group)}, agent_id=caller.agent_id)  # the writer must be a member
+        if scope in ("team", "tenant"):  # the writer must be a member with the right to publish there
+            mem.grant(**{scope: name(group)}, agent_id=caller.agent_id, publish=True)
+        elif scope == "public":
+            mem.grant_right(caller.agent_id, "publish:public")
         spec = prepare(caller, f"{word} note {x}u{i} {x}all", type=type_, scope=scope, source_session=name(session),
                        tags=["global"] if tag_global else [],
                        team_id=name(group) if scope == "team" else None,

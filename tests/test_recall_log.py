@@ -180,7 +180,7 @@ def test_a_store_never_closed_writes_its_queue_as_the_interpreter_exits(db_path)
     with echo_duck.open(db_path, agent_id="a", embedder="hash", admin=True) as m:
         m.remember_many(synthetic.memories(50))
     script = ("import echo_duck, sys\n"
-              f"m = echo_duck.open({str(db_path)!r}, agent_id='a', embedder='hash')\n"
+              f"m = echo_duck.open({str(db_path)!r}, agent_id='a', embedder='hash', admin=True)\n"
               "ids = [m.recall('deploy borealis', 3)[0].recall_id for _ in range(3)]\n"
               "print(ids)\n")  # no close(), no with-block
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)

@@ -313,3 +313,47 @@ def test_tools_act_with_the_agents_rights_only(host):
     assert host.sql("SELECT scope, agent_id FROM memories WHERE id = ?", [written["memory"]["id"]]).rows() == [
         ("private", "a2")]
     assert host.for_agent("a3").snapshot().count("Answer in French") == 0
+
+
+def test_no_public_path_reaches_another_agents_private_memory(tmp_path):
+    """One secret of a1 (private, and one sensitive public one); a2 tries every public path."""
+    from echo_duck.io.exporters import export_jsonl
+
+    db = tmp_path / "shared.duckdb"
+    with echo_duck.open(db, admin=True, embedder="hash") as host:
+        host.grant_right("a1", "publish:public")
+        a1 = host.for_agent("a1")
+        private = a1.remember("a1 private: the vault code is 7781-gannet", type="user", key="vault_code")
+        a1.remember("a1 public but sensitive: gannet allergy", type="user", scope="public", sensitivity="sensitive")
+        a1.kb_add("# Vault\n\nThe gannet vault opens with the code.\n", source="a1-vault")
+        a2 = host.for_agent("a2")
+        seen = [
+            [h.content for h in a2.recall("gannet vault code", k=50)],
+            [h.content for h in a2.recall("gannet", k=50, include_kb=True)],
+            [m.content for m in a2.find(status=None, limit=1000)],
+            a2.snapshot(),
+            tools.call(a2, "memory_search", {"query": "gannet vault code"}),
+            [h.content for h in a2.kb_search("gannet vault")],
+            [d.source for d in a2.kb_documents()],
+            {k: v.to_dicts() for k, v in a2.audit().items()},
+        ]
+        assert "gannet" not in json.dumps(seen, default=str, ensure_ascii=False)
+        for call in (lambda: a2.get(private.id), lambda: a2.history(private.id), lambda: a2.history("vault_code")):
+            with pytest.raises(echo_duck.MemoryNotFound):
+                call()
+        with pytest.raises(PermissionDenied):
+            a2.sql("SELECT content FROM memories")
+        # an import of a2's cannot touch a1's fact of the same key: it becomes a2's own private memory
+        path = tmp_path / "import.jsonl"
+        path.write_text(json.dumps({"content": "the vault code is 0000", "type": "user", "key": "vault_code"}) + "\n")
+        import_file(a2, path)
+        assert a1.get(private.id).content == "a1 private: the vault code is 7781-gannet"
+        export_jsonl(a2, tmp_path / "a2.jsonl", include_history=True)
+    assert "gannet" not in (tmp_path / "a2.jsonl").read_text(encoding="utf-8")
+    for args in (["list", "--json"], ["search", "gannet vault code", "--json"], ["snapshot"],
+                 ["show", private.id], ["history", "vault_code"], ["export", str(tmp_path / "cli.jsonl")],
+                 ["kb", "search", "gannet vault"], ["kb", "list"], ["audit", "--json"],
+                 ["sql", "SELECT content FROM memories"]):
+        out = cli(*args, "--agent", "a2", "--db", str(db))
+        assert "gannet" not in out.stdout + out.stderr, args
+    assert "gannet" not in (tmp_path / "cli.jsonl").read_text(encoding="utf-8")
