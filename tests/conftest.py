@@ -38,5 +38,5 @@ def clock():
 
 @pytest.fixture
 def mem(db_path):
-    with echo_duck.open(db_path) as m:
+    with echo_duck.open(db_path, admin=True) as m:
         yield m

@@ -48,7 +48,7 @@ class Run:
         self.rng = random.Random(seed)
         self.seed = seed
         self.now = T0
-        self.mem = echo_duck.open(db, agent_id="crash", embedder=embedder, now=lambda: self.now)
+        self.mem = echo_duck.open(db, agent_id="crash", embedder=embedder, now=lambda: self.now, admin=True)
         # Carry the clock on from the last run, so time never goes backwards across restarts.
         last = self.mem.sql("SELECT greatest((SELECT max(updated_at) FROM memories), (SELECT max(occurred_at) FROM memory_events),"
                             " (SELECT max(last_message_at) FROM sessions), (SELECT max(created_at) FROM archive_exports))").item()

@@ -124,9 +124,11 @@ def test_scenario_1_an_uncertain_conflict_stays_open_with_both_sides_marked(db_p
 # -- 2 ------------------------------------------------------------------------------------------------
 
 def test_scenario_2_revoked_permission_hides_memory_everywhere(db_path, clock):
-    with echo_duck.open(db_path, now=clock, agent_id="alice", team_id="core") as alice:
-        alice.grant(team="core")
-        alice.grant(team="core", agent_id="bob")
+    with echo_duck.open(db_path, now=clock, admin=True) as host:  # the host grants; the agents act
+        host.grant(team="core", agent_id="alice", publish=True)
+        host.grant(team="core", agent_id="bob")
+        host.grant_right("alice", "publish:public")
+        alice = host.for_agent("alice", team_id="core")
         bridge = alice.remember("The core team's incident bridge is Zoom room 4471", type="environment",
                                 scope="team", tags=["incident"])
         other = alice.remember("The core team's incident bridge passcode is 5582", type="environment",
@@ -134,7 +136,8 @@ def test_scenario_2_revoked_permission_hides_memory_everywhere(db_path, clock):
         public = alice.remember("Incidents are announced in the #status channel", type="environment", scope="public")
     team_ids = {bridge.id, other.id}
     clock.advance(hours=1)
-    with echo_duck.open(db_path, now=clock, agent_id="bob") as bob:
+    with echo_duck.open(db_path, now=clock, admin=True) as host:
+        bob = host.for_agent("bob")
         queries = [dict(query="incident bridge Zoom room"), dict(query="where do we meet during an outage?"),
                    dict(query="incident bridge", arms=["keyword"]), dict(query="incident bridge", arms=["vector"]),
                    dict(query="incident bridge", types=["environment"]), dict(query="incident bridge", tags=["incident"]),
@@ -159,7 +162,7 @@ def test_scenario_2_revoked_permission_hides_memory_everywhere(db_path, clock):
         assert "4471" in bob.snapshot()
 
         clock.advance(seconds=1)
-        bob.revoke(team="core")  # effective at once, in this same open store
+        host.revoke(team="core", agent_id="bob")  # effective at once, in this same open store
 
         assert not team_ids & recalled()
         assert public.id in recalled()
@@ -182,7 +185,7 @@ def test_scenario_2_revoked_permission_hides_memory_everywhere(db_path, clock):
         audit = bob.audit()
         assert audit["leaked_recalls"].height == 0
         assert audit["memory_health"]["leaked_recalls"][0] == 0
-        assert bob.sql("SELECT count(*) AS n FROM leaked_recalls")["n"][0] == 0
+        assert host.sql("SELECT count(*) AS n FROM leaked_recalls")["n"][0] == 0
     with echo_duck.open(db_path, now=clock, agent_id="bob", embedder="hash", read_only=True) as bob_again:
         assert not team_ids & set(ids(bob_again.recall("incident bridge Zoom room", arms=["keyword"])))
         # No view of bob's audit report shows him the content he lost access to.
@@ -222,7 +225,7 @@ def sensitive_store(mem, clock):
 
 @pytest.mark.parametrize("cascade", ["flag", "purge"])
 def test_scenario_3_deleted_sensitive_episode_cascades_to_derived_summaries_and_procedures(db_path, clock, cascade):
-    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+    with echo_duck.open(db_path, now=clock, embedder="hash", admin=True) as mem:
         s = sensitive_store(mem, clock)
         # Derived: the summary of the episode, procedures built on it (transitively), facts of its session.
         derived = {s["weekly"].id, s["procedure"].id, s["second_order"].id} | {f.id for f in s["facts"]}
@@ -405,7 +408,7 @@ def assert_indexes_agree(mem) -> None:
 
 
 def build_store(path, clock) -> dict[str, str]:
-    with echo_duck.open(path, now=clock) as mem:  # the real model
+    with echo_duck.open(path, now=clock, admin=True) as mem:  # the real model
         made = {
             "port": mem.remember("The staging database listens on port 5432", type="environment").id,
             "lang": mem.remember("用户偏好中文回答", type="user", key="reply_language").id,
@@ -454,7 +457,7 @@ def test_scenario_6_snapshot_restore_keeps_indexes_consistent(tmp_path, clock, r
     else:
         export_import(source, target)
     clock.advance(minutes=1)
-    with echo_duck.open(target, now=clock) as mem:
+    with echo_duck.open(target, now=clock, admin=True) as mem:
         assert_indexes_agree(mem)
         assert ids(mem.recall("staging database port", k=1)) == [made["port"]]
         assert ids(mem.recall("which language should answers be in?", k=1)) == [made["lang"]]
@@ -471,5 +474,5 @@ def test_scenario_6_snapshot_restore_keeps_indexes_consistent(tmp_path, clock, r
             mem.sql("SELECT count(*) AS n FROM memories")["n"][0]
         health = mem.audit()["memory_health"].to_dicts()[0]
         assert (health["stale_recalls"], health["leaked_recalls"], health["stale_vectors"]) == (0, 0, 0)
-    with echo_duck.open(target, now=clock) as mem:  # reopened
+    with echo_duck.open(target, now=clock, admin=True) as mem:  # reopened
         assert_indexes_agree(mem)

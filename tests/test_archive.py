@@ -29,7 +29,7 @@ from echo_duck.storage.extensions import load_extensions
 
 
 def open_store(path, clock, **options):
-    return echo_duck.open(path, now=clock, embedder="hash", **options)
+    return echo_duck.open(path, now=clock, embedder="hash", **options, admin=True)
 
 
 def archive_root(db_path: Path) -> Path:
@@ -145,7 +145,7 @@ def test_memories_all_works_with_no_archive_yet(db_path, clock, tmp_path):
     shutil.rmtree(archive_root(db_path))  # the archive folder went away while the store was closed
     with open_store(db_path, clock) as mem:
         assert mem.sql("SELECT id::VARCHAR AS id, storage FROM memories_all").to_dicts() == [{"id": m.id, "storage": "live"}]
-    with echo_duck.open(":memory:", embedder="hash") as mem:
+    with echo_duck.open(":memory:", embedder="hash", admin=True) as mem:
         assert mem.archive_dir is None
         assert count(mem, "SELECT count(*) FROM memories_all") == 0
         with pytest.raises(echo_duck.InvalidInput):
@@ -274,7 +274,7 @@ def test_recover_finishes_a_moved_export(db_path, clock):
     # Crash after the files were moved into the archive, before the rows left the live table.
     leave_interrupted_export(db_path, "moved", staging_files=False, archive_files=True)
     assert set(more) <= set(parquet_ids(root))
-    with echo_duck.open(db_path, embedder="hash", read_only=True) as ro:  # a reader meanwhile: each row once
+    with echo_duck.open(db_path, embedder="hash", read_only=True, admin=True) as ro:  # a reader meanwhile: each row once
         ids = all_ids(ro)
         assert sorted(ids) == everything and len(ids) == len(set(ids))
         assert set(more) <= set(ro.sql("SELECT id::VARCHAR AS id FROM memories_all WHERE storage = 'live'")["id"].to_list())
@@ -343,7 +343,7 @@ CHILD = """
 import sys, time
 from datetime import datetime
 import echo_duck
-with echo_duck.open(sys.argv[1], embedder="hash", now=datetime(2027, 6, 1)) as mem:
+with echo_duck.open(sys.argv[1], embedder="hash", now=datetime(2027, 6, 1), admin=True) as mem:
     print("ready", flush=True)
     started = time.perf_counter()
     report = mem.archive(older_than_days=0)
@@ -353,7 +353,7 @@ with echo_duck.open(sys.argv[1], embedder="hash", now=datetime(2027, 6, 1)) as m
 
 def check_every_memory_in_exactly_one_place(db_path: Path, expected: set[str]) -> None:
     root = archive_root(db_path)
-    with echo_duck.open(db_path, embedder="hash", now=datetime(2027, 6, 2)) as mem:
+    with echo_duck.open(db_path, embedder="hash", now=datetime(2027, 6, 2), admin=True) as mem:
         live = live_ids(mem)
         archived = parquet_ids(root)
         assert not live & set(archived), f"{len(live & set(archived))} memories are both live and in Parquet"
@@ -387,7 +387,7 @@ def state_after_crash(db_path: Path) -> str:
 def test_sigkill_during_archive_never_loses_or_duplicates_a_memory(tmp_path):
     base = tmp_path / "base.duckdb"
     clock_now = [datetime(2026, 1, 1)]
-    with echo_duck.open(base, embedder="hash", now=lambda: clock_now[0]) as mem:
+    with echo_duck.open(base, embedder="hash", now=lambda: clock_now[0], admin=True) as mem:
         mem.remember_many([dict(content=f"retired service number {i} in rack {i % 40}", type="environment",
                                 importance=0.1) for i in range(2500)])
         mem.remember_many([dict(content=f"live fact {i}", type="user") for i in range(20)])

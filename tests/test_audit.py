@@ -17,7 +17,7 @@ from echo_duck.store.lifecycle_verbs import AUDIT_VIEWS
 
 
 def open_store(path, clock, **options):
-    return echo_duck.open(path, now=clock, embedder="hash", **options)
+    return echo_duck.open(path, now=clock, embedder="hash", **options, admin=True)
 
 
 def rows(mem, view: str, order: str = "") -> list[dict]:
@@ -195,7 +195,7 @@ def test_memory_utility_after_mark(scenario):
 
 
 def test_decay_histogram(db_path):
-    with echo_duck.open(db_path, embedder="hash") as mem:  # the view is as of the real now
+    with echo_duck.open(db_path, embedder="hash", admin=True) as mem:  # the view is as of the real now
         for importance in (0.03, 0.15, 0.15, 0.55, 0.95):
             mem.remember(f"fact with importance {importance} #{mem.sql('SELECT count(*) AS n FROM memories')['n'][0]}",
                          type="environment", importance=importance)

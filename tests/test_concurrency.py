@@ -12,7 +12,7 @@ import echo_duck
 
 HOLDER = textwrap.dedent("""
     import sys, time, echo_duck
-    with echo_duck.open(sys.argv[1]) as mem:
+    with echo_duck.open(sys.argv[1], admin=True) as mem:
         mem.remember("held by the other process", type="environment")
         print("ready", flush=True)
         time.sleep(float(sys.argv[2]))
@@ -31,22 +31,22 @@ def test_second_process_gets_a_clear_database_locked_error(db_path):
     try:
         start = time.monotonic()
         with pytest.raises(echo_duck.DatabaseLocked, match=rf"PID {proc.pid}") as info:
-            echo_duck.open(db_path, lock_timeout=0.5)
+            echo_duck.open(db_path, lock_timeout=0.5, admin=True)
         assert time.monotonic() - start >= 0.5
         assert "lock timeout" in str(info.value)
         with pytest.raises(echo_duck.DatabaseLocked):
-            echo_duck.open(db_path, read_only=True)
+            echo_duck.open(db_path, read_only=True, admin=True)
     finally:
         proc.kill()
         proc.wait()
-    with echo_duck.open(db_path) as mem:  # nothing the holder committed is lost
+    with echo_duck.open(db_path, admin=True) as mem:  # nothing the holder committed is lost
         assert [m.content for m in mem.find()] == ["held by the other process"]
 
 
 @pytest.mark.slow
 def test_waiting_writer_gets_in_when_the_holder_leaves(db_path):
     proc = hold(db_path, 1.0)
-    with echo_duck.open(db_path, lock_timeout=20) as mem:
+    with echo_duck.open(db_path, lock_timeout=20, admin=True) as mem:
         mem.remember("second writer", type="environment")
         assert {m.content for m in mem.find()} == {"held by the other process", "second writer"}
     proc.wait()
@@ -54,7 +54,7 @@ def test_waiting_writer_gets_in_when_the_holder_leaves(db_path):
 
 @pytest.mark.slow
 def test_readers_share_the_file_when_nobody_writes(db_path):
-    with echo_duck.open(db_path) as mem:
+    with echo_duck.open(db_path, admin=True) as mem:
         mem.remember("shared", type="user")
     code = "import sys, echo_duck; m = echo_duck.open(sys.argv[1], read_only=True); print(m.find()[0].content); import time; time.sleep(1)"
     procs = [subprocess.Popen([sys.executable, "-c", code, str(db_path)], stdout=subprocess.PIPE, text=True) for _ in range(3)]

@@ -59,7 +59,7 @@ def live_contents(mem) -> list[str]:
 
 HOLDER = """
     import json, os, sys, time, echo_duck
-    mem = echo_duck.open(sys.argv[1], agent_id="holder", embedder="hash")
+    mem = echo_duck.open(sys.argv[1], agent_id="holder", embedder="hash", admin=True)
     mem.remember("holder 0", type="environment")
     print("ready", flush=True)
     trying = sys.argv[1] + ".trying"
@@ -77,7 +77,7 @@ WAITER = """
     import json, sys, time, echo_duck
     start = time.time()
     open(sys.argv[1] + ".trying", "w").close()  # the holder finishes only once this process waits
-    with echo_duck.open(sys.argv[1], agent_id="waiter", embedder="hash", lock_timeout=120) as mem:
+    with echo_duck.open(sys.argv[1], agent_id="waiter", embedder="hash", lock_timeout=120, admin=True) as mem:
         entered = time.time()
         for i in range(10):
             mem.remember(f"waiter {i}", type="environment")
@@ -87,7 +87,7 @@ WAITER = """
 
 @pytest.mark.slow
 def test_waiting_writer_process_gets_in_after_the_holder_and_both_keep_everything(db_path):
-    with echo_duck.open(db_path, embedder="hash"):
+    with echo_duck.open(db_path, embedder="hash", admin=True):
         pass  # the store exists before the two processes race for it
     holder = python(HOLDER, db_path)
     assert holder.stdout.readline().strip() == "ready"
@@ -95,7 +95,7 @@ def test_waiting_writer_process_gets_in_after_the_holder_and_both_keep_everythin
     closed_at = json.loads(finish(holder).strip().splitlines()[-1])["closed_at"]
     times = json.loads(finish(waiter).strip())
     assert times["started"] < closed_at <= times["entered"], "the waiter got in while the holder still had the file"
-    with echo_duck.open(db_path, embedder="hash") as mem:
+    with echo_duck.open(db_path, embedder="hash", admin=True) as mem:
         contents = live_contents(mem)
         assert sorted(contents) == sorted([f"holder {i}" for i in range(10)] + [f"waiter {i}" for i in range(10)])
         by_agent = dict(mem.sql("SELECT agent_id, count(*) AS n FROM memories GROUP BY ALL").iter_rows())
@@ -110,7 +110,7 @@ CONTENDER = """
     db, n, batches, per_batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     rng = random.Random(n)
     for b in range(batches):  # open and close per batch: the lock changes hands many times
-        with echo_duck.open(db, agent_id=f"p{n}", embedder="hash", lock_timeout=300) as mem:
+        with echo_duck.open(db, agent_id=f"p{n}", embedder="hash", lock_timeout=300, admin=True) as mem:
             for i in range(per_batch):
                 mem.remember(f"process {n} batch {b} fact {i}: {words(rng)}", type="environment")
             # one fact every process versions: a lost update across processes would break its chain
@@ -123,13 +123,13 @@ CONTENDER = """
 @pytest.mark.slow
 def test_four_writer_processes_each_keep_every_write_exactly_once(db_path):
     n, batches, per_batch = 4, 3, 4
-    with echo_duck.open(db_path, embedder="hash"):
+    with echo_duck.open(db_path, embedder="hash", admin=True):
         pass
     procs = [python(CONTENDER, db_path, i, batches, per_batch) for i in range(n)]
     for proc in procs:
         assert finish(proc).strip() == "done"
     expected = {f"process {p} batch {b} fact {i}" for p in range(n) for b in range(batches) for i in range(per_batch)}
-    with echo_duck.open(db_path, embedder="hash") as mem:
+    with echo_duck.open(db_path, embedder="hash", admin=True) as mem:
         counts = dict(mem.sql("SELECT split_part(content, ':', 1) AS c, count(*) AS n FROM memories WHERE key IS NULL "
                               "GROUP BY ALL").iter_rows())
         assert set(counts) == expected and set(counts.values()) == {1}
@@ -148,7 +148,7 @@ def test_four_writer_processes_each_keep_every_write_exactly_once(db_path):
 # -- (c) readers in the writer's process -----------------------------------------------------------
 
 def test_readers_in_the_writing_process_see_committed_data_at_once(db_path):
-    with echo_duck.open(db_path, embedder="hash") as mem:
+    with echo_duck.open(db_path, embedder="hash", admin=True) as mem:
         seen: list[str] = []
         written = threading.Event()
         read = threading.Event()
@@ -175,15 +175,15 @@ def test_readers_in_the_writing_process_see_committed_data_at_once(db_path):
 
 
 def test_a_second_open_in_the_same_process_is_refused_clearly_or_waits(db_path):
-    first = echo_duck.open(db_path, embedder="hash")
+    first = echo_duck.open(db_path, embedder="hash", admin=True)
     first.remember("held in this process", type="environment")
     with pytest.raises(echo_duck.DatabaseLocked, match="this process"):
-        echo_duck.open(db_path, embedder="hash")
+        echo_duck.open(db_path, embedder="hash", admin=True)
     with pytest.raises(echo_duck.DatabaseLocked):
-        echo_duck.open(db_path, read_only=True)
+        echo_duck.open(db_path, read_only=True, admin=True)
     # with a lock timeout the second handle waits until the first one is closed
     threading.Timer(0.5, first.close).start()
-    with echo_duck.open(db_path, embedder="hash", lock_timeout=30) as second:
+    with echo_duck.open(db_path, embedder="hash", lock_timeout=30, admin=True) as second:
         assert live_contents(second) == ["held in this process"]
 
 
@@ -191,7 +191,7 @@ def test_a_second_open_in_the_same_process_is_refused_clearly_or_waits(db_path):
 
 @pytest.mark.slow
 def test_worker_never_blocks_agent_writes_long(db_path):
-    with echo_duck.open(db_path, agent_id="agent", embedder="hash") as mem:
+    with echo_duck.open(db_path, agent_id="agent", embedder="hash", admin=True) as mem:
         sessions = []
         rng = random.Random(7)
         for s in range(4):
@@ -246,7 +246,7 @@ def test_worker_never_blocks_agent_writes_long(db_path):
 
 @pytest.mark.slow
 def test_sixteen_threads_sharing_one_facade(db_path):
-    with echo_duck.open(db_path, embedder="hash") as mem:
+    with echo_duck.open(db_path, embedder="hash", admin=True) as mem:
         stored: dict[str, str] = {}  # id -> content of every remember/update that returned
         forgotten: set[str] = set()
         keys: set[str] = set()

@@ -41,7 +41,7 @@ class Clock:
 
 
 def open_store(path, clock, **options):
-    return echo_duck.open(path, now=clock, embedder="hash", **options)
+    return echo_duck.open(path, now=clock, embedder="hash", **options, admin=True)
 
 
 def add_conversation(mem, clock, session=SESSION, messages=CONVERSATION):
@@ -260,7 +260,7 @@ class FlakyEmbedder(HashEmbedder):
 
 def test_a_job_that_failed_after_its_episode_was_stored_still_extracts_its_facts(db_path, clock):
     """The episode is committed before the facts; a failure in between must not make the retry skip them."""
-    with echo_duck.open(db_path, now=clock, embedder=FlakyEmbedder("User prefers dark mode")) as mem:
+    with echo_duck.open(db_path, now=clock, embedder=FlakyEmbedder("User prefers dark mode"), admin=True) as mem:
         add_conversation(mem, clock, session="s-e", messages=[("user", "I prefer dark mode in every editor.")])
         mem.request_consolidation("s-e")
         (result,) = mem.run_jobs()

@@ -15,7 +15,7 @@ from echo_duck.lifecycle.verify import Verdict, heuristic_verifier, llm_verifier
 
 
 def open_store(path, clock, **options):
-    return echo_duck.open(path, now=clock, embedder="hash", **options)
+    return echo_duck.open(path, now=clock, embedder="hash", **options, admin=True)
 
 
 def always(confidence: float):

@@ -32,7 +32,7 @@ LONG = os.environ.get("ECHO_DUCK_LONG") == "1"
 
 
 def _open(path):
-    return echo_duck.open(path, protected_paths=PROTECTED, embedder="hash")
+    return echo_duck.open(path, protected_paths=PROTECTED, embedder="hash", admin=True)
 
 
 def _contents(mem) -> list[str]:
@@ -112,7 +112,7 @@ def test_attacks_in_session_messages_never_become_memories(tmp_path, attack_sess
     path = tmp_path / "mem.duckdb"
     shutil.copy(source, path)
     with echo_duck.open(path, protected_paths=PROTECTED, embedder="hash",
-                        extractor=_echo_extractor if extractor == "echo" else None) as mem:
+                        extractor=_echo_extractor if extractor == "echo" else None, admin=True) as mem:
         reports = mem.consolidate(all=True)
         assert len(reports) == -(-len(texts) // 60) and all(r.skipped is None for r in reports)
         contents = _contents(mem)
@@ -146,7 +146,7 @@ def test_benign_session_messages_consolidate_into_memories(tmp_path):
     # Each stored fact costs a contradiction check: a seeded sample by default, all with ECHO_DUCK_LONG=1.
     benign = BENIGN if LONG else random.Random(6).sample(BENIGN, 120)
     with echo_duck.open(tmp_path / "mem.duckdb", protected_paths=PROTECTED, embedder="hash",
-                        extractor=_echo_extractor) as mem:
+                        extractor=_echo_extractor, admin=True) as mem:
         reports = []
         for start in range(0, len(benign), 60):
             session = mem.start_session()
@@ -227,7 +227,7 @@ def test_cli_add_blocks_attacks_and_stores_benign_notes(tmp_path):
         result = runner.invoke(cli, ["add", "--type", "user", "--json", "--db", str(db), "--", text])
         assert result.exit_code == 0, (text, result.output)
         stored += 1
-    with echo_duck.open(db, embedder="hash", read_only=True) as mem:
+    with echo_duck.open(db, embedder="hash", read_only=True, admin=True) as mem:
         assert sorted(_contents(mem)) == sorted(benign)
     print(f"\ncli add: attacks blocked {refused}/{len(attacks)}, benign stored {stored}/{len(benign)}"
           f"{'' if LONG else ' (seeded sample; ECHO_DUCK_LONG=1 for all)'}")

@@ -101,7 +101,7 @@ def rows(con, sql: str, params=None) -> list[tuple]:
 
 def verify(db_path: Path, journal: list[dict], rng: random.Random) -> None:
     # embedder=None: checking must not change the store's current model. The open itself runs recovery.
-    with echo_duck.open(db_path, agent_id="crash", embedder=None) as mem:
+    with echo_duck.open(db_path, agent_id="crash", embedder=None, admin=True) as mem:
         con = mem.db.con
         assert rows(con, "SELECT id, status FROM archive_exports WHERE status IN ('staged', 'moved')") == []
         everything = {str(r[0]): r[1:] for r in rows(con, "SELECT id, content, status, superseded_by, storage FROM memories_all")}

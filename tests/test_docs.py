@@ -32,7 +32,7 @@ from echo_duck.lifecycle.verify import Verdict
 def store_catalog(tmp_path_factory):
     """The catalog of a file store, read back on a second (read-only) connection: comments persist."""
     path = tmp_path_factory.mktemp("catalog") / "mem.duckdb"
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         mem.remember("The package manager is pnpm", type="environment", key="package_manager")
     con = connect(path, read_only=True)
     try:
@@ -58,7 +58,7 @@ def test_private_objects_are_exempt_and_an_undocumented_one_is_caught(tmp_path):
     """The rule the completeness test enforces can fail: an uncommented view, macro or column is
     reported; a name starting with an underscore marks an internal helper, left out of the reference."""
     path = tmp_path / "mem.duckdb"
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         mem.sql("CREATE VIEW analyst_scratch AS SELECT 1 AS x", write=True)
         mem.sql("CREATE MACRO twice(x) AS x * 2", write=True)
         mem.sql("CREATE TABLE _helper_cache (x INTEGER)", write=True)
@@ -79,11 +79,11 @@ def test_comments_survive_a_reinstall_of_the_macro_and_view_files(tmp_path):
     """CREATE OR REPLACE drops comments; 90_comments.sql runs after every (re)install and memories_all
     (recreated by archive.py on each writable open) gets its comment from the same query."""
     path = tmp_path / "mem.duckdb"
-    with echo_duck.open(path, embedder="hash"):
+    with echo_duck.open(path, embedder="hash", admin=True):
         pass
     with duckdb.connect(str(path)) as raw:  # pretend the files changed: the next open reinstalls them
         raw.execute("UPDATE schema_objects SET checksum = 'outdated'")
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         installs = mem.sql("SELECT count(*) AS n FROM schema_objects")["n"][0]
     assert installs == 2  # the reinstall did happen
     con = connect(path, read_only=True)
@@ -175,7 +175,7 @@ def fixture_store(tmp_path_factory):
     path = tmp_path_factory.mktemp("examples") / "mem.duckdb"
     clock = Clock(NOW - timedelta(days=100))
     facts = {}
-    with echo_duck.open(path, now=clock, embedder="hash", verifier=api_or_freeze) as mem:
+    with echo_duck.open(path, now=clock, embedder="hash", verifier=api_or_freeze, admin=True) as mem:
         facts["decayed_long_ago"] = mem.remember("The old office had a ping-pong table", type="environment",
                                                  key="office:games", importance=0.1).id
         facts["user_exempt"] = mem.remember("User likes short answers", type="user", key="reply_style",
@@ -221,7 +221,7 @@ def fixture_store(tmp_path_factory):
 
 def run_example(path, name):
     example = next(e for e in docs.examples() if e.name == name)
-    with echo_duck.open(path, read_only=True, embedder="hash") as mem:
+    with echo_duck.open(path, read_only=True, embedder="hash", admin=True) as mem:
         return mem.sql(example.sql).to_dicts()
 
 

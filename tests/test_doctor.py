@@ -68,7 +68,7 @@ def fake_distribution(root: Path, name: str, version: str, files: dict[str, byte
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     path = tmp_path_factory.mktemp("template") / "mem.duckdb"
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         mem.remember("The package manager is pnpm", type="environment", key="package_manager")
     return path
 
@@ -206,21 +206,21 @@ def test_missing_store_and_not_a_store(tmp_path):
 def test_stale_vectors_after_a_model_switch_and_reembed_fixes_them(store):
     """Written with the hash embedder, then switched to the default model by a partial reembed: the
     rest of the old vectors are stale until `echo-duck reembed` finishes."""
-    with echo_duck.open(store, embedder="hash") as mem:
+    with echo_duck.open(store, embedder="hash", admin=True) as mem:
         mem.remember("The nightly backup goes to the NAS", type="environment")
-    with echo_duck.open(store, embedder="use") as mem:
+    with echo_duck.open(store, embedder="use", admin=True) as mem:
         mem.reembed(limit=1)
         model_id = mem.sql("SELECT value FROM store_info WHERE name = 'embedding_model'")["value"][0]
     assert model_id == model_status()["use-multilingual"]["model_id"]
     check = store_checks(store)["stale vectors"]
     assert check.status == "fail" and check.detail.startswith("1 memories and 0 knowledge-base chunks")
-    assert check.fix == f"echo-duck reembed --db {store}"
+    assert check.fix == f"echo-duck reembed --admin --db {store}"
     apply_fix(check.fix)
     assert store_checks(store)["stale vectors"].status == "ok"
 
 
 def test_pending_jobs_warn_failed_jobs_fail(store):
-    with echo_duck.open(store, embedder="hash") as mem:
+    with echo_duck.open(store, embedder="hash", admin=True) as mem:
         session = mem.start_session()
         mem.add_message(session, "user", "We deploy with ArgoCD from now on")
         mem.end_session(session)  # queues its consolidation

@@ -60,7 +60,7 @@ def world(tmp_path):
     """Alice's and Bob's memories in every scope, status and tier; Carol belongs to nothing."""
     clock = Clock(datetime(2026, 1, 1, 12, 0, 0, 250_000))
     path = tmp_path / "eligibility.duckdb"
-    with echo_duck.open(path, agent_id="bob", session_id="b1", embedder="hash", now=clock) as bob:
+    with echo_duck.open(path, agent_id="bob", session_id="b1", embedder="hash", now=clock, admin=True) as bob:
         bob.grant(team="core")
         bob.grant(team="other")
         bob.grant(tenant="acme")
@@ -70,7 +70,7 @@ def world(tmp_path):
         bob.remember_many([{**r, "scope": "public"} for r in synthetic.memories(10, seed=6)])
         bob.remember_many([{**r, "scope": "tenant", "tenant_id": "acme"} for r in synthetic.memories(10, seed=8)])
         bob.remember_many([{**r, "scope": "session", "source_session": "b1"} for r in synthetic.memories(5, seed=7)])
-    mem = echo_duck.open(path, agent_id="alice", session_id="s1", embedder="hash", now=clock)
+    mem = echo_duck.open(path, agent_id="alice", session_id="s1", embedder="hash", now=clock, admin=True)
     mem.grant(team="core")
     mem.grant(tenant="acme")
     mem.remember_many([{**r, "entities": ["Alice"] * (i % 3 == 0) + ["Bob"] * (i % 4 == 0),

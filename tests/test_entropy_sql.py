@@ -11,7 +11,7 @@ from echo_duck.index.keyword import query_text
 @pytest.mark.parametrize("query", ["pnpm lock file", "what database does the billing service use", "deploy atlas",
                                    "pnpm-lock.yaml", "数据库 迁移"])
 def test_sql_entropy_matches_the_python_reference(tmp_path, query):
-    with echo_duck.open(tmp_path / "m.duckdb", embedder="hash") as mem:
+    with echo_duck.open(tmp_path / "m.duckdb", embedder="hash", admin=True) as mem:
         mem.remember_many([{"content": c, "type": "environment"} for c in [
             "the billing service uses PostgreSQL 15", "deploy atlas with make deploy", "pnpm lock file is committed",
             "数据库迁移在周末进行", "the user likes tea", "atlas runs on kubernetes", "pnpm is the package manager",

@@ -73,7 +73,7 @@ def built(tmp_path_factory):
     def clock() -> datetime:
         return now[0]
 
-    with echo_duck.open(path, agent_id="bob", session_id="b1", embedder="hash", now=clock) as bob:
+    with echo_duck.open(path, agent_id="bob", session_id="b1", embedder="hash", now=clock, admin=True) as bob:
         bob.grant(team="core")
         bob.grant(team="other")
         bob.grant(tenant="acme")
@@ -82,7 +82,7 @@ def built(tmp_path_factory):
         bob.remember_many([{**r, "scope": "team", "team_id": "other"} for r in synthetic.memories(30, seed=5)])
         bob.remember_many([{**r, "scope": "public"} for r in synthetic.memories(40, seed=6)])
         bob.remember_many([{**r, "scope": "tenant", "tenant_id": "acme"} for r in synthetic.memories(30, seed=8)])
-    with echo_duck.open(path, agent_id="alice", session_id="s1", embedder="hash", now=clock) as alice:
+    with echo_duck.open(path, agent_id="alice", session_id="s1", embedder="hash", now=clock, admin=True) as alice:
         alice.grant(team="core")
         alice.grant(tenant="acme")
         stored = alice.remember_many(synthetic.memories(400))
@@ -109,7 +109,7 @@ def world(built, tmp_path):
     path, now = built
     copy = tmp_path / "world.duckdb"
     shutil.copyfile(path, copy)
-    with echo_duck.open(copy, agent_id="alice", session_id="s1", embedder="hash", now=now) as alice:
+    with echo_duck.open(copy, agent_id="alice", session_id="s1", embedder="hash", now=now, admin=True) as alice:
         yield alice
 
 

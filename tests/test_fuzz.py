@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 import shutil
 from pathlib import Path
@@ -61,7 +60,7 @@ def attempt(mem, fn, *args, **kwargs):
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     path = tmp_path_factory.mktemp("fuzz") / "fuzz.duckdb"
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         mem.remember("The deploy key lives in vault", type="environment", key="deploy_key", tags=["ops"])
         mem.remember("User prefers answers in Chinese", type="user", key="reply_language")
         yield mem
@@ -261,7 +260,7 @@ def test_ten_megabytes(store):
 def test_unicode_round_trip_with_the_default_model(tmp_path):
     texts = ["User's name is Zoë Ångström-Łukasiewicz 👩‍🔬", "מזהה הפרויקט הוא אלפא", "المشروع يستخدم بايثون",
              "e\u0301te\u0301 combining café", "项目代号是青鸟🐦", "emoji only 🦆🦆🦆 ducks"]
-    with echo_duck.open(tmp_path / "model.duckdb") as mem:
+    with echo_duck.open(tmp_path / "model.duckdb", admin=True) as mem:
         stored = [mem.remember(t, type="environment") for t in texts]
         for m, t in zip(stored, texts):
             hits = mem.recall(t, k=3)
@@ -328,7 +327,7 @@ def test_arbitrary_jsonl_imports_are_typed(store, tmp_path_factory, lines):
 @pytest.fixture(scope="module")
 def real_store(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("real") / "real.duckdb"
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         mem.remember_many([{"content": f"fact number {i} about deploys", "type": "environment"} for i in range(300)])
     return path
 
@@ -363,7 +362,7 @@ def test_damaged_files_fail_with_a_typed_error_naming_the_file(real_store, tmp_p
     path = tmp_path / f"damaged-{how}.duckdb"
     _damage(real_store, path, how)
     try:
-        mem = echo_duck.open(path, embedder="hash")
+        mem = echo_duck.open(path, embedder="hash", admin=True)
     except echo_duck.EchoDuckError as e:
         assert path.name in str(e), e
         return
@@ -386,14 +385,14 @@ def test_damaged_files_fail_with_a_typed_error_naming_the_file(real_store, tmp_p
 def test_a_file_from_a_newer_schema_is_refused(real_store, tmp_path):
     path = tmp_path / "future.duckdb"
     shutil.copy(real_store, path)
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         mem.sql("INSERT INTO schema_version VALUES (999, 'from_the_future', 'x', now()::TIMESTAMP)", write=True)
     for read_only in (False, True):
         with pytest.raises(echo_duck.SchemaTooNew, match="999"):
-            echo_duck.open(path, embedder="hash", read_only=read_only)
+            echo_duck.open(path, embedder="hash", read_only=read_only, admin=True)
     before = path.read_bytes()
     with pytest.raises(echo_duck.SchemaTooNew):
-        echo_duck.open(path, embedder="hash")
+        echo_duck.open(path, embedder="hash", admin=True)
     assert path.read_bytes() == before  # refused without touching the file
 
 
@@ -405,4 +404,4 @@ def test_a_foreign_duckdb_file_is_refused(tmp_path):
     con.execute("CREATE TABLE t AS SELECT 1 AS x")
     con.close()
     with pytest.raises(echo_duck.EchoDuckError):
-        echo_duck.open(path, embedder="hash")
+        echo_duck.open(path, embedder="hash", admin=True)

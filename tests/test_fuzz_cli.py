@@ -31,7 +31,7 @@ ARG = st.one_of(st.sampled_from(SPECIAL), st.text(ANY_CHAR, max_size=30))
 
 
 def fingerprint(db) -> tuple:
-    with echo_duck.open(db, embedder="hash", read_only=True) as mem:
+    with echo_duck.open(db, embedder="hash", read_only=True, admin=True) as mem:
         h = mem.sql("SELECT md5(coalesce(string_agg(concat_ws('|', id, content, status, version, key), '\n' ORDER BY id), '')) "
                     "FROM memories").item()
         return h, mem.sql("SELECT count(*) FROM memory_events").item()
@@ -54,7 +54,7 @@ def run(db, *args: str):
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
     path = tmp_path_factory.mktemp("cli") / "cli.duckdb"
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         mem.remember("The deploy key lives in vault", type="environment", key="deploy_key")
     return path
 
@@ -70,13 +70,13 @@ COMMANDS = {
     "history": lambda a, b: ["history", "--", a],
     "forget": lambda a, b: ["forget", "--reason", b, "--", a],
     "restore": lambda a, b: ["restore", "--", a],
-    "sql": lambda a, b: ["sql", "--", a],
+    "sql": lambda a, b: ["sql", "--admin", "--", a],
     "snapshot": lambda a, b: ["snapshot", "--budget-user", a, "--budget-env", b],
     "sessions": lambda a, b: ["sessions", "--search", a],
     "sessions-show": lambda a, b: ["sessions", "--", a],
     "consolidate": lambda a, b: ["consolidate", "--session", a],
-    "archive": lambda a, b: ["archive", "--older-than-days", a],
-    "decay": lambda a, b: ["decay", "--dry-run", "--now", a],
+    "archive": lambda a, b: ["archive", "--admin", "--older-than-days", a],
+    "decay": lambda a, b: ["decay", "--admin", "--dry-run", "--now", a],
     "agent": lambda a, b: ["list", "--agent", a],
 }
 
@@ -123,17 +123,17 @@ def test_cli_add_round_trips_or_refuses(db, content):
     ["search", "-k", "1000000000", "deploy"],
     ["search", ""],
     ["list", "--limit", "0"],
-    ["sql", "DROP TABLE memories"],
-    ["sql", "SELECT 1; DROP TABLE memories"],
-    ["sql", "SELECT * FROM no_such_table"],
-    ["sql", "'; DROP TABLE memories; --"],
+    ["sql", "DROP TABLE memories", "--admin"],
+    ["sql", "SELECT 1; DROP TABLE memories", "--admin"],
+    ["sql", "SELECT * FROM no_such_table", "--admin"],
+    ["sql", "'; DROP TABLE memories; --", "--admin"],
     ["snapshot", "--budget-user", "-5"],
     ["show", "not-a-uuid"],
     ["forget", "no_such_key"],
     ["history", "%"],
-    ["decay", "--now", "yesterday"],
-    ["archive", "--older-than-days", "nan"],
-    ["archive", "--older-than-days", "-3"],
+    ["decay", "--now", "yesterday", "--admin"],
+    ["archive", "--older-than-days", "nan", "--admin"],
+    ["archive", "--older-than-days", "-3", "--admin"],
 ])
 def test_bad_arguments_exit_cleanly_and_change_nothing(db, args):
     before = fingerprint(db)
@@ -151,7 +151,7 @@ def test_sql_metacharacters_through_the_cli(db):
         listed = json.loads(run(db, "list", "--key", key, "--json").stdout)
         assert [m["content"] for m in listed] == [f"meta {meta}"]
         assert run(db, "search", "--json", "--tag", key, "--", meta).exit_code == 0
-    assert run(db, "sql", "SELECT count(*) AS n FROM memories").exit_code == 0
+    assert run(db, "sql", "--admin", "SELECT count(*) AS n FROM memories").exit_code == 0
 
 
 @pytest.mark.slow
@@ -198,7 +198,7 @@ def test_damaged_store_files_exit_cleanly(db, tmp_path, how):
 def test_a_newer_schema_through_the_cli(db, tmp_path):
     path = tmp_path / "future.duckdb"
     shutil.copy(db, path)
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         mem.sql("INSERT INTO schema_version VALUES (999, 'future', 'x', now()::TIMESTAMP)", write=True)
     result = run(path, "list")
     assert result.exit_code == 1 and "SchemaTooNew" in result.output

@@ -21,7 +21,7 @@ ALL = ["echo-agent/user_memory.json", "echo-agent/env_memory.json", "echo-agent/
 
 @pytest.fixture
 def mem(tmp_path):
-    with echo_duck.open(tmp_path / "mem.duckdb", embedder="hash") as m:
+    with echo_duck.open(tmp_path / "mem.duckdb", embedder="hash", admin=True) as m:
         yield m
 
 
@@ -120,13 +120,17 @@ def test_jsonl_provenance_is_legacy_unless_told(mem, tmp_path):
     assert (report.format, report.read, report.stored, report.by_reason) == ("jsonl", 6, 5, {"superseded": 1})
     assert {r["provenance"] for r in rows(mem)} == {0}
     reply = mem.find(key="reply_language")[0]
-    assert reply.pinned and reply.importance == 0.9 and reply.observed_at == datetime(2026, 1, 2, 8)
+    # a file is untrusted: its pin is not kept unless the admin asks (trusted=True), its other fields are
+    assert not reply.pinned and reply.importance == 0.9 and reply.observed_at == datetime(2026, 1, 2, 8)
     assert {r["type"] for r in rows(mem)} == {"user", "environment", "procedure", "self"}
-    with echo_duck.open(tmp_path / "kept.duckdb", embedder="hash") as other:
+    with echo_duck.open(tmp_path / "trusted.duckdb", embedder="hash", admin=True) as other:
+        import_file(other, FIX / "memories.jsonl", trusted=True)
+        assert other.find(key="reply_language")[0].pinned
+    with echo_duck.open(tmp_path / "kept.duckdb", embedder="hash", admin=True) as other:
         import_file(other, FIX / "memories.jsonl", provenance="keep")
         assert {m.key: m.provenance_name for m in other.find(type=["user", "procedure", "self"])} == {
             "reply_language": "user_stated", "answer_order": "user_stated", None: "model_inferred"}
-    with echo_duck.open(tmp_path / "told.duckdb", embedder="hash") as other:
+    with echo_duck.open(tmp_path / "told.duckdb", embedder="hash", admin=True) as other:
         import_file(other, FIX / "memories.jsonl", provenance="consolidated")
         assert {m.provenance_name for m in other.find()} == {"consolidated"}
 
@@ -294,7 +298,7 @@ def test_jsonl_and_parquet_round_trip(loaded, tmp_path):
     assert set(first) >= {"id", "content", "type", "key", "tags", "scope", "importance", "confidence", "provenance",
                           "created_at", "observed_at", "version", "status"}
     assert "用户" in (tmp_path / "out.jsonl").read_text(encoding="utf-8")  # UTF-8, not \u escapes
-    with echo_duck.open(tmp_path / "fresh.duckdb", embedder="hash") as fresh:
+    with echo_duck.open(tmp_path / "fresh.duckdb", embedder="hash", admin=True) as fresh:
         back = import_file(fresh, tmp_path / "out.jsonl", provenance="keep")
         assert back.stored == report.rows and not back.skipped and not back.errors
         assert contents(fresh) == contents(loaded)
@@ -303,7 +307,7 @@ def test_jsonl_and_parquet_round_trip(loaded, tmp_path):
     table = pq.read_table(tmp_path / "out.parquet")
     assert table.num_rows == report.rows == len(contents(loaded))
     assert {"id", "content", "tags", "provenance", "created_at"} <= set(table.column_names)
-    with echo_duck.open(tmp_path / "fresh2.duckdb", embedder="hash") as fresh:
+    with echo_duck.open(tmp_path / "fresh2.duckdb", embedder="hash", admin=True) as fresh:
         back = import_file(fresh, tmp_path / "out.parquet", provenance="keep")
         assert (back.format, back.stored) == ("parquet", report.rows)
         assert contents(fresh) == contents(loaded)
@@ -313,7 +317,7 @@ def test_jsonl_history_export_keeps_old_versions_which_import_chains(loaded, tmp
     report = export_jsonl(loaded, tmp_path / "all.jsonl", include_history=True)
     statuses = [json.loads(line)["status"] for line in (tmp_path / "all.jsonl").read_text(encoding="utf-8").splitlines()]
     assert report.rows == len(statuses) and statuses.count("superseded") >= 2
-    with echo_duck.open(tmp_path / "fresh.duckdb", embedder="hash") as fresh:
+    with echo_duck.open(tmp_path / "fresh.duckdb", embedder="hash", admin=True) as fresh:
         back = import_file(fresh, tmp_path / "all.jsonl", provenance="keep")
         # old versions whose successor (same key) is in the file come back as history; the rest are skipped
         chained = fresh.sql("SELECT count(*) AS n FROM memories WHERE status = 'superseded'")["n"][0]
@@ -323,10 +327,10 @@ def test_jsonl_history_export_keeps_old_versions_which_import_chains(loaded, tmp
 
 def test_export_holds_only_what_the_caller_may_see(tmp_path):
     path = tmp_path / "shared.duckdb"
-    with echo_duck.open(path, agent_id="alice", embedder="hash") as alice:
+    with echo_duck.open(path, agent_id="alice", embedder="hash", admin=True) as alice:
         alice.remember("Alice's private note", type="user")
         alice.remember("A public fact", type="environment", scope="public")
-    with echo_duck.open(path, agent_id="bob", embedder="hash") as bob:
+    with echo_duck.open(path, agent_id="bob", embedder="hash", admin=True) as bob:
         bob.remember("Bob's note", type="user")
         export_jsonl(bob, tmp_path / "bob.jsonl")
         export_parquet(bob, tmp_path / "bob.parquet")

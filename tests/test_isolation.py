@@ -72,6 +72,8 @@ class World:
         self.members: set[tuple[str, str, str]] = set()
         self.sessions: dict[str, set[str]] = {a: set() for a in AGENTS}
         for agent in AGENTS:
+            for right in ("publish:public", "publish:team:*", "publish:tenant:*"):  # writing needs membership too
+                mem.grant_right(agent, right)
             for kind, groups in GROUPS.items():
                 for group in groups:
                     if rng.random() < 0.5:
@@ -87,7 +89,7 @@ class World:
                 self.records[m.id] = rec
                 self.by_token[TOKEN.search(m.content).group()] = m.id
         for agent in AGENTS:  # outcome feedback, so the audit's memory_utility view has rows to leak
-            mine = [i for i in self.records if self.sees(i, agent, None)]
+            mine = [i for i in self.records if self.records[i]["agent"] == agent and self.sees(i, agent, None)]
             with _as(mem, agent, None):
                 for memory_id in rng.sample(mine, min(5, len(mine))):
                     mem.mark(memory_id, rng.random() < 0.5)
@@ -124,7 +126,7 @@ class World:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     path = tmp_path_factory.mktemp("isolation") / "shared.duckdb"
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         # The discriminative-token gate is not under test: with shared words it would drop most matches.
         mem.sql("UPDATE settings SET value = 1.0 WHERE name = 'gate_df_ratio'", write=True)
         yield World(mem, random.Random(1), n_memories=240)
@@ -203,13 +205,13 @@ def test_random_callers_never_see_a_row_outside_their_scope(world):
 
 def test_revocation_takes_effect_at_once_on_every_path(tmp_path):
     """Seed 001 scenario 2: after a revocation no cache or index still returns the group's memories."""
-    with echo_duck.open(tmp_path / "mem.duckdb", embedder="hash") as mem:
+    with echo_duck.open(tmp_path / "mem.duckdb", embedder="hash", admin=True) as mem:
         _revocation_scenario(mem)
 
 
 def _revocation_scenario(mem):
     owner, reader = "owner-x", "reader-x"
-    mem.grant(team="vault", agent_id=owner)
+    mem.grant(team="vault", agent_id=owner, publish=True)
     mem.grant(team="vault", agent_id=reader)
     with _as(mem, owner, None):
         secret = mem.remember("vault rotation runbook zebra-7731 for the vault team", type="procedure", scope="team",

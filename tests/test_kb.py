@@ -6,6 +6,7 @@ English and Chinese, markdown and plain text, one security guide quoting attacks
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from datetime import datetime
@@ -26,7 +27,7 @@ DB_HANDBOOK = "ops/数据库运维手册.md"
 GUIDE = "security/prompt-injection-guide.md"
 
 
-Store = echo_duck.EchoDuck  # the facade carries the knowledge-base verbs (KnowledgeBaseVerbs)
+Store = functools.partial(echo_duck.EchoDuck, admin=True)  # the facade carries the KB verbs; admin: sql() checks
 
 
 @pytest.fixture
@@ -315,8 +316,11 @@ def test_content_cannot_close_the_fence_and_flagged_secrets_are_masked(store, tm
     assert block.count("</kb-context>") == 1 and block.count("</untrusted-quoted-material>") == 1
     assert "&lt;/kb-context>" in block and "&lt;memory-context>" in block
     assert "sk-proj-abcdefghijklmnop" not in block and "sk-****" in block
-    assert store.sql("SELECT count(*) FROM kb_chunks WHERE content LIKE '%sk-proj-abcdefghijklmnop%' AND flagged "
-                     "AND flag_reason LIKE 'secret:%'").item() == 1
+    # masked at ingest (issue 18): the stored chunk, its index text and its vector never held the key
+    assert store.sql("SELECT count(*) FROM kb_chunks WHERE content LIKE '%sk-proj-abcdefghijklmnop%'").item() == 0
+    assert store.sql("SELECT count(*) FROM kb_bm25_docs WHERE tokens LIKE '%abcdefghijklmnop%'").item() == 0
+    assert store.sql("SELECT count(*) FROM kb_chunks WHERE content LIKE '%sk-****%' AND flagged "
+                     "AND flag_reason LIKE 'secret:%' AND flag_reason LIKE '%masked before storing%'").item() == 1
 
 
 def test_invisible_characters_are_removed_and_the_chunk_flagged(store, tmp_path):
@@ -416,7 +420,8 @@ def test_kb_tables_views_and_macros_exist_and_are_documented(store):
     assert all(comments.values())
     assert store.sql("SELECT count(*) FROM kb_stale_vectors").item() == 0
     assert store.sql("SELECT count(*) FROM kb_overview").item() == 0
-    assert store.sql("SELECT count(*) FROM kb_search_hits('x', NULL, NULL, NULL, NULL, 5, 0.5, NULL, NULL)").item() == 0
+    assert store.sql("SELECT count(*) FROM kb_search_hits('x', NULL, NULL, NULL, NULL, 5, 0.5, NULL, NULL, 'default', "
+                     "NULL)").item() == 0
     assert store.sql("SELECT value FROM settings WHERE name = 'kb_importance'").item() == 0.5
 
 

@@ -80,7 +80,7 @@ def _assert_parity(mem) -> int:
 @pytest.mark.slow
 def test_bm25_scores_equal_fts_match_bm25_after_inserts_updates_and_deletes(db_path):
     texts = _corpus(300)
-    with echo_duck.open(db_path, embedder="none") as mem:
+    with echo_duck.open(db_path, embedder="none", admin=True) as mem:
         records = [dict(content=t, type="environment", key=f"fact_{i}" if i % 5 == 0 else None,
                         source_session=f"s{i % 7}" if i % 3 == 0 else None) for i, t in enumerate(texts)]
         written = mem.remember_many(records)
@@ -120,7 +120,7 @@ def _keyword_recall(mem, raw: str) -> list:
 @pytest.fixture
 def kw(db_path):
     """A store with no embedding model: recall is keyword-only (the warning is tested in test_recall)."""
-    with echo_duck.open(db_path, embedder="none") as m:
+    with echo_duck.open(db_path, embedder="none", admin=True) as m:
         with pytest.warns(RuntimeWarning):
             m.recall("warm up", reinforce=False)
         _filler(m)
@@ -186,7 +186,7 @@ def test_postings_are_fresh_after_every_write(kw):
 
 
 def test_signature_change_rebuilds_postings_on_open(db_path):
-    with echo_duck.open(db_path, embedder="none") as mem:
+    with echo_duck.open(db_path, embedder="none", admin=True) as mem:
         zh = mem.remember("项目使用 pnpm 管理依赖", type="environment")
         en = mem.remember("The nightly backup runs at 02:00", type="environment")
         _filler(mem)
@@ -195,7 +195,7 @@ def test_signature_change_rebuilds_postings_on_open(db_path):
         mem.sql("DELETE FROM store_info WHERE name = 'keyword_index_signature'", write=True)
         mem.sql("DELETE FROM bm25_postings", write=True)  # a rebuild is the only way back
         assert _bm25_ids(mem, "依赖管理") == set()
-    with echo_duck.open(db_path, embedder="none") as mem:
+    with echo_duck.open(db_path, embedder="none", admin=True) as mem:
         after = mem.sql("SELECT term, memory_id::VARCHAR AS m, tf, doc_len FROM bm25_postings ORDER BY ALL").rows()
         assert after == before
         assert mem.sql("SELECT value FROM store_info WHERE name = 'keyword_index_signature'").item() == signature
@@ -207,7 +207,7 @@ def test_signature_change_rebuilds_postings_on_open(db_path):
 def test_rebuild_indexes_the_same_text_as_the_write_path(db_path):
     """A signature rebuild must reproduce what the writes indexed, forgotten neighbours included."""
     t0 = datetime(2026, 1, 1, 9)
-    with echo_duck.open(db_path, embedder="none") as mem:
+    with echo_duck.open(db_path, embedder="none", admin=True) as mem:
         a = mem.remember("first we discussed kiwi", type="environment", source_session="s1", observed_at=t0)
         mem.forget(a.id)
         mem.remember("then we discussed mango", type="environment", source_session="s1",
@@ -216,7 +216,7 @@ def test_rebuild_indexes_the_same_text_as_the_write_path(db_path):
                      observed_at=t0 + timedelta(minutes=2))
         before = dict(mem.sql("SELECT memory_id::VARCHAR, tokens FROM bm25_docs").rows())
         mem.sql("DELETE FROM store_info WHERE name = 'keyword_index_signature'", write=True)
-    with echo_duck.open(db_path, embedder="none") as mem:
+    with echo_duck.open(db_path, embedder="none", admin=True) as mem:
         after = dict(mem.sql("SELECT memory_id::VARCHAR, tokens FROM bm25_docs").rows())
     assert after == before
 
@@ -231,20 +231,14 @@ def _session_pair(mem, t0):
     return first, second, other
 
 
-def test_context_of_the_previous_memory_in_the_session_is_indexed(kw):
+def test_each_memory_is_indexed_with_its_own_text_only(kw):
+    """Neighbour context is gone (issue 18): a word of the previous memory of the session never finds the
+    next one, so index text cannot cross scopes or outlive a forgotten neighbour."""
     first, second, other = _session_pair(kw, datetime(2026, 1, 1, 9))
-    # "hetzner" appears only in the first memory; the second is found through its context.
-    assert _bm25_ids(kw, "hetzner") == {first.id, second.id}
-    assert _bm25_ids(kw, "euros month") == {second.id, other.id}
-    ids = [h.id for h in _keyword_recall(kw, "how much does hetzner cost?")]
-    assert ids[0] == second.id and other.id not in ids
-
-
-def test_no_context_when_context_neighbors_is_zero(kw):
-    kw.sql("UPDATE settings SET value = 0 WHERE name = 'context_neighbors'", write=True)
-    first, second, _ = _session_pair(kw, datetime(2026, 1, 1, 9))
     assert _bm25_ids(kw, "hetzner") == {first.id}
+    assert _bm25_ids(kw, "euros month") == {second.id, other.id}
     assert second.id not in [h.id for h in _keyword_recall(kw, "hetzner")]
+    assert "context_neighbors" not in kw.settings()
 
 
 def test_context_never_comes_from_another_session_or_agent(kw):
@@ -260,15 +254,12 @@ def test_context_never_comes_from_another_session_or_agent(kw):
 
 
 @pytest.mark.parametrize("same_time", ["fixed clock", "same observed_at"])
-def test_first_memory_of_a_batch_gets_no_context_from_later_ones(db_path, clock, same_time):
-    """remember_many of one conversation whose turns share a timestamp (a fixed clock, or an import
-    where every turn carries its session's date): each turn is indexed with the turn before it in
-    the batch, and the first turn with nothing, as a rebuild (all_memory_texts) would index it."""
+def test_a_batch_of_one_conversation_indexes_each_turn_alone(db_path, clock, same_time):
+    """remember_many of one conversation whose turns share a timestamp: each turn's BM25 text is its own."""
     fixed = same_time == "fixed clock"
     when = None if fixed else datetime(2023, 5, 8, 13, 56)
-    with echo_duck.open(db_path, embedder="none", now=clock if fixed else None) as mem:
+    with echo_duck.open(db_path, embedder="none", now=clock if fixed else None, admin=True) as mem:
         turns = mem.remember_many([dict(content=f"turn about {w}", type="environment", source_session="s1",
                                         observed_at=when) for w in ("apple", "banana", "cherry", "durian")])
         tokens = [mem.sql("SELECT tokens FROM bm25_docs WHERE memory_id = $id", {"id": t.id}).item() for t in turns]
-    assert tokens == ["turn about apple", "turn about apple turn about banana",
-                      "turn about banana turn about cherry", "turn about cherry turn about durian"]
+    assert tokens == ["turn about apple", "turn about banana", "turn about cherry", "turn about durian"]

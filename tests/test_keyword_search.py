@@ -40,7 +40,7 @@ def assert_same(mem, query: str, top=None) -> None:
 
 @pytest.fixture
 def store(db_path):
-    with echo_duck.open(db_path, agent_id="bench", embedder="hash") as m:
+    with echo_duck.open(db_path, agent_id="bench", embedder="hash", admin=True) as m:
         m.remember_many(synthetic.memories(600))
         yield m
 
@@ -130,7 +130,7 @@ def test_agent_recall_equals_the_analysts_sql_recall(store):
 
 
 def test_agent_recall_equals_sql_recall_with_the_real_model(tmp_path):
-    with echo_duck.open(tmp_path / "real.duckdb", agent_id="bench") as m:
+    with echo_duck.open(tmp_path / "real.duckdb", agent_id="bench", admin=True) as m:
         m.remember_many(synthetic.memories(300))
         for query in ["who owns the borealis deploy", "数据库 备份", "postgres"]:
             hits = m.recall(query, 8, reinforce=False, explain=True)

@@ -14,7 +14,7 @@ from echo_duck import InvalidInput
 
 @pytest.fixture
 def hmem(db_path, clock):
-    with echo_duck.open(db_path, now=clock, embedder="hash") as m:
+    with echo_duck.open(db_path, now=clock, embedder="hash", admin=True) as m:
         yield m
 
 
@@ -121,7 +121,7 @@ def test_memory_decay_covers_only_live_rows(hmem, clock):
 
 def test_memory_decay_view_is_as_of_now_in_utc(db_path):
     """The view uses the current time; the store keeps naive UTC, whatever the session's time zone."""
-    with echo_duck.open(db_path, embedder="hash") as mem:  # real clock
+    with echo_duck.open(db_path, embedder="hash", admin=True) as mem:  # real clock
         mem.remember("A fact written just now", type="environment")
         for zone in ("UTC", "Asia/Shanghai"):
             mem.sql(f"SET TimeZone = '{zone}'", write=True)

@@ -116,7 +116,7 @@ def test_agent_builder_tour_runs(kernel_env):
 
     import echo_duck
 
-    with echo_duck.open(stores[0], agent_id="coder", read_only=True, embedder=None) as mem:
+    with echo_duck.open(stores[0], agent_id="coder", read_only=True, embedder=None, admin=True) as mem:
         assert [v.status for v in mem.history("package_manager").versions] == ["superseded", "active"]
         assert mem.sql("SELECT count(*) AS n FROM recall_log")["n"][0] >= 2
         assert mem.sql("SELECT count(*) AS n FROM episodes")["n"][0] == 1

@@ -31,7 +31,7 @@ def fingerprint(path: Path) -> tuple[str, int, bool]:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory):
     path = tmp_path_factory.mktemp("template") / "mem.duckdb"
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         memory = mem.remember("The package manager is pnpm", type="environment", key="package_manager")
         mem.remember("User prefers answers in Chinese", type="user", key="reply_language")
     return path, memory.id
@@ -49,7 +49,7 @@ def test_read_only_open_never_writes(store):
     path, memory_id = store
     before = fingerprint(path)
     assert before[2] is False  # a clean close checkpoints: no WAL to begin with
-    with echo_duck.open(path, read_only=True, embedder="hash") as mem:
+    with echo_duck.open(path, read_only=True, embedder="hash", admin=True) as mem:
         hits = mem.recall("package manager")
         assert hits and hits[0].id == memory_id
         assert mem.find(key="package_manager") and mem.snapshot()
@@ -61,14 +61,14 @@ def test_read_only_open_never_writes(store):
         with pytest.raises(InvalidInput):
             mem.sql("DELETE FROM memories", write=True)
     assert fingerprint(path) == before
-    with echo_duck.open(path, embedder="hash") as mem:  # and nothing was deferred to a later writer
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:  # and nothing was deferred to a later writer
         assert mem.get(memory_id).access_count == 0
 
 
 def test_writable_recall_does_reinforce_and_log(store):
     """The contrast that makes the read-only test meaningful: the same recall on a writable store writes."""
     path, memory_id = store
-    with echo_duck.open(path, embedder="hash") as mem:
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
         mem.recall("package manager")
         assert mem.get(memory_id).access_count == 1
         assert mem.sql("SELECT count(*) AS n FROM recall_log")["n"][0] == 1
@@ -78,10 +78,10 @@ def test_cli_sql_is_read_only(store):
     path, _ = store
     before = fingerprint(path)
     runner = CliRunner()
-    result = runner.invoke(cli, ["sql", "SELECT key, access_count FROM memories ORDER BY key", "--db", str(path), "--json"])
+    result = runner.invoke(cli, ["sql", "SELECT key, access_count FROM memories ORDER BY key", "--db", str(path), "--json", "--admin"])
     assert result.exit_code == 0, result.output
     assert {r["key"] for r in json.loads(result.stdout)} == {"package_manager", "reply_language"}
-    refused = runner.invoke(cli, ["sql", "UPDATE memories SET importance = 1", "--db", str(path)])
+    refused = runner.invoke(cli, ["sql", "UPDATE memories SET importance = 1", "--db", str(path), "--admin"])
     assert refused.exit_code != 0 and "read-only" in refused.output
     assert fingerprint(path) == before
 
@@ -97,10 +97,10 @@ def test_older_schema_is_refused_read_only_without_migrating(store):
     _downgrade(path)
     before = fingerprint(path)
     with pytest.raises(EchoDuckError, match="needs migrating") as caught:
-        echo_duck.open(path, read_only=True, embedder="hash")
+        echo_duck.open(path, read_only=True, embedder="hash", admin=True)
     assert "without read_only" in str(caught.value)
     assert fingerprint(path) == before
-    result = CliRunner().invoke(cli, ["sql", "SELECT 1", "--db", str(path)])
+    result = CliRunner().invoke(cli, ["sql", "SELECT 1", "--db", str(path), "--admin"])
     assert result.exit_code != 0 and "needs migrating" in result.output
     assert fingerprint(path) == before
 
@@ -111,7 +111,7 @@ def test_newer_schema_is_refused_read_only(store):
         raw.execute("INSERT INTO schema_version VALUES (99, 'future', 'x', TIMESTAMP '2030-01-01')")
     before = fingerprint(path)
     with pytest.raises(SchemaTooNew, match="pip install -U echo-duck"):
-        echo_duck.open(path, read_only=True, embedder="hash")
+        echo_duck.open(path, read_only=True, embedder="hash", admin=True)
     assert fingerprint(path) == before
 
 
@@ -121,12 +121,12 @@ def test_macros_from_another_version_warn_read_only_and_are_updated_by_a_writabl
         raw.execute("INSERT INTO schema_objects VALUES ('from-another-version', now()::TIMESTAMP)")
     before = fingerprint(path)
     with pytest.warns(RuntimeWarning, match="open it once without read_only"):
-        echo_duck.open(path, read_only=True, embedder="hash").close()
+        echo_duck.open(path, read_only=True, embedder="hash", admin=True).close()
     assert fingerprint(path) == before  # warned, changed nothing
-    echo_duck.open(path, embedder="hash").close()  # reinstalls the current macros and views
+    echo_duck.open(path, embedder="hash", admin=True).close()  # reinstalls the current macros and views
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with echo_duck.open(path, read_only=True, embedder="hash") as mem:
+        with echo_duck.open(path, read_only=True, embedder="hash", admin=True) as mem:
             assert mem.recall("package manager")[0].id == memory_id
 
 
@@ -160,6 +160,6 @@ def test_fts_macros_fail_clearly_without_fts_and_others_work(store):
     with duckdb.connect(str(path), read_only=True, config=config) as con:
         assert con.execute("SELECT count(*) FROM memory_decay").fetchone()[0] == 2
         assert con.execute("SELECT count(*) FROM memories WHERE can_see(scope, agent_id, team_id, tenant_id, "
-                           "source_session, tags, 'default', NULL)").fetchone()[0] == 2
+                           "source_session, tags, sensitivity, 'default', NULL)").fetchone()[0] == 2
         with pytest.raises(duckdb.Error, match="stem"):
             con.execute("SELECT * FROM bm25_search('package', 5)").fetchall()

@@ -45,7 +45,7 @@ def add_filler(mem) -> None:
 @pytest.fixture
 def hmem(db_path, clock):
     """A store with the fast deterministic hash embedder and a controllable clock."""
-    with echo_duck.open(db_path, embedder="hash", now=clock) as m:
+    with echo_duck.open(db_path, embedder="hash", now=clock, admin=True) as m:
         yield m
 
 
@@ -258,7 +258,7 @@ def test_forgotten_and_pending_memories_are_never_recalled(hmem):
 @pytest.fixture(scope="module")
 def filtered_store(tmp_path_factory):
     """Built once: every filter test only reads it (reinforce=False)."""
-    with echo_duck.open(tmp_path_factory.mktemp("filters") / "mem.duckdb", embedder="hash", now=T0) as mem:
+    with echo_duck.open(tmp_path_factory.mktemp("filters") / "mem.duckdb", embedder="hash", now=T0, admin=True) as mem:
         m1 = mem.remember("widget colour preference is teal", type="user", tags=["ui"], entities=["Alice"],
                           observed_at=T0 - timedelta(days=10), source_session="s1")
         m2 = mem.remember("widget builds run on the ops runner", type="environment", tags=["ops", "ui"],
@@ -337,7 +337,7 @@ def can_see(m: dict, agent: str, session: str | None, memberships: set) -> bool:
 @pytest.fixture
 def scope_world(tmp_path):
     """One store for every example; each example uses its own agent and group names."""
-    with echo_duck.open(tmp_path / "scopes.duckdb", embedder="hash") as mem:
+    with echo_duck.open(tmp_path / "scopes.duckdb", embedder="hash", admin=True) as mem:
         set_setting(mem, "gate_df_ratio", 1.0)  # the gate is not under test here; keep every keyword match
         yield {"mem": mem, "memories": {}, "memberships": set(), "n": 0}
 
@@ -356,8 +356,10 @@ def test_no_recall_returns_a_memory_outside_the_callers_scope(scope_world, memor
     written, specs = [], {}
     for i, (agent, scope, group, session, tag_global, word, type_) in enumerate(memories):
         caller = Caller(agent_id=name(agent))
-        if scope in ("team", "tenant"):
-            mem.grant(**{scope: name(group)}, agent_id=caller.agent_id)  # the writer must be a member
+        if scope in ("team", "tenant"):  # the writer must be a member with the right to publish there
+            mem.grant(**{scope: name(group)}, agent_id=caller.agent_id, publish=True)
+        elif scope == "public":
+            mem.grant_right(caller.agent_id, "publish:public")
         spec = prepare(caller, f"{word} note {x}u{i} {x}all", type=type_, scope=scope, source_session=name(session),
                        tags=["global"] if tag_global else [],
                        team_id=name(group) if scope == "team" else None,
@@ -398,14 +400,14 @@ def test_no_recall_returns_a_memory_outside_the_callers_scope(scope_world, memor
 # -- reinforcement (SPEC R10) --------------------------------------------------------------------
 
 def test_reinforcement_persists_across_reopen(db_path, clock):
-    with echo_duck.open(db_path, embedder="hash", now=clock) as mem:
+    with echo_duck.open(db_path, embedder="hash", now=clock, admin=True) as mem:
         hit_me = mem.remember("The deploy key lives in vault", type="environment")
         other = mem.remember("Invoices go out quarterly", type="environment")
         clock.advance(days=3)
         hits = mem.recall("deploy key vault", k=1)
         assert ids(hits) == [hit_me.id] and hits[0].recall_id is not None
         recall_id = hits[0].recall_id
-    with echo_duck.open(db_path, embedder="hash", now=clock) as mem:
+    with echo_duck.open(db_path, embedder="hash", now=clock, admin=True) as mem:
         got = mem.get(hit_me.id)
         assert (got.access_count, got.last_accessed) == (1, clock.now)
         assert mem.get(other.id).access_count == 0
@@ -418,11 +420,11 @@ def test_reinforcement_persists_across_reopen(db_path, clock):
 
 
 def test_reinforce_false_leaves_counts_alone_but_is_logged(db_path, clock):
-    with echo_duck.open(db_path, embedder="hash", now=clock) as mem:
+    with echo_duck.open(db_path, embedder="hash", now=clock, admin=True) as mem:
         m = mem.remember("The deploy key lives in vault", type="environment")
         for _ in range(3):
             assert ids(mem.recall("deploy key vault", reinforce=False)) == [m.id]
-    with echo_duck.open(db_path, embedder="hash", now=clock) as mem:
+    with echo_duck.open(db_path, embedder="hash", now=clock, admin=True) as mem:
         got = mem.get(m.id)
         assert (got.access_count, got.last_accessed) == (0, None)
         assert mem.sql("SELECT count(*) FROM recall_log WHERE NOT reinforced").item() == 3
@@ -535,7 +537,7 @@ def test_pending_conflicts_are_listed_per_winner_by_detection_time_then_other_id
 # -- keyword-only fallback -----------------------------------------------------------------------
 
 def test_keyword_only_fallback_warns_once_and_says_so(db_path):
-    with echo_duck.open(db_path, embedder="none") as mem:
+    with echo_duck.open(db_path, embedder="none", admin=True) as mem:
         m = mem.remember("The deploy key lives in vault", type="environment")
         add_filler(mem)
         assert mem.sql("SELECT count(*) FROM memory_vectors").item() == 0
@@ -555,7 +557,7 @@ def test_keyword_only_fallback_warns_once_and_says_so(db_path):
 
 def test_keyword_only_recall_finds_the_only_memory(db_path):
     """With no model the gate has no vector arm to defer to: a keyword match must still come back."""
-    with echo_duck.open(db_path, embedder="none") as mem:
+    with echo_duck.open(db_path, embedder="none", admin=True) as mem:
         m = mem.remember("The deploy key lives in vault", type="environment")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -566,7 +568,7 @@ def test_keyword_only_recall_finds_the_only_memory(db_path):
 
 @pytest.fixture(scope="module")
 def odd_store(tmp_path_factory):
-    with echo_duck.open(tmp_path_factory.mktemp("odd") / "mem.duckdb", embedder="hash") as mem:
+    with echo_duck.open(tmp_path_factory.mktemp("odd") / "mem.duckdb", embedder="hash", admin=True) as mem:
         m = mem.remember("The deploy key lives in vault", type="environment")
         add_filler(mem)
         yield mem, m
@@ -584,10 +586,10 @@ def test_odd_queries_are_just_text(odd_store, query):
 
 
 def test_read_only_store_recalls_without_writing(db_path, clock):
-    with echo_duck.open(db_path, embedder="hash", now=clock) as mem:
+    with echo_duck.open(db_path, embedder="hash", now=clock, admin=True) as mem:
         m = mem.remember("The deploy key lives in vault", type="environment")
         add_filler(mem)
-    with echo_duck.open(db_path, embedder="hash", now=clock, read_only=True) as mem:
+    with echo_duck.open(db_path, embedder="hash", now=clock, read_only=True, admin=True) as mem:
         hits = mem.recall("deploy key vault", explain=True)
         assert ids(hits)[0] == m.id and hits[0].recall_id is None
         assert hits[0].explanation.vector_rank == 1
@@ -615,7 +617,7 @@ def test_bad_input_raises_invalid_input(filtered_store, query, kwargs):
 def onnx_mem(tmp_path_factory):
     """Built once; the tests only read it (reinforce=False)."""
     path = tmp_path_factory.mktemp("onnx") / "mem.duckdb"
-    with echo_duck.open(path, now=T0) as mem:  # embedder="default": USE-multilingual ONNX
+    with echo_duck.open(path, now=T0, admin=True) as mem:  # embedder="default": USE-multilingual ONNX
         assert mem.indexer.vectors is not None and mem.indexer.vectors.model_id == "use-multilingual-v3-int8"
         mem.remember_many([
             dict(content="项目使用 pnpm 管理依赖", type="environment"),
@@ -690,7 +692,7 @@ def test_onnx_filtered_queries_agree_in_process_and_in_sql(onnx_mem, query, type
 def onnx_synthetic(tmp_path_factory):
     """300 bilingual memories from the bench's generator, embedded with the real model, and a vector
     pool of 5 (20 candidates), so that the int8 first pass has rows to rule out."""
-    with echo_duck.open(tmp_path_factory.mktemp("onnx300") / "mem.duckdb", now=T0) as mem:
+    with echo_duck.open(tmp_path_factory.mktemp("onnx300") / "mem.duckdb", now=T0, admin=True) as mem:
         mem.remember_many(synthetic.memories(300))
         mem.sql("UPDATE settings SET value = 5 WHERE name = 'vector_pool'", write=True)
         yield mem

@@ -32,7 +32,7 @@ def no_idle_writes(monkeypatch, request):
 
 @pytest.fixture
 def store(db_path, clock):
-    with echo_duck.open(db_path, agent_id="a", session_id="s", embedder="hash", now=clock) as m:
+    with echo_duck.open(db_path, agent_id="a", session_id="s", embedder="hash", now=clock, admin=True) as m:
         m.remember_many(synthetic.memories(200))
         yield m
 
@@ -89,7 +89,7 @@ def test_writes_catch_up_before_they_change_anything(store):
 
 
 def test_close_writes_the_queue(db_path, clock):
-    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock) as m:
+    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock, admin=True) as m:
         m.remember_many(synthetic.memories(50))
         hits = m.recall("deploy borealis", 4)
     with duckdb.connect(str(db_path), read_only=True) as raw:
@@ -161,7 +161,7 @@ def test_recall_ids_come_a_block_at_a_time_in_the_order_of_the_recalls(db_path, 
     """One query takes ID_BLOCK ids; they are handed out in order, match the log, and a reopened store
     goes on above them (ids taken and not used are gaps)."""
     taken = []
-    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock) as m:
+    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock, admin=True) as m:
         m.remember_many(synthetic.memories(30))
         run = m.db.run
 
@@ -174,28 +174,28 @@ def test_recall_ids_come_a_block_at_a_time_in_the_order_of_the_recalls(db_path, 
         assert ids == sorted(set(ids))  # strictly increasing
         assert taken.count("next_recall_ids") == 3  # 133 recalls: three blocks, not a query each
         assert [r[0] for r in m.sql("SELECT id FROM recall_log ORDER BY id").rows()] == ids
-    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock) as m:
+    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock, admin=True) as m:
         assert m.recall("deploy borealis", 2)[0].recall_id > max(ids)
 
 def test_read_only_stores_record_nothing(db_path, clock):
-    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock) as m:
+    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock, admin=True) as m:
         m.remember_many(synthetic.memories(30))
-    with echo_duck.open(db_path, agent_id="a", embedder="hash", read_only=True) as ro:
+    with echo_duck.open(db_path, agent_id="a", embedder="hash", read_only=True, admin=True) as ro:
         hits = ro.recall("deploy borealis", 3)
         assert hits and all(h.recall_id is None for h in hits)
 
 
 @pytest.mark.slow
 def test_a_store_never_closed_writes_its_queue_as_the_interpreter_exits(db_path):
-    with echo_duck.open(db_path, agent_id="a", embedder="hash") as m:
+    with echo_duck.open(db_path, agent_id="a", embedder="hash", admin=True) as m:
         m.remember_many(synthetic.memories(50))
     script = ("import echo_duck, sys\n"
-              f"m = echo_duck.open({str(db_path)!r}, agent_id='a', embedder='hash')\n"
+              f"m = echo_duck.open({str(db_path)!r}, agent_id='a', embedder='hash', admin=True)\n"
               "ids = [m.recall('deploy borealis', 3)[0].recall_id for _ in range(3)]\n"
               "print(ids)\n")  # no close(), no with-block
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
     recall_ids = ast.literal_eval(out.stdout.strip())
-    with echo_duck.open(db_path, agent_id="a", embedder="hash") as m:
+    with echo_duck.open(db_path, agent_id="a", embedder="hash", admin=True) as m:
         assert [r[0] for r in m.sql("SELECT id FROM recall_log ORDER BY id").rows()] == recall_ids
         more = m.recall("deploy borealis", 3)  # ids stay unique after the restart
         assert more[0].recall_id > max(recall_ids)
@@ -205,14 +205,14 @@ def test_a_store_never_closed_writes_its_queue_as_the_interpreter_exits(db_path)
 @pytest.mark.parametrize("types", [None, ["environment", "procedure"]])  # unfiltered and filtered, both in process
 def test_back_to_back_recalls_rank_as_if_each_was_written_at_once(tmp_path, clock, types):
     """A recall counts the queued reviews of its candidates as if they were written."""
-    with echo_duck.open(tmp_path / "seed.duckdb", agent_id="a", embedder="hash", now=clock) as m:
+    with echo_duck.open(tmp_path / "seed.duckdb", agent_id="a", embedder="hash", now=clock, admin=True) as m:
         m.remember_many(synthetic.memories(300))
     results = []
     for eager in (False, True):
         path = tmp_path / f"copy{eager}.duckdb"
         shutil.copyfile(tmp_path / "seed.duckdb", path)
         day = [clock.now]
-        with echo_duck.open(path, agent_id="a", embedder="hash", now=lambda: day[0]) as m:
+        with echo_duck.open(path, agent_id="a", embedder="hash", now=lambda: day[0], admin=True) as m:
             seen = []
             for i, q in enumerate(["deploy borealis", "deploy borealis", "postgres backup", "deploy borealis"] * 3):
                 day[0] += timedelta(days=9)
@@ -237,7 +237,7 @@ def test_the_thread_never_writes_in_the_middle_of_a_recall(db_path, clock, monke
             return [0.0] * len(texts)
 
     with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock, reranker=SlowReranker(),
-                        rerank_timeout_s=30) as mem:
+                        rerank_timeout_s=30, admin=True) as mem:
         mem.remember_many(synthetic.memories(60))
         mem.recall("deploy borealis", 3)  # queued; the next recall starts at once
         mem.recall("postgres backup", 3)
@@ -251,7 +251,7 @@ def test_recalls_inside_a_rolled_back_transaction_keep_the_queue(db_path, clock,
     """Inside a transaction nothing writes the queue (a filtered recall there is ranked by SQL, and a full
     queue waits), so a rollback cannot take queued bookkeeping with it."""
     monkeypatch.setattr(recall_log, "MAX_QUEUED", 2)
-    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock) as mem:
+    with echo_duck.open(db_path, agent_id="a", embedder="hash", now=clock, admin=True) as mem:
         mem.remember_many(synthetic.memories(60))
         mem.recall("deploy borealis", 3)  # queued, and written as the transaction begins
         with pytest.raises(RuntimeError, match="roll back"):

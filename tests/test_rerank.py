@@ -67,7 +67,7 @@ class Fixed:
 
 
 def _store(path, reranker=None, **options):
-    mem = echo_duck.open(path, embedder="hash", reranker=reranker, **options)
+    mem = echo_duck.open(path, embedder="hash", reranker=reranker, **options, admin=True)
     mem.remember_many([dict(content=t, type="environment") for t in TEXTS])
     return mem
 
@@ -151,7 +151,7 @@ def test_reranked_hits_are_what_gets_logged_and_reinforced(tmp_path):
                                      {"rerank_top_k": 0}])
 def test_bad_rerank_settings_are_refused(db_path, options):
     with pytest.raises(echo_duck.InvalidInput):
-        echo_duck.open(db_path, embedder="hash", reranker=Reverse(), **options)
+        echo_duck.open(db_path, embedder="hash", reranker=Reverse(), **options, admin=True)
 
 
 def _minilm_file() -> Path:

@@ -31,7 +31,7 @@ def tour(tmp_path_factory):
 
 
 def archived_rows(tour, agent_id: str) -> dict[str, dict]:
-    with echo_duck.open(tour.path, read_only=True, embedder=None) as mem:
+    with echo_duck.open(tour.path, read_only=True, embedder=None, admin=True) as mem:
         rows = mem.sql("SELECT id::VARCHAR AS id, agent_id, key, version, status, content, year(created_at) AS year "
                        "FROM memories_all WHERE storage = 'archive' AND agent_id = ?", [agent_id]).to_dicts()
     return {r.pop("id"): r for r in rows}
@@ -101,7 +101,7 @@ READER = textwrap.dedent("""
 
 
 def published_team_rows(tour) -> list[list[str]]:
-    with echo_duck.open(tour.path, agent_id="coder", read_only=True, embedder=None) as mem:
+    with echo_duck.open(tour.path, agent_id="coder", read_only=True, embedder=None, admin=True) as mem:
         rows = mem.sql("SELECT id::VARCHAR AS id, content FROM memories WHERE scope = 'team' AND team_id = ? "
                        "AND status = 'active' ORDER BY id", [TEAM]).rows()
     return [list(r) for r in rows]
@@ -109,7 +109,7 @@ def published_team_rows(tour) -> list[list[str]]:
 
 def test_a_team_memory_published_to_ducklake_is_read_by_two_processes_at_once(tour, tmp_path):
     catalog, data = tmp_path / "team.ducklake", tmp_path / "lake_data"
-    with echo_duck.open(tour.path, agent_id="coder", team_id=TEAM, now=tour.now, embedder="hash") as mem:
+    with echo_duck.open(tour.path, agent_id="coder", team_id=TEAM, now=tour.now, embedder="hash", admin=True) as mem:
         private = mem.sql("SELECT count(*) AS n FROM memories WHERE scope = 'private' AND status = 'active'")["n"][0]
         report = publish_to_ducklake(mem, catalog, data)
     expected = published_team_rows(tour)
@@ -131,7 +131,7 @@ def test_a_team_memory_published_to_ducklake_is_read_by_two_processes_at_once(to
 @pytest.mark.slow
 def test_republishing_replaces_updates_and_retractions_and_keeps_snapshots(tmp_path):
     catalog, data = tmp_path / "team.ducklake", tmp_path / "lake_data"
-    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash") as mem:
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash", admin=True) as mem:
         mem.grant(team="web")
         mem.remember("Deploys go out on Tuesdays", type="environment", key="deploy:day", scope="team", team_id="web")
         old = mem.remember("The staging DB is PostgreSQL 14", type="environment", key="staging_db", scope="team", team_id="web")
@@ -170,7 +170,7 @@ HOLDER = textwrap.dedent("""
 
 def test_a_reader_is_told_when_a_publisher_holds_the_catalog(tmp_path):
     catalog, data = tmp_path / "team.ducklake", tmp_path / "lake_data"
-    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash") as mem:
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash", admin=True) as mem:
         mem.grant(team="web")
         mem.remember("Deploys go out on Tuesdays", type="environment", scope="team", team_id="web")
         publish_to_ducklake(mem, catalog, data)
@@ -191,7 +191,7 @@ def test_a_reader_is_told_when_a_publisher_holds_the_catalog(tmp_path):
 
 
 def test_bad_input_is_refused(tmp_path):
-    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", embedder="hash") as mem:  # no team
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", embedder="hash", admin=True) as mem:  # no team
         with pytest.raises(InvalidInput, match="team_id"):
             publish_to_ducklake(mem, tmp_path / "team.ducklake", tmp_path / "data")
     assert not (tmp_path / "team.ducklake").exists()

@@ -13,11 +13,11 @@ CHECKSUMS = Path(__file__).parent / "migration_checksums.json"
 
 
 def test_blank_file_gets_every_migration_once(db_path):
-    with echo_duck.open(db_path) as mem:
+    with echo_duck.open(db_path, admin=True) as mem:
         versions = mem.sql("SELECT version, name FROM schema_version ORDER BY version").rows()
         assert versions == [(m.version, m.name) for m in sqlfiles.migrations()]
         assert mem.schema_version == current_version()
-    with echo_duck.open(db_path) as mem:  # reopening applies nothing twice
+    with echo_duck.open(db_path, admin=True) as mem:  # reopening applies nothing twice
         assert mem.sql("SELECT count(*) FROM schema_version").item() == len(sqlfiles.migrations())
 
 
@@ -32,11 +32,11 @@ def test_released_migrations_never_change():
 
 
 def test_newer_schema_is_refused_and_left_untouched(db_path):
-    with echo_duck.open(db_path) as mem:
+    with echo_duck.open(db_path, admin=True) as mem:
         mem.remember("kept", type="user")
         mem.sql("INSERT INTO schema_version VALUES (999, 'future', 'x', now()::TIMESTAMP)", write=True)
     with pytest.raises(echo_duck.SchemaTooNew, match="upgrade echo_duck"):
-        echo_duck.open(db_path)
+        echo_duck.open(db_path, admin=True)
     con = duckdb.connect(str(db_path), read_only=True)
     assert con.execute("SELECT count(*) FROM memories").fetchone()[0] == 1
     con.close()
@@ -52,15 +52,15 @@ def test_older_file_is_migrated_and_keeps_its_data(db_path):
     con.execute("""INSERT INTO memories (id, agent_id, type, content, created_at, updated_at, provenance)
                    VALUES (uuid(), 'default', 'user', 'old fact', now()::TIMESTAMP, now()::TIMESTAMP, 3)""")
     con.close()
-    with echo_duck.open(db_path) as mem:
+    with echo_duck.open(db_path, admin=True) as mem:
         assert mem.schema_version == current_version()
         assert [m.content for m in mem.find()] == ["old fact"]
 
 
 def test_read_only_open_never_migrates(db_path):
-    with echo_duck.open(db_path) as mem:
+    with echo_duck.open(db_path, admin=True) as mem:
         mem.remember("a", type="user")
-    with echo_duck.open(db_path, read_only=True) as ro:
+    with echo_duck.open(db_path, read_only=True, admin=True) as ro:
         assert ro.find()[0].content == "a"
         with pytest.raises(echo_duck.EchoDuckError, match="read_only"):
             ro.remember("b", type="user")
@@ -68,7 +68,7 @@ def test_read_only_open_never_migrates(db_path):
 
 def test_read_only_open_of_missing_file_says_how_to_create_it(tmp_path):
     with pytest.raises(echo_duck.MemoryNotFound, match="echo-duck init"):
-        echo_duck.open(tmp_path / "nope.duckdb", read_only=True)
+        echo_duck.open(tmp_path / "nope.duckdb", read_only=True, admin=True)
 
 
 def test_foreign_duckdb_file_is_not_taken_over(db_path):
@@ -76,13 +76,13 @@ def test_foreign_duckdb_file_is_not_taken_over(db_path):
     con.execute("CREATE TABLE sales(x INT)")
     con.close()
     with pytest.raises(NotAStore):
-        echo_duck.open(db_path)
+        echo_duck.open(db_path, admin=True)
 
 
 def test_garbage_file_is_a_clear_storage_error(db_path):
     db_path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(echo_duck.StorageError, match="cannot open"):
-        echo_duck.open(db_path)
+        echo_duck.open(db_path, admin=True)
 
 
 def test_every_macro_and_view_file_installs(mem):

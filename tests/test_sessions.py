@@ -35,9 +35,9 @@ def test_search_sessions_is_case_insensitive_and_literal(mem):
 
 
 def test_sessions_are_per_agent(db_path):
-    with echo_duck.open(db_path, agent_id="a") as a:
+    with echo_duck.open(db_path, agent_id="a", admin=True) as a:
         a.add_message("shared-id", "user", "hello")
-    with echo_duck.open(db_path, agent_id="b") as b:
+    with echo_duck.open(db_path, agent_id="b", admin=True) as b:
         assert b.sessions() == [] and b.search_sessions("hello") == []
         with pytest.raises(echo_duck.InvalidInput, match="another agent"):
             b.add_message("shared-id", "user", "hijack")

@@ -12,12 +12,26 @@ from echo_duck.recall.snapshot import CLOSE, OPEN
 from echo_duck.write.writer import Caller, prepare
 
 TITLES = {"user": "About the user", "rules": "Behaviour rules", "environment": "Environment and project"}
+SHARED_OPEN, SHARED_CLOSE = "<shared-memory-context>", "</shared-memory-context>"
 _OPEN_RE = re.compile(r"<\s*memory-context\s*>", re.IGNORECASE)
 _CLOSE_RE = re.compile(r"<\s*/\s*memory-context\s*>", re.IGNORECASE)
 
 
+def shared_items(snapshot: str) -> list[str]:
+    """The lower-trust block of other agents' memories: '[agent x, scope] content' per line."""
+    _, _, shared = snapshot.partition(SHARED_OPEN + "\n")
+    if not shared:
+        return []
+    assert shared.endswith(SHARED_CLOSE + "\n")
+    lines = shared[: -len(SHARED_CLOSE) - 1].split("\n")[2:]  # after the preamble and a blank line
+    return [line[2:] for line in lines if line]
+
+
 def sections(snapshot: str) -> dict[str, list[str]]:
-    """{section title: its item lines (each with its newline)}; checks the fence on the way."""
+    """{section title: its item lines (each with its newline)} of the agent's own block; checks the fence."""
+    snapshot = snapshot.partition(SHARED_OPEN)[0]
+    if not snapshot:
+        return {}
     assert snapshot.startswith(OPEN + "\n") and snapshot.endswith(CLOSE + "\n")
     body = snapshot[len(OPEN) + 1: -len(CLOSE) - 1]
     out: dict[str, list[str]] = {}
@@ -34,7 +48,7 @@ def items(snapshot: str) -> list[str]:
 
 @pytest.fixture
 def smem(db_path, clock):
-    with echo_duck.open(db_path, embedder="none", now=clock) as m:
+    with echo_duck.open(db_path, embedder="none", now=clock, admin=True) as m:
         yield m
 
 
@@ -106,7 +120,7 @@ def test_at_most_15_memories_or_5_when_fast(smem, fast, limit):
 @pytest.fixture(scope="module")
 def huge(tmp_path_factory):
     """50 memories of 5,000 characters in the three sections, built once (snapshot only reads)."""
-    with echo_duck.open(tmp_path_factory.mktemp("huge") / "mem.duckdb", embedder="none") as mem:
+    with echo_duck.open(tmp_path_factory.mktemp("huge") / "mem.duckdb", embedder="none", admin=True) as mem:
         mem.remember_many([dict(content=(f"memory {i}: " + "lorem ipsum 数据 " * 400)[:5000],
                                 type=("user", "procedure", "environment")[i % 3]) for i in range(50)])
         mem.remember("A short user fact", type="user", confidence=0.9)
@@ -181,11 +195,15 @@ def test_archived_forgotten_superseded_and_pending_are_left_out(smem):
 def test_other_agents_private_memories_are_left_out(smem):
     other = Caller(agent_id="other-agent")
     smem.writer.remember(other, prepare(other, "Other agent's private note", type="user"))
+    smem.grant_right("other-agent", "publish:public")
     smem.writer.remember(other, prepare(other, "Shared with everyone", type="environment", scope="public"))
-    smem.grant(team="core", agent_id="other-agent")
+    smem.grant(team="core", agent_id="other-agent", publish=True)
     smem.writer.remember(other, prepare(other, "Core team note", type="environment", scope="team", team_id="core"))
     smem.writer.remember(other, prepare(other, "Session note", type="user", scope="session", source_session="s1"))
     smem.remember("My own note", type="user")
-    assert sorted(items(smem.snapshot())) == ["My own note", "Shared with everyone"]
+    snapshot = smem.snapshot()
+    assert items(snapshot) == ["My own note"]  # other agents' memories are in the lower-trust block
+    assert shared_items(snapshot) == ["[agent other-agent, public] Shared with everyone"]
     smem.grant(team="core")
-    assert sorted(items(smem.snapshot())) == ["Core team note", "My own note", "Shared with everyone"]
+    assert sorted(shared_items(smem.snapshot())) == ["[agent other-agent, public] Shared with everyone",
+                                                     "[agent other-agent, team] Core team note"]

@@ -17,7 +17,7 @@ FIX = Path(__file__).resolve().parent.parent / "data_fixtures" / "import"
 
 @pytest.fixture
 def mem(tmp_path):
-    with echo_duck.open(tmp_path / "mem.duckdb", embedder="hash") as m:
+    with echo_duck.open(tmp_path / "mem.duckdb", embedder="hash", admin=True) as m:
         yield m
 
 

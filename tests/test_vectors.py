@@ -33,7 +33,7 @@ def stale_count(mem) -> int:
     ("default", "use-multilingual-v3-int8", 512),
 ])
 def test_every_vector_row_has_model_id_and_dim(db_path, embedder, model_id, dim):
-    with echo_duck.open(db_path, embedder=embedder) as mem:
+    with echo_duck.open(db_path, embedder=embedder, admin=True) as mem:
         mem.remember(TEXTS[0], type="environment", key="backup")
         mem.remember_many([dict(content=t, type="environment") for t in TEXTS[1:4]])
         mem.update("backup", "The nightly backup copies the DuckDB file to S3")
@@ -49,7 +49,7 @@ def test_every_vector_row_has_model_id_and_dim(db_path, embedder, model_id, dim)
 
 def _hash_store(db_path) -> dict[str, str]:
     """Memories embedded with the hash model: 7 live, 1 superseded (still searchable history), 1 forgotten."""
-    with echo_duck.open(db_path, embedder="hash") as mem:
+    with echo_duck.open(db_path, embedder="hash", admin=True) as mem:
         written = mem.remember_many([dict(content=t, type="environment") for t in TEXTS])
         mem.remember("Deploy freeze starts on Friday", type="environment", key="freeze")
         mem.remember("Deploy freeze starts on Thursday", type="environment", key="freeze")
@@ -61,7 +61,7 @@ def _hash_store(db_path) -> dict[str, str]:
 
 def test_another_model_reads_but_never_writes_a_mix_until_reembed_switches_the_store(db_path):
     _hash_store(db_path)
-    with echo_duck.open(db_path, embedder="minilm") as mem:
+    with echo_duck.open(db_path, embedder="minilm", admin=True) as mem:
         assert stale_count(mem) == 0  # opening with another model does not switch the store
         before = mem.sql("SELECT count(*) AS n FROM memories")["n"][0]
         with pytest.raises(InvalidInput, match="embedded with hash-64"):
@@ -69,7 +69,7 @@ def test_another_model_reads_but_never_writes_a_mix_until_reembed_switches_the_s
         assert mem.sql("SELECT count(*) AS n FROM memories")["n"][0] == before
         mem.reembed(limit=1)  # switches the store to minilm: the rest are stale until re-embedded
         assert stale_count(mem) == 8
-    with echo_duck.open(db_path) as mem:  # the store's model is now minilm: a plain open writes with it
+    with echo_duck.open(db_path, admin=True) as mem:  # the store's model is now minilm: a plain open writes with it
         assert mem.indexer.vectors.model_id == MINILM
         mem.remember("a note embedded with the store's model", type="user")
         assert stale_count(mem) == 8
@@ -78,7 +78,7 @@ def test_another_model_reads_but_never_writes_a_mix_until_reembed_switches_the_s
 def test_switching_models_excludes_stale_vectors_until_reembedded(db_path):
     by_content = _hash_store(db_path)
     backup = by_content[TEXTS[0]]
-    with echo_duck.open(db_path, embedder="minilm") as mem:
+    with echo_duck.open(db_path, embedder="minilm", admin=True) as mem:
         assert mem.indexer.vectors.model_id == MINILM
         # keyword arm only: stale (hash) rows never reach vector search, in-process or in SQL
         for filters in ({}, {"types": ["environment"]}):
@@ -104,13 +104,13 @@ def test_switching_models_excludes_stale_vectors_until_reembedded(db_path):
         hits = mem.recall("where can I get an espresso?", explain=True, reinforce=False)
         assert hits[0].content == TEXTS[5] and hits[0].explanation.bm25_rank is None
         assert mem.reembed().embedded == 0  # nothing left to do
-    with echo_duck.open(db_path, embedder="minilm") as mem:
+    with echo_duck.open(db_path, embedder="minilm", admin=True) as mem:
         assert stale_count(mem) == 0  # committed
 
 
 def test_reembed_is_resumable(db_path):
     _hash_store(db_path)
-    with echo_duck.open(db_path, embedder="minilm") as mem:
+    with echo_duck.open(db_path, embedder="minilm", admin=True) as mem:
         first = mem.reembed(limit=3, batch_size=2)
         assert (first.embedded, first.remaining, first.batches) == (3, 6, 2)
         assert stale_count(mem) == 6
@@ -121,7 +121,7 @@ def test_reembed_is_resumable(db_path):
         with pytest.raises(KeyboardInterrupt):
             mem.reembed(batch_size=2, progress=interrupt)
         assert stale_count(mem) == 4  # the batch before the interruption is kept
-    with echo_duck.open(db_path, embedder="minilm") as mem:
+    with echo_duck.open(db_path, embedder="minilm", admin=True) as mem:
         rest = mem.reembed()
         assert (rest.embedded, rest.remaining) == (4, 0)
         assert stale_count(mem) == 0
@@ -129,7 +129,7 @@ def test_reembed_is_resumable(db_path):
 
 def test_reembed_without_a_model_is_a_clear_error(db_path):
     _hash_store(db_path)
-    with echo_duck.open(db_path, embedder="none") as mem:
+    with echo_duck.open(db_path, embedder="none", admin=True) as mem:
         with pytest.raises(echo_duck.EchoDuckError, match="pip install"):
             mem.reembed()
         assert stale_count(mem) == 0  # no current model was recorded: nothing is called stale
@@ -143,7 +143,7 @@ def _many(mem) -> None:
 @pytest.fixture(scope="module")
 def vmem(tmp_path_factory):
     """42 memories, built once; the tests using it only read."""
-    with echo_duck.open(tmp_path_factory.mktemp("vectors") / "mem.duckdb", embedder="hash") as mem:
+    with echo_duck.open(tmp_path_factory.mktemp("vectors") / "mem.duckdb", embedder="hash", admin=True) as mem:
         _many(mem)
         yield mem
 
@@ -191,13 +191,13 @@ def test_in_process_search_equals_the_sql_exact_scan(vmem, packing, query):
 
 
 def test_in_process_matrix_follows_writes(db_path, packing):
-    with echo_duck.open(db_path, embedder="hash") as vmem:
+    with echo_duck.open(db_path, embedder="hash", admin=True) as vmem:
         _many(vmem)
         _check_matrix_follows_writes(vmem)
 
 
 def test_a_vector_written_again_is_searched_by_its_new_value(db_path, packing):
-    with echo_duck.open(db_path, embedder="hash") as vmem:
+    with echo_duck.open(db_path, embedder="hash", admin=True) as vmem:
         _many(vmem)
         index = vmem.indexer.vectors
         qvec = index.embed(["Kafka topics are compacted weekly"])[0]

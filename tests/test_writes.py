@@ -152,21 +152,25 @@ def test_remember_many_is_all_or_nothing(mem):
     assert len(stored) == 50 and count(mem, "memories") == 50 and count(mem, "memory_events") == 50
 
 
-def test_team_scope_needs_membership(mem):
+def test_team_scope_needs_membership_and_a_publish_right(mem):
+    agent = mem.for_agent("coder")
     with pytest.raises(echo_duck.PermissionDenied, match="not a member"):
-        mem.remember("team fact", type="environment", scope="team", team_id="core")
-    mem.grant(team="core")
-    assert mem.remember("team fact", type="environment", scope="team", team_id="core").team_id == "core"
+        agent.remember("team fact", type="environment", scope="team", team_id="core")
+    mem.grant(team="core", agent_id="coder")  # reads the team's memories, may not write them yet
+    with pytest.raises(echo_duck.PermissionDenied, match="may not publish to team 'core'"):
+        agent.remember("team fact", type="environment", scope="team", team_id="core")
+    mem.grant(team="core", agent_id="coder", publish=True)
+    assert agent.remember("team fact", type="environment", scope="team", team_id="core").team_id == "core"
 
 
 def test_scope_visibility_between_agents(db_path):
-    with echo_duck.open(db_path, agent_id="alice") as alice:
+    with echo_duck.open(db_path, agent_id="alice", admin=True) as alice:
         alice.grant(team="core")
         alice.remember("alice private", type="user")
         alice.remember("core team", type="environment", scope="team", team_id="core")
         alice.remember("everyone", type="environment", scope="public")
         secret = alice.remember("alice session note", type="environment", scope="session", source_session="s1")
-    with echo_duck.open(db_path, agent_id="bob") as bob:
+    with echo_duck.open(db_path, agent_id="bob", admin=True) as bob:
         assert {m.content for m in bob.find()} == {"everyone"}
         with pytest.raises(echo_duck.MemoryNotFound):
             bob.get(secret.id)
@@ -174,9 +178,9 @@ def test_scope_visibility_between_agents(db_path):
         assert {m.content for m in bob.find()} == {"everyone", "core team"}
         bob.revoke(team="core")
         assert {m.content for m in bob.find()} == {"everyone"}
-    with echo_duck.open(db_path, agent_id="alice", session_id="s2") as alice_elsewhere:
+    with echo_duck.open(db_path, agent_id="alice", session_id="s2", admin=True) as alice_elsewhere:
         assert "alice session note" not in {m.content for m in alice_elsewhere.find()}
-    with echo_duck.open(db_path, agent_id="alice", session_id="s1") as alice_in_s1:
+    with echo_duck.open(db_path, agent_id="alice", session_id="s1", admin=True) as alice_in_s1:
         assert "alice session note" in {m.content for m in alice_in_s1.find()}
 
 
@@ -217,14 +221,14 @@ def test_sql_errors_are_typed(mem):
 
 
 def test_writes_survive_reopen(db_path):
-    with echo_duck.open(db_path) as mem:
+    with echo_duck.open(db_path, admin=True) as mem:
         ids = [mem.remember(f"fact {i}", type="environment").id for i in range(5)]
-    with echo_duck.open(db_path) as mem:
+    with echo_duck.open(db_path, admin=True) as mem:
         assert sorted(m.id for m in mem.find()) == sorted(ids)
 
 
 def test_closed_store_says_so(db_path):
-    mem = echo_duck.open(db_path)
+    mem = echo_duck.open(db_path, admin=True)
     mem.close()
     with pytest.raises(echo_duck.EchoDuckError, match="closed"):
         mem.find()

@@ -17,7 +17,7 @@ def measure(size: int, *, workdir: Path | None = None, now: datetime = datetime(
         leftover.unlink(missing_ok=True)
     report: dict = {"size": size}
     clock = [now]
-    with EchoDuck(path, agent_id="bench", now=lambda: clock[0], embedder="none") as mem:
+    with EchoDuck(path, agent_id="bench", now=lambda: clock[0], embedder="none", admin=True) as mem:
         started = time.perf_counter()
         with mem.db.transaction("benchmark fill"):
             mem.db.run("bench_fill_memories", n=size, now=now)

@@ -55,7 +55,7 @@ class ConversationStore:
 
     def __init__(self, turns: list[dict], *, embedder: Any = "default", timed: bool = False):
         self.clock_now = datetime(2000, 1, 1)
-        self.store = EchoDuck(":memory:", agent_id="locomo", now=lambda: self.clock_now, embedder=embedder)
+        self.store = EchoDuck(":memory:", agent_id="locomo", now=lambda: self.clock_now, embedder=embedder, admin=True)
         self.by_id: dict[str, str] = {}
         sessions: dict[str, list[dict]] = defaultdict(list)
         for turn in turns:

@@ -13,7 +13,7 @@ _stores: dict[str, tuple[echo_duck.EchoDuck, dict[str, str]]] = {}
 
 
 def index(conv_id, memories):
-    store = echo_duck.open(":memory:", agent_id="locomo")
+    store = echo_duck.open(":memory:", agent_id="locomo", admin=True)
     records = [dict(content=turn_content(m), type="environment", tier="episodic", key=m["mem_id"], source_session=m["session"],
                     observed_at=m.get("timestamp")) for m in memories]
     by_id = {memory.id: memory.key for memory in store.remember_many(records)}

@@ -266,7 +266,7 @@ class EchoDuckSystem:
 
         self.path = workdir / "echo_duck.duckdb"
         self.embedder = PrecomputedEmbedder(model)
-        self.mem = EchoDuck(self.path, agent_id="bench", embedder=self.embedder)
+        self.mem = EchoDuck(self.path, agent_id="bench", embedder=self.embedder, admin=True)
 
     def ingest(self, records: Sequence[dict], vectors: np.ndarray | None) -> None:
         if vectors is not None:

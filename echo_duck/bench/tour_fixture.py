@@ -67,11 +67,13 @@ def build_tour_store(path: str | Path | None = None, *, embedder: str | None = N
     embedder = embedder or default_embedder_name()
     clock = _Clock(START)
     # Two opens only (each open loads the extensions): one per agent.
-    with EchoDuck(path, agent_id="coder", team_id=TEAM, now=clock, embedder=embedder, verifier=key_family_verifier) as mem:
+    # The tour is built by its host: admin handles acting as each agent (grants, decay and archive are admin jobs).
+    with EchoDuck(path, agent_id="coder", team_id=TEAM, now=clock, embedder=embedder, verifier=key_family_verifier,
+                  admin=True) as mem:
         _coder_facts(mem, clock)
         _coder_contradictions(mem, clock)
         _coder_session_and_recalls(mem, clock)
-    with EchoDuck(path, agent_id="reviewer", team_id=TEAM, now=clock, embedder=embedder) as mem:
+    with EchoDuck(path, agent_id="reviewer", team_id=TEAM, now=clock, embedder=embedder, admin=True) as mem:
         _reviewer_history(mem, clock)
         # Time passes: low-importance facts nobody recalls decay to the archival tier (the job covers
         # the whole store), and past the archive retention (90 days) they and the superseded versions

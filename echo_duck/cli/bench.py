@@ -132,3 +132,25 @@ def bench_scanner(corpus, chats, chat_limit, splits, out, rebuild, as_json):
         report = scanner_bench.run(Path(corpus), [Path(c) for c in chats], kinds, Path(out), chat_limit,
                                    progress=None if as_json else lambda msg: click.echo(msg, err=True))
     emit(report, as_json, scanner_bench.markdown(report) + f"\nwritten: {Path(out) / 'scanner.json'}, {Path(out) / 'scanner.md'}")
+
+
+@bench.command(name="purge")
+@click.option("--sizes", default="10k,100k", show_default=True, help="Store sizes, e.g. 10k,100k.")
+@click.option("--purges", type=click.IntRange(1, 100), default=3, show_default=True, help="Purges per store.")
+@click.option("--dim", type=click.IntRange(1, 4096), default=512, show_default=True,
+              help="Vector size (512: the default model's), from the deterministic hash embedder.")
+@click.option("--json", "as_json", is_flag=True)
+def bench_purge(sizes, purges, dim, as_json):
+    """Seconds per privacy purge (forget --purge): the database part and the rewrite of the store file
+    that leaves no byte of the purged text on disk.
+
+    Example:  echo-duck bench purge --sizes 10k,100k
+    """
+    from ..bench import perf, purge_bench
+
+    with fail_cleanly():
+        reports = [purge_bench.measure(size, purges=purges, dim=dim) for size in perf.parse_sizes(sizes)]
+    lines = [f"{r['size']:>8,} memories, {r['file_mb']} MB: purge {r['purge_s']} s "
+             f"(database {r['purge_database_s']}, file rewrite {r['purge_rewrite_s']}); fill {r['fill_s']} s"
+             for r in reports]
+    emit(reports, as_json, "\n".join(lines))

@@ -39,11 +39,14 @@ class Target:
     agent: str | None = None
     lock_timeout: float | None = None
     as_json: bool = False
+    admin: bool = False
 
 
 def target_options(func):
-    """--db, --agent, --lock-timeout and --json, with no defaults of their own (see ``resolved``)."""
+    """--db, --agent, --admin, --lock-timeout and --json, with no defaults of their own (see ``resolved``)."""
     func = click.option("--json", "as_json", is_flag=True, default=None, help="Machine-readable JSON output.")(func)
+    func = click.option("--admin", "admin", is_flag=True, default=None,
+                        help="Open an admin handle (memberships, rights, SQL, store-wide jobs, others' memories).")(func)
     func = click.option("--lock-timeout", type=float, default=None,
                         help="Seconds to wait if another process holds the file (default 5).")(func)
     func = click.option("--agent", default=None, help="Agent id to act as (default: default).")(func)
@@ -51,23 +54,25 @@ def target_options(func):
 
 
 def resolved(db: str | None = None, agent: str | None = None, lock_timeout: float | None = None,
-             as_json: bool | None = None) -> Target:
+             as_json: bool | None = None, admin: bool | None = None) -> Target:
     """The subcommand's own value, else the one given before the subcommand, else the default."""
     ctx = click.get_current_context(silent=True)
     top = (ctx.find_root().obj if ctx is not None else None) or Target()
     return Target(db=db or top.db or default_db(), agent=agent or top.agent or "default",
                   lock_timeout=lock_timeout if lock_timeout is not None else
                   (top.lock_timeout if top.lock_timeout is not None else 5.0),
-                  as_json=bool(as_json or top.as_json))
+                  as_json=bool(as_json or top.as_json), admin=bool(admin or top.admin))
 
 
 def common(func):
-    """--db, --agent, --lock-timeout and --json on a command, also accepted before the subcommand."""
+    """--db, --agent, --admin, --lock-timeout and --json on a command, also accepted before the subcommand.
+    ``--admin`` is read by ``open_or_fail``: the commands' own signatures do not take it."""
 
     @target_options
     @functools.wraps(func)
-    def wrapper(*args, db=None, agent=None, lock_timeout=None, as_json=None, **kwargs):
-        t = resolved(db, agent, lock_timeout, as_json)
+    def wrapper(*args, db=None, agent=None, lock_timeout=None, as_json=None, admin=None, **kwargs):
+        t = resolved(db, agent, lock_timeout, as_json, admin)
+        click.get_current_context().meta["echo_duck_admin"] = t.admin
         return func(*args, db=t.db, agent=t.agent, lock_timeout=t.lock_timeout, as_json=t.as_json, **kwargs)
 
     return wrapper
@@ -75,12 +80,16 @@ def common(func):
 
 @contextlib.contextmanager
 def open_or_fail(db: str, agent: str, lock_timeout: float, **options: Any) -> Iterator[EchoDuck]:
-    """Open late, close early; say on stderr which store is used; map echo_duck errors to exit codes."""
+    """Open late, close early; say on stderr which store is used; map echo_duck errors to exit codes. A person
+    at a terminal is the host: ``--admin`` opens an admin handle (acting as ``--agent``)."""
     with fail_cleanly():
         from ..store.facade import EchoDuck
 
-        click.echo(f"echo-duck: store {os.path.abspath(db)} (agent {agent})", err=True)
-        with EchoDuck(db, agent_id=agent, lock_timeout=lock_timeout, actor="cli", write_path="cli", **options) as mem:
+        context = click.get_current_context(silent=True)
+        admin = bool(context is not None and context.meta.get("echo_duck_admin"))
+        click.echo(f"echo-duck: store {os.path.abspath(db)} (agent {agent}{', admin' if admin else ''})", err=True)
+        with EchoDuck(db, agent_id=agent, lock_timeout=lock_timeout, actor="cli", write_path="cli", admin=admin,
+                      **options) as mem:
             yield mem
 
 

@@ -16,8 +16,10 @@ from .common import common, emit, open_or_fail
 @click.option("--provenance", default="legacy", show_default=True,
               help="Provenance of imported rows (legacy, model_inferred, consolidated, user_stated, keep).")
 @click.option("--dry-run", is_flag=True, help="Parse and scan only; store nothing.")
+@click.option("--trusted", is_flag=True, help="Keep scope, team, tenant and pinned from the file (needs --admin); "
+              "otherwise every record is written private and unpinned.")
 @common
-def import_(paths, format_, provenance, dry_run, db, agent, lock_timeout, as_json):
+def import_(paths, format_, provenance, dry_run, trusted, db, agent, lock_timeout, as_json):
     """Import echo-agent files (user_memory.json, env_memory.json, MEMORY.md), Ethan files (facts.json,
     procedures.json, user_profile.md), JSONL or Parquet. Every record goes through the scanner.
 
@@ -30,7 +32,8 @@ def import_(paths, format_, provenance, dry_run, db, agent, lock_timeout, as_jso
         bar = contextlib.nullcontext(paths) if as_json else click.progressbar(paths, label="importing")
         with bar as files:  # quiet in --json mode
             for path in files:
-                reports.append(import_file(mem, path, format=format_, provenance=provenance, dry_run=dry_run))
+                reports.append(import_file(mem, path, format=format_, provenance=provenance, dry_run=dry_run,
+                                           trusted=trusted))
     lines = [f"{r.path}: {r.format}, read {r.read}, stored {r.stored}, skipped {len(r.skipped)}"
              + (f" ({', '.join(f'{k} {v}' for k, v in r.by_reason.items())})" if r.skipped else "") for r in reports]
     emit([r.to_dict() for r in reports], as_json, "\n".join(lines))

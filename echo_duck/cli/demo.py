@@ -48,7 +48,7 @@ def run_demo(db: str | None = None) -> DemoReport:
 
 
 def _run(path: str, report: DemoReport) -> DemoReport:
-    with EchoDuck(path, agent_id="demo-agent", actor="demo") as mem:
+    with EchoDuck(path, agent_id="demo-agent", actor="demo", admin=True) as mem:  # the demo is the host
         stored = mem.remember_many(FACTS)
         report.add("remember (one transaction)", "\n".join(f"v{m.version} {m.type:<11} {m.key:<16} {m.content}" for m in stored))
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..models import SCOPES, SENSITIVITIES
 from . import output
 from .common import common, emit, open_or_fail, progress_bar
 
@@ -23,9 +24,15 @@ def kb() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--source", help="Collection name (default: the file or folder name; required with '-').")
 @click.option("--tag", "tags", multiple=True, help="Tag (repeatable); search can filter on it.")
+@click.option("--scope", type=click.Choice(SCOPES), default="private", show_default=True,
+              help="Who may find the documents; team, tenant and public need a publish right.")
+@click.option("--team", "team_id", help="Team id for --scope team.")
+@click.option("--tenant", "tenant_id", help="Tenant id for --scope tenant.")
+@click.option("--sensitivity", type=click.Choice(SENSITIVITIES), default="normal", show_default=True)
 @common
-def add(paths, source, tags, db, agent, lock_timeout, as_json):
-    """Add files or folders (.md, .markdown, .txt, recursively); '-' reads raw text from stdin.
+def add(paths, source, tags, scope, team_id, tenant_id, sensitivity, db, agent, lock_timeout, as_json):
+    """Add files or folders (.md, .markdown, .txt, recursively) as the agent's documents; '-' reads raw
+    text from stdin.
 
     Unchanged files are skipped, changed ones re-chunked, files gone from a re-added folder removed.
 
@@ -36,7 +43,8 @@ def add(paths, source, tags, db, agent, lock_timeout, as_json):
         for path in paths:
             target = sys.stdin.read() if path == "-" else Path(path)  # a path argument is always a path
             with progress_bar(f"embedding {path}", as_json) as progress:
-                reports.append(mem.kb_add(target, source=source, tags=tags, progress=progress))
+                reports.append(mem.kb_add(target, source=source, tags=tags, scope=scope, team_id=team_id,
+                                          tenant_id=tenant_id, sensitivity=sensitivity, progress=progress))
     lines = [f"{r.source}: {r.documents_added} added, {r.documents_updated} updated, {r.documents_unchanged} unchanged, "
              f"{r.documents_removed} removed; {r.chunks_added} chunks in, {r.chunks_removed} out, {len(r.flagged)} flagged"
              + "".join(f"\n  flagged: {note}" for note in r.flagged) for r in reports]

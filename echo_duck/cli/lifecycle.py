@@ -74,17 +74,39 @@ def gc(retention_days, apply, db, agent, lock_timeout, as_json):
                           f"rows, {report.blocked_write_rows} blocked_writes rows, {report.finished_exports} export records")
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @common
-def audit(db, agent, lock_timeout, as_json):
+@click.pass_context
+def audit(ctx, db, agent, lock_timeout, as_json):
     """The quality report: coverage, contradictions, staleness and leakage (must be 0), decay, attacks.
+    `echo-duck audit verify` checks the event log's hash chain instead.
 
     Example:  echo-duck audit --json
     """
+    if ctx.invoked_subcommand is not None:
+        return
     with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
         report = mem.audit()
     human = "\n\n".join(f"== {name} ==\n{output.readable(frame)}" for name, frame in report.items())
     emit(report, as_json, human)
+
+
+@audit.command(name="verify")
+@common
+def audit_verify(db, agent, lock_timeout, as_json):
+    """Check the event log's hash chain; report the first broken link (exit code 1 if there is one).
+    Needs --admin.
+
+    Example:  echo-duck audit verify --admin
+    """
+    with open_or_fail(db, agent, lock_timeout, read_only=True, embedder="none") as mem:
+        report = mem.verify_events()
+    human = (f"event chain intact: {report.events} events, {report.redacted} redacted by purges; "
+             f"head {report.head_event_id} {report.head_hash}" if report.ok else
+             f"event chain BROKEN at event {report.first_broken_event_id}: {report.problem}")
+    emit(report.to_dict(), as_json, human)
+    if not report.ok:
+        raise SystemExit(1)
 
 
 @click.command()

@@ -28,22 +28,23 @@ from .data import DATA_COMMANDS
 from .doctor import DOCTOR_COMMANDS
 from .kb import kb
 from .lifecycle import LIFECYCLE_COMMANDS
+from .trust import TRUST_COMMANDS
 
 
 @click.group()
 @click.version_option(package_name="echo-duck")
 @target_options
 @click.pass_context
-def cli(ctx: click.Context, db, agent, lock_timeout, as_json) -> None:
+def cli(ctx: click.Context, db, agent, lock_timeout, as_json, admin) -> None:
     """echo_duck: long-term memory for AI agents in one DuckDB file.
 
-    --db, --agent, --lock-timeout and --json go before or after the command.
+    --db, --agent, --admin, --lock-timeout and --json go before or after the command.
 
     \b
     Example:  echo-duck --db agent.duckdb add "User prefers answers in Chinese" --key reply_language
     Example:  echo-duck --db agent.duckdb recall "which language should I answer in?"
     """
-    ctx.obj = Target(db=db, agent=agent, lock_timeout=lock_timeout, as_json=bool(as_json))
+    ctx.obj = Target(db=db, agent=agent, lock_timeout=lock_timeout, as_json=bool(as_json), admin=bool(admin))
 
 
 @cli.command()
@@ -143,15 +144,25 @@ def history(target, as_of, db, agent, lock_timeout, as_json):
 @cli.command()
 @click.argument("target")
 @click.option("--reason", default="forgotten on request", show_default=True, help="Recorded in the event log.")
+@click.option("--purge", is_flag=True, help="Privacy deletion: erase every version and trace, rewrite the store file.")
+@click.option("--cascade", type=click.Choice(["flag", "purge"]), default="flag", show_default=True,
+              help="With --purge: what was derived from it is flagged for review, or purged too.")
+@click.option("--provenance", type=click.Choice(list(PROVENANCE)), default="user_stated", show_default=True,
+              help="Who asks; a person typing is user_stated.")
 @common
-def forget(target, reason, db, agent, lock_timeout, as_json):
-    """Forget a memory (by id or key): it leaves recall, its history stays.
+def forget(target, reason, purge, cascade, provenance, db, agent, lock_timeout, as_json):
+    """Forget a memory (by id or key): it leaves recall, its history stays. With --purge no byte of it
+    stays in any file of the store.
 
     Example:  echo-duck forget reply_language --reason "user asked"
     """
     with open_or_fail(db, agent, lock_timeout) as mem:
-        memory = mem.forget(target, reason=reason)
-    emit(memory, as_json, f"forgot {memory.id}")
+        result = mem.forget(target, reason=reason, purge=purge, cascade=cascade, provenance=provenance)
+    if purge:
+        emit(result.to_dict(), as_json, f"purged {len(result.purged)} memories, flagged {len(result.flagged)}, "
+                                        f"{result.messages_deleted} messages deleted; the store file was rewritten")
+    else:
+        emit(result, as_json, f"forgot {result.id}")
 
 
 @cli.command()
@@ -273,14 +284,16 @@ def sessions(session, text, limit, db, agent, lock_timeout, as_json):
 
 @cli.command()
 @click.argument("query")
-@click.option("--write", is_flag=True, help="Allow statements that change the store.")
+@click.option("--write", is_flag=True, help="Allow statements that change the store (logged in memory_events).")
+@click.option("--allow-files", is_flag=True, help="Let the statement read files (read_csv, read_parquet …).")
 @common
-def sql(query, write, db, agent, lock_timeout, as_json):
-    """Run one SQL statement against the store and print the result.
+def sql(query, write, allow_files, db, agent, lock_timeout, as_json):
+    """Run one SQL statement against the store and print the result (needs --admin: SQL reads every
+    agent's rows). Read-only unless --write; no file access unless --allow-files.
 
-    Example:  echo-duck sql "SELECT type, count(*) FROM memories GROUP BY ALL"
+    Example:  echo-duck sql --admin "SELECT type, count(*) FROM memories GROUP BY ALL"
     """
-    with open_or_fail(db, agent, lock_timeout, read_only=not write) as mem:
+    with open_or_fail(db, agent, lock_timeout, read_only=not write, allow_files=allow_files) as mem:
         df = mem.sql(query, write=write)
     emit(df, as_json, output.frame(df))
 
@@ -307,5 +320,5 @@ def main() -> None:  # pragma: no cover - console entry point
 
 cli.add_command(bench)
 cli.add_command(kb)
-for command in LIFECYCLE_COMMANDS + DATA_COMMANDS + DOCTOR_COMMANDS:
+for command in LIFECYCLE_COMMANDS + DATA_COMMANDS + DOCTOR_COMMANDS + TRUST_COMMANDS:
     cli.add_command(command)

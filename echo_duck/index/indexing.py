@@ -1,9 +1,12 @@
 """Keep the search arms in step with the memories table: BM25 postings and vectors per new row.
 
 ``index`` runs inside the write's transaction, so a memory, its postings and its vector commit
-together or not at all. Both arms index a memory together with the memory just before it in the
-same source session (its conversational context): measured on LoCoMo (first 3 conversations),
-that lifted USE vector-only R@10 from 0.30 to 0.54, as context had done for BM25.
+together or not at all. Both arms index a memory's own text only (SPEC T3). Until issue 18 each
+memory was indexed with the previous memory of its session prepended ("neighbour context"); that
+leaked one memory's words into another's index entry across scopes, survived forgetting, and on
+LongMemEval (dev) cost recall: vector R@10 0.681 with it against 0.866 without, hybrid 0.746
+against 0.850. Stores indexed that way are re-indexed by migration 0006 (vectors) and on their next
+writable open (BM25).
 """
 
 from __future__ import annotations
@@ -104,15 +107,13 @@ class Indexer:
         The caller reports each row the scanner has passed (``EmbeddedAhead.passed``); only those
         texts go to the embedder, so it never sees content the scanner refuses. onnxruntime releases
         the GIL while it runs, so on two cores the model and the write path overlap. The rows are
-        provisional (not inserted yet): a text that comes out different at ``index`` time (its
-        conversational context changed before the insert) is embedded there.
+        provisional (not inserted yet): a text that is not among them at ``index`` time is embedded there.
         """
         self.check_model_for_writes()
         if len(rows) < EMBED_AHEAD_MIN_ROWS or self.vectors is None:
             yield None
             return
-        with self.db.reading():
-            texts = self._texts_in_context(rows)
+        texts = [row.content for row in rows]
         ahead = EmbeddedAhead(self.vectors, texts)
         try:
             yield ahead
@@ -124,7 +125,7 @@ class Indexer:
         if not rows:
             return
         self.check_model_for_writes()
-        texts = self._texts_in_context(rows)
+        texts = [row.content for row in rows]
         self.keyword.add([(row.memory_id, index_text(t)) for row, t in zip(rows, texts)])
         if self.vectors is not None:
             self.vectors.add([row.memory_id for row in rows], self._embed(texts, ahead))
@@ -135,22 +136,6 @@ class Indexer:
         if missing:
             known = {**known, **dict(zip(missing, self.vectors.embed(missing)))}
         return np.stack([known[t] for t in texts])
-
-    def _texts_in_context(self, rows: Sequence[NewRow]) -> list[str]:
-        """Each row's content preceded by the previous memory of its session (from this batch or the store)."""
-        last_in_session: dict[tuple[str, str], str] = {}
-        texts = []
-        for row in rows:
-            previous = None
-            if row.source_session is not None:
-                session = (row.agent_id, row.source_session)
-                previous = last_in_session.get(session)
-                if previous is None:
-                    previous = self.db.scalar("previous_in_session", agent_id=row.agent_id, source_session=row.source_session,
-                                              id=row.memory_id, at=row.at, created_at=row.created_at)
-                last_in_session[session] = row.content
-            texts.append(row.content if previous is None else f"{previous}\n{row.content}")
-        return texts
 
     def _record_model(self, embedder: Embedder) -> None:
         """Make this embedder the store's current model; other models' vectors become stale."""

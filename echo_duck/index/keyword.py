@@ -19,6 +19,9 @@ from ..text import segment as text
 
 # Bump when segmentation changes in a way that alters tokens: stored postings are then rebuilt.
 SEGMENTER_VERSION = "1"
+# What a memory is indexed with; "own-text" since neighbour context was dropped (issue 18): a store
+# indexed with its session neighbour's text is rebuilt on its next writable open.
+INDEX_TEXT = "own-text"
 _STAGE = "echo_duck_keyword_stage"
 
 
@@ -42,7 +45,7 @@ class KeywordIndex:
                 self.db.con.unregister(_STAGE)
             self.db.run("clear_keyword_index")
             rows = self.db.run("all_memory_texts").fetchall()
-            self.add([(memory_id, index_text(f"{context}\n{content}" if context else content)) for memory_id, content, context in rows])
+            self.add([(memory_id, index_text(content)) for memory_id, content in rows])
             self.compact_in_transaction()
             self.db.run("set_store_info", name="keyword_index_signature", value=signature)
 
@@ -89,12 +92,12 @@ class KeywordIndex:
         with self.db.reading():
             hash_probe = self.db.scalar("hash_probe")
         words = "\n".join(sorted(text.STOP_WORDS))
-        return hashlib.sha256(f"{SEGMENTER_VERSION}|{hash_probe}|{words}".encode()).hexdigest()[:16]
+        return hashlib.sha256(f"{SEGMENTER_VERSION}|{INDEX_TEXT}|{hash_probe}|{words}".encode()).hexdigest()[:16]
 
 
-def index_text(text_in_context: str) -> str:
-    """What BM25 indexes for a memory: its content, preceded by its conversational context."""
-    return text.segment_for_index(text_in_context)
+def index_text(content: str) -> str:
+    """What BM25 indexes for a memory: its own content, segmented (no text of any other memory)."""
+    return text.segment_for_index(content)
 
 
 def query_text(query: str) -> str:

@@ -150,9 +150,9 @@ def reembed(index: VectorIndex, *, batch_size: int = 256, limit: int | None = No
             rows = db.run("stale_vector_batch", model_id=index.model_id, n=min(batch_size, total - done)).fetchall()
         if not rows:
             break
-        vectors = index.embed([content if context is None else f"{context}\n{content}" for _, content, context in rows])
+        vectors = index.embed([content for _, content in rows])
         with db.transaction("re-embedding a batch"):
-            index.add([memory_id for memory_id, _, _ in rows], vectors)
+            index.add([memory_id for memory_id, _ in rows], vectors)
         done += len(rows)
         batches += 1
         if progress is not None:

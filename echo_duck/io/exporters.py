@@ -1,7 +1,7 @@
 """Export the memories a caller can see to JSONL or Parquet (SPEC I5).
 
-Both read the documented ``visible_memories(agent, session)`` macro through ``mem.sql``, so an export
-never contains a memory the caller may not see. One row per memory with every column of ``memories``
+Both read the documented ``visible_memories(agent, session)`` macro, so an export never contains a
+memory the caller may not see (nor another agent's sensitive or unshared personal memory). One row per memory with every column of ``memories``
 (provenance by name in JSONL); vectors are not exported (they belong to one model and are rebuilt on
 import). ``include_history=True`` adds superseded, pending, flagged and forgotten rows; otherwise only
 active ones. Files are written next to their target and renamed into place, so a failed export never
@@ -61,7 +61,7 @@ def export_parquet(mem: Any, path: str | Path, *, include_history: bool = False)
 def _rows(mem: Any, include_history: bool) -> pl.DataFrame:
     params = dict(agent=mem.caller.agent_id, session=mem.caller.session_id,
                   history=validate.flag(include_history, "include_history"))
-    return mem.sql(_QUERY, params)
+    return mem._select(_QUERY, params)
 
 
 class _replacing:

@@ -61,6 +61,7 @@ _WHEN = ("observed_at", "created_at", "timestamp", "updated_at")
 _TYPES = {"user": "user", "environment": "environment", "env": "environment", "procedure": "procedure",
           "rule": "procedure", "self": "self"}
 _PASS = ("confidence", "importance", "pinned", "scope", "sensitivity", "entities", "team_id", "tenant_id")
+_TRUSTED_ONLY = ("scope", "team_id", "tenant_id", "pinned")  # honoured only with trusted=True (an admin)
 _EXISTING = ("SELECT scope, key, type, content FROM visible_memories($agent, $session) "
              "WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::VARCHAR[], content)")
 _WRITE_ERRORS = (ProvenanceConflict, AmbiguousMatch, PermissionDenied, RejectedWrite)
@@ -106,9 +107,16 @@ Record = tuple[str, "dict[str, Any] | None", "tuple[str, str] | None"]
 
 
 def import_file(mem: Any, path: str | Path, *, format: str | None = None, provenance: str | int = "legacy",
-                dry_run: bool = False, batch_size: int = 500) -> ImportReport:
-    """Import one file into ``mem`` (an open EchoDuck); see the module docstring for the formats."""
+                dry_run: bool = False, batch_size: int = 500, trusted: bool = False) -> ImportReport:
+    """Import one file into ``mem`` (an open EchoDuck); see the module docstring for the formats.
+
+    A file is untrusted text: its records are written private and unpinned, whatever ``scope``,
+    ``team_id``, ``tenant_id`` or ``pinned`` they carry. ``trusted=True`` (an admin handle only) keeps
+    them, e.g. to restore an export made by an admin."""
     path = Path(path)
+    if validate.flag(trusted, "trusted") and not getattr(mem, "is_admin", False):
+        raise PermissionDenied("trusted=True keeps scope and pinned from the file: it needs an admin handle "
+                               "(echo_duck.open(path, admin=True); CLI: import --trusted --admin)")
     fmt = detect_format(path) if format is None else validate.choice(format, "format", FORMATS)
     keep = isinstance(provenance, str) and provenance.lower() == "keep"
     level = None if keep else validate.provenance(provenance)
@@ -119,6 +127,9 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
         if fields is not None:
             own = fields.pop("provenance", None)
             fields["provenance"] = (own if own is not None else "legacy") if keep else level
+            if not trusted:
+                for name in _TRUSTED_ONLY:
+                    fields.pop(name, None)
     # The writer records caller.path in blocked_writes and caller.who in events: say it was this import.
     caller = mem.caller.acting_as(mem.caller.actor or f"import:{path.name}", "import")
     return _write(mem, caller, path, fmt, records, dry_run, batch_size)
@@ -260,8 +271,8 @@ def _stored(mem: Any, specs: list[NewMemory], statuses: tuple[str, ...] = ("acti
     """Identities of the live memories visible to the caller whose content equals one of ``specs``."""
     contents, found = sorted({s.content for s in specs}), set()
     for start in range(0, len(contents), 1000):
-        frame = mem.sql(_EXISTING, dict(agent=mem.caller.agent_id, session=mem.caller.session_id,
-                                         contents=contents[start:start + 1000], statuses=list(statuses)))
+        frame = mem._select(_EXISTING, dict(agent=mem.caller.agent_id, session=mem.caller.session_id,
+                                            contents=contents[start:start + 1000], statuses=list(statuses)))
         found |= {(r["scope"], r["key"], r["type"] if r["key"] else None, r["content"]) for r in frame.iter_rows(named=True)}
     return found
 
@@ -281,10 +292,7 @@ def _read_text(path: Path) -> str:
 
 
 def _json_items(path: Path) -> list[tuple[str, Any]]:
-    try:
-        data = json.loads(_read_text(path))
-    except json.JSONDecodeError as e:
-        raise InvalidInput(f"{path}, line {e.lineno}, column {e.colno}: not valid JSON ({e.msg})") from None
+    data = _loads(path, _read_text(path), None)
     if isinstance(data, dict):
         box = next((name for name in _CONTAINERS if isinstance(data.get(name), (list, dict))), None)
         if box is not None:
@@ -375,13 +383,43 @@ def _when(value: Any, name: str) -> datetime | None:
 
 def _jsonl(path: Path) -> list[Record]:
     items = []
-    for n, line in enumerate(_read_text(path).splitlines(), 1):
+    # Records end at "\n" only: str.splitlines would also cut at U+2028, U+0085, \x1c … which JSON
+    # leaves raw inside strings (json.dumps(ensure_ascii=False) writes U+2028 as is).
+    for n, line in enumerate(_read_text(path).split("\n"), 1):
+        line = line.removesuffix("\r")
         if line.strip():
-            try:
-                items.append((f"line {n}", json.loads(line)))
-            except json.JSONDecodeError as e:
-                raise InvalidInput(f"{path}, line {n}, column {e.colno}: not valid JSON ({e.msg})") from None
+            items.append((f"line {n}", _loads(path, line, n)))
     return _objects(path, items, ref_ids=False)
+
+
+MAX_DEPTH = 64  # no memory record nests deeper; a deeper document is refused before it is parsed
+
+
+def _loads(path: Path, text: str, line: int | None) -> Any:
+    """json.loads with the errors a person can act on: where the JSON is bad, or that it nests too deep."""
+    where = f"{path}" + (f", line {line}" if line is not None else "")
+    if _depth(text) > MAX_DEPTH:
+        raise InvalidInput(f"{where}: JSON nested more than {MAX_DEPTH} levels deep; not a memory file")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        at = f"{path}, line {line if line is not None else e.lineno}, column {e.colno}"
+        raise InvalidInput(f"{at}: not valid JSON ({e.msg})") from None
+    except RecursionError:
+        raise InvalidInput(f"{where}: JSON nested too deep to read; not a memory file") from None
+
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _depth(text: str) -> int:
+    """The deepest [ / { nesting outside strings (no recursion, so no RecursionError whatever the input)."""
+    depth = deepest = 0
+    for m in _BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if m.group() in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def _parquet(path: Path) -> list[Record]:

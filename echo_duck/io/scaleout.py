@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from ..errors import DatabaseLocked, MemoryNotFound
+from ..errors import DatabaseLocked, MemoryNotFound, PermissionDenied
 from ..storage import sqlfiles
 from ..storage.connection import translate_errors
 from ..storage.db import Db
@@ -43,7 +43,11 @@ def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | P
                         team_id: str | None = None, source: str | None = None) -> PublishReport:
     """Publish the live ``team`` memories of ``team_id`` (default: the store's team) that the store's
     agent may see; one DuckLake transaction replaces what ``source`` (default: the store path)
-    published for that team before."""
+    published for that team before. An admin operation (the lake has no per-reader rights); sensitive
+    and unshared personal memories are never published."""
+    if not getattr(store, "is_admin", False):
+        raise PermissionDenied("publish_to_ducklake writes a catalog any reader of the lake sees: it needs an admin "
+                               "handle (echo_duck.open(path, admin=True))")
     team = validate.text(team_id or store.caller.team_id or "", "team_id", max_chars=200)
     source = validate.text(source or str(Path(store.path).expanduser().resolve()), "source", max_chars=1000)
     with store.db.reading():

@@ -116,6 +116,10 @@ def inputs(target: Any, source: str | None) -> tuple[list[Document], str | None,
         if path.is_dir():
             docs = [d for d in map(read, files_in(path)) if d.text.strip()]  # an empty file has nothing to find
             return docs, path.as_posix().rstrip("/") + "/", source or path.name
+        given = Path(target).expanduser()
+        if given.is_symlink() and not _inside(path, given.absolute().parent.resolve()):
+            raise InvalidInput(f"{os.fspath(target)} is a symlink to {path}, outside its own folder; add the target "
+                               "itself if it really is a document")
         doc = read(path)
         if not doc.text.strip():
             raise InvalidInput(f"{path} is empty: there is nothing to add")
@@ -137,14 +141,17 @@ class Plan:
     unchanged: int
 
 
-def plan(docs: Sequence[Document], known: dict[str | None, dict], source: str, tags: Sequence[str], sync: bool) -> Plan:
-    """Compare the inputs with the stored documents (``known``: by path, any status) by content hash."""
+def plan(docs: Sequence[Document], known: dict[str | None, dict], source: str, tags: Sequence[str], sync: bool,
+         owner: dict | None = None) -> Plan:
+    """Compare the inputs with the stored documents (``known``: by path, any status) by content hash;
+    a document whose source, tags or scope fields (``owner``) changed is re-labelled."""
     known, fresh, relabel, replaced, unchanged = dict(known), [], [], [], 0
     for doc in docs:
         row = known.pop(doc.path, None)
         active = row is not None and row["status"] == "active"
         if active and row["content_hash"] == doc.content_hash:
-            if row["source"] == source and tuple(row["tags"]) == tuple(tags):
+            same_owner = owner is None or all(row.get(k) == v for k, v in owner.items())
+            if row["source"] == source and tuple(row["tags"]) == tuple(tags) and same_owner:
                 unchanged += 1
             else:
                 relabel.append((str(row["id"]), doc))
@@ -194,6 +201,10 @@ def screen(trail: tuple[str, ...], content: str, protected: Sequence[str]) -> tu
     reasons = [f"invisible_unicode: removed {len(removed)} hidden character(s), first {removed[0]}"] if removed else []
     if finding := scan(in_context(trail, content), protected_paths=protected):
         reasons.append(f"{finding.reason}: {finding.detail}")
+    masked_trail, masked = tuple(mask_secrets(t) for t in trail), mask_secrets(content)
+    if masked != content or masked_trail != trail:  # the store never holds a secret: masked at ingest
+        reasons.append("secret: masked before storing")
+        trail, content = masked_trail, masked
     return trail, content, "; ".join(reasons) or None
 
 
@@ -214,12 +225,26 @@ def doc_stage(items: Sequence[tuple[str, Document]], source: str, tags: list[str
 
 
 def files_in(root: Path) -> list[Path]:
-    """Every .md/.markdown/.txt file under ``root``, sorted; hidden files and folders (.git) skipped."""
+    """Every .md/.markdown/.txt file under ``root``, sorted; hidden files and folders (.git) skipped.
+    A symlink whose target lies outside ``root`` is refused (InvalidInput): it would ingest a file
+    from elsewhere (a credentials file, another user's notes) under this folder's name."""
     found = []
+    root = root.resolve()
     for folder, dirs, names in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found += [Path(folder, n) for n in names if not n.startswith(".") and n.lower().endswith(SUFFIXES)]
+        for n in names:
+            if n.startswith(".") or not n.lower().endswith(SUFFIXES):
+                continue
+            path = Path(folder, n)
+            if path.is_symlink() and not _inside(path.resolve(), root):
+                raise InvalidInput(f"{path} is a symlink to {path.resolve()}, outside the folder being added ({root}); "
+                                   "remove the link or add its target on its own")
+            found.append(path)
     return sorted(found)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
 
 
 def read(path: Path) -> Document:

@@ -16,6 +16,15 @@ exception to "store as is": they have no honest use in a reference text and hide
 reviewers, so they are removed from the stored chunk and trail and the chunk is flagged
 "invisible_unicode: removed N …" (only then does the stored content differ from text[start:end]).
 The source name and tags are the caller's own words: a match there refuses the add (RejectedWrite).
+Secrets the scanner recognises are masked before a chunk is stored, indexed or embedded: the store
+never holds them (the chunk is flagged, and its content then differs from text[start:end]).
+
+Ownership (SPEC T1). A document belongs to the agent that added it and has a scope (private by
+default; team, tenant or public need the same publish right as memories) and a sensitivity; search,
+listing and recall(include_kb=True) return only documents the caller may see (can_see), and only the
+owner or an admin removes one. Each agent's copy of a file is its own document. In a folder, a
+symlink whose target lies outside the folder is refused (a link to ~/.aws/credentials is not a
+document of that folder).
 
 Vectors come from the store's embedder, stamped with model_id/dim; chunks with another model's vector
 are left out of vector search, listed by kb_stale_vectors, and re-embedded by reembed().
@@ -38,11 +47,12 @@ from ..errors import InvalidInput, MemoryNotFound, RejectedWrite
 from ..index.indexing import NO_MODEL_MESSAGE
 from ..index.matvec import matvec
 from ..index.vectors import ReembedReport
-from ..models import Record
+from ..models import SCOPES, SENSITIVITIES, Record
 from ..storage.db import Db
 from ..text import segment as text
 from ..write import validate
 from ..write.scan import scan
+from ..write.writer import Caller, check_publish
 from .chunking import Document, doc_stage, fence_safe, in_context, inputs, plan, render, stage_chunks, vector_stage
 
 __all__ = ["KbChunk", "KbDocument", "KbExplanation", "KbHit", "KbReport", "KnowledgeBase", "fence_safe", "render"]
@@ -163,41 +173,50 @@ class KnowledgeBase:
         if not db.read_only:
             self.ensure_ready()
 
-    def add(self, target: Any, *, source: str | None = None, tags: Any = (),
+    def add(self, caller: Caller, target: Any, *, source: str | None = None, tags: Any = (), scope: str = "private",
+            team_id: str | None = None, tenant_id: str | None = None, sensitivity: str = "normal",
             progress: Callable[[int, int], None] | None = None) -> KbReport:
-        """Ingest a file, a folder (recursively) or a raw text (with ``source``); progress(done, total) while embedding."""
+        """Ingest a file, a folder (recursively) or a raw text (with ``source``) as ``caller``'s documents
+        in ``scope``; progress(done, total) while embedding."""
         started = time.perf_counter()
         tags = validate.labels(tags, "tags")
+        owner = _owner(caller, scope, team_id, tenant_id, sensitivity)
         docs, folder, source = inputs(target, source)
         for field, value in [("source", source)] + [("tags", t) for t in tags]:
             if finding := scan(value):
                 raise RejectedWrite(finding.reason, finding.detail, field)
+        with self.db.reading():
+            check_publish(self.db, caller, owner["scope"], owner["team_id"], owner["tenant_id"])
         with self._write_lock:  # one ingest at a time: its plan must not go stale before it is applied
             with self.db.reading():
-                known = self._known(docs, folder, source)
-            todo = plan(docs, known, source, tags, sync=folder is not None)
+                known = self._known(docs, folder, source, caller.agent_id)
+            todo = plan(docs, known, source, tags, sync=folder is not None, owner=owner)
             chunks, contexts, flagged = stage_chunks(todo.fresh, self.protected_paths)
             vectors = self._embed(contexts, progress)
             removed = self._apply(todo.replaced + todo.gone, todo.gone, doc_stage(todo.fresh + todo.relabel, source, tags),
-                                  chunks, vectors)
+                                  chunks, vectors, owner={"agent_id": caller.agent_id, **owner})
         return KbReport(source, documents_added=len(todo.fresh) - len(todo.replaced),
                         documents_updated=len(todo.replaced) + len(todo.relabel), documents_unchanged=todo.unchanged,
                         documents_removed=len(todo.gone), chunks_added=chunks.num_rows, chunks_removed=removed,
                         flagged=tuple(flagged), seconds=round(time.perf_counter() - started, 3), **self._vector_state())
 
-    def remove(self, target: Any) -> KbReport:
+    def remove(self, caller: Caller, target: Any) -> KbReport:
         """Remove a source (every document added under that name), else a document by path, or every
-        document below a folder. Rows stay in kb_documents with status 'removed'; chunks go."""
+        document below a folder: the caller's own documents (an admin: anyone's). Rows stay in
+        kb_documents with status 'removed'; chunks go."""
         name = validate.text(os.fspath(target) if isinstance(target, os.PathLike) else target, "source_or_path", max_chars=4096)
+        mine = dict(agent_id=caller.agent_id, any_agent=caller.admin)
         with self._write_lock:
             with self.db.reading():
                 rows = [] if isinstance(target, os.PathLike) else self.db.run("kb_active_documents_of_source",
-                                                                              source=name).fetchall()
+                                                                              source=name, **mine).fetchall()
                 if not rows:
                     path = Path(name).expanduser().resolve().as_posix()
-                    rows = self.db.run("kb_active_documents_at", path=path, prefix=path.rstrip("/") + "/").fetchall()
+                    rows = self.db.run("kb_active_documents_at", path=path, prefix=path.rstrip("/") + "/",
+                                       **mine).fetchall()
             if not rows:
-                raise MemoryNotFound(f"no knowledge-base source or document path matches {name!r}; see kb_documents()")
+                raise MemoryNotFound(f"no knowledge-base source or document path of agent {caller.agent_id!r} matches "
+                                     f"{name!r}; see kb_documents()")
             ids = [str(r[0]) for r in rows]
             removed = self._apply(ids, ids)
         return KbReport(None, documents_removed=len(ids), chunks_removed=removed, **self._vector_state())
@@ -250,7 +269,7 @@ class KnowledgeBase:
         with self.db.transaction("building the knowledge-base fts index"):
             self.db.run("kb_create_fts_index")
 
-    def search(self, query: str, k: int = 5, *, sources: Any = None, tags: Any = None,
+    def search(self, caller: Caller, query: str, k: int = 5, *, sources: Any = None, tags: Any = None,
                explain: bool = False) -> list[KbHit]:
         """Hybrid (BM25 + vectors) search over chunks; ``sources`` (any of) and ``tags`` (all of) filter."""
         query = validate.text(query, "query", max_chars=10_000)
@@ -277,24 +296,26 @@ class KnowledgeBase:
         with self.db.reading():
             df = self.db.run("kb_token_df", q=q_tokens).fetchall() if q_tokens else []
             entropy = text.query_entropy(query, {token: n for token, n, _ in df}, df[0][2] if df else 0) if q_tokens else 1.0
-            rows = self.db.dicts("kb_search", **params, p_k=k, p_entropy=entropy, p_sources=sources, p_tags=tags)
+            rows = self.db.dicts("kb_search", **params, p_k=k, p_entropy=entropy, p_sources=sources, p_tags=tags,
+                                 p_caller_agent=caller.agent_id, p_caller_session=caller.session_id)
         return [_hit(row, entropy, arm, explain) for row in rows]
 
-    def documents(self) -> list[KbDocument]:
-        """Active documents with their chunk and flagged-chunk counts."""
+    def documents(self, caller: Caller) -> list[KbDocument]:
+        """Active documents the caller may see, with their chunk and flagged-chunk counts."""
         with self.db.reading():
-            return [KbDocument.from_row(r) for r in self.db.dicts("kb_overview")]
+            return [KbDocument.from_row(r) for r in self.db.dicts("kb_overview", caller_agent=caller.agent_id,
+                                                                  caller_session=caller.session_id)]
 
     render = staticmethod(render)  # hits -> a <kb-context> block for a prompt (kb_chunking.render)
 
-    def _known(self, docs: list[Document], folder: str | None, source: str) -> dict[str | None, dict]:
-        """Stored documents (any status) for these inputs, keyed by path (None: the raw text)."""
+    def _known(self, docs: list[Document], folder: str | None, source: str, agent_id: str) -> dict[str | None, dict]:
+        """The agent's stored documents (any status) for these inputs, keyed by path (None: the raw text)."""
         if folder is not None:
-            rows = self.db.dicts("kb_documents_under", prefix=folder)
+            rows = self.db.dicts("kb_documents_under", prefix=folder, agent_id=agent_id)
         elif docs[0].path is None:
-            rows = self.db.dicts("kb_text_document", source=source)
+            rows = self.db.dicts("kb_text_document", source=source, agent_id=agent_id)
         else:
-            rows = self.db.dicts("kb_document_at", path=docs[0].path)
+            rows = self.db.dicts("kb_document_at", path=docs[0].path, agent_id=agent_id)
         return {r["path"]: r for r in rows}
 
     def _embed(self, texts: list[str], progress: Callable[[int, int], None] | None) -> np.ndarray | None:
@@ -309,7 +330,7 @@ class KnowledgeBase:
         return np.concatenate(parts)
 
     def _apply(self, drop: list[str], gone: list[str], docs: pa.Table | None = None,
-               chunks: pa.Table | None = None, vectors: np.ndarray | None = None) -> int:
+               chunks: pa.Table | None = None, vectors: np.ndarray | None = None, owner: dict | None = None) -> int:
         """One transaction: drop the chunks (postings, vectors) of ``drop``, upsert ``docs``, write the
         new chunks, mark ``gone`` removed. Returns the number of chunks dropped."""
         with self.db.transaction("changing the knowledge base"):
@@ -317,7 +338,7 @@ class KnowledgeBase:
             if drop:
                 self.db.run("kb_drop_chunks_of_documents", ids=_ids(drop))
             if docs is not None:
-                self._stage_and_run(0, docs, "kb_upsert_documents_from_stage", now=self.clock())
+                self._stage_and_run(0, docs, "kb_upsert_documents_from_stage", now=self.clock(), **owner)
             if chunks is not None:
                 self._stage_and_run(1, chunks, "kb_insert_chunks_from_stage", "kb_insert_bm25_docs_from_stage",
                                     "kb_insert_bm25_postings_from_stage")
@@ -378,6 +399,20 @@ class _Matrix:
         top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
         top = top[np.lexsort((top, -sims[top]))]
         return [self._ids[i] for i in top], sims[top]
+
+
+def _owner(caller: Caller, scope: str, team_id: Any, tenant_id: Any, sensitivity: str) -> dict[str, Any]:
+    """A document's scope fields, validated as a memory's are (team/tenant default to the caller's)."""
+    scope = validate.choice(scope, "scope", SCOPES)
+    team = validate.optional_text(team_id, "team_id", max_chars=200) or (caller.team_id if scope == "team" else None)
+    tenant = validate.optional_text(tenant_id, "tenant_id", max_chars=200) or (caller.tenant_id if scope == "tenant" else None)
+    if scope == "team" and not team:
+        raise InvalidInput("scope='team' needs team_id= (or open the store with team_id=)")
+    if scope == "tenant" and not tenant:
+        raise InvalidInput("scope='tenant' needs tenant_id= (or open the store with tenant_id=)")
+    return {"scope": scope, "team_id": team if scope == "team" else None,
+            "tenant_id": tenant if scope == "tenant" else None,
+            "sensitivity": validate.choice(sensitivity, "sensitivity", SENSITIVITIES)}
 
 
 def _hit(row: dict, entropy: float, arm: str, explain: bool) -> KbHit:

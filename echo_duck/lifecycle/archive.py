@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -109,19 +110,42 @@ def recover(db: Db, root: Path | None, now: datetime) -> tuple[str, ...]:
     return tuple(done)
 
 
-def refresh_view(db: Db, root: Path | None) -> None:
+def refresh_view(db: Db, root: Path | None) -> tuple[Path, ...]:
     """(Re)create memories_all: live rows, plus the archive's Parquet files once there are any.
+    Returns the archive files it left out because they are not readable archive Parquet (damage):
+    they are reported (warning, doctor), never read, so a stray file cannot stop the store opening.
 
-    The archive's path is a literal in the view (DDL cannot bind parameters), so the view is
+    The archive's file list is a literal in the view (DDL cannot bind parameters), so the view is
     rebuilt on every writable open: a copied or moved store points at its own archive.
     """
-    has_files = root is not None and any(root.glob("agent_id=*/year=*/*.parquet"))
+    good, bad = archive_files(root) if root is not None else ([], [])
+    if bad:
+        warnings.warn(f"echo_duck: {len(bad)} file(s) in the archive folder are not readable archive Parquet and "
+                      f"were skipped, first {bad[0]}; move them out of {root} (echo-duck doctor lists them)",
+                      RuntimeWarning, stacklevel=3)
     with db.transaction("refreshing memories_all"):
-        if has_files:
-            glob = quote_literal(str(root / "agent_id=*" / "year=*" / "*.parquet"))
-            db.con.execute(sqlfiles.query("create_memories_all_with_archive").sql.replace("{archive_glob}", glob))
+        if good:
+            files = "[" + ", ".join(quote_literal(str(p)) for p in good) + "]"
+            db.con.execute(sqlfiles.query("create_memories_all_with_archive").sql.replace("{archive_glob}", files))
         else:
             db.run("create_memories_all_live_only")
+    return tuple(bad)
+
+
+def archive_files(root: Path | None) -> tuple[list[Path], list[Path]]:
+    """(readable archive Parquet files, damaged ones): a file counts as readable when its footer
+    parses and it has the id, content and updated_at columns of an archived memory (agent_id and year
+    are the partition folders)."""
+    if root is None or not root.exists():
+        return [], []
+    good, bad = [], []
+    for path in sorted(root.glob("agent_id=*/year=*/*.parquet")):
+        try:
+            names = set(pq.read_schema(path).names)
+        except (OSError, ValueError):  # pyarrow raises ArrowInvalid (a ValueError) or OSError
+            names = set()
+        (good if {"id", "content", "updated_at"} <= names else bad).append(path)
+    return good, bad
 
 
 def compact(db: Db, root: Path | None) -> int:
@@ -132,8 +156,9 @@ def compact(db: Db, root: Path | None) -> int:
     if root is None or not root.exists():
         return 0
     merged = 0
+    readable = set(archive_files(root)[0])
     for partition in sorted(p for p in root.glob("agent_id=*/year=*") if p.is_dir()):
-        parts = sorted(partition.glob("*.parquet"))
+        parts = sorted(p for p in partition.glob("*.parquet") if p in readable)
         if len(parts) < 2:
             continue
         table = ds.dataset(parts, format="parquet").to_table()

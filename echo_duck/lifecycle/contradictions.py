@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
-from ..errors import InvalidInput, MemoryNotFound
+from ..errors import InvalidInput, MemoryNotFound, PermissionDenied
 from ..index.indexing import Indexer
 from ..models import Memory
 from ..storage.db import Db
-from ..write.writer import Caller
+from ..write.writer import Caller, require_owner
 from .verify import Verdict, heuristic_verifier
 
 Verifier = Callable[[Any, Any], Verdict]
@@ -127,6 +127,7 @@ class ContradictionChecker:
                 raise MemoryNotFound(f"no contradiction with id {contradiction_id}")
             if row["status"] != "pending":
                 raise InvalidInput(f"contradiction {contradiction_id} was resolved meanwhile ({row['resolution']})")
+            self._may_decide(caller, row)
             if winner is None:
                 self.db.run("resolve_contradiction", id=row["id"], resolution="dismissed", winner=None, now=self.clock())
             else:
@@ -134,6 +135,7 @@ class ContradictionChecker:
                 if win not in (row["memory_a"], row["memory_b"]):
                     raise InvalidInput(f"winner must be {row['memory_a']} or {row['memory_b']} (or None to dismiss)")
                 lose = row["memory_b"] if win == row["memory_a"] else row["memory_a"]
+                require_owner(caller, self.db.dict("memory_by_id", id=lose), "supersede")  # the loser is changed
                 if self.db.dict("memory_by_id", id=win)["status"] == "pending":  # a claim held for review wins
                     before = self.db.scalar("memory_json", id=win)
                     self.db.run("activate_pending", id=win, now=self.clock())
@@ -162,8 +164,17 @@ class ContradictionChecker:
         close = [i for i, s in zip(ids, sims) if s >= threshold and i != str(memory_id)]
         return "[" + ",".join(close) + "]"
 
+    def _may_decide(self, caller: Caller, row: dict) -> None:
+        """One of the two owners, or an admin, decides a contradiction."""
+        sides = [self.db.dict("memory_by_id", id=row[s]) for s in ("memory_a", "memory_b")]
+        if not caller.admin and all(m is None or m["agent_id"] != caller.agent_id for m in sides):
+            raise PermissionDenied(f"contradiction {row['id']} is between other agents' memories; "
+                                   "one of their owners or an admin decides it")
+
     def _review(self, caller: Caller, row: dict, winner: Any) -> Contradiction:
         """Confirm (same winner) or reverse (the other side) a contradiction already resolved."""
+        with self.db.reading():
+            self._may_decide(caller, row)
         if winner is None:
             raise InvalidInput(f"contradiction {row['id']} is resolved ({row['resolution']}); name the side that is "
                                "right to confirm or reverse it")
@@ -194,7 +205,8 @@ class ContradictionChecker:
     def _record(self, caller: Caller, older: Memory, newer: Memory, verdict: Verdict, auto: float) -> Contradiction:
         """Provenance first, then recency, for a confident verdict; pending otherwise. Both sources kept."""
         status, resolution, winner, loser = "pending", None, None, None
-        if verdict.confidence >= auto:
+        # Only one owner's memories are resolved automatically: another agent's claim never retires its own.
+        if verdict.confidence >= auto and older.agent_id == newer.agent_id:
             if older.provenance != newer.provenance:
                 winner, loser = (older, newer) if older.provenance > newer.provenance else (newer, older)
                 resolution = "higher_provenance"

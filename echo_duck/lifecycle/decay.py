@@ -47,7 +47,7 @@ def decay(db: Db, caller: Caller, now: datetime, *, dry_run: bool = False) -> De
 def restore(db: Db, writer: Writer, caller: Caller, target: Any, now: datetime, reason: str) -> Memory:
     """Bring an archived (decayed) memory back to its tier; its forgetting curve restarts."""
     with db.transaction("restore"):
-        row = writer.resolve(caller, target, live_only=False)
+        row = writer.resolve_owned(caller, target, live_only=False, verb="restore")
         if row["status"] != "active" or row["tier"] != "archival":
             raise InvalidInput(f"memory {row['id']} is {row['status']} in tier {row['tier']}; "
                                "only archived active memories can be restored (superseded versions stay history)")

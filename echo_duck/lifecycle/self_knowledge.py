@@ -36,9 +36,10 @@ SELF_SETTINGS = ("self_confidence_cap", "self_snapshot_threshold", "self_helpful
 
 def mark(db: Db, writer: Writer, caller: Caller, target: Any, helpful: bool, recall_id: int | None,
          now: datetime) -> Memory:
-    """Record one outcome for the memory ``target`` names and apply it, in one transaction."""
+    """Record one outcome for the memory ``target`` names and apply it, in one transaction (its owner's
+    or an admin's: another agent's marks must not move a memory's rank or confidence)."""
     with db.transaction("mark"):
-        row = writer.resolve(caller, target, live_only=False)
+        row = writer.resolve_owned(caller, target, live_only=False, verb="mark")
         before = {k: row[k] for k in ("helpful_count", "unhelpful_count", "confidence")}
         counted = True
         if row["type"] == "self":

@@ -26,7 +26,6 @@ from ..text import segment as text
 from ..write.writer import Caller
 from . import fusion
 from .hybrid import OVERFETCH, Hit, Recaller, RecallQuery, _conflicts_by_side, _hit
-from .snapshot import Budgets, render
 
 MAX_REEMBEDDED = 2000  # exported memories embedded again for one as-of recall
 
@@ -55,12 +54,13 @@ class TimeTravel:
                       self.db.dicts("events_for_memories_as_of", ids=[v.id for v in versions], ts=ts)]
         return History(tuple(versions), tuple(events))
 
-    def snapshot(self, caller: Caller, budgets: Budgets, limit: int, min_confidence: float, ts: datetime) -> str:
+    def snapshot_rows(self, caller: Caller, limit: int, min_confidence: float, ts: datetime) -> tuple[list, list]:
+        """The snapshot's candidate rows and conflicts as they were at ``ts`` (the facade renders them)."""
         with self.db.reading():
             rows = self.db.dicts("snapshot_candidates_as_of", min_confidence=min_confidence, limit=limit, ts=ts,
                                  **_who(caller))
             conflicts = self.db.dicts("snapshot_conflicts_as_of", limit=50, ts=ts, **_who(caller))
-        return render([(r["block"], Memory.from_row(r)) for r in rows], budgets, limit, conflicts)
+        return rows, conflicts
 
     def recall(self, caller: Caller, query: RecallQuery, ts: datetime, *, explain: bool = False,
                query_vector: Any = None) -> list[Hit]:

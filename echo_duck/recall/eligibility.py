@@ -61,7 +61,7 @@ class EligibilityCopy:
         self._row: dict[str, int] = {}
         self._codes: dict[str, int] = {}  # agent, team, tenant and session ids as integers
         self._cols = GrowingColumns(status=np.int8, scope=np.int8, agent=np.int32, team=np.int32, tenant=np.int32,
-                                    session=np.int32, global_tag=bool, exempt=bool, archival=bool,
+                                    session=np.int32, global_tag=bool, shown=bool, exempt=bool, archival=bool,
                                     importance=np.float64, access_count=np.int64, last_touch_us=np.int64,
                                     net_unhelpful=np.int64, type=np.int8, tier=np.int8, at_us=np.int64)
         self._tags: list[list[str]] = []  # per row, for the tags and entities filters
@@ -144,6 +144,7 @@ class EligibilityCopy:
             **{name: _encode(table.column(column), self._text_code, np.int32)
                for name, column in (("agent", "agent_id"), ("team", "team_id"), ("tenant", "tenant_id"),
                                     ("session", "source_session"))},
+            shown=table.column("another_agent_may_see").to_numpy(),
             **{name: table.column(name).to_numpy() for name in ("global_tag", "exempt", "archival", "importance",
                                                                 "access_count", "last_touch_us", "net_unhelpful",
                                                                 "at_us")})
@@ -202,6 +203,7 @@ class EligibilityCopy:
         session_ok = mine & ((session == _NULL) | (session == caller_session) | c.global_tag[rows])
         teams = [code(t, _UNKNOWN) for t in who["p_caller_teams"] or ()]
         tenants = [code(t, _UNKNOWN) for t in who["p_caller_tenants"] or ()]
+        ok &= mine | c.shown[rows]  # sensitivity: another_agent_may_see in sql/macros/10_scope.sql
         ok &= np.select(
             [scope == _SCOPE["public"], scope == _SCOPE["private"], scope == _SCOPE["session"],
              scope == _SCOPE["team"], scope == _SCOPE["tenant"]],

@@ -202,7 +202,7 @@ class Recaller:
                                               wanted, settings)
         hits = [_hit(row, row["entropy"], arm, explain) for row in rows]
         if kb is not None:  # KB chunks score on the same RRF scale (sql/macros/60_kb.sql): one sort merges
-            hits = sorted([*hits, *kb.search(query.text, fetch, tags=query.tags, explain=explain)],
+            hits = sorted([*hits, *kb.search(caller, query.text, fetch, tags=query.tags, explain=explain)],
                           key=lambda h: (-h.score, h.origin, h.id))[:fetch]
         if self.reranker is not None:
             hits, status = rerank(query.text, hits, self.reranker, self.rerank_settings)

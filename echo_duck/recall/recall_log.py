@@ -8,6 +8,8 @@ written for every queued recall in one transaction:
 - before any other use of the store (``Db.reading`` / ``Db.transaction`` call ``catch_up``), so every
   read and write but the next recall sees them, and when the store closes;
 - at once when ``MAX_QUEUED`` recalls are waiting.
+Each write also logs one ``reinforce`` event (memory_events, memory_id NULL) listing the recall ids and
+each memory's reviews, so the event history accounts for every change of access counts.
 A recall adds the queued reviews of its candidates to their stored counts (``pending_reviews``), so
 ranks, scores and returned rows are exactly those of writing every recall at once (a filtered recall
 inside a transaction, which SQL ranks, reads the stored counts only). The recall id comes from
@@ -115,6 +117,11 @@ class RecallJournal:
                     if reviews:  # the events first: they read the counts as they were before
                         self.db.run("log_reinforce_events", entries=json.dumps([_row(e) for e in entries]))
                         self.db.run("reinforce_recalled", reviews=reviews_json(reviews))
+                        # the history is complete (SPEC T6): one compact event per batch, not one per hit
+                        self.db.run("log_store_event", now=entries[-1].occurred_at, actor="echo_duck:recall-log",
+                                    action="reinforce", reason=f"{len(entries)} recalls", before=None,
+                                    after=json.dumps({"recall_ids": [e.id for e in entries if e.reinforced],
+                                                      "reviews": json.loads(reviews_json(reviews))}))
                     self.db.run("log_recalls", entries=json.dumps([_row(e) for e in entries]))
             except BaseException:
                 with self._wake:

@@ -42,8 +42,18 @@ if importlib.util.find_spec("pandas") is None and not any(isinstance(f, _PandasA
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 
 
-def connect(path: str | Path, *, read_only: bool = False, lock_timeout: float = 0.0) -> duckdb.DuckDBPyConnection:
-    """A connection with vss and fts loaded and the store attached as the default catalog."""
+def connect(path: str | Path, *, read_only: bool = False, lock_timeout: float = 0.0, allow_files: bool = False,
+            archive: Path | None = None) -> duckdb.DuckDBPyConnection:
+    """A connection with vss and fts loaded and the store attached as the default catalog.
+
+    Unless ``allow_files``, the DuckDB instance is then closed off from the filesystem: external access
+    off (only the store's own Parquet archive folder ``archive`` stays readable) and Python replacement
+    scans off, so no statement can read or write another file. DuckDB refuses to turn external access
+    back on, or to widen the allowed folders, while the database runs. (``lock_configuration`` is not
+    set: DuckDB 1.5.5 changes an internal option itself during ``ALTER TABLE … ADD COLUMN … DEFAULT``
+    in a transaction, which a locked configuration refuses, so migrations would fail.) Nothing
+    echo_duck does needs files: what it writes (archive partitions, exports, the purge rewrite) is
+    written by pyarrow or by a separate connection."""
     # DuckDB draws its own progress bar on stdout for long queries: a library must not (it would break
     # the CLI's --json output); the CLI draws its own bars on stderr.
     con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
@@ -56,10 +66,20 @@ def connect(path: str | Path, *, read_only: bool = False, lock_timeout: float = 
             Path(target).parent.mkdir(parents=True, exist_ok=True)
         _attach_with_retry(con, target, read_only, lock_timeout)
         con.execute(f"USE {CATALOG}")
+        if not allow_files:
+            lock_down(con, archive)
         return con
     except BaseException:
         con.close()
         raise
+
+
+def lock_down(con: duckdb.DuckDBPyConnection, archive: Path | None) -> None:
+    """No filesystem access beyond the attached store (and its archive folder), no Python replacement scans."""
+    if archive is not None:
+        con.execute(f"SET allowed_directories = [{quote_literal(str(archive).rstrip('/') + '/')}]")
+    con.execute("SET python_enable_replacements = false")
+    con.execute("SET enable_external_access = false")
 
 
 def _attach_with_retry(con: duckdb.DuckDBPyConnection, target: str, read_only: bool, lock_timeout: float) -> None:

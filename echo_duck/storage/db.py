@@ -15,19 +15,26 @@ import duckdb
 
 from ..errors import EchoDuckError
 from . import sqlfiles
-from .connection import transaction, translate_errors
+from .connection import ROW_GROUP_SIZE, transaction, translate_errors
+from .event_chain import Sealer
 
 
 class Db:
-    def __init__(self, con: duckdb.DuckDBPyConnection, *, read_only: bool):
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, read_only: bool, path: str | None = None,
+                 reconnect: Callable[[], duckdb.DuckDBPyConnection] | None = None,
+                 row_group_size: int = ROW_GROUP_SIZE):
         self.con = con
         self.read_only = read_only
+        self.path = path  # the store file (None in memory): what erasure.py rewrites
+        self.row_group_size = row_group_size
+        self._reconnect = reconnect
         self.lock = threading.RLock()
         self._closed = False
         self._depth = 0  # nested transaction() calls join the outer transaction
         self._parsed: dict[str, list] = {}
         self._catch_up: Callable[[], None] | None = None
         self._catching_up = False
+        self.sealer = None if read_only else Sealer(con)  # seals the events each transaction wrote (event_chain.py)
 
     def before_use(self, catch_up: Callable[[], None]) -> None:
         """Run ``catch_up`` (writing work queued behind an earlier call, recall_log.py) before each
@@ -92,7 +99,13 @@ class Db:
             self._depth = 1
             try:
                 with transaction(self.con, what):
+                    self.sealer.begin()
                     yield self
+                    head = self.sealer.seal()
+                self.sealer.committed(head)
+            except BaseException:
+                self.sealer.rolled_back()
+                raise
             finally:
                 self._depth = 0
 
@@ -104,6 +117,31 @@ class Db:
             if catch_up:
                 self._run_catch_up()
             yield self
+
+    def catch_up(self) -> None:
+        """Write queued work now (see before_use)."""
+        self._run_catch_up()
+
+    def detach(self) -> None:
+        """Close the connection but keep this object (erasure.py swaps the file, then reattach())."""
+        with self.lock:
+            self._check_open()
+            with translate_errors("closing the store for a rewrite"):
+                self.con.close()
+
+    def reattach(self) -> None:
+        """Open the store file again after detach(), with the same options as the first time."""
+        with self.lock:
+            if self._reconnect is None:
+                raise EchoDuckError("this store cannot be reopened (no file)")
+            try:
+                self.con = self._reconnect()
+            except BaseException:
+                self._closed = True  # nothing is held: the handle is unusable, the file is free
+                raise
+            self._parsed.clear()
+            if self.sealer is not None:
+                self.sealer = Sealer(self.con)
 
     def _run_catch_up(self) -> None:
         # never inside a transaction: a rollback there would take the queued work with it

@@ -49,3 +49,8 @@ def load_extensions(con: duckdb.DuckDBPyConnection) -> None:
 def quote_literal(text: str) -> str:
     """A SQL string literal, for the few statements (LOAD, ATTACH) that cannot bind parameters."""
     return "'" + text.replace("'", "''") + "'"
+
+
+def quote_identifier(name: str) -> str:
+    """A SQL identifier in double quotes, for the few statements that name a table from the catalog."""
+    return '"' + name.replace('"', '""') + '"'

@@ -5,7 +5,13 @@ binaries load), the embedding models (``embed.model_status()``). Store (opened r
 written): the file exists and is an echo_duck store, its schema version (newer: upgrade echo-duck;
 older: migrated on the next writable open), installed macros and views, the keyword index signature,
 the embedding model its vectors need, stale vectors, consolidation jobs not done (waiting: a warning,
-failed: a problem), the Parquet archive folder and exports a crash left half-way, and the audit's must-be-zero counters (stale and leaked recalls).
+failed: a problem), the Parquet archive folder (damaged files in it, exports a crash left half-way),
+purges whose file rewrite is still due, the event log's hash chain, and the audit's must-be-zero
+counters (stale and leaked recalls).
+
+The store is checked in a child process (``python -m echo_duck.store.doctor PATH``): a damaged file
+can crash DuckDB itself (a segmentation fault, not an exception), and that crash becomes a clear
+"the file is damaged" report instead of killing the doctor.
 
 Each finding is a ``Check`` with status ok, warn (optional, nothing broken) or fail, and for warn
 and fail the ``fix``: a command to run. ``DoctorReport.ok`` is False when any check failed.
@@ -15,8 +21,13 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import json
+import os
 import re
 import shlex
+import signal
+import subprocess
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -26,11 +37,12 @@ import duckdb
 from ..embed.embedder import model_status
 from ..errors import DatabaseLocked, EchoDuckError, ExtensionMissing
 from ..index.keyword import KeywordIndex
-from ..lifecycle.archive import archive_dir
+from ..lifecycle.archive import archive_dir, archive_files
 from ..storage import sqlfiles
 from ..storage.connection import connect
 from ..storage.db import Db
-from ..storage.extensions import EXTENSIONS, extension_path, quote_literal
+from ..storage.event_chain import verify as verify_chain
+from ..storage.extensions import EXTENSIONS, extension_path, quote_identifier, quote_literal
 
 _BARE = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 _PIN = re.compile(r"^\s*duckdb\s*==\s*([0-9][^\s;,]*)")
@@ -157,11 +169,29 @@ def _check_models() -> list[Check]:
 # -- store ---------------------------------------------------------------------------------------
 
 def check_store(db: str | Path, *, required: bool = True, lock_timeout: float = 0.0) -> list[Check]:
+    """The store checks, run in a child process so that a crash inside DuckDB is reported, not suffered."""
     path = Path(db).expanduser()
     shown = shlex.quote(str(db))
     if not path.exists():
         status = "fail" if required else "warn"
         return [Check("store", status, f"no store at {path}", f"echo-duck init --db {shown}")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # the same echo_duck
+    child = subprocess.run([sys.executable, "-m", "echo_duck.store.doctor", str(path), repr(float(lock_timeout)),
+                            str(db)], capture_output=True, text=True, env=env, timeout=600 + lock_timeout)
+    if child.returncode < 0:
+        name = signal.Signals(-child.returncode).name if -child.returncode in signal.valid_signals() else child.returncode
+        return [Check("store", "fail", f"DuckDB crashed ({name}) while reading {path}: the file is damaged",
+                      "restore the store from a backup copy (one taken while no process had it open); the damaged "
+                      "file cannot be read safely")]
+    try:
+        return [Check(**c) for c in json.loads(child.stdout)]
+    except (ValueError, TypeError):
+        last = (child.stderr.strip().splitlines() or ["no output"])[-1]
+        return [Check("store", "fail", f"checking {path} failed: {last}", "run echo-duck doctor again; report it if it repeats")]
+
+
+def _check_store_here(db: str | Path, *, shown: str, lock_timeout: float) -> list[Check]:
+    path = Path(db).expanduser()
     try:
         con = _open_read_only(path, lock_timeout)
     except DatabaseLocked as e:
@@ -191,8 +221,8 @@ def _store_checks(db: Db, path: Path, shown: str) -> list[Check]:
         return checks  # views and macros of another version: the other checks would mislead
     checks.append(_objects_check(db, shown))
     steps: list[Callable[[Db, str], Check | None]] = [
-        _keyword_check, _model_check, _stale_check, _jobs_check, functools.partial(_archive_check, path=path),
-        _audit_check]
+        _integrity_check, _keyword_check, _model_check, _stale_check, _jobs_check, functools.partial(_archive_check, path=path),
+        _purge_check, _chain_check, _audit_check]
     for step in steps:
         try:
             check = step(db, shown)
@@ -260,9 +290,9 @@ def _stale_check(db: Db, shown: str) -> Check:
     model_id = db.scalar("store_info_value", name="embedding_model")
     fixes = []
     if memories:
-        fixes.append(f"echo-duck reembed --db {shown}" + _model_option(model_id))
+        fixes.append(f"echo-duck reembed --admin --db {shown}" + _model_option(model_id))
     if chunks:
-        fixes.append(f"echo-duck kb reembed --db {shown}")
+        fixes.append(f"echo-duck kb reembed --admin --db {shown}")
     return Check("stale vectors", "fail", f"{memories} memories and {chunks} knowledge-base chunks have no vector from "
                  f"{model_id}: vector search leaves them out", " && ".join(fixes))
 
@@ -287,10 +317,16 @@ def _jobs_check(db: Db, shown: str) -> Check:
 
 
 def _archive_check(db: Db, shown: str, *, path: Path) -> Check:
-    """The Parquet archive folder next to the store, and exports a crash left half-way."""
+    """The Parquet archive folder next to the store: damaged files, and exports a crash left half-way."""
     folder = archive_dir(str(path))
-    files = sorted(folder.glob("agent_id=*/year=*/*.parquet")) if folder.is_dir() else []
+    files, damaged = archive_files(folder)
     where = f"{len(files)} Parquet files in {folder}" if folder.is_dir() else f"no archive folder yet ({folder})"
+    if damaged:
+        moves = " && ".join(f"mv {shlex.quote(str(f))} {shlex.quote(str(folder.parent))}/" for f in damaged[:5])
+        return Check("archive", "fail", f"{where}; {len(damaged)} more are not readable archive Parquet and are skipped "
+                     f"(memories_all leaves them out): {', '.join(str(f.relative_to(folder)) for f in damaged[:5])}",
+                     f"move them out of the archive folder, e.g. {moves}; if one was a real archive file, restore it "
+                     "from a backup")
     staged, moved = db.run("doctor_unfinished_exports").fetchone()
     if not (staged or moved):
         return Check("archive", "ok", f"{where}; no unfinished exports")
@@ -298,15 +334,52 @@ def _archive_check(db: Db, shown: str, *, path: Path) -> Check:
                  "writable open undoes staged ones and finishes moved ones", f"echo-duck init --db {shown}")
 
 
+def _integrity_check(db: Db, shown: str) -> Check:
+    """Read every row of every table, so that a damaged block shows here (as DuckDB's checksum error,
+    or as a crash of this child process that check_store reports) rather than in an agent's recall."""
+    tables = [r[0] for r in db.run("doctor_tables").fetchall()]
+    rows = 0
+    for table in tables:
+        try:
+            reader = db.con.execute(f"SELECT * FROM {quote_identifier(table)}").fetch_record_batch(65_536)
+            rows += sum(batch.num_rows for batch in reader)
+        except duckdb.Error as e:
+            return Check("integrity", "fail", f"table {table} cannot be read: {_first_line(e)}: the file is damaged",
+                         "restore the store from a backup copy (one taken while no process had it open)")
+    return Check("integrity", "ok", f"every row of {len(tables)} tables reads ({rows:,} rows)")
+
+
+def _purge_check(db: Db, shown: str) -> Check:
+    pending = db.scalar("doctor_pending_purges")
+    if pending:
+        return Check("purges", "fail", f"{pending} purged memories still await the rewrite of the store file (a crash "
+                     "interrupted it): their text may remain in freed blocks of the file", f"echo-duck init --db {shown}")
+    return Check("purges", "ok", "no purge awaits a file rewrite")
+
+
+def _chain_check(db: Db, shown: str) -> Check:
+    report = verify_chain(db.con)
+    if not report.ok:
+        return Check("event chain", "fail", report.problem or "broken",
+                     f"echo-duck audit verify --admin --db {shown} shows it; the events from there on were edited "
+                     "outside echo_duck: compare with a backup")
+    return Check("event chain", "ok", f"{report.events} events, every link verified ({report.redacted} redacted by purges)")
+
+
 def _audit_check(db: Db, shown: str) -> Check:
     live, stale, leaked = db.run("doctor_audit").fetchone()
     if stale or leaked:
         return Check("audit", "fail", f"{stale} stale and {leaked} leaked recalls (both must be 0): a recall returned "
                      "a superseded memory or one outside the caller's visibility; please report it as a bug",
-                     f"echo-duck sql \"SELECT * FROM leaked_recalls\" --db {shown}  (and stale_recalls) to see them")
+                     f"echo-duck sql --admin \"SELECT * FROM leaked_recalls\" --db {shown}  (and stale_recalls) to see them")
     return Check("audit", "ok", f"{live} live memories; 0 stale and 0 leaked recalls")
 
 
 def _first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
+
+
+if __name__ == "__main__":  # the child process of check_store: print the checks as JSON
+    _path, _timeout, _shown = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+    print(json.dumps([c.to_dict() for c in _check_store_here(_path, shown=shlex.quote(_shown), lock_timeout=_timeout)]))

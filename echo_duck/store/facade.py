@@ -7,6 +7,7 @@ it holds no SQL and no ranking logic of its own.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,11 +15,11 @@ from typing import Any, Callable, Iterable, Iterator
 
 import polars as pl
 
-from ..errors import EchoDuckError, InvalidInput, MemoryNotFound
+from ..errors import EchoDuckError, InvalidInput, MemoryNotFound, PermissionDenied, StorageError
 from ..index.indexing import NO_MODEL_MESSAGE, Indexer
 from ..index.vectors import ReembedReport
 from ..index.vectors import reembed as reembed_stale
-from ..lifecycle import archive, privacy, self_knowledge
+from ..lifecycle import erasure, privacy, self_knowledge
 from ..lifecycle.archive import archive_dir
 from ..lifecycle.consolidate import Consolidator, JobQueue
 from ..lifecycle.compress import Compressor
@@ -30,39 +31,48 @@ from ..recall.hybrid import Hit, Recaller, RecallQuery
 from ..recall.recall_log import RecallJournal
 from ..recall.rerank import RerankSettings
 from ..recall.snapshot import Budgets
+from ..recall.shared_snapshot import render_shared, split_by_author
 from ..recall.snapshot import render as render_snapshot
 from ..storage.connection import connect, translate_errors
-from ..storage.db import Db
+from ..storage.db import Db, uuid_list
 from ..storage.schema import ensure_schema
 from ..write import review, validate
 from ..write.sessions import Sessions
 from ..write.writer import WRITE_PATHS, Caller, WriteBatch, Writer, prepare
+from .admin_verbs import AdminVerbs
 from .kb_verbs import KnowledgeBaseVerbs
 from .lifecycle_verbs import LifecycleVerbs
+from .opening import open_writable
 from .working import WorkingMemory
 
-_READ_STATEMENTS = {"SELECT", "EXPLAIN", "PRAGMA"}
-
-
-class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
+class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
     """An open echo_duck store. Use ``echo_duck.open(...)`` and a ``with`` block.
 
     Lifecycle verbs (decay, restore, archive, gc, audit, contradictions, consolidation) come from
-    ``LifecycleVerbs`` in store_lifecycle.py, the knowledge-base verbs (kb_add, kb_search, …) from
-    ``KnowledgeBaseVerbs`` in store_kb.py; this class holds the memory, recall and session verbs.
+    ``LifecycleVerbs`` in lifecycle_verbs.py, the knowledge-base verbs (kb_add, kb_search, …) from
+    ``KnowledgeBaseVerbs`` in kb_verbs.py, the admin verbs (grant, revoke, rights, settings, sql,
+    event-chain verification) from ``AdminVerbs`` in admin_verbs.py; this class holds the memory,
+    recall and session verbs.
+
+    A handle opened with ``agent_id=`` is an agent handle: it acts as that agent with least privilege.
+    ``admin=True`` opens the host's admin handle (memberships, rights, settings, SQL, others' purges,
+    store-wide jobs); ``for_agent()`` hands out agent handles on the same open store.
     """
 
     def __init__(self, path: str | Path = ":memory:", *, agent_id: str = "default", session_id: str | None = None,
-                 team_id: str | None = None, tenant_id: str | None = None,
-                 now: datetime | Callable[[], datetime] | None = None, read_only: bool = False,
-                 lock_timeout: float = 0.0, actor: str | None = None, write_path: str = "api",
-                 protected_paths: Iterable[str] = (), embedder: Any = "default", reranker: Any = None,
-                 rerank_top_k: int = 10, rerank_timeout_s: float = 5.0, rerank_min_score: float | None = None,
-                 verifier: Any = None, extractor: Any = None, summarizer: Any = None):
+                 team_id: str | None = None, tenant_id: str | None = None, admin: bool = False,
+                 allow_files: bool = False, now: datetime | Callable[[], datetime] | None = None,
+                 read_only: bool = False, lock_timeout: float = 0.0, actor: str | None = None,
+                 write_path: str = "api", protected_paths: Iterable[str] = (), embedder: Any = "default",
+                 reranker: Any = None, rerank_top_k: int = 10, rerank_timeout_s: float = 5.0,
+                 rerank_min_score: float | None = None, verifier: Any = None, extractor: Any = None,
+                 summarizer: Any = None):
         """Open (creating or migrating) the store at ``path``; use it in a ``with`` block.
 
         - ``agent_id``, ``session_id``, ``team_id``, ``tenant_id``: who is acting; they decide which
           memories are visible and which scopes a write may use.
+        - ``admin``: the host's handle (memberships, rights, SQL, store-wide jobs, any agent's memories);
+          without it this is an agent handle. ``allow_files`` (admin only) lets ``sql()`` read files.
         - ``now``: a fixed datetime or a callable (tests, replays); default the UTC clock.
         - ``read_only``: nothing is written, not even recall bookkeeping; ``lock_timeout``: seconds to
           wait while another process holds the file.
@@ -77,54 +87,95 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         """
         self.path = str(path)
         self.read_only = validate.flag(read_only, "read_only")
-        self._base_caller = Caller(
+        admin, allow_files = validate.flag(admin, "admin"), validate.flag(allow_files, "allow_files")
+        if allow_files and not admin:
+            raise PermissionDenied("allow_files=True lets sql() read any file the process can: it needs an admin "
+                                   "handle (echo_duck.open(path, admin=True, allow_files=True))")
+        self.allow_files = allow_files
+        caller = Caller(
             agent_id=validate.text(agent_id, "agent_id", max_chars=200),
             session_id=validate.optional_text(session_id, "session_id", max_chars=200),
             team_id=validate.optional_text(team_id, "team_id", max_chars=200),
             tenant_id=validate.optional_text(tenant_id, "tenant_id", max_chars=200),
             actor=validate.optional_text(actor, "actor", max_chars=200) or "",
             path=validate.choice(write_path, "write_path", WRITE_PATHS),
+            admin=admin,
         )
-        self._local = threading.local()  # acting_as() overrides the caller for one thread
         self._clock = _clock(now)
         if self.read_only and self.path != ":memory:" and not Path(self.path).expanduser().exists():
             raise MemoryNotFound(f"no echo_duck store at {self.path}; create it with: echo-duck init --db {self.path}")
-        con = connect(self.path, read_only=self.read_only, lock_timeout=float(lock_timeout))
-        self.db = Db(con, read_only=self.read_only)
+        self.archive_dir = archive_dir(self.path)
+        opener = functools.partial(connect, self.path, read_only=self.read_only, allow_files=allow_files,
+                                   archive=self.archive_dir)
+        con = opener(lock_timeout=float(lock_timeout))
+        file = None if self.path == ":memory:" else str(Path(self.path).expanduser().resolve())
+        self.db = Db(con, read_only=self.read_only, path=file,
+                     reconnect=functools.partial(opener, lock_timeout=max(float(lock_timeout), 5.0)))
+        self._owns_db = True
         try:
             self.schema_version = ensure_schema(con, read_only=self.read_only)
-        except BaseException:
-            self.db.close()
+            # The scanner refuses writes that would read or send the store's own directory (and any extra paths).
+            protected = [str(p) for p in validate.labels(list(map(str, protected_paths)), "protected_paths")]
+            if self.path != ":memory:":
+                protected.append(str(Path(self.path).expanduser().resolve().parent))
+            self.indexer = Indexer(self.db, self._clock, embedder)
+            self.writer = Writer(self.db, self._clock, self.indexer, protected)
+            self.recaller = Recaller(self.db, self.indexer, self._clock, reranker,
+                                     RerankSettings(rerank_top_k, rerank_timeout_s, rerank_min_score),
+                                     None if self.read_only else RecallJournal(self.db))
+            self.travel = TimeTravel(self.db, self.recaller)  # as_of= reads (recall/asof.py)
+            self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier, writer=self.writer)
+            self.compressor = Compressor(self.db, self.indexer, self.writer, self._clock)
+            self._shared = _Shared(extractor, summarizer)
+            self._bind(caller)
+            self.damaged_archive_files = () if self.read_only else open_writable(self.db, self.indexer,
+                                                                                 self.archive_dir, self.now())
+        except BaseException as e:
+            with contextlib.suppress(EchoDuckError):  # a damaged file may fail its close as well
+                self.db.close()  # a failed open never leaves the file locked in this process
+            if isinstance(e, StorageError) and self.path not in str(e):
+                raise StorageError(f"opening {self.path}: {e}") from e  # say which file is damaged
             raise
-        # The scanner refuses writes that would read or send the store's own directory (and any extra paths).
-        protected = [str(p) for p in validate.labels(list(map(str, protected_paths)), "protected_paths")]
-        if self.path != ":memory:":
-            protected.append(str(Path(self.path).expanduser().resolve().parent))
-        self.indexer = Indexer(self.db, self._clock, embedder)
-        self.writer = Writer(self.db, self._clock, self.indexer, protected)
-        self.recaller = Recaller(self.db, self.indexer, self._clock, reranker,
-                                 RerankSettings(rerank_top_k, rerank_timeout_s, rerank_min_score),
-                                 None if self.read_only else RecallJournal(self.db))
-        self.travel = TimeTravel(self.db, self.recaller)  # as_of= reads (recall/asof.py)
-        self.session_log = Sessions(self.db, self._clock, self.caller.agent_id)
+
+    def _bind(self, caller: Caller) -> None:
+        """What belongs to one handle (one agent) rather than to the store: its identity, sessions,
+        working memory and consolidation queue."""
+        self._base_caller = caller
+        self._local = threading.local()  # acting_as() overrides the caller for one thread
+        self.session_log = Sessions(self.db, self._clock, caller.agent_id)
         self.working = WorkingMemory()
-        self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier, writer=self.writer)
-        self.compressor = Compressor(self.db, self.indexer, self.writer, self._clock)
-        self.consolidator = Consolidator(self.db, self.writer, self.session_log, self.checker, self.caller,
-                                         self._clock, extractor, summarizer)
-        self.jobs_queue = JobQueue(self.db, self.consolidator, self.caller.agent_id, self._clock)
+        self.consolidator = Consolidator(self.db, self.writer, self.session_log, self.checker, caller,
+                                         self._clock, self._shared.extractor, self._shared.summarizer)
+        self.jobs_queue = JobQueue(self.db, self.consolidator, caller.agent_id, self._clock)
         self.worker = None
-        self.archive_dir = archive_dir(self.path)
-        if not self.read_only:
-            archive.recover(self.db, self.archive_dir, self.now())
-            archive.refresh_view(self.db, self.archive_dir)
-            self.indexer.keyword.ensure_ready()
-            _ = self.indexer.vectors  # records the store's current model, so stale_vectors is right at once
+
+    def for_agent(self, agent_id: str, *, session_id: str | None = None, team_id: str | None = None,
+                  tenant_id: str | None = None, actor: str | None = None, write_path: str = "api") -> "EchoDuck":
+        """An agent handle on this same open store (admin only): what a host that serves several agents
+        from one process hands each agent. It shares this handle's connection (DuckDB lets one handle
+        per file per process), has no admin rights, and closing it leaves the store open."""
+        self._require_admin("for_agent")
+        view = object.__new__(type(self))
+        view.__dict__.update({k: v for k, v in self.__dict__.items() if k in _SHARED_STATE})
+        view._owns_db = False
+        view._bind(Caller(agent_id=validate.text(agent_id, "agent_id", max_chars=200),
+                          session_id=validate.optional_text(session_id, "session_id", max_chars=200),
+                          team_id=validate.optional_text(team_id, "team_id", max_chars=200),
+                          tenant_id=validate.optional_text(tenant_id, "tenant_id", max_chars=200),
+                          actor=validate.optional_text(actor, "actor", max_chars=200) or "",
+                          path=validate.choice(write_path, "write_path", WRITE_PATHS)))
+        return view
+
+    @property
+    def is_admin(self) -> bool:
+        return self._base_caller.admin
 
     # -- lifecycle of the handle ---------------------------------------------------------------
 
     def close(self) -> None:
         self.stop_worker()
+        if not self._owns_db:  # an agent handle from for_agent(): the admin handle closes the store
+            return
         if self.recaller.journal is not None and not self.db.closed:
             self.recaller.journal.close()
         self.db.close()
@@ -136,7 +187,8 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         self.close()
 
     def __repr__(self) -> str:
-        return f"<EchoDuck {self.path} agent={self.caller.agent_id!r}{' read-only' if self.read_only else ''}>"
+        return (f"<EchoDuck {self.path} agent={self.caller.agent_id!r}{' admin' if self.is_admin else ''}"
+                f"{' read-only' if self.read_only else ''}>")
 
     def now(self) -> datetime:
         return self._clock()
@@ -265,16 +317,39 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         return self._reload(memory)
 
     def forget(self, target: Any, reason: str = "forgotten on request", *, purge: bool = False,
-               cascade: str = "flag") -> Memory | PurgeReport:
+               cascade: str = "flag", provenance: str | int = "model_inferred") -> Memory | PurgeReport:
         """Soft delete (status 'forgotten' + event; the row stays for history), or with ``purge=True`` a
         privacy deletion: every version, vector, posting, source message, archive copy and event
         content goes, and what was derived from it is purged too (``cascade="purge"``) or flagged
-        for review (``cascade="flag"``). ``reason`` is kept: do not put the content in it."""
+        for review (``cascade="flag"``); then the store file is rewritten so no byte of it stays
+        (erasure.py). ``reason`` is kept: do not put the content in it.
+
+        Only the memory's owner or an admin handle may forget it. ``provenance`` is who asks, as for
+        writes: an agent's own conclusion (model_inferred) cannot forget what the user stated
+        (ProvenanceConflict); pass ``provenance="user_stated"`` when the user asked."""
         if not validate.flag(purge, "purge"):
-            return self.writer.forget(self.caller, target, reason=reason)
-        return privacy.purge(self.db, self.writer, self.indexer, self.caller, target,
-                             reason=validate.text(reason, "reason", max_chars=1000), cascade=cascade,
-                             now=self.now(), archive_root=self.archive_dir)
+            return self.writer.forget(self.caller, target, reason=reason, provenance=provenance)
+        report = privacy.purge(self.db, self.writer, self.indexer, self.caller, target,
+                               reason=validate.text(reason, "reason", max_chars=1000), cascade=cascade,
+                               now=self.now(), archive_root=self.archive_dir,
+                               provenance=validate.provenance(provenance))
+        erasure.finish_pending(self.db, self.archive_dir)
+        self._caches_changed()
+        return report
+
+    def share(self, target: Any) -> Memory:
+        """The owner's explicit consent to show a ``personal`` memory to the agents its scope reaches
+        (SPEC T2): a new version tagged ``share:personal``. A ``sensitive`` memory never leaves its
+        owner; lower its sensitivity with update() first if it really should."""
+        with self.db.reading():
+            row = self.writer.resolve_owned(self.caller, target, live_only=True, verb="share")
+        if row["sensitivity"] == "sensitive":
+            raise InvalidInput(f"memory {row['id']} is sensitive: it never leaves its owner; "
+                               "update(..., sensitivity='personal') first if it should be shared")
+        if SHARE_TAG in row["tags"]:
+            return Memory.from_row(row)
+        return self.update(row["id"], tags=[*row["tags"], SHARE_TAG], provenance=row["provenance"],
+                           reason="shared by its owner")
 
     def history(self, target: Any, *, as_of: Any = None) -> History:
         """Every version of the fact ``target`` belongs to, and every event on them (as the chain stood at
@@ -285,8 +360,13 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                 chain = [str(r["id"]) for r in self.db.dicts("version_chain", id=row["id"])]
             return self.travel.history(chain, _as_of(as_of))
         with self.db.reading():
-            row = self.writer.resolve(self.caller, target, live_only=False)
-            versions = [Memory.from_row(r) for r in self.db.dicts("version_chain", id=row["id"])]
+            row = self.writer.resolve(self.caller, target, live_only=False, any_agent=self.caller.admin)
+            chain = self.db.dicts("version_chain", id=row["id"])
+            if not self.caller.admin:
+                seen = {str(r["id"]) for r in self.db.dicts("visible_of_ids", ids=uuid_list([r["id"] for r in chain]),
+                                                            **self._who())}
+                chain = [r for r in chain if str(r["id"]) in seen]
+            versions = [Memory.from_row(r) for r in chain]
             ids = [v.id for v in versions]
             events = [Event.from_row(r) for r in self.db.dicts("events_for_memories", ids=ids)]
         return History(tuple(versions), tuple(events))
@@ -328,27 +408,35 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
 
     def snapshot(self, budget_user: int = 1375, budget_env: int = 2200, budget_rules: int = 2000, *,
                  budget_profile: int = 2000, budget_self: int = 600, budget_conflicts: int = 800,
-                 fast: bool = False, min_confidence: float = 0.3, as_of: Any = None) -> str:
+                 budget_shared: int = 800, fast: bool = False, min_confidence: float = 0.3, as_of: Any = None) -> str:
         """Markdown for a system prompt, in blocks with their own character budgets: the user profile
         (whole, by section), facts about the user, every active behaviour rule, environment facts,
         the agent's earned self-notes and the conflicts, marked as such (recall/snapshot.py documents
-        the format). At most 15 fact lines (user + environment; 5 when ``fast``)."""
+        the format). At most 15 fact lines (user + environment; 5 when ``fast``). Memories other agents
+        wrote (team, tenant, public) come after, in a separate lower-trust block (recall/shared_snapshot.py)
+        of at most 5 (2 when ``fast``) within ``budget_shared``."""
         budgets = Budgets(user=_budget(budget_user, "budget_user"), rules=_budget(budget_rules, "budget_rules"),
                           environment=_budget(budget_env, "budget_env"), profile=_budget(budget_profile, "budget_profile"),
                           self=_budget(budget_self, "budget_self"), conflicts=_budget(budget_conflicts, "budget_conflicts"))
-        limit = 5 if validate.flag(fast, "fast") else 15
+        fast = validate.flag(fast, "fast")
+        limit = 5 if fast else 15
+        shared_budget = _budget(budget_shared, "budget_shared")
         min_confidence = validate.unit_interval(min_confidence, "min_confidence")
         if as_of is not None:  # the prompt this agent would have got then
-            return self.travel.snapshot(self.caller, budgets, limit, min_confidence, _as_of(as_of))
-        with self.db.reading():
-            rows = self.db.dicts("snapshot_candidates", min_confidence=min_confidence, limit=limit, **self._who())
-            conflicts = self.db.dicts("snapshot_conflicts", limit=50, **self._who())
-        return render_snapshot([(r["block"], Memory.from_row(r)) for r in rows], budgets, limit, conflicts)
+            rows, conflicts = self.travel.snapshot_rows(self.caller, limit, min_confidence, _as_of(as_of))
+        else:
+            with self.db.reading():
+                rows = self.db.dicts("snapshot_candidates", min_confidence=min_confidence, limit=limit, **self._who())
+                conflicts = self.db.dicts("snapshot_conflicts", limit=50, **self._who())
+        own, others = split_by_author([(r["block"], Memory.from_row(r)) for r in rows], self.caller.agent_id)
+        return (render_snapshot(own, budgets, limit, conflicts)
+                + render_shared(others, shared_budget, 2 if fast else 5))
 
     def reembed(self, *, batch_size: int = 256, limit: int | None = None, progress=None) -> ReembedReport:
-        """Embed every memory whose vector is missing or from another model, in resumable batches.
-
-        Opened with an explicit ``embedder=``, this switches the store to that model first."""
+        """Embed every memory whose vector is missing or from another model, in resumable batches
+        (store-wide maintenance: admin handles only). Opened with an explicit ``embedder=``, this switches
+        the store to that model first."""
+        self._require_admin("reembed")
         index = self.indexer.vectors
         if index is None:
             raise EchoDuckError(NO_MODEL_MESSAGE)
@@ -356,20 +444,6 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         return reembed_stale(index, batch_size=validate.positive_int(batch_size, "batch_size", maximum=100_000),
                              limit=None if limit is None else validate.positive_int(limit, "limit", maximum=10**9),
                              progress=progress)
-
-    # -- team / tenant membership --------------------------------------------------------------
-
-    def grant(self, *, team: str | None = None, tenant: str | None = None, agent_id: str | None = None) -> None:
-        """Make an agent (default: this one) a member of a team or tenant."""
-        for kind, group, agent in self._memberships(team, tenant, agent_id):
-            with self.db.transaction("grant"):
-                self.db.run("grant_membership", agent_id=agent, kind=kind, group_id=group, now=self.now())
-
-    def revoke(self, *, team: str | None = None, tenant: str | None = None, agent_id: str | None = None) -> None:
-        """Remove a membership; that group's memories disappear from the agent's reads at once."""
-        for kind, group, agent in self._memberships(team, tenant, agent_id):
-            with self.db.transaction("revoke"):
-                self.db.run("revoke_membership", agent_id=agent, kind=kind, group_id=group, now=self.now())
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -400,32 +474,6 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
             self.jobs_queue.request(session.id)
         return session
 
-    # -- analysts ------------------------------------------------------------------------------
-
-    def sql(self, query: str, params: Any = None, *, write: bool = False) -> pl.DataFrame:
-        """Run one SQL statement and return a Polars frame. Read-only unless ``write=True``."""
-        query = validate.text(query, "query")
-        with self.db.reading():
-            with translate_errors("sql"):
-                statements = self.db.con.extract_statements(query)
-                if len(statements) != 1:
-                    raise InvalidInput(f"sql() runs exactly one statement, got {len(statements)}")
-                kind = statements[0].type.name
-                if kind not in _READ_STATEMENTS and not write:
-                    raise InvalidInput(f"sql() is read-only by default and this is a {kind} statement; pass write=True")
-                if write and self.read_only:
-                    raise InvalidInput("this store was opened read_only; sql(write=True) is not possible")
-                result = self.db.con.execute(query, params) if params is not None else self.db.con.execute(query)
-                frame = result.pl() if result.description else pl.DataFrame()
-        if write:
-            self.indexer.keyword_search.invalidate()  # the statement may have changed what the caches copy
-            self.recaller.eligibility.invalidate()
-        if write and self.indexer.vectors is not None:
-            self.indexer.vectors.invalidate()
-        if write and getattr(self, "_kb", None) is not None:
-            self._kb.invalidate()
-        return frame
-
     # -- helpers -------------------------------------------------------------------------------
 
     def _reload(self, memory: Memory) -> Memory:
@@ -436,12 +484,44 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
     def _who(self) -> dict[str, Any]:
         return dict(caller_agent=self.caller.agent_id, caller_session=self.caller.session_id)
 
-    def _memberships(self, team, tenant, agent_id):
-        agent = validate.text(agent_id, "agent_id", max_chars=200) if agent_id is not None else self.caller.agent_id
-        pairs = [(k, validate.text(g, k, max_chars=200), agent) for k, g in (("team", team), ("tenant", tenant)) if g is not None]
-        if not pairs:
-            raise InvalidInput("give team= or tenant=")
-        return pairs
+    def _select(self, query: str, params: Any = None) -> pl.DataFrame:
+        """A read for echo_duck's own modules (import, export), which scope it themselves with
+        visible_memories(agent, session). Not a public path: callers use sql() (admin)."""
+        with self.db.reading():
+            with translate_errors("reading the store"):
+                result = self.db.con.execute(query, params) if params is not None else self.db.con.execute(query)
+                return result.pl() if result.description else pl.DataFrame()
+
+    def _require_admin(self, verb: str) -> None:
+        if not self.is_admin:
+            raise PermissionDenied(f"{verb} is an admin operation and this is an agent handle (agent "
+                                   f"{self.caller.agent_id!r}); open the store with echo_duck.open(path, admin=True) "
+                                   "(CLI: --admin)")
+
+    def _caches_changed(self) -> None:
+        """Drop the in-process copies after writes that went around them (raw SQL, a purge, a file swap)."""
+        self.indexer.keyword_search.invalidate()
+        self.recaller.eligibility.invalidate()
+        if self.indexer.vectors is not None:
+            self.indexer.vectors.invalidate()
+        if self._shared.kb is not None:
+            self._shared.kb.invalidate()
+
+
+SHARE_TAG = "share:personal"  # another_agent_may_see in sql/macros/10_scope.sql reads it
+
+
+class _Shared:
+    """State every handle of one open store shares (the admin handle and its for_agent() handles)."""
+
+    def __init__(self, extractor: Any, summarizer: Any):
+        self.extractor, self.summarizer = extractor, summarizer
+        self.kb: Any = None
+
+
+# What for_agent() handles share with the handle that opened the store (everything but identity).
+_SHARED_STATE = ("path", "read_only", "allow_files", "_clock", "archive_dir", "db", "schema_version", "indexer",
+                 "writer", "recaller", "travel", "checker", "compressor", "_shared", "damaged_archive_files")
 
 
 def open(path: str | Path = ":memory:", **options: Any) -> EchoDuck:  # noqa: A001 - the library's entry point

@@ -25,26 +25,30 @@ class KnowledgeBaseVerbs:
     @property
     def kb(self) -> KnowledgeBase:
         """This store's knowledge base, created on first use (its postings checked once then)."""
-        with self.db.lock:  # two threads asking at once get one instance
-            if getattr(self, "_kb", None) is None:
+        with self.db.lock:  # two threads asking at once get one instance, shared by for_agent() handles
+            if self._shared.kb is None:
                 writer = getattr(self, "writer", None)
-                self._kb = KnowledgeBase(self.db, self.indexer, self._clock, getattr(writer, "protected_paths", ()))
-            return self._kb
+                self._shared.kb = KnowledgeBase(self.db, self.indexer, self._clock, getattr(writer, "protected_paths", ()))
+            return self._shared.kb
 
-    def kb_add(self, path_or_text: Any, *, source: str | None = None, tags: Any = (),
+    def kb_add(self, path_or_text: Any, *, source: str | None = None, tags: Any = (), scope: str = "private",
+               team_id: str | None = None, tenant_id: str | None = None, sensitivity: str = "normal",
                progress: Callable[[int, int], None] | None = None) -> KbReport:
         """Add a file, a folder (recursively: .md, .markdown, .txt) or a raw text (``source`` required)
-        to the knowledge base. Unchanged files are skipped, changed ones re-chunked, and files gone
-        from a re-added folder removed. Scanner matches are stored flagged, never refused."""
+        to the knowledge base, as this agent's documents in ``scope`` (team, tenant and public need the
+        publish right memories need). Unchanged files are skipped, changed ones re-chunked, and files
+        gone from a re-added folder removed. Scanner matches are stored flagged, never refused;
+        secrets are masked before anything is stored."""
         self._kb_writable("kb_add")
         self.indexer.check_model_for_writes()
-        return self.kb.add(path_or_text, source=source, tags=tags, progress=progress)
+        return self.kb.add(self.caller, path_or_text, source=source, tags=tags, scope=scope, team_id=team_id,
+                           tenant_id=tenant_id, sensitivity=sensitivity, progress=progress)
 
     def kb_search(self, query: str, k: int = 5, *, sources: Any = None, tags: Any = None,
                   explain: bool = False) -> list[KbHit]:
-        """Hybrid search over the knowledge base only (never memories); each hit cites its path,
+        """Hybrid search over the documents this agent may see (never memories); each hit cites its path,
         heading trail and offsets. ``sources``: any of these source names; ``tags``: all of these."""
-        return self.kb.search(query, k, sources=sources, tags=tags, explain=explain)
+        return self.kb.search(self.caller, query, k, sources=sources, tags=tags, explain=explain)
 
     def kb_render(self, hits: Any, budget_chars: int | None = None) -> str:
         """KB hits as a fenced <kb-context> block for a prompt; flagged chunks fenced as untrusted."""
@@ -53,18 +57,20 @@ class KnowledgeBaseVerbs:
         return self.kb.render([h for h in hits if getattr(h, "origin", None) == "kb"], budget_chars)
 
     def kb_remove(self, source_or_path: Any) -> KbReport:
-        """Remove every document of a source, else the document at a path, or all below a folder."""
+        """Remove every document of a source, else the document at a path, or all below a folder
+        (this agent's own documents; an admin's: anyone's)."""
         self._kb_writable("kb_remove")
-        return self.kb.remove(source_or_path)
+        return self.kb.remove(self.caller, source_or_path)
 
     def kb_documents(self) -> list[KbDocument]:
-        """Active knowledge-base documents with their chunk and flagged-chunk counts."""
-        return self.kb.documents()
+        """Active knowledge-base documents this agent may see, with their chunk and flagged-chunk counts."""
+        return self.kb.documents(self.caller)
 
     def kb_reembed(self, *, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> ReembedReport:
-        """Re-embed chunks whose vector is missing or from another model, in committed batches.
+        """Re-embed chunks whose vector is missing or from another model, in committed batches (admin only).
 
         Opened with an explicit ``embedder=``, this switches the store to that model first."""
+        self._require_admin("kb_reembed")
         self._kb_writable("kb_reembed")
         self.indexer.switch_model()
         return self.kb.reembed(batch_size=batch_size, progress=progress)

@@ -27,12 +27,14 @@ AUDIT_VIEWS = ("memory_health", "memory_counts", "provenance_coverage", "open_co
 
 class LifecycleVerbs:
     def decay(self, now: Any = None, *, dry_run: bool = False) -> DecayReport:
-        """Archive every memory whose effective importance fell below archive_threshold (SPEC L1, L2)."""
+        """Archive every memory whose effective importance fell below archive_threshold (SPEC L1, L2).
+        Store-wide maintenance: admin handles only."""
+        self._require_admin("decay")
         when = validate.timestamp(now, "now") or self.now()
         return lifecycle.decay(self.db, self.caller, when, dry_run=validate.flag(dry_run, "dry_run"))
 
     def restore(self, target: Any, reason: str = "restored on request") -> Memory:
-        """Bring an archived memory back to its tier."""
+        """Bring an archived memory back to its tier (its owner, or an admin)."""
         return lifecycle.restore(self.db, self.writer, self.caller, target, self.now(),
                                  validate.text(reason, "reason", max_chars=1000))
 
@@ -41,7 +43,9 @@ class LifecycleVerbs:
         """Move archived and superseded rows older than the retention period to Parquet (SPEC L2).
 
         ``progress(done, total)`` is called after each stage (export + verify + delete, compaction).
+        Store-wide maintenance: admin handles only.
         """
+        self._require_admin("archive")
         if self.archive_dir is None:
             raise InvalidInput("an in-memory store has no folder for a Parquet archive; open a file")
         if older_than_days is None:
@@ -64,7 +68,8 @@ class LifecycleVerbs:
         return report
 
     def gc(self, retention_days: float | None = None, *, dry_run: bool = True) -> GcReport:
-        """Purge what the retention policy lets go (dry run unless ``dry_run=False``)."""
+        """Purge what the retention policy lets go (dry run unless ``dry_run=False``); admin only."""
+        self._require_admin("gc")
         if retention_days is None:
             with self.db.reading():
                 retention_days = self.db.scalar("setting_value", name="gc_retention_days")

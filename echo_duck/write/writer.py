@@ -37,13 +37,14 @@ class Caller:
     tenant_id: str | None = None
     actor: str = ""
     path: str = "api"
+    admin: bool = False  # an admin handle (echo_duck.open(..., admin=True)): may act on every agent's rows
 
     def acting_as(self, actor: str, path: str) -> "Caller":
         return replace(self, actor=actor, path=path)
 
     @property
     def who(self) -> str:
-        return self.actor or f"agent:{self.agent_id}"
+        return self.actor or f"{'admin' if self.admin else 'agent'}:{self.agent_id}"
 
 
 class WriteBatch(list):
@@ -184,7 +185,7 @@ class Writer:
                **changes: Any) -> Memory:
         """Replace a live memory (by id or key) with a new version carrying ``changes``."""
         with self.db.reading():
-            old = self.resolve(caller, target, live_only=True)
+            old = self.resolve_owned(caller, target, live_only=True, verb="update")
         fields = {name: old[name] for name in UPDATABLE}
         unknown = set(changes) - set(fields)
         if unknown:
@@ -199,15 +200,18 @@ class Writer:
                 return self._memory(self._insert(caller, spec, reason=f"quarantined update of {old['id']}: "
                                                  f"{held.reason}: {held.detail}", status="quarantined"))
         with self._indexed_transaction("update"):
-            old = self.resolve(caller, old["id"], live_only=True)  # still live under the write lock?
+            old = self.resolve_owned(caller, old["id"], live_only=True, verb="update")  # still live under the write lock?
             new_id = self._new_version(caller, spec, old, reason or "update")
             return self._memory(new_id)
 
-    def forget(self, caller: Caller, target: Any, *, reason: str) -> Memory:
-        """Soft delete: the row stays for history with status 'forgotten', an event says why."""
+    def forget(self, caller: Caller, target: Any, *, reason: str, provenance: Any = "model_inferred") -> Memory:
+        """Soft delete: the row stays for history with status 'forgotten', an event says why. Only the
+        owner (or an admin) may; a request of lower provenance than the memory is a ProvenanceConflict."""
         reason = validate.text(reason, "reason", max_chars=1000)
+        level = validate.provenance(provenance)
         with self.db.transaction("forget"):
-            row = self.resolve(caller, target, live_only=False)
+            row = self.resolve_owned(caller, target, live_only=False, verb="forget")
+            check_provenance(caller, row, level, "forget")
             if row["status"] == "forgotten":
                 return Memory.from_row(row)
             before = self.db.scalar("memory_json", id=row["id"])
@@ -215,11 +219,21 @@ class Writer:
             self._event(caller, "forget", row["id"], reason, before)
             return self._memory(row["id"])
 
-    def resolve(self, caller: Caller, target: Any, *, live_only: bool) -> dict[str, Any]:
-        """The one row ``target`` (a memory, id or key) names among those the caller can see."""
+    def resolve_owned(self, caller: Caller, target: Any, *, live_only: bool, verb: str) -> dict[str, Any]:
+        """``resolve``, then refuse unless the caller owns the row or is an admin (forget, update,
+        restore, mark, purge). An admin names any agent's memory by id."""
+        row = self.resolve(caller, target, live_only=live_only, any_agent=caller.admin)
+        require_owner(caller, row, verb)
+        return row
+
+    def resolve(self, caller: Caller, target: Any, *, live_only: bool, any_agent: bool = False) -> dict[str, Any]:
+        """The one row ``target`` (a memory, id or key) names among those the caller can see
+        (``any_agent``: any row, by id; keys still resolve among the caller's visible rows)."""
         who = dict(caller_agent=caller.agent_id, caller_session=caller.session_id)
         if not isinstance(target, str) or validate.looks_like_uuid(target):
-            row = self.db.dict("visible_memory_by_id", id=validate.memory_id(target), **who)
+            memory_id = validate.memory_id(target)
+            row = (self.db.dict("memory_by_id", id=memory_id) if any_agent
+                   else self.db.dict("visible_memory_by_id", id=memory_id, **who))
             if row is None:
                 raise MemoryNotFound(f"no memory with id {target} is visible to agent {caller.agent_id!r}")
             if live_only and row["status"] != "active":
@@ -278,9 +292,8 @@ class Writer:
         return finding
 
     def check_permission(self, caller: Caller, spec: NewMemory) -> None:
-        for kind, group in (("team", spec.team_id), ("tenant", spec.tenant_id)):
-            if spec.scope == kind and not self.db.scalar("is_member", agent_id=caller.agent_id, kind=kind, group_id=group):
-                raise PermissionDenied(f"agent {caller.agent_id!r} is not a member of {kind} {group!r}; grant it first")
+        """A shared scope needs membership and the right to publish there (write/rights.py)."""
+        check_publish(self.db, caller, spec.scope, spec.team_id, spec.tenant_id)
 
     def quarantine(self, caller: Caller, field: str, reason: str, detail: str, excerpt: str) -> None:
         with self.db.transaction("recording a blocked write"):
@@ -323,6 +336,7 @@ class Writer:
         if not rows:
             return self._insert(caller, spec, reason="remember")
         old = rows[0]
+        require_owner(caller, old, f"write key {spec.key!r} over")  # a shared key is its writer's fact
         if spec.provenance < old["provenance"]:
             return self._lower_provenance(caller, spec, old, on_lower_provenance)
         if spec.content == old["content"] and spec.type == old["type"] and spec.provenance == old["provenance"]:
@@ -397,3 +411,38 @@ class Writer:
     def _memories(self, ids: list[Any]) -> list[Memory]:
         rows = {str(r["id"]): r for r in self.db.dicts("memories_by_ids", ids=uuid_list(ids))}
         return [Memory.from_row(rows[str(i)]) for i in ids]
+
+
+def require_owner(caller: Caller, row: dict[str, Any], verb: str) -> None:
+    """Only a memory's owner (or an admin handle) may change it."""
+    if not caller.admin and row["agent_id"] != caller.agent_id:
+        raise PermissionDenied(f"memory {row['id']} belongs to agent {row['agent_id']!r}; only its owner or an "
+                               f"admin handle (echo_duck.open(..., admin=True)) may {verb} it")
+
+
+def check_provenance(caller: Caller, row: dict[str, Any], level: int, verb: str) -> None:
+    """An agent's request of lower provenance than the memory must say so (as writes must)."""
+    if not caller.admin and level < row["provenance"]:
+        raise ProvenanceConflict(
+            f"memory {row['id']} is {PROVENANCE_NAMES[row['provenance']]}; a {PROVENANCE_NAMES[level]} request "
+            f"cannot {verb} it; ask the user, or pass provenance='{PROVENANCE_NAMES[row['provenance']]}' "
+            "if the user asked for it")
+
+
+def check_publish(db: Db, caller: Caller, scope: str, team_id: str | None, tenant_id: str | None) -> None:
+    """Writing team, tenant or public scope needs membership (team/tenant) and a publish right an admin
+    granted (agent_rights: publish:public, publish:team:<id>, publish:tenant:<id>, '*' for any group)."""
+    if scope not in ("team", "tenant", "public"):
+        return
+    group = team_id if scope == "team" else tenant_id if scope == "tenant" else None
+    if caller.admin:
+        return
+    if group is not None and not db.scalar("is_member", agent_id=caller.agent_id, kind=scope, group_id=group):
+        raise PermissionDenied(f"agent {caller.agent_id!r} is not a member of {scope} {group!r}; an admin grants it "
+                               f"with admin.grant({scope}={group!r}, agent_id={caller.agent_id!r})")
+    if not db.scalar("has_publish_right", agent_id=caller.agent_id, scope=scope, group_id=group):
+        target = "public" if group is None else f"{scope} {group!r}"
+        hint = (f"admin.grant_right({caller.agent_id!r}, 'publish:public')" if group is None else
+                f"admin.grant({scope}={group!r}, agent_id={caller.agent_id!r}, publish=True)")
+        raise PermissionDenied(f"agent {caller.agent_id!r} may not publish to {target}: writing shared scopes needs a "
+                               f"right an admin grants ({hint})")

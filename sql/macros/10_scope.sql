@@ -6,8 +6,16 @@
 --   session: the owner, inside source_session (or anywhere if it has no source_session or is tagged 'global')
 --   team / tenant: agents with a membership that is not revoked (revocation takes effect on the next query)
 --   public: everyone
-CREATE OR REPLACE MACRO can_see(m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags,
+-- and, whatever the scope, sensitivity (another_agent_may_see; named to sort before can_see, as IMPORT
+-- DATABASE creates macros alphabetically and a macro must exist before one that calls it):
+--   sensitive: the owner agent only
+--   personal: the owner only, unless the owner shared it explicitly (tag 'share:personal')
+CREATE OR REPLACE MACRO another_agent_may_see(m_sensitivity, m_tags) AS
+    m_sensitivity = 'normal' OR (m_sensitivity = 'personal' AND list_contains(m_tags, 'share:personal'));
+
+CREATE OR REPLACE MACRO can_see(m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags, m_sensitivity,
                                 caller_agent, caller_session) AS
+    (m_agent_id = caller_agent OR another_agent_may_see(m_sensitivity, m_tags)) AND
     CASE m_scope
         WHEN 'public' THEN true
         WHEN 'private' THEN m_agent_id = caller_agent
@@ -26,7 +34,8 @@ CREATE OR REPLACE MACRO can_see(m_scope, m_agent_id, m_team_id, m_tenant_id, m_s
 -- tenant ids given as lists (caller_groups() below), so the hot recall query plans no subqueries
 -- (their planning cost ~7 ms per recall at 100k rows).
 CREATE OR REPLACE MACRO can_see_as(m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags,
-                                   caller_agent, caller_session, caller_teams, caller_tenants) AS
+                                   m_sensitivity, caller_agent, caller_session, caller_teams, caller_tenants) AS
+    (m_agent_id = caller_agent OR another_agent_may_see(m_sensitivity, m_tags)) AND
     CASE m_scope
         WHEN 'public' THEN true
         WHEN 'private' THEN m_agent_id = caller_agent
@@ -47,7 +56,8 @@ CREATE OR REPLACE MACRO caller_groups(caller_agent) AS TABLE
 CREATE OR REPLACE MACRO visible_memories(caller_agent, caller_session) AS TABLE
     SELECT m.*
     FROM memories m
-    WHERE can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, caller_agent, caller_session);
+    WHERE can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
+                  caller_agent, caller_session);
 
 -- same_scope_owner(scope, a…, b…) -> BOOLEAN: do two memories of this scope belong to the same owner,
 -- so that one key names one fact? (private/session: agent, and session for session scope;

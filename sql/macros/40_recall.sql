@@ -49,7 +49,7 @@ CREATE OR REPLACE MACRO exact_vector_candidates(p_qvec, p_model, p_n, p_caller_a
     FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
     WHERE v.model_id = p_model
       AND (m.status = 'active' OR (p_include_superseded AND m.status = 'superseded'))
-      AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags,
+      AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
                      p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants)
       AND (p_types IS NULL OR list_contains(p_types, m.type))
       AND (p_tiers IS NULL OR list_contains(p_tiers, m.tier))
@@ -125,7 +125,7 @@ WITH
                    PARTITION BY c.similarity IS NULL ORDER BY c.similarity DESC, c.memory_id) END AS vec_rank
         FROM candidates c JOIN memories m ON m.id = c.memory_id
         WHERE (m.status = 'active' OR (p_include_superseded AND m.status = 'superseded'))
-          AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags,
+          AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
                          p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants)
           AND (p_types IS NULL OR list_contains(p_types, m.type))
           AND (p_tiers IS NULL OR list_contains(p_tiers, m.tier))
@@ -223,7 +223,9 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_mo
 -- (echo_duck/recall/eligibility.py): texts it compares as they are, the rest as the operands of those formulas.
 CREATE OR REPLACE MACRO eligibility_rows() AS TABLE
     SELECT id::VARCHAR AS id, row_version, status, scope, agent_id, team_id, tenant_id, source_session,
-           list_contains(tags, 'global') AS global_tag, type IN ('user', 'procedure') OR pinned AS exempt,
+           list_contains(tags, 'global') AS global_tag,
+           another_agent_may_see(sensitivity, tags) AS another_agent_may_see,
+           type IN ('user', 'procedure') OR pinned AS exempt,
            tier = 'archival' AS archival, importance, access_count::BIGINT AS access_count,
            epoch_us(coalesce(last_accessed, created_at)) AS last_touch_us,
            (unhelpful_count - helpful_count)::BIGINT AS net_unhelpful,

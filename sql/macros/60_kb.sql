@@ -41,10 +41,11 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
            (SELECT count(*) FROM kb_bm25_docs) AS n_docs
     FROM toks;
 
--- kb_search_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_model, p_k, p_entropy, p_sources, p_tags)
--- Hybrid search over chunks of active documents. No scopes: the knowledge base is shared by every
--- agent of a store. Steps as in recall_hits:
---   eligible   chunks of active documents, optionally only from p_sources (any) with all p_tags
+-- kb_search_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_model, p_k, p_entropy, p_sources, p_tags,
+--                p_caller_agent, p_caller_session)
+-- Hybrid search over chunks of active documents the caller may see: a document has an owner, a scope
+-- and a sensitivity like a memory, and can_see decides (10_scope.sql). Steps as in recall_hits:
+--   eligible   chunks of visible active documents, optionally only from p_sources (any) with all p_tags
 --   bm / vec   the two arms, each ranked among eligible chunks, top keyword_pool / vector_pool;
 --              vec is given by the caller (p_vec_ids/p_vec_sims, an exact in-process scan) or
 --              computed here exactly over kb_vectors of model p_model (other models: left out)
@@ -56,7 +57,7 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
 --   p_qvec     '[f, …]' text or NULL; p_sources, p_tags VARCHAR[] or NULL.
 -- Returns the top p_k chunks with their document's source, path, title and tags and the explain columns.
 CREATE OR REPLACE MACRO kb_search_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_model, p_k, p_entropy,
-                                       p_sources, p_tags) AS TABLE
+                                       p_sources, p_tags, p_caller_agent, p_caller_session) AS TABLE
 WITH
     cfg AS MATERIALIZED (
         SELECT r.*, 1.0::DOUBLE AS keyword_weight,
@@ -68,6 +69,8 @@ WITH
         SELECT c.id
         FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id
         WHERE d.status = 'active'
+          AND can_see(d.scope, d.agent_id, d.team_id, d.tenant_id, NULL, d.tags, d.sensitivity,
+                      p_caller_agent, p_caller_session)
           AND (p_sources IS NULL OR list_contains(p_sources, d.source))
           AND (p_tags IS NULL OR list_has_all(d.tags, p_tags))
     ),
@@ -142,6 +145,7 @@ COMMENT ON VIEW kb_stale_vectors IS 'Knowledge-base chunks to re-embed (kb_reemb
 -- kb_overview: one row per active document with its chunk counts, for analysts and kb_documents().
 CREATE OR REPLACE VIEW kb_overview AS
     SELECT d.id, d.source, d.path, d.title, d.tags, d.size, d.content_hash, d.added_at, d.updated_at, d.status,
+           d.agent_id, d.scope, d.team_id, d.tenant_id, d.sensitivity,
            count(c.id) AS chunks, count(c.id) FILTER (WHERE c.flagged) AS flagged_chunks
     FROM kb_documents d LEFT JOIN kb_chunks c ON c.document_id = d.id
     WHERE d.status = 'active'

@@ -70,7 +70,8 @@ CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_sessi
       AND m.confidence >= CASE WHEN m.type = 'self' THEN greatest(p_min_confidence, p_self_threshold)
                                ELSE p_min_confidence END
       AND m.id NOT IN (SELECT id FROM disputed)
-      AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, p_caller_agent, p_caller_session)
+      AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
+                  p_caller_agent, p_caller_session)
     ORDER BY m.pinned DESC, m.confidence DESC, coalesce(m.last_accessed, m.updated_at) DESC, m.id;
 
 -- snapshot_conflicts_as_of(…, p_ts): snapshot_conflicts (50_snapshot.sql) as it stood at p_ts.
@@ -91,6 +92,8 @@ CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_sessio
            OR (c.resolved_at <= p_ts AND c.resolution = 'newer'
                AND (CASE WHEN c.winner = a.id THEN a.status ELSE b.status END) = 'active'))
       AND a.tier <> 'episodic' AND b.tier <> 'episodic'
-      AND can_see(a.scope, a.agent_id, a.team_id, a.tenant_id, a.source_session, a.tags, p_caller_agent, p_caller_session)
-      AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, p_caller_agent, p_caller_session)
+      AND can_see(a.scope, a.agent_id, a.team_id, a.tenant_id, a.source_session, a.tags, a.sensitivity,
+                  p_caller_agent, p_caller_session)
+      AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
+                  p_caller_agent, p_caller_session)
     ORDER BY c.detected_at DESC, c.id;

@@ -47,7 +47,8 @@ DELETE FROM memory_vectors WHERE memory_id IN (SELECT memory_id FROM archive_exp
 DELETE FROM memories WHERE id IN (SELECT memory_id FROM archive_export_rows WHERE export_id = $id);
 
 -- memories_all = live rows + the Parquet archive, one row per id (the live copy wins while an
--- interrupted export still has both). {archive_glob} is replaced by a quoted path literal.
+-- interrupted export still has both). {archive_glob} is replaced by a list of quoted file paths (the
+-- readable archive files: a damaged one is left out and reported, echo_duck/lifecycle/archive.py).
 -- name: create_memories_all_with_archive
 CREATE OR REPLACE VIEW memories_all AS
 WITH archived AS (

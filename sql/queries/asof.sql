@@ -65,9 +65,10 @@ WHERE detected_at <= $ts::TIMESTAMP
 
 -- name: snapshot_candidates_as_of
 -- Only what a block can show: every profile section and rule (up to 100: a 2,000-character block holds
--- fewer), the first $limit of the others.
+-- fewer), the first $limit of the others; counted apart for the caller's own memories and other agents'
+-- (those go to the separate shared block: they must not crowd out the caller's own).
 SELECT * EXCLUDE (block_rank) FROM (
-    SELECT c.*, row_number() OVER (PARTITION BY c.block ORDER BY c.pinned DESC, c.confidence DESC,
+    SELECT c.*, row_number() OVER (PARTITION BY c.block, c.agent_id = $caller_agent ORDER BY c.pinned DESC, c.confidence DESC,
                                    coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS block_rank
     FROM snapshot_candidates_as_of($caller_agent, $caller_session::VARCHAR, $min_confidence, setting('self_snapshot_threshold'), $ts::TIMESTAMP) c
 )

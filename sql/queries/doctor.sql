@@ -23,3 +23,11 @@ FROM archive_exports;
 -- The audit's must-be-zero counters, and the store's size.
 -- name: doctor_audit
 SELECT live_memories, stale_recalls, leaked_recalls FROM memory_health;
+
+-- Purges whose store-file rewrite a crash interrupted (finished on the next writable open).
+-- name: doctor_pending_purges
+SELECT count(*) FROM pending_purges;
+
+-- Every table of the store (integrity: each is read in full).
+-- name: doctor_tables
+SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() ORDER BY table_name;

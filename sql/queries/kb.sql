@@ -5,28 +5,36 @@
 --   echo_duck_kb_vector_stage (chunk_id, vector FLOAT[])
 -- Id lists ($ids) are bound as text '[uuid, …]' and cast here: binding Python lists is slow in duckdb 1.5.5.
 
--- Documents already known for the files or text being added (any status), to decide skip/replace/remove.
+-- Documents the adding agent already has for the files or text being added (any status), to decide
+-- skip/replace/remove. Each agent's documents are its own: two agents adding one file get two documents.
 -- name: kb_document_at
-SELECT id, path, source, content_hash, title, tags, status FROM kb_documents WHERE path = $path;
+SELECT id, path, source, content_hash, title, tags, status, scope, team_id, tenant_id, sensitivity
+FROM kb_documents WHERE path = $path AND agent_id = $agent_id;
 
 -- name: kb_documents_under
-SELECT id, path, source, content_hash, title, tags, status FROM kb_documents WHERE starts_with(path, $prefix);
+SELECT id, path, source, content_hash, title, tags, status, scope, team_id, tenant_id, sensitivity
+FROM kb_documents WHERE starts_with(path, $prefix) AND agent_id = $agent_id;
 
 -- name: kb_text_document
-SELECT id, path, source, content_hash, title, tags, status FROM kb_documents WHERE path IS NULL AND source = $source;
+SELECT id, path, source, content_hash, title, tags, status, scope, team_id, tenant_id, sensitivity
+FROM kb_documents WHERE path IS NULL AND source = $source AND agent_id = $agent_id;
 
--- kb_remove: a source name, or a file path, or a folder (every document below it).
+-- kb_remove: a source name, or a file path, or a folder (every document below it); the caller's own
+-- documents ($any_agent: an admin's, any agent's).
 -- name: kb_active_documents_of_source
-SELECT id FROM kb_documents WHERE status = 'active' AND source = $source;
+SELECT id FROM kb_documents WHERE status = 'active' AND source = $source AND ($any_agent OR agent_id = $agent_id);
 
 -- name: kb_active_documents_at
-SELECT id FROM kb_documents WHERE status = 'active' AND (path = $path OR starts_with(path, $prefix));
+SELECT id FROM kb_documents
+WHERE status = 'active' AND (path = $path OR starts_with(path, $prefix)) AND ($any_agent OR agent_id = $agent_id);
 
--- New, changed and re-activated documents; added_at survives a change.
+-- New, changed and re-activated documents; added_at survives a change. Owner and scope come from
+-- the adding call ($agent_id, $scope, $team_id, $tenant_id, $sensitivity).
 -- name: kb_upsert_documents_from_stage
-INSERT OR REPLACE INTO kb_documents (id, path, source, content_hash, title, tags, size, added_at, updated_at, status)
+INSERT OR REPLACE INTO kb_documents (id, path, source, content_hash, title, tags, size, added_at, updated_at, status,
+                                     agent_id, scope, team_id, tenant_id, sensitivity)
 SELECT s.id::UUID, s.path, s.source, s.content_hash, s.title, s.tags::VARCHAR[], s.size,
-       coalesce(d.added_at, $now), $now, 'active'
+       coalesce(d.added_at, $now), $now, 'active', $agent_id, $scope, $team_id::VARCHAR, $tenant_id::VARCHAR, $sensitivity
 FROM echo_duck_kb_doc_stage s LEFT JOIN kb_documents d ON d.id = s.id::UUID;
 
 -- name: kb_count_chunks_of_documents
@@ -122,10 +130,14 @@ SELECT token, df, n_docs FROM kb_bm25_token_df($q);
 
 -- name: kb_search
 SELECT * FROM kb_search_hits($p_query, $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_qvec::VARCHAR, $p_model::VARCHAR,
-                             $p_k, $p_entropy, $p_sources::VARCHAR[], $p_tags::VARCHAR[]);
+                             $p_k, $p_entropy, $p_sources::VARCHAR[], $p_tags::VARCHAR[], $p_caller_agent,
+                             $p_caller_session::VARCHAR);
 
+-- The active documents the caller may see.
 -- name: kb_overview
-SELECT * FROM kb_overview ORDER BY source, path NULLS FIRST, title;
+SELECT * FROM kb_overview
+WHERE can_see(scope, agent_id, team_id, tenant_id, NULL, tags, sensitivity, $caller_agent, $caller_session::VARCHAR)
+ORDER BY source, path NULLS FIRST, title;
 
 -- For analysts who want fts's own match_bm25 over the knowledge base (same text as the postings).
 -- name: kb_create_fts_index

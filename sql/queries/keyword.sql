@@ -20,27 +20,9 @@ INSERT INTO bm25_stopwords SELECT DISTINCT word FROM echo_duck_keyword_stage;
 -- name: clear_keyword_index
 DELETE FROM bm25_postings; DELETE FROM bm25_docs; DELETE FROM bm25_dead;
 
--- Every memory with the content of the memory just before it in the same source session (the
--- conversational context indexed with it when the setting context_neighbors is 1).
+-- Every memory's own text, for a rebuild of the postings.
 -- name: all_memory_texts
-SELECT id, content,
-       CASE WHEN setting('context_neighbors') >= 1 AND source_session IS NOT NULL
-            THEN lag(content) OVER (PARTITION BY agent_id, source_session
-                                    ORDER BY coalesce(observed_at, created_at), created_at, id)
-       END AS context
-FROM memories
-ORDER BY id;
-
--- The memory just before this one in the same source session, in the order all_memory_texts uses
--- (observed time, then write time): context for a new memory.
--- name: previous_in_session
-SELECT content FROM memories
-WHERE setting('context_neighbors') >= 1
-  AND agent_id = $agent_id AND source_session = $source_session AND id <> $id
-  AND (coalesce(observed_at, created_at) < $at
-       OR (coalesce(observed_at, created_at) = $at AND created_at < $created_at))
-ORDER BY coalesce(observed_at, created_at) DESC, created_at DESC, id DESC
-LIMIT 1;
+SELECT id, content FROM memories ORDER BY id;
 
 -- name: insert_keyword_docs_from_stage
 INSERT INTO bm25_docs (doc, memory_id, len, tokens)

@@ -27,10 +27,12 @@ SELECT id FROM older UNION SELECT id FROM newer;
 -- name: memories_all_by_ids
 SELECT * FROM memories_all WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
 
--- name: visible_archived_memory
+-- A memory already in the Parquet archive that the caller can see ($any_agent: an admin, any).
+-- name: archived_memory_for_purge
 SELECT * FROM memories_all
 WHERE id = $id AND storage = 'archive'
-  AND can_see(scope, agent_id, team_id, tenant_id, source_session, tags, $caller_agent, $caller_session::VARCHAR);
+  AND ($any_agent OR can_see(scope, agent_id, team_id, tenant_id, source_session, tags, sensitivity,
+                              $caller_agent, $caller_session::VARCHAR));
 
 -- Recall queries that returned a purged memory may quote it: their text goes too.
 -- name: scrub_purged_recall_queries
@@ -42,16 +44,6 @@ SELECT e.id FROM episodes e JOIN messages m ON m.session_id = e.session_id AND m
 WHERE list_contains($messages::VARCHAR[], m.id::VARCHAR)
 GROUP BY e.id;
 
--- The memory whose conversational context was this one (the next in its session); the purged one
--- may already be in the archive.
--- name: next_in_session
-SELECT n.id FROM memories n, memories_all p
-WHERE p.id = $id AND n.agent_id = p.agent_id AND n.source_session = p.source_session AND n.id <> p.id
-  AND (coalesce(n.observed_at, n.created_at) > coalesce(p.observed_at, p.created_at)
-       OR (coalesce(n.observed_at, n.created_at) = coalesce(p.observed_at, p.created_at) AND n.created_at > p.created_at))
-ORDER BY coalesce(n.observed_at, n.created_at), n.created_at, n.id
-LIMIT 1;
-
 -- name: purge_keyword_docs
 INSERT INTO bm25_dead SELECT doc FROM bm25_docs WHERE memory_id IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);
 DELETE FROM bm25_docs WHERE memory_id IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);
@@ -61,8 +53,10 @@ DELETE FROM contradictions WHERE memory_a IN (SELECT memory_id::UUID FROM echo_d
 DELETE FROM memory_feedback WHERE memory_id IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);
 
 -- The one exception to the append-only log: a purged memory's events keep who/when/what, not content.
+-- The salt goes too, so the kept content_digest cannot confirm a guess of the text; the chain's
+-- links still verify (echo_duck/storage/event_chain.py).
 -- name: blank_purged_events
-UPDATE memory_events SET before = NULL, after = NULL, reason = '[purged]'
+UPDATE memory_events SET before = NULL, after = NULL, reason = NULL, salt = NULL
 WHERE memory_id IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);
 
 -- name: delete_purged_memories
@@ -71,6 +65,16 @@ DELETE FROM memories WHERE id IN (SELECT memory_id::UUID FROM echo_duck_purge_st
 -- name: log_purge_events
 INSERT INTO memory_events (occurred_at, actor, action, memory_id, reason, before, after)
 SELECT $now, $actor, 'purge', memory_id::UUID, $reason, NULL, NULL FROM echo_duck_purge_stage;
+
+-- The store file still holds the purged text in freed blocks until erasure.py rewrites it.
+-- name: mark_purges_pending
+INSERT OR IGNORE INTO pending_purges SELECT memory_id::UUID, $now FROM echo_duck_purge_stage;
+
+-- name: count_archived_purges
+SELECT count(*) FROM memories_all WHERE storage = 'archive' AND id IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);
+
+-- name: pending_purge_ids
+SELECT memory_id::VARCHAR FROM pending_purges ORDER BY memory_id;
 
 -- name: flag_memory
 UPDATE memories SET status = 'flagged', updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
@@ -88,6 +92,5 @@ UPDATE episodes SET status = 'flagged' WHERE id = $id;
 -- name: keyword_doc_exists
 SELECT count(*) FROM bm25_docs WHERE memory_id = $id;
 
--- name: reindex_row
-SELECT id, agent_id, source_session, coalesce(observed_at, created_at) AS at, created_at, content
-FROM memories WHERE id = $id;
+-- name: clear_pending_purges
+DELETE FROM pending_purges;

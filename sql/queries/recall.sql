@@ -52,7 +52,7 @@ SELECT m.id::VARCHAR AS memory_id,
 FROM memories m LEFT JOIN reviews r ON r.id = m.id
 WHERE m.id IN (SELECT unnest($p_ids::VARCHAR::UUID[]))
   AND (m.status = 'active' OR ($p_include_superseded AND m.status = 'superseded'))
-  AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags,
+  AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
                  $p_caller_agent, $p_caller_session::VARCHAR, $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[]);
 
 -- The in-process copy of what recall_eligible reads (echo_duck/recall/eligibility.py): how to tell that it is
@@ -172,9 +172,10 @@ WHERE memory_id = $id AND action = 'feedback' AND occurred_at >= $start AND occu
 -- The prompt snapshot's memories (block by block, in order) and its conflicts (sql/macros/50_snapshot.sql).
 -- name: snapshot_candidates
 -- Only what a block can show: every profile section and rule (up to 100: a 2,000-character block holds
--- fewer), the first $limit of the others.
+-- fewer), the first $limit of the others; counted apart for the caller's own memories and other agents'
+-- (those go to the separate shared block: they must not crowd out the caller's own).
 SELECT * EXCLUDE (block_rank) FROM (
-    SELECT c.*, row_number() OVER (PARTITION BY c.block ORDER BY c.pinned DESC, c.confidence DESC,
+    SELECT c.*, row_number() OVER (PARTITION BY c.block, c.agent_id = $caller_agent ORDER BY c.pinned DESC, c.confidence DESC,
                                    coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS block_rank
     FROM snapshot_candidates($caller_agent, $caller_session::VARCHAR, $min_confidence, setting('self_snapshot_threshold')) c
 )

@@ -9,6 +9,7 @@ SELECT id::VARCHAR AS id, team_id, agent_id AS author, type, key, content, tags,
        importance, confidence, version, created_at, updated_at
 FROM visible_memories($caller_agent, $caller_session)
 WHERE scope = 'team' AND team_id = $team_id AND status = 'active'
+  AND another_agent_may_see(sensitivity, tags)  -- a lake has no per-reader rights: never sensitive ones
 ORDER BY created_at, id;
 
 -- name: attach_team_lake

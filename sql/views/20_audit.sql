@@ -49,11 +49,13 @@ WHERE NOT h.include_archived
 CREATE OR REPLACE VIEW stale_recalls AS SELECT * FROM stale_recalls_all();
 COMMENT ON VIEW stale_recalls IS 'Recalls that returned a superseded/forgotten memory (must be empty)';
 
--- Recalls that returned a memory the caller could not see at that moment (must be empty).
+-- Recalls that returned a memory the caller could not see at that moment (must be empty): outside its
+-- scope, or another agent's sensitive (or unshared personal) memory.
 CREATE OR REPLACE MACRO leaked_recalls_all() AS TABLE
 SELECT h.*, m.scope, m.agent_id AS owner_agent, m.team_id, m.tenant_id
 FROM each_recalled_memory() h JOIN memories m ON m.id = h.memory_id
-WHERE NOT CASE m.scope
+WHERE NOT (m.agent_id = h.agent_id OR another_agent_may_see(m.sensitivity, m.tags))
+   OR NOT CASE m.scope
         WHEN 'public' THEN true
         WHEN 'private' THEN m.agent_id = h.agent_id
         WHEN 'session' THEN m.agent_id = h.agent_id

@@ -16,7 +16,8 @@
 -- ============================================================================================
 
 -- 10_scope
-COMMENT ON MACRO can_see IS 'can_see(scope, agent_id, team_id, tenant_id, source_session, tags, caller_agent, caller_session) -> BOOLEAN: may the caller see this memory row? private: the owner agent; session: the owner inside source_session (or tagged global); team/tenant: current members (memberships); public: everyone. Every read path uses it';
+COMMENT ON MACRO can_see IS 'can_see(scope, agent_id, team_id, tenant_id, source_session, tags, sensitivity, caller_agent, caller_session) -> BOOLEAN: may the caller see this memory row? private: the owner agent; session: the owner inside source_session (or tagged global); team/tenant: current members (memberships); public: everyone; and whatever the scope, a sensitive memory only its owner, a personal one only its owner unless tagged share:personal. Every read path uses it';
+COMMENT ON MACRO another_agent_may_see IS 'another_agent_may_see(sensitivity, tags) -> BOOLEAN: may agents other than the owner see this row at all? normal: yes; personal: only when the owner tagged it share:personal; sensitive: never';
 COMMENT ON MACRO can_see_as IS 'can_see with the caller''s current team and tenant ids passed as lists (from caller_groups), so the recall query plans no subqueries';
 COMMENT ON MACRO TABLE caller_groups IS 'caller_groups(caller_agent) -> one row (teams VARCHAR[], tenants VARCHAR[]): the groups the agent belongs to now (memberships not revoked)';
 COMMENT ON MACRO TABLE visible_memories IS 'visible_memories(caller_agent, caller_session) -> every memories row (any status) the caller may see. Example: SELECT * FROM visible_memories(''coder'', NULL) WHERE status = ''active''';
@@ -54,7 +55,7 @@ COMMENT ON MACRO memory_source IS 'memory_source(source_session, source_refs, ag
 -- 60_kb
 COMMENT ON MACRO TABLE kb_bm25_scores IS 'kb_bm25_scores(q) -> (chunk_id, score, rarest_df_ratio, query_idf): bm25_scores over the knowledge base. Needs fts (stem)';
 COMMENT ON MACRO TABLE kb_bm25_token_df IS 'kb_bm25_token_df(q) -> (token, df, n_docs): bm25_token_df over the knowledge base. Needs fts (stem)';
-COMMENT ON MACRO TABLE kb_search_hits IS 'kb_search_hits(query, vec_ids, vec_sims, qvec, model, k, entropy, sources, tags) -> the top k knowledge-base chunks (never memories) with their document''s source, path, title and the explain columns; same fusion as recall_hits. Needs fts (stem)';
+COMMENT ON MACRO TABLE kb_search_hits IS 'kb_search_hits(query, vec_ids, vec_sims, qvec, model, k, entropy, sources, tags, caller_agent, caller_session) -> the top k knowledge-base chunks (never memories) of documents the caller may see (can_see on the document''s owner, scope and sensitivity), with their document''s source, path, title and the explain columns; same fusion as recall_hits. Needs fts (stem)';
 
 -- 10_memory_views and 20_audit (the table macros behind the views)
 COMMENT ON MACRO utc_now IS 'utc_now() -> TIMESTAMP: the current time as naive UTC, the store''s convention (now()::TIMESTAMP would be local time)';
@@ -151,11 +152,11 @@ COMMENT ON COLUMN contradictions.resolved_at IS 'when it was resolved';
 COMMENT ON COLUMN memory_events.event_id IS 'increasing event number: the order of changes';
 COMMENT ON COLUMN memory_events.occurred_at IS 'when (naive UTC)';
 COMMENT ON COLUMN memory_events.actor IS 'who: agent id, cli, consolidation, tool, …';
-COMMENT ON COLUMN memory_events.action IS 'create | supersede | forget | restore | archive (decayed) | export (to Parquet) | purge | gc | …';
-COMMENT ON COLUMN memory_events.memory_id IS 'the memory changed (NULL for store-wide jobs such as gc)';
+COMMENT ON COLUMN memory_events.action IS 'create | supersede | forget | restore | archive (decayed) | export (to Parquet) | purge | gc | mark (feedback) | reinforce (a batch of recalls) | grant | revoke | grant_right | revoke_right | setting | sql (a statement an admin ran with write=True) | …';
+COMMENT ON COLUMN memory_events.memory_id IS 'the memory changed (NULL for store-wide events: gc, memberships, rights, settings, sql, reinforcement batches)';
 COMMENT ON COLUMN memory_events.reason IS 'why, as given by the caller or the job';
-COMMENT ON COLUMN memory_events.before IS 'the row (or the changed fields) before, as JSON; blanked by a privacy purge';
-COMMENT ON COLUMN memory_events.after IS 'the row (or the changed fields) after, as JSON; blanked by a privacy purge';
+COMMENT ON COLUMN memory_events.before IS 'the row (or the changed fields) before, as JSON; NULL after a privacy purge redacted the event';
+COMMENT ON COLUMN memory_events.after IS 'the row (or the changed fields) after, as JSON; NULL after a privacy purge redacted the event';
 COMMENT ON COLUMN blocked_writes.id IS 'increasing id';
 COMMENT ON COLUMN blocked_writes.occurred_at IS 'when the write was refused (naive UTC)';
 COMMENT ON COLUMN blocked_writes.actor IS 'who tried: agent id, cli, import, …';
@@ -167,6 +168,15 @@ COMMENT ON COLUMN blocked_writes.detail IS 'what matched (secrets redacted)';
 COMMENT ON COLUMN blocked_writes.excerpt IS 'a short redacted excerpt of the refused text, never the full payload';
 
 -- memberships, settings, store_info
+COMMENT ON COLUMN agent_rights.agent_id IS 'the agent holding the right';
+COMMENT ON COLUMN agent_rights."right" IS 'publish:public | publish:team:<team id> | publish:tenant:<tenant id> (''*'' for any group the agent belongs to)';
+COMMENT ON COLUMN agent_rights.granted_at IS 'when an admin granted it';
+COMMENT ON COLUMN agent_rights.granted_by IS 'the admin handle that granted it (actor)';
+COMMENT ON COLUMN agent_rights.revoked_at IS 'when it was taken away; NULL while it holds';
+COMMENT ON COLUMN pending_purges.memory_id IS 'a purged memory whose file rewrite is still due';
+COMMENT ON COLUMN pending_purges.requested_at IS 'when the purge committed';
+COMMENT ON COLUMN kb_documents.team_id IS 'team of a team-scoped document';
+COMMENT ON COLUMN kb_documents.tenant_id IS 'tenant of a tenant-scoped document';
 COMMENT ON COLUMN memberships.agent_id IS 'the member agent';
 COMMENT ON COLUMN memberships.kind IS 'team | tenant';
 COMMENT ON COLUMN memberships.group_id IS 'team or tenant id (memories.team_id / tenant_id)';
@@ -387,6 +397,11 @@ COMMENT ON COLUMN kb_overview.updated_at IS 'last change';
 COMMENT ON COLUMN kb_overview.status IS 'always active here';
 COMMENT ON COLUMN kb_overview.chunks IS 'number of chunks';
 COMMENT ON COLUMN kb_overview.flagged_chunks IS 'of which flagged by the scanner';
+COMMENT ON COLUMN kb_overview.agent_id IS 'agent that added the document (empty: added before documents had owners)';
+COMMENT ON COLUMN kb_overview.scope IS 'visibility: private | session | team | tenant | public';
+COMMENT ON COLUMN kb_overview.team_id IS 'team of a team-scoped document';
+COMMENT ON COLUMN kb_overview.tenant_id IS 'tenant of a tenant-scoped document';
+COMMENT ON COLUMN kb_overview.sensitivity IS 'normal | personal | sensitive';
 COMMENT ON COLUMN kb_stale_vectors.chunk_id IS 'chunk to re-embed';
 COMMENT ON COLUMN kb_stale_vectors.document_id IS 'its document';
 COMMENT ON COLUMN kb_stale_vectors.vector_model IS 'model of its current vector; NULL when it has none';

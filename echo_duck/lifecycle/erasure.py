@@ -1,0 +1,152 @@
+"""Erasure that leaves no byte (SPEC T5): after a purge, rewrite every file that may still hold the text.
+
+DuckDB does not overwrite freed blocks: after a DELETE and a checkpoint the deleted text is still in
+the ``.duckdb`` file. So a purge (privacy.py) records its ids in ``pending_purges`` in the same
+transaction that deletes the rows, and ``finish_pending`` then:
+
+1. rewrites each Parquet archive partition that holds a purged row without it (written under a
+   temporary name, counted, renamed over; idempotent);
+2. copies the whole database into a fresh file next to it (a private DuckDB instance attaches the
+   store READ_ONLY and runs ``COPY FROM DATABASE``), deletes the ``pending_purges`` rows in the copy,
+   checkpoints and closes it, fsyncs it, and renames it over the store (fsync of the folder too);
+3. reconnects the handle to the new file.
+
+A kill at any point leaves either the old file, whose ``pending_purges`` rows make the next writable
+open (``resume``) do it all again, or the new file, which holds neither the text nor the marker. A
+leftover ``<store>.purge-rewrite`` file from a killed rewrite is deleted first. Between closing the
+old file and reopening the new one the store is briefly not held: another process that opens it in
+that instant wins, and this handle then raises ``DatabaseLocked`` on its next use.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import StorageError
+from ..storage.db import Db
+from ..storage.extensions import load_extensions, quote_literal
+from . import archive
+
+REWRITE_SUFFIX = ".purge-rewrite"
+
+
+def pending(db: Db) -> list[str]:
+    with db.reading():
+        return [r[0] for r in db.run("pending_purge_ids").fetchall()]
+
+
+def finish_pending(db: Db, archive_root: Path | None) -> int:
+    """Rewrite the archive and the store file if purges are pending; how many archive files were rewritten."""
+    ids = pending(db)
+    if not ids:
+        return 0
+    rewritten = rewrite_archive(archive_root, set(ids))
+    if rewritten:
+        archive.refresh_view(db, archive_root)
+    if db.path is not None:
+        rewrite_store(db)
+    else:  # an in-memory store has no file to rewrite
+        with db.transaction("finishing purges"):
+            db.run("clear_pending_purges")
+    return rewritten
+
+
+def rewrite_archive(root: Path | None, ids: set[str]) -> int:
+    """Rewrite each archive file that holds a purged row without it (written and counted first)."""
+    if root is None or not ids or not root.exists():
+        return 0
+    good, _ = archive.archive_files(root)
+    rewritten = 0
+    for path in good:
+        table = pq.read_table(path)
+        keep = pa.array([i not in ids for i in table.column("id").cast(pa.string()).to_pylist()])
+        if keep.true_count == table.num_rows:
+            continue
+        kept = table.filter(keep)
+        if kept.num_rows:
+            archive.write_parquet_atomically(kept, path.with_name(f"part-purged-{uuid.uuid4()}.parquet"))
+        path.unlink()
+        rewritten += 1
+    _fsync_dir(root)
+    return rewritten
+
+
+def rewrite_store(db: Db) -> None:
+    """Copy the database into a fresh file and swap it in (see the module docstring)."""
+    target = Path(db.path)
+    fresh = target.with_name(target.name + REWRITE_SUFFIX)
+    with db.lock:
+        db.catch_up()  # queued recall bookkeeping goes into the old file first, so the copy has it
+        db.con.execute("CHECKPOINT")
+        db.detach()
+        try:
+            _remove(fresh)
+            _copy(target, fresh, db.row_group_size)
+            _fsync(fresh)
+            if Path(str(target) + ".wal").exists():
+                raise StorageError(f"{target}.wal still exists after a checkpoint and close; the purge rewrite stops "
+                                   "here (the purge stays pending and is retried on the next open)")
+            os.replace(fresh, target)
+            _fsync_dir(target.parent)
+        finally:
+            _remove(fresh)
+            db.reattach()
+
+
+def discard_leftovers(path: str | None) -> None:
+    """A rewrite killed before its rename leaves its half-written copy: it is garbage."""
+    if path is not None:
+        fresh = Path(path).with_name(Path(path).name + REWRITE_SUFFIX)
+        _remove(fresh)
+
+
+def _copy(source: Path, fresh: Path, row_group_size: int) -> None:
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    try:
+        load_extensions(con)  # objects of the fts extension (an analyst's fts index) copy only with it loaded
+        con.execute(f"ATTACH {quote_literal(str(source))} AS old_store (READ_ONLY)")
+        con.execute(f"ATTACH {quote_literal(str(fresh))} AS fresh_store (ROW_GROUP_SIZE {int(row_group_size)})")
+        con.execute("COPY FROM DATABASE old_store TO fresh_store")
+        con.execute("DELETE FROM fresh_store.main.pending_purges")
+        con.execute("CHECKPOINT fresh_store")
+        con.execute("DETACH old_store")
+        con.execute("DETACH fresh_store")
+    except duckdb.Error as e:
+        raise StorageError(f"rewriting {source} after a purge failed ({e}); the purge stays pending and is "
+                           "retried on the next writable open") from e
+    finally:
+        con.close()
+    if Path(str(fresh) + ".wal").exists():
+        raise StorageError(f"the rewritten copy {fresh} kept a WAL file; the purge stays pending")
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems cannot fsync a directory
+    finally:
+        os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    for p in (path, Path(str(path) + ".wal")):
+        p.unlink(missing_ok=True)

@@ -1,0 +1,206 @@
+"""The admin verbs of the facade: memberships, publishing rights, settings, SQL and the event chain.
+
+A mixin of ``EchoDuck`` (facade.py). Every verb here needs an admin handle
+(``echo_duck.open(path, admin=True)``); an agent handle gets ``PermissionDenied``. Each change is
+logged in ``memory_events`` (memory_id NULL) so the history of who could see and write what is complete.
+
+SQL (SPEC T4). ``sql(q)`` runs one SELECT (or EXPLAIN without ANALYZE) on a second connection to the
+store inside a ``READ ONLY`` transaction: nothing the statement says can write to the store, define a
+macro or table, or advance a sequence. The DuckDB instance has no filesystem access beyond the store
+and its archive, and its configuration is locked (storage/connection.py), so ``read_csv``,
+``read_text``, ``glob``, ``COPY … TO`` and ``SET`` fail too, unless the admin handle was opened with
+``allow_files=True``. ``sql(q, write=True)`` runs in an echo_duck transaction: the statement itself is
+logged (action ``sql``) and so is every setting it changed (action ``setting``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import polars as pl
+
+from ..errors import InvalidInput
+from ..storage.connection import CATALOG, translate_errors
+from ..storage.event_chain import ChainReport
+from ..storage.event_chain import verify as verify_chain
+from ..write import validate
+
+_READ_STATEMENTS = {"SELECT", "EXPLAIN"}
+_ANALYZE = re.compile(r"\banaly[sz]e\b", re.IGNORECASE)
+_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
+RIGHT = re.compile(r"^publish:(public|team:[^\s]{1,200}|tenant:[^\s]{1,200})$")
+KINDS = ("team", "tenant")
+
+
+class AdminVerbs:
+    # -- memberships and rights ------------------------------------------------------------------
+
+    def grant(self, *, team: str | None = None, tenant: str | None = None, agent_id: str | None = None,
+              publish: bool = False) -> None:
+        """Make an agent (default: the one this handle acts as) a member of a team or tenant: it then
+        reads that group's memories. ``publish=True`` also lets it write them (right
+        ``publish:team:<id>`` / ``publish:tenant:<id>``)."""
+        self._require_admin("grant")
+        publish = validate.flag(publish, "publish")
+        for kind, group, agent in self._memberships(team, tenant, agent_id):
+            with self.db.transaction("grant"):
+                self.db.run("grant_membership", agent_id=agent, kind=kind, group_id=group, now=self.now())
+                self._log_store("grant", {"agent_id": agent, "kind": kind, "group_id": group})
+                if publish:
+                    self._grant_right(agent, f"publish:{kind}:{group}")
+
+    def revoke(self, *, team: str | None = None, tenant: str | None = None, agent_id: str | None = None) -> None:
+        """Remove a membership (and the right to publish there); that group's memories disappear from
+        the agent's reads at once."""
+        self._require_admin("revoke")
+        for kind, group, agent in self._memberships(team, tenant, agent_id):
+            with self.db.transaction("revoke"):
+                self.db.run("revoke_membership", agent_id=agent, kind=kind, group_id=group, now=self.now())
+                self._log_store("revoke", {"agent_id": agent, "kind": kind, "group_id": group})
+                self._revoke_right(agent, f"publish:{kind}:{group}")
+
+    def grant_right(self, agent_id: str, right: str) -> None:
+        """Grant ``publish:public``, ``publish:team:<id>`` or ``publish:tenant:<id>`` (``*`` for any
+        group the agent belongs to): writing memories or documents in that scope needs it."""
+        self._require_admin("grant_right")
+        agent, right = self._right(agent_id, right)
+        with self.db.transaction("grant_right"):
+            self._grant_right(agent, right)
+
+    def revoke_right(self, agent_id: str, right: str) -> None:
+        self._require_admin("revoke_right")
+        agent, right = self._right(agent_id, right)
+        with self.db.transaction("revoke_right"):
+            self._revoke_right(agent, right)
+
+    def rights(self, agent_id: str | None = None) -> dict[str, list[dict[str, Any]]]:
+        """Current memberships and rights, of one agent or of all: {'memberships': [...], 'rights': [...]}."""
+        self._require_admin("rights")
+        agent = validate.optional_text(agent_id, "agent_id", max_chars=200)
+        with self.db.reading():
+            return {"memberships": self.db.dicts("current_memberships", agent_id=agent),
+                    "rights": self.db.dicts("current_rights", agent_id=agent)}
+
+    # -- settings --------------------------------------------------------------------------------
+
+    def settings(self) -> dict[str, float]:
+        """Every tunable of the settings table (decay base, archive threshold, ranking weights, …)."""
+        with self.db.reading():
+            return dict(self.db.run("all_settings").fetchall())
+
+    def set_setting(self, name: str, value: float) -> None:
+        """Change one tunable (admin only; logged with its old and new value)."""
+        self._require_admin("set_setting")
+        name = validate.text(name, "name", max_chars=200)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or abs(value) == float("inf"):
+            raise InvalidInput(f"value must be a finite number, got {value!r}")
+        with self.db.transaction("set_setting"):
+            current = dict(self.db.run("all_settings").fetchall())
+            if name not in current:
+                raise InvalidInput(f"no setting named {name!r}; the settings are {', '.join(sorted(current))}")
+            self.db.run("set_setting", name=name, value=float(value))
+            self._log_settings(current)
+        self._caches_changed()
+
+    # -- SQL -------------------------------------------------------------------------------------
+
+    def sql(self, query: str, params: Any = None, *, write: bool = False) -> pl.DataFrame:
+        """Run one SQL statement and return a Polars frame (admin only). Read-only unless ``write=True``:
+        see the module docstring for what read-only means here."""
+        self._require_admin("sql")
+        query = validate.text(query, "query")
+        if validate.flag(write, "write"):
+            return self._sql_write(query, params)
+        with self.db.reading():
+            with translate_errors("sql"):
+                kind, text = self._one_statement(query)
+                if kind not in _READ_STATEMENTS:
+                    raise InvalidInput(f"sql() is read-only by default and this is a {kind} statement; "
+                                       "pass write=True (CLI: --write)")
+                if kind == "EXPLAIN" and _ANALYZE.search(_COMMENTS.sub(" ", text)):
+                    raise InvalidInput("EXPLAIN ANALYZE runs the statement it explains, so the read-only path refuses "
+                                       "it; use EXPLAIN, or sql(..., write=True)")
+                return self._read_only(query, params)
+
+    def _read_only(self, query: str, params: Any) -> pl.DataFrame:
+        """A second connection to the same database, in a READ ONLY transaction, closed afterwards."""
+        cursor = self.db.con.cursor()
+        try:
+            cursor.execute(f"USE {CATALOG}")
+            cursor.execute("BEGIN TRANSACTION READ ONLY")
+            result = cursor.execute(query, params) if params is not None else cursor.execute(query)
+            frame = result.pl() if result.description else pl.DataFrame()
+            cursor.execute("ROLLBACK")
+            return frame
+        finally:
+            cursor.close()
+
+    def _sql_write(self, query: str, params: Any) -> pl.DataFrame:
+        if self.read_only:
+            raise InvalidInput("this store was opened read_only; sql(write=True) is not possible")
+        with self.db.transaction("sql"):
+            with translate_errors("sql"):
+                kind, _ = self._one_statement(query)
+                if kind == "TRANSACTION":
+                    raise InvalidInput(f"sql(write=True) runs inside echo_duck's own transaction; a {kind} statement "
+                                       "cannot run there")
+                settings = dict(self.db.run("all_settings").fetchall())
+                result = self.db.con.execute(query, params) if params is not None else self.db.con.execute(query)
+                frame = result.pl() if result.description else pl.DataFrame()
+                self._log_store("sql", None, reason=query[:4000])
+                self._log_settings(settings)
+        self._caches_changed()  # the statement may have changed what the in-process copies hold
+        return frame
+
+    def _one_statement(self, query: str) -> tuple[str, str]:
+        statements = self.db.con.extract_statements(query)
+        if len(statements) != 1:
+            raise InvalidInput(f"sql() runs exactly one statement, got {len(statements)}")
+        return statements[0].type.name, statements[0].query
+
+    # -- the event chain -------------------------------------------------------------------------
+
+    def verify_events(self) -> ChainReport:
+        """Check the hash chain of memory_events (SPEC T6): the first broken link, if any (admin only)."""
+        self._require_admin("verify_events")
+        with self.db.reading():
+            with translate_errors("verifying the event chain"):
+                return verify_chain(self.db.con)
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _grant_right(self, agent: str, right: str) -> None:
+        self.db.run("grant_right", agent_id=agent, right=right, now=self.now(), granted_by=self.caller.who)
+        self._log_store("grant_right", {"agent_id": agent, "right": right})
+
+    def _revoke_right(self, agent: str, right: str) -> None:
+        self.db.run("revoke_right", agent_id=agent, right=right, now=self.now())
+        self._log_store("revoke_right", {"agent_id": agent, "right": right})
+
+    def _log_store(self, action: str, after: dict | None, *, reason: str | None = None, before: dict | None = None) -> None:
+        self.db.run("log_store_event", now=self.now(), actor=self.caller.who, action=action, reason=reason,
+                    before=None if before is None else json.dumps(before), after=None if after is None else json.dumps(after))
+
+    def _log_settings(self, before: dict[str, float]) -> None:
+        after = dict(self.db.run("all_settings").fetchall())
+        for name in sorted(set(before) | set(after)):
+            if before.get(name) != after.get(name):
+                self._log_store("setting", {"name": name, "value": after.get(name)},
+                                before={"name": name, "value": before.get(name)})
+
+    def _right(self, agent_id: str, right: str) -> tuple[str, str]:
+        agent = validate.text(agent_id, "agent_id", max_chars=200)
+        right = validate.text(right, "right", max_chars=300).strip()
+        if not RIGHT.match(right):
+            raise InvalidInput(f"right must be publish:public, publish:team:<id> or publish:tenant:<id> "
+                               f"('*' for any group), got {right!r}")
+        return agent, right
+
+    def _memberships(self, team, tenant, agent_id):
+        agent = validate.text(agent_id, "agent_id", max_chars=200) if agent_id is not None else self.caller.agent_id
+        pairs = [(k, validate.text(g, k, max_chars=200), agent) for k, g in (("team", team), ("tenant", tenant)) if g is not None]
+        if not pairs:
+            raise InvalidInput("give team= or tenant=")
+        return pairs
