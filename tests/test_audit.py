@@ -139,8 +139,9 @@ def test_leaked_recalls_zero_normally_and_counted_when_forged(scenario, clock):
 
 def test_session_scope_leaks_are_judged_by_the_recalling_session(db_path, clock):
     with open_store(db_path, clock, session_id="s1") as mem:
-        m = mem.remember("Scratch note for this session only", type="environment", scope="session")
-        assert mem.recall("scratch note session", arms=["keyword"])[0].id == m.id
+        m = mem.remember("Scratch note: the staging build of this session uses port 8081", type="environment",
+                         scope="session")
+        assert mem.recall("scratch note staging build", arms=["keyword"])[0].id == m.id
         assert rows(mem, "leaked_recalls") == []
         forge_recall(mem, agent="default", session="s2", ids=[m.id], at=clock.now)
         assert len(rows(mem, "leaked_recalls")) == 1

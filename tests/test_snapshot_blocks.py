@@ -54,7 +54,7 @@ def test_user_block(smem, clock):
 
 def test_rules_block_holds_every_rule_or_says_what_did_not_fit(smem):
     rules = [f"Rule {i}: always do thing number {i} before committing" for i in range(6)]
-    smem.remember_many([dict(content=r, type="procedure", confidence=0.9) for r in rules])
+    smem.remember_many([dict(content=r, type="procedure", confidence=0.9, provenance="user_stated") for r in rules])
     full = block(smem.snapshot(), "Behaviour rules")
     assert sorted(full.splitlines()[1:]) == sorted(f"- {r}" for r in rules)
     tight = block(smem.snapshot(budget_rules=150), "Behaviour rules")

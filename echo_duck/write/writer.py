@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, PermissionDenied, ProvenanceConflict, RejectedWrite
 from ..index.indexing import EmbeddedAhead, Indexer, NewRow
-from ..models import PROVENANCE_NAMES, SCOPES, SENSITIVITIES, TYPES, Memory
+from ..models import PROVENANCE, PROVENANCE_NAMES, SCOPES, SENSITIVITIES, TYPES, Memory
 from ..storage.db import Db, uuid_list
 from . import bulk, validate
 from .scan import redact, scan_many
@@ -272,8 +272,9 @@ class Writer:
         fields = [(i, name, value) for i, spec in enumerate(specs)
                   for name, value in (("content", spec.content), ("key", spec.key or ""), ("tags", " ".join(spec.tags)),
                                       ("entities", " ".join(spec.entities))) if value]
+        stated = [_stated_rule(caller, spec) for spec in specs]
         verdicts = scan_many([value for _, _, value in fields], protected_paths=self.protected_paths,
-                             labels=[name != "content" for _, name, _ in fields])
+                             labels=[name != "content" or stated[i] for i, name, _ in fields])
         out: dict[int, Any] = {}
         for (i, name, _), finding in zip(fields, verdicts):
             if finding is None or (i in out and (out[i].blocked or not finding.blocked)):
@@ -427,6 +428,13 @@ def check_provenance(caller: Caller, row: dict[str, Any], level: int, verb: str)
             f"memory {row['id']} is {PROVENANCE_NAMES[row['provenance']]}; a {PROVENANCE_NAMES[level]} request "
             f"cannot {verb} it; ask the user, or pass provenance='{PROVENANCE_NAMES[row['provenance']]}' "
             "if the user asked for it")
+
+
+def _stated_rule(caller: Caller, spec: NewMemory) -> bool:
+    """A behaviour rule the user stated through the host (API or CLI, provenance user_stated) is an instruction
+    by design: there the scanner's model only confirms what a rule layer found, as for labels. Rules an agent
+    writes through tools, imports, consolidation, or any lower provenance get the full scan."""
+    return spec.type == "procedure" and spec.provenance >= PROVENANCE["user_stated"] and caller.path in ("api", "cli")
 
 
 def check_publish(db: Db, caller: Caller, scope: str, team_id: str | None, tenant_id: str | None) -> None:
