@@ -219,8 +219,9 @@ class Compressor:
             self.db.run("log_event", now=self.clock(), actor=caller.who, action="restate", memory_id=keep.id,
                         reason=f"restated by {memory.id}: reinforced, its sources merged", before=before)
             self._fold(caller, memory, keep.id, f"a restatement of {keep.id}")
+            kept = Memory.from_row(self.db.dict("memory_by_id", id=keep.id))
         self.indexer.keyword_search.invalidate()
-        return Memory.from_row(self.db.dict("memory_by_id", id=keep.id))
+        return kept
 
     def _merge(self, caller: Caller, group: list[Memory]) -> str:
         rep, others = group[0], group[1:]

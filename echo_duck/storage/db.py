@@ -65,13 +65,16 @@ class Db:
         return cached
 
     def scalar(self, name: str, /, **params: Any) -> Any:
-        row = self.run(name, **params).fetchone()
+        with self.lock:  # the statement and its fetch together: another thread's statement would replace the result
+            row = self.run(name, **params).fetchone()
         return row[0] if row else None
 
     def dicts(self, name: str, /, **params: Any) -> list[dict[str, Any]]:
-        cur = self.run(name, **params)
-        columns = [d[0] for d in cur.description]
-        return [dict(zip(columns, row)) for row in cur.fetchall()]
+        with self.lock:
+            cur = self.run(name, **params)
+            columns = [d[0] for d in cur.description]
+            rows = cur.fetchall()
+        return [dict(zip(columns, row)) for row in rows]
 
     def dict(self, name: str, /, **params: Any) -> dict[str, Any] | None:
         rows = self.dicts(name, **params)
