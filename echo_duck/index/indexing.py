@@ -127,7 +127,7 @@ class Indexer:
         texts = self._texts_in_context(rows)
         self.keyword.add([(row.memory_id, index_text(t)) for row, t in zip(rows, texts)])
         if self.vectors is not None:
-            self.vectors.add([row.memory_id for row in rows], self._embed(texts, ahead))
+            self.vectors.add([row.memory_id for row in rows], self._embed(texts, ahead), [row.content for row in rows])
 
     def _embed(self, texts: list[str], ahead: "EmbeddedAhead | None") -> np.ndarray:
         known = {} if ahead is None else ahead.vectors()
@@ -138,6 +138,8 @@ class Indexer:
 
     def _texts_in_context(self, rows: Sequence[NewRow]) -> list[str]:
         """Each row's content preceded by the previous memory of its session (from this batch or the store)."""
+        if not (self.db.scalar("setting_value", name="context_neighbors") or 0) >= 1:  # rows of a batch ignored it
+            return [row.content for row in rows]
         last_in_session: dict[tuple[str, str], str] = {}
         texts = []
         for row in rows:
@@ -164,7 +166,7 @@ class Indexer:
 class EmbeddedAhead:
     """Vectors for texts, computed in a daemon thread in chunks as the scanner passes their rows."""
 
-    CHUNK = 32  # the models' own batch size: the vectors come out as embed() of the whole list gives them
+    CHUNK = 32  # rows handed to the thread at a time; VectorIndex.embed batches each chunk's texts by length
 
     def __init__(self, vectors: VectorIndex, texts: list[str]):
         self._texts = texts

@@ -48,6 +48,7 @@ class LoggedRecall:
     scores: tuple[float, ...]
     reinforced: bool
     include_archived: bool
+    reinforced_ids: tuple[str, ...] = ()  # the hits this recall reviews: the kept ones, not those ranked last
 
 
 class RecallJournal:
@@ -168,7 +169,7 @@ def _tally(reviews: dict[str, tuple[int, datetime]], entries: list[LoggedRecall]
     """Add these entries' reviews, in queue order: counts add up, the last time stays."""
     for e in entries:
         if e.reinforced:
-            for i in e.memory_ids:
+            for i in e.reinforced_ids:
                 reviews[i] = (reviews.get(i, (0, e.occurred_at))[0] + 1, e.occurred_at)
     return reviews
 

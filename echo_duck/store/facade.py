@@ -258,7 +258,7 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
                entities: Any = None, since: Any = None, until: Any = None, session: str | None = None,
                include_archived: bool = False, reinforce: bool = True, explain: bool = False,
                arms: Iterable[str] = ("keyword", "vector"), query_vector: Any = None,
-               include_kb: bool = False) -> list[Hit]:
+               include_kb: bool = False, min_score: float | None = None) -> list[Hit]:
         """Hybrid BM25 + vector recall, fused, gated and decayed in SQL (sql/macros/40_recall.sql).
 
         Archived (decayed) memories come back weighted down; ``include_archived=True`` also returns
@@ -266,11 +266,13 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs):
         ``arms`` limits the search to "keyword" (BM25) or "vector" for comparisons; ``query_vector``
         skips embedding the query when the caller already has its vector (same model).
         ``include_kb=True`` also searches the knowledge base; its hits (origin "kb") are merged on the
-        same score scale. By default recall never touches the KB.
+        same score scale. By default recall never touches the KB. ``min_score`` leaves out memories
+        whose relevance (``explanation.relevance``, about 0 to 2) is below it: "nothing relevant" comes
+        back empty; by default recall returns its best guesses, however weak.
         """
         spec = RecallQuery.build(query, k, types=types, tiers=tiers, tags=tags, entities=entities, since=since,
                                  until=until, session=session, include_archived=include_archived, reinforce=reinforce,
-                                 arms=arms)
+                                 arms=arms, min_score=min_score)
         kb = self.kb if validate.flag(include_kb, "include_kb") else None
         return self.recaller.recall(self.caller, spec, explain=validate.flag(explain, "explain"),
                                     query_vector=query_vector, kb=kb)

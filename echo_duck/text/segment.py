@@ -72,6 +72,21 @@ def _dictionary() -> dict[str, float]:
     return _LOGP
 
 
+_preloading: threading.Thread | None = None
+
+
+def preload() -> None:
+    """Load jieba's dictionary in a daemon thread (once per process), off the query and write paths: it
+    takes 1-3 s, and the first text with a Han character would otherwise wait for it. A segment() that
+    comes before the load is done waits for the rest of it."""
+    global _preloading
+    if _LOGP is None and _preloading is None:
+        with _init_lock:
+            if _preloading is None:
+                _preloading = threading.Thread(target=_dictionary, name="echo_duck-jieba-load", daemon=True)
+                _preloading.start()
+
+
 @functools.lru_cache(maxsize=16384)
 def _cut_han(run: str) -> tuple[str, ...]:
     """`jieba.cut_for_search(run, HMM=False)` for a run of Han characters, about 1.7x faster.
