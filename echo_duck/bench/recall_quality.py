@@ -192,28 +192,28 @@ class _Conversation:
         self.store = EchoDuck(":memory:", agent_id="bench", now=lambda: self.clock_now, embedder=embedder)
         # index each memory's own text (issue 18 removes the neighbour context; off here until then)
         self.store.sql("UPDATE settings SET value = 0 WHERE name = 'context_neighbors'", write=True)
-        self.key_of: dict[str, str] = {}
+        self.key_of: dict[str, str] = {}  # memory id -> mem_id (no key= : keys are indexed, an id would leak)
         self.refused = 0
-        records = [dict(content=m["content"], type="environment", tier="episodic", key=m["mem_id"],
-                        source_session=m.get("session"), observed_at=m.get("timestamp"), importance=0.5)
-                   for m in memories]
+        records = [dict(content=m["content"], type="environment", tier="episodic", source_session=m.get("session"),
+                        observed_at=m.get("timestamp"), importance=0.5) for m in memories]
+        names = [m["mem_id"] for m in memories]
         for start in range(0, len(records), 500):
-            self._remember(records[start:start + 500])
+            self._remember(records[start:start + 500], names[start:start + 500])
         stamps = [datetime.fromisoformat(m["timestamp"]) for m in memories if m.get("timestamp")]
         self.last = (max(stamps) if stamps else self.clock_now) + timedelta(days=1)
 
-    def _remember(self, records: list[dict]) -> None:
+    def _remember(self, records: list[dict], names: list[str]) -> None:
         try:
-            stored = self.store.remember_many(records)
+            pairs = list(zip(self.store.remember_many(records), names))
         except EchoDuckError:  # the scanner refused one of them: the others one by one
-            stored = []
-            for record in records:
+            pairs = []
+            for record, name in zip(records, names):
                 try:
-                    stored.extend(self.store.remember_many([record]))
+                    pairs += [(memory, name) for memory in self.store.remember_many([record])]
                 except EchoDuckError:
                     self.refused += 1
-        for memory in stored:
-            self.key_of[memory.id] = memory.key
+        for memory, name in pairs:
+            self.key_of[memory.id] = name
 
     def recall(self, question: str, at: datetime, arms: tuple[str, ...]) -> list[str]:
         self.clock_now = at

@@ -125,7 +125,8 @@ class Indexer:
             return
         self.check_model_for_writes()
         texts = self._texts_in_context(rows)
-        self.keyword.add([(row.memory_id, index_text(t)) for row, t in zip(rows, texts)])
+        keys = dict(self.db.run("keys_of_memories", ids="[" + ",".join(str(row.memory_id) for row in rows) + "]").fetchall())
+        self.keyword.add([(row.memory_id, index_text(t, keys.get(str(row.memory_id)))) for row, t in zip(rows, texts)])
         if self.vectors is not None:
             self.vectors.add([row.memory_id for row in rows], self._embed(texts, ahead), [row.content for row in rows])
 

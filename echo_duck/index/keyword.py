@@ -18,7 +18,8 @@ from ..storage.db import Db
 from ..text import segment as text
 
 # Bump when segmentation changes in a way that alters tokens: stored postings are then rebuilt.
-SEGMENTER_VERSION = "1"
+# 2: a memory's key is indexed beside its content.
+SEGMENTER_VERSION = "2"
 _STAGE = "echo_duck_keyword_stage"
 
 
@@ -42,7 +43,9 @@ class KeywordIndex:
                 self.db.con.unregister(_STAGE)
             self.db.run("clear_keyword_index")
             rows = self.db.run("all_memory_texts").fetchall()
-            self.add([(memory_id, index_text(f"{context}\n{content}" if context else content)) for memory_id, content, context in rows])
+            keys = dict(self.db.run("all_memory_keys").fetchall())
+            self.add([(memory_id, index_text(f"{context}\n{content}" if context else content, keys.get(str(memory_id))))
+                      for memory_id, content, context in rows])
             self.compact_in_transaction()
             self.db.run("set_store_info", name="keyword_index_signature", value=signature)
 
@@ -92,9 +95,13 @@ class KeywordIndex:
         return hashlib.sha256(f"{SEGMENTER_VERSION}|{hash_probe}|{words}".encode()).hexdigest()[:16]
 
 
-def index_text(text_in_context: str) -> str:
-    """What BM25 indexes for a memory: its content, preceded by its conversational context."""
-    return text.segment_for_index(text_in_context)
+def index_text(text_in_context: str, key: str | None = None) -> str:
+    """What BM25 indexes for a memory: its content (preceded by its conversational context), and its key's
+    words ("package_manager" -> package manager): an agent's key names the fact, often in English
+    whatever language the fact is in."""
+    tokens = text.segment_for_index(text_in_context)
+    named = text.segment_for_index(key) if key else ""
+    return f"{tokens} {named}" if tokens and named else tokens or named
 
 
 def query_text(query: str) -> str:

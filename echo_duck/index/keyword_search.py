@@ -44,8 +44,8 @@ class KeywordArm:
     query_idf: float | None
     query_spec: float | None
     matches: int
-    covered: tuple[float, ...] = ()  # per match: the IDFs of the query terms it holds (bm25_scores covered_idf)
-    query_idf_all: float | None = None  # every content query term's IDF, unseen ones at the largest
+    covered: tuple[float, ...] = ()  # per match: the RSJ weights of the query terms it holds (bm25_scores covered_idf)
+    query_idf_all: float | None = None  # every content query term's RSJ weight, unseen ones at the largest
 
     def as_sql(self) -> dict[str, str | float | None]:
         """The arm as the recall macro's parameters: '[…]' texts (NULL when nothing matched)."""
@@ -189,7 +189,7 @@ class KeywordSearcher:
                 # (tf * 22) / 10 is DuckDB's decimal tf * (1.2 + 1), rounded once to a double as there
                 score[rows] += idf * (((tf * 22.0) / 10.0) / (tf + (1.2 * (0.25 + (0.75 * (doc_len / avgdl))))))
                 rarest[rows] = np.minimum(rarest[rows], df)
-                covered[rows] += idf
+                covered[rows] += _information(n, df)
                 touched.append(rows)
                 dfs.append(df)
             if not dfs:
@@ -208,7 +208,8 @@ class KeywordSearcher:
             docs, doc_scores, doc_rarest, doc_covered = docs[keep], doc_scores[keep], doc_rarest[keep], doc_covered[keep]
         order = np.lexsort((self._docs.id_low[docs], self._docs.id_high[docs], -doc_scores))[:top]  # score, then id
         query_idf = sum(math.log10(((n - df) + 0.5) / (df + 0.5) + 1) for df in dfs)
-        unseen = len(terms) - len(dfs)  # content terms no live doc holds: counted at the largest IDF
+        query_info = sum(_information(n, df) for df in dfs)
+        unseen = len(terms) - len(dfs)  # content terms no live doc holds: counted at the largest weight
         return KeywordArm(
             ids=tuple(self._ids[row] for row in docs[order].tolist()),
             scores=tuple(doc_scores[order].tolist()),
@@ -217,7 +218,7 @@ class KeywordSearcher:
             query_spec=(sum(surprise) / len(surprise) + max(surprise)) / 2 / math.log(1 + (n + 0.5) / 0.5),
             matches=matches,
             covered=tuple(doc_covered[order].tolist()),
-            query_idf_all=query_idf + unseen * math.log10((n + 0.5) / 0.5 + 1),
+            query_idf_all=query_info + unseen * _information(n, 0),
         )
 
     def _buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -227,6 +228,11 @@ class KeywordSearcher:
             self._score_buffer, self._rarest_buffer = np.zeros(size), np.full(size, _NO_DF)
             self._covered_buffer = np.zeros(size)
         return self._score_buffer, self._rarest_buffer, self._covered_buffer
+
+
+def _information(n: float, df: int) -> float:
+    """bm25_scores' term weight for coverage: log10((N' - df + 0.5) / (df + 0.5)), N' = max(N, 2 df + 1)."""
+    return math.log10(((max(n, 2 * df + 1) - df) + 0.5) / (df + 0.5))
 
 
 def _order_key(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -30,10 +30,11 @@ CREATE OR REPLACE MACRO kb_bm25_scores(q) AS TABLE
                * ((tf * (1.2 + 1)) / (tf + (1.2 * ((1 - 0.75) + (0.75 * (doc_len / stats.avgdl))))))) AS score,
            min(df) / stats.num_docs AS rarest_df_ratio,
            any_value(q.query_idf) AS query_idf,
-           sum(log((((stats.num_docs - df) + 0.5) / (df + 0.5)) + 1)) AS covered_idf,
-           any_value(q.query_idf + (q.n_terms - q.n_found) * log(((stats.num_docs + 0.5) / 0.5) + 1)) AS query_idf_all
+           sum(log(((greatest(stats.num_docs, 2 * df + 1) - df) + 0.5) / (df + 0.5))) AS covered_idf,
+           any_value(q.query_info + (q.n_terms - q.n_found) * log((stats.num_docs + 0.5) / 0.5)) AS query_idf_all
     FROM hits JOIN dfs USING (term) CROSS JOIN stats
     CROSS JOIN (SELECT sum(log((((s.num_docs - d.df) + 0.5) / (d.df + 0.5)) + 1)) AS query_idf,
+                       sum(log(((greatest(s.num_docs, 2 * d.df + 1) - d.df) + 0.5) / (d.df + 0.5))) AS query_info,
                        count(*) AS n_found, any_value(c.n_terms) AS n_terms
                 FROM dfs d CROSS JOIN stats s CROSS JOIN qcontent c) q
     GROUP BY hits.chunk_id, stats.num_docs;
