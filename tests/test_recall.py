@@ -723,3 +723,38 @@ def test_onnx_recall_is_the_same_with_the_int8_first_pass(onnx_synthetic, monkey
         for hits, sql_hits in zip(packed, in_sql):
             assert [h.id for h in sql_hits] == [h.id for h in hits]
     index.invalidate()
+
+
+# -- updates and time (issue 21) -------------------------------------------------------------------
+
+def test_a_question_about_now_prefers_the_newest_and_one_naming_a_time_that_time(hmem, clock):
+    add_filler(hmem)
+    t = clock()
+    old = hmem.remember("The team standup happens in room Tulip", type="environment", observed_at=t - timedelta(days=90))
+    mid = hmem.remember("The team standup happens in room Orchid", type="environment", observed_at=t - timedelta(days=20))
+    new = hmem.remember("The team standup happens in room Lotus", type="environment", observed_at=t + timedelta(days=18))
+    clock.advance(days=20)  # now is in the month after the middle one
+    plain = hmem.recall("team standup room", k=3, explain=True, reinforce=False)
+    assert {h.explanation.recency_boost for h in plain} == {1.0} and {h.explanation.time_boost for h in plain} == {1.0}
+    current = hmem.recall("which room is the team standup in now?", k=3, explain=True, reinforce=False)
+    assert ids(current)[0] == new.id
+    boosts = {h.id: h.explanation.recency_boost for h in current}
+    assert boosts[new.id] > boosts[mid.id] > boosts[old.id] >= 1.0
+    last_month = hmem.recall("which room was the team standup in last month?", k=3, explain=True, reinforce=False)
+    assert ids(last_month)[0] == mid.id and last_month[0].explanation.time_boost == 1.5
+    zh = hmem.recall("上个月 team standup 在哪个 room", k=3, explain=True, reinforce=False)
+    assert {h.id for h in zh if h.explanation.time_boost > 1} == {mid.id}
+
+
+def test_recency_never_lifts_a_superseded_version(hmem, clock):
+    first = hmem.remember("deploys run from the release branch", type="procedure", key="deploy.branch",
+                          provenance="user_stated")
+    clock.advance(days=10)
+    second = hmem.remember("deploys run from the main branch", type="procedure", key="deploy.branch",
+                           provenance="user_stated")
+    add_filler(hmem)
+    hits = hmem.recall("which branch do deploys run from now?", k=5, explain=True, reinforce=False,
+                       include_archived=True)
+    by_id = {h.id: h.explanation for h in hits}
+    assert hmem.get(first.id).status == "superseded" and by_id[first.id].recency_boost == 1.0
+    assert by_id[second.id].recency_boost > 1.0 and ids(hits)[0] == second.id
