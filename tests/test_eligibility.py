@@ -253,7 +253,7 @@ def _who(mem, agent: str, session: str | None) -> dict:
 def _sql_vector_arm(mem, qvec, n: int, who: dict, include_superseded: bool, f: dict) -> dict[str, float]:
     """exact_vector_candidates: recall_fused's visibility and filters, over every row with a vector."""
     literal = "[" + ",".join(f"{float(x):.9g}" for x in qvec) + "]"
-    ids, sims = mem.db.run("exact_vector_candidates", p_qvec=literal, p_model=mem.indexer.vectors.model_id, p_n=n,
+    ids, sims, _ = mem.db.run("exact_vector_candidates", p_qvec=literal, p_model=mem.indexer.vectors.model_id, p_n=n,
                            **who, **_filter_params(f), p_include_superseded=include_superseded).fetchone()
     return dict(zip(ids, sims))
 

@@ -5,7 +5,8 @@ recall_eligible and recall_fused's filters keep them); the analysts' recall_hits
 inside a transaction, run recall_fused. Given the same two arms, both must return the same memories
 in the same order with the same score and explain values, whatever the store holds: other agents'
 private rows, team, tenant and session scopes, superseded versions, archived rows, feedback, pinned and
-USER memories, decayed importance, queries that trip either gate, and filters.
+USER memories, decayed importance, queries that trip either gate, questions about the current state
+and about a time window, a minimum relevance, and filters.
 """
 
 from __future__ import annotations
@@ -17,40 +18,47 @@ from datetime import datetime, timedelta
 import pytest
 
 import echo_duck
-from echo_duck.text import segment as text
 from echo_duck.bench import synthetic
 from echo_duck.index.keyword import query_text
-from echo_duck.recall.hybrid import OVERFETCH, keyword_cut, shape_literal
+from echo_duck.recall import fusion
+from echo_duck.recall.hybrid import OVERFETCH, keyword_cut
 
 
-FIELDS = ("bm25_rank", "bm25_score", "vec_rank", "similarity", "keyword_weight", "vector_weight", "entropy",
-          "rrf_score", "gate", "effective_importance", "tier_weight", "feedback_weight", "decay_factor", "score")
-QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", "nothing-matches-zzzz", "the of and"]
+FIELDS = ("bm25_rank", "bm25_score", "vec_rank", "similarity", "keyword_conf", "vector_conf", "coverage",
+          "similarity_z", "relevance", "recency_boost", "time_boost", "gate", "effective_importance", "tier_weight",
+          "feedback_weight", "decay_factor", "score")
+QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", "nothing-matches-zzzz", "the of and",
+                                                      "what is the current deploy port now", "部署 上个月"]
 
 
-def both_rankings(mem, query: str, k: int, include_archived: bool) -> tuple[list[dict], list[dict]]:
+def vector_arm(mem, query: str, n: int, keep=None) -> fusion.VectorArm:
+    vectors = mem.indexer.vectors
+    ids, sims, scripts, sums = vectors.search_with_stats(vectors.embed([query])[0], n, keep)
+    return fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums))
+
+
+def both_rankings(mem, query: str, k: int, include_archived: bool, time: fusion.TimeTerms | None = None,
+                  min_score: float | None = None) -> tuple[list[dict], list[dict]]:
     """The same arms fused by recall.py's in-process path and by the recall_fused macro."""
     caller = mem.caller
     teams, tenants, settings = mem.recaller.caller_context(caller.agent_id)
     keyword = mem.indexer.keyword_search.search(query_text(query), keyword_cut(settings))
-    vectors = mem.indexer.vectors
-    vec_ids, vec_sims = vectors.search(vectors.embed([query])[0], int(settings["vector_pool"]) * OVERFETCH)
+    vector = vector_arm(mem, query, int(settings["vector_pool"]) * OVERFETCH)
     who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
                p_caller_tenants=tenants)
-    shape = text.query_shape(query)
-    entropy = dict(p_entropy=1.0 if shape is None else None, p_shape=shape_literal(shape))
-    in_process = mem.recaller._fused_in_process(keyword, vec_ids, vec_sims, who, include_archived, shape, k, None,
+    time = mem.recaller.time_terms(query) if time is None else time
+    in_process = mem.recaller._fused_in_process(keyword, vector, who, include_archived, time, min_score, k, None,
                                                 settings)
-    sims = [float(s) for s in vec_sims]  # repr reads back the very doubles fusion.py ranked
-    in_sql = mem.db.dicts("recall", **keyword.as_sql(), p_vec_ids="[" + ",".join(vec_ids) + "]" if vec_ids else None,
-                          p_vec_sims="[" + ",".join(map(repr, sims)) + "]" if vec_ids else None, **who, p_k=k,
-                          **entropy, p_types=None, p_tiers=None, p_tags=None, p_entities=None, p_since=None,
-                          p_until=None, p_session=None, p_include_superseded=include_archived, p_now=mem.now())
+    in_sql = mem.db.dicts("recall", **keyword.as_sql(), **vector.as_sql(), **who, p_k=k, **time.as_sql(),
+                          p_min_score=min_score, p_types=None, p_tiers=None, p_tags=None, p_entities=None,
+                          p_since=None, p_until=None, p_session=None, p_include_superseded=include_archived,
+                          p_now=mem.now())
     return in_process, in_sql
 
 
-def assert_same(mem, query: str, k: int, include_archived: bool = False) -> list[dict]:
-    got, expected = both_rankings(mem, query, k, include_archived)
+def assert_same(mem, query: str, k: int, include_archived: bool = False, time: fusion.TimeTerms | None = None,
+                min_score: float | None = None) -> list[dict]:
+    got, expected = both_rankings(mem, query, k, include_archived, time, min_score)
     assert [str(r["id"]) for r in got] == [str(r["id"]) for r in expected], query
     for g, e in zip(got, expected):
         for field in FIELDS:
@@ -136,26 +144,65 @@ def test_small_k_and_changed_settings(world):
     for k in (1, 3):
         for q in QUERIES[:8]:
             assert_same(world, q, k)
-    for name, value in [("keyword_pool", 5), ("vector_pool", 7), ("rrf_k", 10), ("keyword_score_power", 0),
-                        ("vector_score_power", 2), ("gate_df_ratio", 0.01), ("importance_floor", 0.9)]:
+    for name, value in [("keyword_pool", 5), ("vector_pool", 7), ("gate_df_ratio", 0.01),
+                        ("vector_min_similarity", 0.5), ("importance_floor", 0.9)]:
         world.sql("UPDATE settings SET value = $v WHERE name = $n", {"v": value, "n": name}, write=True)
         for q in QUERIES[:10]:
             assert_same(world, q, 10)
 
 
-def test_gates_are_applied_the_same_way(world):
-    def kept_per_query() -> list[int]:
-        return [len(assert_same(world, q, 1000)) for q in QUERIES]
+def test_gates_order_the_list_and_never_shorten_it(world):
+    def ranked() -> list[list[dict]]:
+        return [assert_same(world, q, 1000) for q in QUERIES]
 
     world.sql("UPDATE settings SET value = 1 WHERE name = 'gate_df_ratio'", write=True)
-    world.sql("UPDATE settings SET value = 0 WHERE name = 'vector_min_similarity'", write=True)
-    ungated = kept_per_query()
+    world.sql("UPDATE settings SET value = -1 WHERE name = 'vector_min_similarity'", write=True)
+    ungated = ranked()
     # every keyword-only match now counts as common, and most vector-only ones as weak
     world.sql("UPDATE settings SET value = 0.001 WHERE name = 'gate_df_ratio'", write=True)
     world.sql("UPDATE settings SET value = 0.3 WHERE name = 'vector_min_similarity'", write=True)
-    gated = kept_per_query()
-    assert sum(gated) < sum(ungated)
-    assert all(g <= u for g, u in zip(gated, ungated))
+    gated = ranked()
+    assert all(r["gate"] == "kept" for rows in ungated for r in rows)
+    labels = {r["gate"] for rows in gated for r in rows}
+    assert labels == {"kept", "ranked last: only common keywords", "ranked last: weak meaning match"}
+    for before, after in zip(ungated, gated):
+        assert sorted(r["id"] for r in before) == sorted(r["id"] for r in after)  # nothing dropped
+        kept = [r["gate"] == "kept" for r in after]
+        assert kept == sorted(kept, reverse=True)  # the kept first, then the gated
+        for part in ([r for r in after if r["gate"] == "kept"], [r for r in after if r["gate"] != "kept"]):
+            assert [r["score"] for r in part] == sorted((r["score"] for r in part), reverse=True)
+
+
+def test_time_terms_and_min_score_are_applied_the_same_way(world):
+    now = world.now()
+    windows = [(now - timedelta(days=40), now - timedelta(days=20)), (now - timedelta(days=400), now),
+               (now + timedelta(days=1), now + timedelta(days=2))]
+    boosted = lifted = 0
+    for query in QUERIES[:12]:
+        for recency in (None, 0.5, 3.0):
+            for window in (None, *windows):
+                rows = assert_same(world, query, 30, include_archived=True, time=fusion.TimeTerms(recency, window))
+                boosted += sum(r["time_boost"] > 1 for r in rows)
+                lifted += sum(r["recency_boost"] > 1 for r in rows)
+                assert all(r["recency_boost"] == 1 for r in rows if r["status"] != "active")  # provenance first
+        relevances = [r["relevance"] for r in assert_same(world, query, 1000)]
+        if relevances:
+            cut = sorted(relevances)[len(relevances) // 2]
+            kept = assert_same(world, query, 1000, min_score=cut)
+            assert kept and all(r["relevance"] >= cut for r in kept)
+            assert len(kept) == sum(r >= cut for r in relevances)
+    assert boosted and lifted
+
+
+def test_the_constants_are_the_sql_ones(world):
+    (row,) = world.sql("SELECT unnest(calibration_constants())").to_dicts()
+    assert row == dict(coverage_weight=fusion.COVERAGE_WEIGHT, vector_weight=fusion.VECTOR_WEIGHT,
+                       gap_scale=fusion.GAP_SCALE, recency_weight=fusion.RECENCY_WEIGHT, time_weight=fusion.TIME_WEIGHT,
+                       prior_rows=fusion.PRIOR_ROWS, prior_mean=fusion.PRIOR_MEAN, prior_sd=fusion.PRIOR_SD)
+    for sums in [(0, 0, 0, 0, 0, 0), (5, 1.0, 0.5, 0, 0, 0), (300, 21.5, 4.25, 7, 1.5, 0.75), (2, 0.6, 0.2, 1, 0.2, 0.04)]:
+        (expected,) = world.sql("SELECT calibration_stats($a, $b, $c, $d, $e, $f)",
+                                dict(zip("abcdef", sums))).rows()[0]
+        assert fusion.calibration_stats(*sums) == pytest.approx(expected, rel=1e-12)
 
 
 def test_recall_uses_the_in_process_path_and_returns_what_sql_ranks(world):
@@ -185,18 +232,16 @@ def test_filtered_in_process_ranking_equals_the_sql_macro(world, include_archive
         params = {f"p_{name}": f.get(name) for name in ("types", "tiers", "tags", "entities", "since", "until", "session")}
         for query in QUERIES[:12]:
             keyword = world.indexer.keyword_search.search(query_text(query), None)  # every match
-            vec_ids, vec_sims = world.recaller.eligibility.vector_candidates(
-                vectors.search, vectors.embed([query])[0], vector_pool * OVERFETCH, who=who,
+            ids, sims, scripts, sums = world.recaller.eligibility.vector_candidates(
+                vectors.search_with_stats, vectors.embed([query])[0], vector_pool * OVERFETCH, who=who,
                 include_superseded=include_archived, filters={k[2:]: v for k, v in params.items()})
-            shape = text.query_shape(query)
-            got = world.recaller._fused_in_process(keyword, vec_ids, vec_sims, who, include_archived, shape, 30,
+            vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums))
+            time = world.recaller.time_terms(query)
+            got = world.recaller._fused_in_process(keyword, vector, who, include_archived, time, None, 30,
                                                    {k[2:]: v for k, v in params.items()}, settings)
-            sims = [float(s) for s in vec_sims]
             expected = world.db.dicts(
-                "recall", **keyword.as_sql(), p_vec_ids="[" + ",".join(vec_ids) + "]" if vec_ids else None,
-                p_vec_sims="[" + ",".join(map(repr, sims)) + "]" if vec_ids else None, **who, p_k=30,
-                p_entropy=1.0 if shape is None else None, p_shape=shape_literal(shape), **params,
-                p_include_superseded=include_archived, p_now=world.now())
+                "recall", **keyword.as_sql(), **vector.as_sql(), **who, p_k=30, **time.as_sql(), p_min_score=None,
+                **params, p_include_superseded=include_archived, p_now=world.now())
             assert [str(r["id"]) for r in got] == [str(r["id"]) for r in expected], (f, query)
             for g, e in zip(got, expected):
                 for field in FIELDS:

@@ -204,8 +204,8 @@ def test_chinese_and_english_queries_find_the_right_chunk_with_the_real_model(on
     name, trail = top(hits)
     assert (name, trail[-1]) == (file, heading), [h.chunk.citation for h in hits]
     why = hits[0].explanation
-    assert why.vector_arm == "exact (in-process)" and why.gate == "kept" and why.rrf_score > 0
-    assert hits[0].score == pytest.approx(why.rrf_score * why.kb_weight)
+    assert why.vector_arm == "exact (in-process)" and why.gate == "kept" and why.relevance > 0
+    assert hits[0].score == pytest.approx(why.relevance * why.kb_weight)
 
 
 def test_filters_by_source_and_tag(store, docs):

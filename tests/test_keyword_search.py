@@ -17,16 +17,17 @@ from echo_duck.index.keyword import query_text
 from echo_duck.index.keyword_search import KeywordArm
 
 QUERIES = ["deploy borealis", "which database does atlas run on", "部署 流程", "吴婷 负责", "postgres port",
-           "the", "nothing-matches-this-zzzz", "atlas 数据库 backup", ""]
+           "the", "nothing-matches-this-zzzz", "atlas 数据库 backup", "", "borealis zzunseenzz qqunknownqq 完全陌生的词"]
 
 
 def sql_arm(mem, query: str) -> list[tuple]:
-    return mem.sql("SELECT memory_id::VARCHAR AS id, score, rarest_df_ratio, query_idf, query_spec FROM bm25_scores($q) "
-                   "ORDER BY score DESC, memory_id", {"q": query_text(query)}).rows()
+    return mem.sql("SELECT memory_id::VARCHAR AS id, score, rarest_df_ratio, query_idf, query_spec, covered_idf, "
+                   "query_idf_all FROM bm25_scores($q) ORDER BY score DESC, memory_id", {"q": query_text(query)}).rows()
 
 
 def unpack(arm: KeywordArm) -> list[tuple]:
-    return [(i, s, r, arm.query_idf, arm.query_spec) for i, s, r in zip(arm.ids, arm.scores, arm.rarest)]
+    return [(i, s, r, arm.query_idf, arm.query_spec, c, arm.query_idf_all)
+            for i, s, r, c in zip(arm.ids, arm.scores, arm.rarest, arm.covered)]
 
 
 def assert_same(mem, query: str, top=None) -> None:
@@ -120,10 +121,9 @@ def test_agent_recall_equals_the_analysts_sql_recall(store):
             store.sql("DELETE FROM recall_log", write=True)  # keep access counts and logs out of the comparison
             qvec = "[" + ",".join(repr(float(x)) for x in store.indexer.vectors.embed([query])[0]) + "]"
             rows = store.sql(
-                "SELECT id::VARCHAR AS id, score FROM recall_hits($q, NULL, NULL, $qvec, $model, 'bench', NULL, 10, "
-                "$entropy, $types, NULL, NULL, NULL, NULL, NULL, NULL, false, $now)",
-                {"q": query_text(query), "qvec": qvec, "model": store.indexer.vectors.model_id,
-                 "entropy": hits[0].explanation.entropy if hits else 0.5, "types": types,
+                "SELECT id::VARCHAR AS id, score FROM recall_hits($q, $qvec, $model, 'bench', NULL, 10, NULL, NULL, "
+                "NULL, $types, NULL, NULL, NULL, NULL, NULL, NULL, false, $now)",
+                {"q": query_text(query), "qvec": qvec, "model": store.indexer.vectors.model_id, "types": types,
                  "now": store.now()}).rows()
             assert [h.id for h in hits] == [r[0] for r in rows], (query, types)
             np.testing.assert_allclose([h.score for h in hits], [r[1] for r in rows], rtol=1e-6)
@@ -135,8 +135,8 @@ def test_agent_recall_equals_sql_recall_with_the_real_model(tmp_path):
         for query in ["who owns the borealis deploy", "数据库 备份", "postgres"]:
             hits = m.recall(query, 8, reinforce=False, explain=True)
             qvec = "[" + ",".join(repr(float(x)) for x in m.indexer.vectors.embed([query])[0]) + "]"
-            rows = m.sql("SELECT id::VARCHAR FROM recall_hits($q, NULL, NULL, $qvec, $model, 'bench', NULL, 8, $entropy, "
+            rows = m.sql("SELECT id::VARCHAR FROM recall_hits($q, $qvec, $model, 'bench', NULL, 8, NULL, NULL, NULL, "
                          "NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, $now)",
                          {"q": query_text(query), "qvec": qvec, "model": m.indexer.vectors.model_id,
-                          "entropy": hits[0].explanation.entropy, "now": m.now()}).rows()
+                          "now": m.now()}).rows()
             assert [h.id for h in hits] == [r[0] for r in rows], query

@@ -118,7 +118,7 @@ def test_the_first_pass_rescored_far_fewer_rows_than_it_packed(data):
     scan = QuantisedScan(BLOCK)
     scan.top(with_room(rows), len(rows), queries[0], 1)
     for query in queries:
-        possible = scan._possible_rows(query, None, np.zeros(0, np.float32), 10)
+        possible = scan._possible_rows(*scan.approximate(query), None, np.zeros(0, np.float32), 10)
         assert 10 <= len(possible) < 250
 
 

@@ -115,3 +115,25 @@ def test_duckdb_splitting_on_spaces_equals_fts_tokenizer():
                 {"s": segment_for_index(text)},
             ).fetchone()
             assert fts == fast, text
+
+
+def test_the_dictionary_cache_round_trips_and_a_damaged_one_is_ignored(tmp_path):
+    from echo_duck.text import segment as seg
+
+    path = tmp_path / "jieba-x.marshal"
+    loaded = ({"数据": -8.5, "数据库": -9.1}, frozenset({"数", "数据", "数据库"}), 3, -18.0)
+    seg._write_cache(path, loaded)
+    assert seg._read_cache(path) == loaded
+    path.write_bytes(b"\x00garbage")
+    assert seg._read_cache(path) is None
+    path.write_bytes(__import__("marshal").dumps(("not", "the", "shape", 1)))
+    assert seg._read_cache(path) is None
+    assert seg._read_cache(tmp_path / "missing.marshal") is None
+
+
+def test_segmentation_with_the_cached_dictionary_equals_jieba_s_own():
+    from echo_duck.text import segment as seg
+
+    seg._dictionary()  # loaded from the cache file when there is one
+    logp, prefixes, maxlen, miss = seg._from_jieba()
+    assert seg._LOGP == logp and seg._PREFIXES == prefixes and (seg._MAXLEN, seg._MISS) == (maxlen, miss)

@@ -241,3 +241,35 @@ def test_unfiltered_and_filtered_recall_rank_vectors_alike(vmem):
         assert math.isclose(b[memory_id][1], sim, abs_tol=1e-5)
         tied = sum(1 for other in sims if abs(other - sim) <= 1e-5) > 1
         assert b[memory_id][0] == rank or tied  # equal similarities may swap ranks
+
+
+def test_texts_are_embedded_in_batches_of_about_one_length_and_come_back_in_order(tmp_path):
+    from echo_duck.index.vectors import BATCH_CHARS, BATCH_TEXTS, by_length
+
+    texts = ["x" * n for n in (5, 900, 40, 3000, 7, 450, 450, 12000, 60)] + [f"short {i}" for i in range(70)]
+    batches = by_length(texts)
+    assert sorted(i for b in batches for i in b) == list(range(len(texts)))
+    for batch in batches:
+        longest = max(len(texts[i]) for i in batch)
+        assert len(batch) <= BATCH_TEXTS and (len(batch) == 1 or len(batch) * longest <= BATCH_CHARS)
+    order = [i for b in batches for i in b]
+    assert [len(texts[i]) for i in order] == sorted(len(t) for t in texts)
+
+    calls = []
+
+    class Recording:
+        model_id, dim = "hash-64", 64
+
+        def __init__(self):
+            from echo_duck.embed.embedder import HashEmbedder
+            self.inner = HashEmbedder()
+
+        def embed(self, batch):
+            calls.append(list(batch))
+            return self.inner.embed(batch)
+
+    with echo_duck.open(tmp_path / "m.duckdb", embedder=Recording()) as mem:
+        vectors = mem.indexer.vectors.embed(texts)
+    expected = Recording().inner.embed(texts)
+    np.testing.assert_array_equal(vectors, expected)  # each text's own vector, in the caller's order
+    assert [len(c) for c in calls] == [len(b) for b in batches]

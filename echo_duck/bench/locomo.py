@@ -65,11 +65,11 @@ class ConversationStore:
             stamps = [datetime.fromisoformat(t["timestamp"]) for t in batch if t.get("timestamp")]
             if timed and stamps:
                 self.clock_now = min(stamps)  # the session is remembered when it happened
-            records = [dict(content=turn_content(t), type="environment", tier="episodic", key=t["mem_id"],
+            records = [dict(content=turn_content(t), type="environment", tier="episodic",
                             source_session=t["session"], observed_at=t.get("timestamp"), importance=0.5)
-                       for t in batch]
-            for memory in self.store.remember_many(records):
-                self.by_id[memory.id] = memory.key
+                       for t in batch]  # no key=: keys are indexed, a turn id would add its words
+            for memory, turn in zip(self.store.remember_many(records), batch):
+                self.by_id[memory.id] = turn["mem_id"]
         stamps = [datetime.fromisoformat(t["timestamp"]) for t in turns if t.get("timestamp")]
         self.clock_now = (max(stamps) if stamps else self.clock_now) + timedelta(days=1)
 

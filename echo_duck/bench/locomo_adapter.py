@@ -14,9 +14,9 @@ _stores: dict[str, tuple[echo_duck.EchoDuck, dict[str, str]]] = {}
 
 def index(conv_id, memories):
     store = echo_duck.open(":memory:", agent_id="locomo", admin=True)
-    records = [dict(content=turn_content(m), type="environment", tier="episodic", key=m["mem_id"], source_session=m["session"],
+    records = [dict(content=turn_content(m), type="environment", tier="episodic", source_session=m["session"],
                     observed_at=m.get("timestamp")) for m in memories]
-    by_id = {memory.id: memory.key for memory in store.remember_many(records)}
+    by_id = {memory.id: m["mem_id"] for memory, m in zip(store.remember_many(records), memories)}  # keys are indexed
     _stores[conv_id] = (store, by_id)
 
 

@@ -101,6 +101,10 @@ def measure(system: System, ds: perf.Dataset, model: Any, repeats: int, baseline
     started = time.perf_counter()
     system.ingest(ds.extra, None)  # the system (or the harness' model) embeds these rows
     out["ingest_with_embedding_rows_per_s"] = round(len(ds.extra) / (time.perf_counter() - started))
+    long = perf.long_records()
+    started = time.perf_counter()
+    system.ingest(long, None)  # ~500-character memories: the embedder's cost grows with the characters
+    out["ingest_long_with_embedding_rows_per_s"] = round(len(long) / (time.perf_counter() - started))
     out["baseline_rss_mb"] = round(baseline_mb)
     out["peak_rss_mb"] = round(peak_rss_mb())
     system.close()

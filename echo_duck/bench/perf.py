@@ -64,6 +64,26 @@ def extra_rows(size: int) -> int:
     return min(EXTRA_ROWS, max(100, size // 10))
 
 
+LONG_ROWS = 200  # memories of ~500 characters appended with the real model: "ingest long texts with embedding"
+LONG_CHARS = 500
+
+
+def long_records(n: int = LONG_ROWS, chars: int = LONG_CHARS) -> list[dict]:
+    """``n`` memories of about ``chars`` characters each: consecutive synthetic memories joined, so a long
+    memory holds several facts (as a chat turn does), ~60% English, ~40% Chinese as the rest."""
+    pool = synthetic.memories(n * 12, seed=11)
+    out, parts, used = [], [], 0
+    for record in pool:
+        parts.append(record["content"])
+        used += len(record["content"]) + 1
+        if used >= chars:
+            out.append({**record, "content": " ".join(parts)[:chars], "key": None})
+            parts, used = [], 0
+            if len(out) == n:
+                break
+    return out
+
+
 def parse_systems(spec: str | Sequence[str]) -> list[str]:
     names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if s.strip()]
     unknown = [s for s in names if s not in SYSTEMS]
@@ -354,7 +374,7 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
     original_query_text = recall_mod.query_text
     db.run, db.dicts = run, dicts
     vectors.embed = timed("embed", model.embed)  # the real model: the query texts are not precomputed
-    vectors.search = timed("search", vectors.search)
+    vectors.search_with_stats = timed("search", vectors.search_with_stats)
     searcher = mem.indexer.keyword_search
     searcher.search = timed("keyword_search", searcher.search)
     recaller._log = timed("log", recaller._log)
@@ -385,7 +405,7 @@ def breakdown(mem: Any, ds: Dataset, model: Any, repeats: int) -> dict:
     finally:
         for attr in ("run", "dicts"):
             vars(db).pop(attr, None)
-        for obj, attr in ((vectors, "embed"), (vectors, "search"), (searcher, "search"), (recaller, "_log"),
+        for obj, attr in ((vectors, "embed"), (vectors, "search_with_stats"), (searcher, "search"), (recaller, "_log"),
                           (eligibility, "rows")):
             vars(obj).pop(attr, None)
         recall_mod.query_text = original_query_text

@@ -140,11 +140,22 @@ def markdown(result: dict) -> str:
                 lines.append("| " + " | ".join([_size(size), LABELS.get(peer, peer)] + [
                     _fmt(r[key], 2) for key in ("p50_excl", "p95_excl", "p50_incl", "ingest", "ingest_with_embedding",
                                                 "disk", "peak_rss")]) + " |")
-    lines += _curve(result) + _stages(result) + _lifecycle(result)
+    lines += _curve(result) + _long(result) + _stages(result) + _lifecycle(result)
     lines += ["", "Notes:"] + [f"- {note}" for note in m["notes"]]
     if m.get("plot"):
         lines.append(f"- Plot: {m['plot']}")
     return "\n".join(lines)
+
+
+def _long(result: dict) -> list[str]:
+    """Ingest of ~500-character memories with the model in the loop, per size and system."""
+    rows = [(size, system, entry["ingest_long_with_embedding_rows_per_s"]) for size, row in result["results"].items()
+            for system, entry in row.items() if isinstance(entry, dict) and "ingest_long_with_embedding_rows_per_s" in entry]
+    if not rows:
+        return []
+    return (["", "Ingest of ~500-character memories, embedded in the loop (rows/s):", "",
+             "| size | system | rows/s |", "|---|---|--:|"]
+            + [f"| {_size(size)} | {LABELS.get(system, system)} | {_fmt(value)} |" for size, system, value in rows])
 
 
 def _curve(result: dict) -> list[str]:

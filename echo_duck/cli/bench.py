@@ -154,3 +154,54 @@ def bench_purge(sizes, purges, dim, as_json):
              f"(database {r['purge_database_s']}, file rewrite {r['purge_rewrite_s']}); fill {r['fill_s']} s"
              for r in reports]
     emit(reports, as_json, "\n".join(lines))
+
+@bench.command(name="recall")
+@click.option("--locomo", type=click.Path(exists=True, file_okay=False),
+              help="LoCoMo folder (memories.jsonl, queries.jsonl), e.g. ../shared/bench/locomo.")
+@click.option("--longmemeval", type=click.Path(exists=True, file_okay=False),
+              help="LongMemEval folder (memories.jsonl.gz, queries.jsonl.gz), e.g. ../shared/bench/longmemeval_dev.")
+@click.option("--sets", default="all", show_default=True,
+              help="Comma-separated: locomo, longmemeval, bilingual, zh_daily; 'all' = the own two sets plus "
+                   "those given a folder.")
+@click.option("--columns", default=",".join(("plain_bm25", "plain_vector", "keyword", "vector", "hybrid")),
+              show_default=True, help="Which rankers to score.")
+@click.option("--limit", type=int, help="Only the first N conversations of each set.")
+@click.option("--model", default="default", show_default=True, help="Embedding model (use, minilm, hash).")
+@click.option("--cache", type=click.Path(file_okay=False), help="Folder for an embedding cache (re-runs read it).")
+@click.option("--out", type=click.Path(file_okay=False), help="Write recall.json and recall.md into this folder.")
+@click.option("--json", "as_json", is_flag=True)
+def bench_recall(locomo, longmemeval, sets, columns, limit, model, cache, out, as_json):
+    """Retrieval quality per set and category: plain BM25, a plain exact vector scan, echo_duck's keyword
+    arm, vector arm and hybrid; R@1, R@10, MRR (H@1 on zh_daily); fit and held-out parts shown apart.
+
+    Example:  echo-duck bench recall --locomo ../shared/bench/locomo --longmemeval ../shared/bench/longmemeval_dev
+    """
+    import json as _json
+
+    from ..bench import recall_quality as rq
+    from ..errors import InvalidInput
+
+    with fail_cleanly():
+        folders = {"locomo": locomo and Path(locomo), "longmemeval": longmemeval and Path(longmemeval),
+                   "bilingual": rq.OWN_SETS / "bilingual", "zh_daily": rq.OWN_SETS / "zh_daily"}
+        wanted = [s.strip() for s in sets.split(",") if s.strip()]
+        if wanted == ["all"]:
+            wanted = [s for s in rq.SETS if folders[s]]
+        unknown = [s for s in wanted if s not in rq.SETS]
+        if unknown:
+            raise InvalidInput(f"unknown set(s) {', '.join(unknown)}; choose from {', '.join(rq.SETS)}")
+        missing = [s for s in wanted if not folders[s]]
+        if missing:
+            raise InvalidInput(f"set(s) {', '.join(missing)} need a folder: --{missing[0]} PATH")
+        chosen = tuple(c.strip() for c in columns.split(",") if c.strip())
+        if not chosen or any(c not in rq.COLUMNS for c in chosen):
+            raise InvalidInput(f"--columns takes any of {', '.join(rq.COLUMNS)}")
+        embedder = rq.bench_embedder(model, cache and Path(cache))
+        report = rq.run({s: folders[s] for s in wanted}, embedder, columns=chosen, limit=limit,
+                        progress=None if as_json else lambda msg: click.echo(msg, err=True))
+        text = rq.markdown(report)
+        if out:
+            Path(out).mkdir(parents=True, exist_ok=True)
+            (Path(out) / "recall.json").write_text(_json.dumps(report, indent=1), encoding="utf-8")
+            (Path(out) / "recall.md").write_text(text + "\n", encoding="utf-8")
+    emit({k: v for k, v in report.items()} if as_json else None, as_json, text)

@@ -77,7 +77,7 @@ def search(query, k, sources, tags, explain, as_prompt, db, agent, lock_timeout,
     columns = ("score", "citation", "flagged", "content") + (("bm25", "vector", "similarity") if explain else ())
     human = output.table(rows, columns, widths={"citation": 60, "content": 60}) if rows else "(no matching chunks)"
     if explain and hits:
-        human += f"\n\nvector arm: {hits[0].explanation.vector_arm}; query entropy {hits[0].explanation.entropy:.2f}"
+        human += f"\n\nvector arm: {hits[0].explanation.vector_arm}"
     emit(hits, as_json, human)
 
 

@@ -126,9 +126,10 @@ class Indexer:
             return
         self.check_model_for_writes()
         texts = [row.content for row in rows]
-        self.keyword.add([(row.memory_id, index_text(t)) for row, t in zip(rows, texts)])
+        keys = dict(self.db.run("keys_of_memories", ids="[" + ",".join(str(row.memory_id) for row in rows) + "]").fetchall())
+        self.keyword.add([(row.memory_id, index_text(t, keys.get(str(row.memory_id)))) for row, t in zip(rows, texts)])
         if self.vectors is not None:
-            self.vectors.add([row.memory_id for row in rows], self._embed(texts, ahead))
+            self.vectors.add([row.memory_id for row in rows], self._embed(texts, ahead), [row.content for row in rows])
 
     def _embed(self, texts: list[str], ahead: "EmbeddedAhead | None") -> np.ndarray:
         known = {} if ahead is None else ahead.vectors()
@@ -149,7 +150,7 @@ class Indexer:
 class EmbeddedAhead:
     """Vectors for texts, computed in a daemon thread in chunks as the scanner passes their rows."""
 
-    CHUNK = 32  # the models' own batch size: the vectors come out as embed() of the whole list gives them
+    CHUNK = 32  # rows handed to the thread at a time; VectorIndex.embed batches each chunk's texts by length
 
     def __init__(self, vectors: VectorIndex, texts: list[str]):
         self._texts = texts

@@ -18,7 +18,8 @@ from ..storage.db import Db
 from ..text import segment as text
 
 # Bump when segmentation changes in a way that alters tokens: stored postings are then rebuilt.
-SEGMENTER_VERSION = "1"
+# 2: a memory's key is indexed beside its content.
+SEGMENTER_VERSION = "2"
 # What a memory is indexed with; "own-text" since neighbour context was dropped (issue 18): a store
 # indexed with its session neighbour's text is rebuilt on its next writable open.
 INDEX_TEXT = "own-text"
@@ -45,7 +46,8 @@ class KeywordIndex:
                 self.db.con.unregister(_STAGE)
             self.db.run("clear_keyword_index")
             rows = self.db.run("all_memory_texts").fetchall()
-            self.add([(memory_id, index_text(content)) for memory_id, content in rows])
+            keys = dict(self.db.run("all_memory_keys").fetchall())
+            self.add([(memory_id, index_text(content, keys.get(str(memory_id)))) for memory_id, content in rows])
             self.compact_in_transaction()
             self.db.run("set_store_info", name="keyword_index_signature", value=signature)
 
@@ -95,9 +97,13 @@ class KeywordIndex:
         return hashlib.sha256(f"{SEGMENTER_VERSION}|{INDEX_TEXT}|{hash_probe}|{words}".encode()).hexdigest()[:16]
 
 
-def index_text(content: str) -> str:
-    """What BM25 indexes for a memory: its own content, segmented (no text of any other memory)."""
-    return text.segment_for_index(content)
+def index_text(content: str, key: str | None = None) -> str:
+    """What BM25 indexes for a memory: its own content, segmented (no text of any other memory), and its key's
+    words ("package_manager" -> package manager): an agent's key names the fact, often in English whatever
+    language the fact is in."""
+    tokens = text.segment_for_index(content)
+    named = text.segment_for_index(key) if key else ""
+    return f"{tokens} {named}" if tokens and named else tokens or named
 
 
 def query_text(query: str) -> str:

@@ -44,13 +44,16 @@ class KeywordArm:
     query_idf: float | None
     query_spec: float | None
     matches: int
+    covered: tuple[float, ...] = ()  # per match: the RSJ weights of the query terms it holds (bm25_scores covered_idf)
+    query_idf_all: float | None = None  # every content query term's RSJ weight, unseen ones at the largest
 
     def as_sql(self) -> dict[str, str | float | None]:
         """The arm as the recall macro's parameters: '[…]' texts (NULL when nothing matched)."""
         if not self.ids:
-            return dict(p_kw_ids=None, p_kw_scores=None, p_kw_rarest=None, p_kw_idf=None, p_kw_spec=None)
+            return dict(p_kw_ids=None, p_kw_scores=None, p_kw_rarest=None, p_kw_covered=None, p_kw_idf_all=None)
         return dict(p_kw_ids="[" + ",".join(self.ids) + "]", p_kw_scores=_floats(self.scores),
-                    p_kw_rarest=_floats(self.rarest), p_kw_idf=self.query_idf, p_kw_spec=self.query_spec)
+                    p_kw_rarest=_floats(self.rarest), p_kw_covered=_floats(self.covered),
+                    p_kw_idf_all=self.query_idf_all)
 
 
 NO_MATCH = KeywordArm((), (), (), None, None, 0)
@@ -99,6 +102,7 @@ class KeywordSearcher:
         self._live_len = 0
         self._score_buffer = np.zeros(0)
         self._rarest_buffer = np.zeros(0)
+        self._covered_buffer = np.zeros(0)
 
     def invalidate(self) -> None:
         with self._lock:
@@ -168,7 +172,7 @@ class KeywordSearcher:
     def _score(self, terms: np.ndarray, n_docs: int, total_len: int, top: int | None) -> KeywordArm:
         postings, live, n = self._postings, self._docs.live, float(n_docs)
         avgdl = total_len / n_docs if n_docs else 1.0
-        score, rarest = self._buffers()
+        score, rarest, covered = self._buffers()
         touched, dfs = [], []
         try:
             for term in np.unique(terms):  # a handful of terms; each posting list is scored in one go
@@ -185,38 +189,50 @@ class KeywordSearcher:
                 # (tf * 22) / 10 is DuckDB's decimal tf * (1.2 + 1), rounded once to a double as there
                 score[rows] += idf * (((tf * 22.0) / 10.0) / (tf + (1.2 * (0.25 + (0.75 * (doc_len / avgdl))))))
                 rarest[rows] = np.minimum(rarest[rows], df)
+                covered[rows] += _information(n, df)
                 touched.append(rows)
                 dfs.append(df)
             if not dfs:
                 return NO_MATCH
             docs = np.flatnonzero(score)  # touched rows, ascending: each scored > 0 (idf and tf terms are positive)
-            doc_scores, doc_rarest = score[docs], rarest[docs]  # copies, taken before the reset below
+            doc_scores, doc_rarest, doc_covered = score[docs], rarest[docs], covered[docs]  # copies, before the reset
         finally:
             for rows in touched:  # leave the buffers zeroed, whatever happened
-                score[rows], rarest[rows] = 0.0, _NO_DF
+                score[rows], rarest[rows], covered[rows] = 0.0, _NO_DF, 0.0
         surprise = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in dfs]
         matches = len(docs)
         if top is not None and matches > top:
             # keep the top scores and every score tied with the last of them, so that the id
             # tie-break below decides which of the tied make the cut, as in SQL
             keep = doc_scores >= np.partition(doc_scores, matches - top)[matches - top]
-            docs, doc_scores, doc_rarest = docs[keep], doc_scores[keep], doc_rarest[keep]
+            docs, doc_scores, doc_rarest, doc_covered = docs[keep], doc_scores[keep], doc_rarest[keep], doc_covered[keep]
         order = np.lexsort((self._docs.id_low[docs], self._docs.id_high[docs], -doc_scores))[:top]  # score, then id
+        query_idf = sum(math.log10(((n - df) + 0.5) / (df + 0.5) + 1) for df in dfs)
+        query_info = sum(_information(n, df) for df in dfs)
+        unseen = len(terms) - len(dfs)  # content terms no live doc holds: counted at the largest weight
         return KeywordArm(
             ids=tuple(self._ids[row] for row in docs[order].tolist()),
             scores=tuple(doc_scores[order].tolist()),
             rarest=tuple((doc_rarest[order] / n).tolist()),
-            query_idf=sum(math.log10(((n - df) + 0.5) / (df + 0.5) + 1) for df in dfs),
+            query_idf=query_idf,
             query_spec=(sum(surprise) / len(surprise) + max(surprise)) / 2 / math.log(1 + (n + 0.5) / 0.5),
             matches=matches,
+            covered=tuple(doc_covered[order].tolist()),
+            query_idf_all=query_info + unseen * _information(n, 0),
         )
 
-    def _buffers(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per-doc-row score and rarest-df accumulators, zeroed between searches."""
+    def _buffers(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-doc-row score, rarest-df and covered-IDF accumulators, zeroed between searches."""
         if len(self._score_buffer) < len(self._ids):
             size = max(1024, 2 * len(self._ids))
             self._score_buffer, self._rarest_buffer = np.zeros(size), np.full(size, _NO_DF)
-        return self._score_buffer, self._rarest_buffer
+            self._covered_buffer = np.zeros(size)
+        return self._score_buffer, self._rarest_buffer, self._covered_buffer
+
+
+def _information(n: float, df: int) -> float:
+    """bm25_scores' term weight for coverage: log10((N' - df + 0.5) / (df + 0.5)), N' = max(N, 2 df + 1)."""
+    return math.log10(((max(n, 2 * df + 1) - df) + 0.5) / (df + 0.5))
 
 
 def _order_key(ids: list[str]) -> tuple[np.ndarray, np.ndarray]:

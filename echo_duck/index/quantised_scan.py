@@ -109,11 +109,14 @@ class QuantisedScan:
                 self._concatenate()
 
     def top(self, matrix: np.ndarray, count: int, query: np.ndarray, n: int,
-            keep: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+            keep: np.ndarray | None = None, scripts: np.ndarray | None = None):
         """The exact top-n (rows, float32 similarities, best first, ties by row) of ``matrix[:count] @
-        query`` among the rows where ``keep`` (bool per row, or None for all) is true."""
+        query`` among the rows where ``keep`` (bool per row, or None for all) is true. Given ``scripts``
+        (0 or 1 per row), also the count, sum and sum of squares of every row's similarity per script
+        (script_sums), kept or not: exact for the rows scored in float32, the int8 scores for the packed
+        rows (within ~1e-3 of each, and the errors average out)."""
         query = query.astype(np.float32, copy=False)
-        if n <= 0:
+        if n <= 0 and scripts is None:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         self._pack(matrix, count)
         sealed = self.sealed
@@ -123,17 +126,31 @@ class QuantisedScan:
             rewritten = np.fromiter(sorted(self._rewritten), np.int64, len(self._rewritten))
             direct = np.concatenate([rewritten, direct])
             direct_sims = np.concatenate([matvec(matrix[rewritten], query), direct_sims])
+        approx = slack = None
+        if sealed:
+            approx, slack = self.approximate(query)
+        sums = None
+        if scripts is not None:
+            every = np.empty(count, np.float32)
+            if sealed:
+                every[:sealed] = approx
+            every[direct] = direct_sims
+            sums = script_sums(every, scripts[:count])
         if keep is not None:
             wanted = keep[direct]
             direct, direct_sims = direct[wanted], direct_sims[wanted]
-        if sealed == 0:
-            return _best(direct, direct_sims, n)
-        packed = self._possible_rows(query, keep, direct_sims, n)
-        if len(packed) > sealed // 8:  # a query the bounds cannot narrow (all zeros, say): scan it all
-            packed_sims = matvec(matrix[:sealed], query)[packed]
+        if n <= 0:
+            found = np.zeros(0, np.int64), np.zeros(0, np.float32)
+        elif sealed == 0:
+            found = _best(direct, direct_sims, n)
         else:
-            packed_sims = matvec(matrix[packed], query)
-        return _best(np.concatenate([packed, direct]), np.concatenate([packed_sims, direct_sims]), n)
+            packed = self._possible_rows(approx, slack, keep, direct_sims, n)
+            if len(packed) > sealed // 8:  # a query the bounds cannot narrow (all zeros, say): scan it all
+                packed_sims = matvec(matrix[:sealed], query)[packed]
+            else:
+                packed_sims = matvec(matrix[packed], query)
+            found = _best(np.concatenate([packed, direct]), np.concatenate([packed_sims, direct_sims]), n)
+        return found if scripts is None else (*found, sums)
 
     def approximate(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each packed row's int8 score and how far its float32 score can be from it (Cauchy-Schwarz):
@@ -145,10 +162,9 @@ class QuantisedScan:
                  + np.float32(1e-7))
         return approx, slack
 
-    def _possible_rows(self, query, keep, direct_sims, n) -> np.ndarray:
+    def _possible_rows(self, approx, slack, keep, direct_sims, n) -> np.ndarray:
         """The packed rows (kept, not rewritten) whose float32 score could reach the top n."""
         sealed = self.sealed
-        approx, slack = self.approximate(query)
         eligible = None if keep is None else keep[:sealed].copy()
         if self._rewritten:
             if eligible is None:
@@ -183,6 +199,20 @@ class QuantisedScan:
         self._scale = np.concatenate([p.scale for p in parts]) if parts else np.zeros(0, np.float32)
         self._residual = np.concatenate([p.residual for p in parts]) if parts else np.zeros(0, np.float32)
         self._norm = np.concatenate([p.norm for p in parts]) if parts else np.zeros(0, np.float32)
+
+
+def script_sums(sims: np.ndarray, scripts: np.ndarray) -> tuple[float, float, float, float, float, float]:
+    """(n0, sum0, sumsq0, n1, sum1, sumsq1): count, sum and sum of squares of the similarities of the rows
+    of script 0 and of script 1, in float64 (sql/macros/20_ranking.sql calibration_stats takes them)."""
+    values = np.asarray(sims, dtype=np.float64)
+    han = np.asarray(scripts) == 1
+    n1 = int(np.count_nonzero(han))
+    total, squares = float(values.sum()), float(values @ values)
+    if n1 == 0:
+        return float(len(values)), total, squares, 0.0, 0.0, 0.0
+    of_han = values[han]
+    sum1, squares1 = float(of_han.sum()), float(of_han @ of_han)
+    return float(len(values) - n1), total - sum1, squares - squares1, float(n1), sum1, squares1
 
 
 def _best(rows: np.ndarray, sims: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

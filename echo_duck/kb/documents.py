@@ -108,13 +108,12 @@ class KbExplanation:
     bm25_score: float | None
     vector_rank: int | None
     similarity: float | None
-    keyword_quality: float | None
-    vector_quality: float | None
-    rrf_score: float
-    keyword_weight: float
-    vector_weight: float
+    keyword_conf: float | None
+    vector_conf: float | None
+    coverage: float | None
+    similarity_z: float | None
+    relevance: float
     kb_weight: float
-    entropy: float
     vector_arm: str
     gate: str
     rerank: str | None = None  # set when a reranker reorders a merged recall(include_kb=True) list
@@ -278,7 +277,8 @@ class KnowledgeBase:
         tags = None if tags is None else validate.labels(tags, "tags") or None
         explain = validate.flag(explain, "explain")
         q_tokens = text.segment_for_index(query)
-        params: dict[str, Any] = dict(p_query=q_tokens, p_vec_ids=None, p_vec_sims=None, p_qvec=None, p_model=None)
+        params: dict[str, Any] = dict(p_query=q_tokens, p_vec_ids=None, p_vec_sims=None, p_vec_stats=None, p_qvec=None,
+                                      p_model=None)
         vectors = self.indexer.vectors
         if vectors is None:
             self.indexer.warn_keyword_only_once()
@@ -291,14 +291,15 @@ class KnowledgeBase:
             else:
                 with self.db.reading():
                     pool = int(self.db.scalar("setting_value", name="vector_pool"))
-                    ids, sims = self._matrix.search(self.db, vectors.model_id, vectors.embedder.dim, qvec, pool)
-                params["p_vec_ids"], params["p_vec_sims"], arm = "[" + ",".join(ids) + "]", _literal(sims), "exact (in-process)"
+                    ids, sims, sums = self._matrix.search(self.db, vectors.model_id, vectors.embedder.dim, qvec, pool)
+                    stats = self.db.scalar("kb_similarity_stats", n=sums[0], total=sums[1], squares=sums[2])
+                params.update(p_vec_ids="[" + ",".join(ids) + "]", p_vec_sims=_literal(sims),
+                              p_vec_stats="[" + ",".join(map(repr, stats)) + "]")
+                arm = "exact (in-process)"
         with self.db.reading():
-            df = self.db.run("kb_token_df", q=q_tokens).fetchall() if q_tokens else []
-            entropy = text.query_entropy(query, {token: n for token, n, _ in df}, df[0][2] if df else 0) if q_tokens else 1.0
-            rows = self.db.dicts("kb_search", **params, p_k=k, p_entropy=entropy, p_sources=sources, p_tags=tags,
+            rows = self.db.dicts("kb_search", **params, p_k=k, p_sources=sources, p_tags=tags,
                                  p_caller_agent=caller.agent_id, p_caller_session=caller.session_id)
-        return [_hit(row, entropy, arm, explain) for row in rows]
+        return [_hit(row, arm, explain) for row in rows]
 
     def documents(self, caller: Caller) -> list[KbDocument]:
         """Active documents the caller may see, with their chunk and flagged-chunk counts."""
@@ -387,18 +388,21 @@ class _Matrix:
     def invalidate(self) -> None:
         self._model = None
 
-    def search(self, db: Db, model_id: str, dim: int, query: np.ndarray, n: int) -> tuple[list[str], np.ndarray]:
+    def search(self, db: Db, model_id: str, dim: int, query: np.ndarray, n: int
+               ) -> tuple[list[str], np.ndarray, tuple[float, float, float]]:
+        """The top n (ids, similarities), and the count, sum and sum of squares of every chunk's similarity."""
         if self._model != model_id:
             table = db.run("kb_vectors_of_model", model_id=model_id).to_arrow_table()
             self._ids = [str(v) for v in table.column("chunk_id").to_pylist()]
             flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
             self._m, self._model = flat.astype(np.float32, copy=False).reshape(len(self._ids), dim), model_id
         if not self._ids:
-            return [], np.zeros(0, dtype=np.float32)
+            return [], np.zeros(0, dtype=np.float32), (0.0, 0.0, 0.0)
         sims = matvec(self._m, query.astype(np.float32))
         top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
         top = top[np.lexsort((top, -sims[top]))]
-        return [self._ids[i] for i in top], sims[top]
+        values = sims.astype(np.float64)
+        return [self._ids[i] for i in top], sims[top], (float(len(values)), float(values.sum()), float(values @ values))
 
 
 def _owner(caller: Caller, scope: str, team_id: Any, tenant_id: Any, sensitivity: str) -> dict[str, Any]:
@@ -415,12 +419,12 @@ def _owner(caller: Caller, scope: str, team_id: Any, tenant_id: Any, sensitivity
             "sensitivity": validate.choice(sensitivity, "sensitivity", SENSITIVITIES)}
 
 
-def _hit(row: dict, entropy: float, arm: str, explain: bool) -> KbHit:
+def _hit(row: dict, arm: str, explain: bool) -> KbHit:
     explanation = None
     if explain:
         names = {f.name for f in fields(KbExplanation)}
         explanation = KbExplanation(**{k: v for k, v in row.items() if k in names},
-                                    vector_rank=row["vec_rank"], entropy=entropy, vector_arm=arm)
+                                    vector_rank=row["vec_rank"], vector_arm=arm)
     return KbHit(KbChunk.from_row(row), float(row["score"]), explanation)
 
 

@@ -22,7 +22,8 @@ import numpy as np
 from ..index.keyword import query_text
 from ..models import Event, History, Memory
 from ..storage.db import Db, uuid_list
-from ..text import segment as text
+from ..text import when
+from ..text.when import text_script
 from ..write.writer import Caller
 from . import fusion
 from .hybrid import OVERFETCH, Hit, Recaller, RecallQuery, _conflicts_by_side, _hit
@@ -69,21 +70,22 @@ class TimeTravel:
             _, _, settings = self.recaller.caller_context(caller.agent_id)
         keyword = self.recaller.indexer.keyword_search.search(query_text(query.text), None) \
             if "keyword" in query.arms else _no_keywords()
-        vec_ids: list[str] = []
-        vec_sims: list[float] = []
+        vector = fusion.NO_VECTORS
         arm = "disabled by the caller" if "vector" not in query.arms else "unavailable: no embedding model installed"
         if vectors is not None:
             qvec = vectors.embed([query.text])[0] if query_vector is None else np.asarray(query_vector, np.float32)
-            ids, sims = vectors.search(qvec, int(settings["vector_pool"]) * OVERFETCH * 4)
-            vec_ids, vec_sims = list(ids), [float(s) for s in sims]
+            ids, sims, scripts, sums = vectors.search_with_stats(qvec, int(settings["vector_pool"]) * OVERFETCH * 4)
+            vec_ids, vec_sims, vec_scripts = list(ids), [float(s) for s in sims], list(scripts)
             with self.db.reading():
                 gone = self.db.dicts("active_without_vector_as_of", ts=ts, limit=MAX_REEMBEDDED)
             if gone:  # exported to Parquet since: embedded again, found by meaning
                 matrix = vectors.embed([g["content"] for g in gone])
                 vec_ids += [g["id"] for g in gone]
                 vec_sims += [float(x) for x in matrix @ qvec]
+                vec_scripts += [text_script(g["content"]) for g in gone]
+            vector = fusion.VectorArm(vec_ids, vec_sims, vec_scripts, fusion.calibration_stats(*sums))
             arm = "exact (in-process, as of)"
-        candidates = list(dict.fromkeys([*keyword.ids, *vec_ids]))
+        candidates = list(dict.fromkeys([*keyword.ids, *vector.ids]))
         if not candidates:
             return []
         filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
@@ -94,7 +96,9 @@ class TimeTravel:
                 "recall_eligible_as_of", ts=ts, **filters, **_who(caller), p_decay_days=settings["importance_decay_days"],
                 p_archived_weight=settings["archived_weight"], p_unhelpful_penalty=settings["unhelpful_penalty"])}
         eligible = {i: eligible[i] for i in candidates if i in eligible}
-        ranked = fusion.fuse(keyword, vec_ids, vec_sims, eligible, settings, text.query_shape(query.text), query.k)
+        time = fusion.TimeTerms(fusion.RECENCY_WEIGHT if when.wants_current(query.text) else None,
+                                when.time_window(query.text, ts))  # "now" is the instant asked about
+        ranked = fusion.fuse(keyword, vector, eligible, settings, query.k, time, query.min_score)
         if not ranked:
             return []
         winners = uuid_list([f.memory_id for f in ranked])
@@ -103,7 +107,7 @@ class TimeTravel:
             for side, other in _conflicts_by_side(self.db.run("conflicts_as_of", ids=winners, ts=ts).fetchall(), stored):
                 stored[side]["conflicts_with"] = [*(stored[side]["conflicts_with"] or []), other]
         rows = [{**stored[f.memory_id], **vars(f)} for f in ranked if f.memory_id in stored]
-        return [_hit(row, row["entropy"], arm, explain) for row in rows]
+        return [_hit(row, arm, explain) for row in rows]
 
 
 def _who(caller: Caller) -> dict[str, Any]:

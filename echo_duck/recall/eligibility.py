@@ -247,7 +247,8 @@ class EligibilityCopy:
     def _decay_terms(self, now: datetime, settings: dict[str, float],
                      reviews: dict[str, tuple[int, datetime]]) -> Callable[[str, int], dict[str, Any]]:
         """effective_importance (sql/macros/20_ranking.sql), tier and feedback weights of one copy row, as
-        recall_eligible computes them: the same libm calls on the same doubles, in the same order."""
+        recall_eligible computes them: the same libm calls on the same doubles, in the same order; and
+        what the time terms read (active, at_us)."""
         c = self._cols  # a reload replaces it: a lazy read still sees this one
         now_s = _epoch_seconds(_micros(now))
         base_days = max(float(settings["importance_decay_days"]), 1.0)
@@ -266,7 +267,8 @@ class EligibilityCopy:
                 effective = importance * math.pow(0.5, days / (base_days * (1 + math.log2(1 + count + queued))))
             return {"memory_id": memory_id, "effective_importance": effective,
                     "tier_weight": archived_weight if c.archival[row] else 1.0,
-                    "feedback_weight": math.pow(kept_share, max(int(c.net_unhelpful[row]), 0))}
+                    "feedback_weight": math.pow(kept_share, max(int(c.net_unhelpful[row]), 0)),
+                    "active": bool(c.status[row] == _STATUS["active"]), "at_us": int(c.at_us[row])}
         return terms
 
 

@@ -2,25 +2,41 @@
 for a recall whose two arms were computed in process.
 
 The candidates the caller may see (``can_see_as``) and asked for (the filters) arrive with their
-decay terms (``effective_importance``, archived and feedback weights), as ``recall_eligible`` and the
-macro's filters keep them (eligibility.py computes them over an in-process copy, tested equal); the
-settings come as they are stored. What is left is arithmetic over a few hundred rows: each arm's rank
-among the eligible, the pool cuts, RRF weighted by match quality, the gates, the final score.
-Planning and running the macro for it cost ~40 ms at 100k rows, about a quarter of it planning; a
-DuckDB plan that complex has a floor Python does not. Each step names the macro step it mirrors, with
-the same operations in the same order, so the two agree to the last bit; tests hold them equal (ids,
-order, scores, every explain value). The macro stays the definition: the analysts' ``recall_hits``
-and filtered recalls inside a transaction run it.
+decay terms (``effective_importance``, archived and feedback weights) and time (``at_us``, ``active``),
+as ``recall_eligible`` and the macro's filters keep them (eligibility.py computes them over an
+in-process copy, tested equal); the settings come as they are stored. What is left is arithmetic over a
+few hundred rows: each arm's rank among the eligible, the pool cuts, the calibrated relevance
+(``calibrated_score``), the time terms, the gate labels, the final score. Planning and running the
+macro for it cost ~40 ms at 100k rows; a DuckDB plan that complex has a floor Python does not. Each
+step names the macro step it mirrors, with the same operations in the same order, so the two agree to
+the last bit; tests hold them equal (ids, order, scores, every explain value). The macro stays the
+definition: the analysts' ``recall_hits`` and filtered recalls inside a transaction run it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Mapping, Sequence
 
 from ..index.keyword_search import KeywordArm
 
 KEPT = "kept"
+COMMON_ONLY = "ranked last: only common keywords"
+WEAK_MEANING = "ranked last: weak meaning match"
+
+# sql/macros/20_ranking.sql calibration_constants(): fitted on LoCoMo conversations 0-4 and LongMemEval
+# (dev) questions 0-49 only. A test holds the two equal.
+COVERAGE_WEIGHT = 0.5
+VECTOR_WEIGHT = 0.2
+GAP_SCALE = 2.0
+RECENCY_WEIGHT = 0.5
+TIME_WEIGHT = 0.5
+PRIOR_ROWS = 10.0
+PRIOR_MEAN = 0.1
+PRIOR_SD = 0.1
+_EPOCH = datetime(1970, 1, 1)
 
 
 @dataclass(frozen=True)
@@ -33,10 +49,13 @@ class Fused:
     rarest_df_ratio: float | None
     vec_rank: int | None
     similarity: float | None
-    keyword_weight: float
-    vector_weight: float
-    entropy: float
-    rrf_score: float
+    keyword_conf: float | None
+    vector_conf: float | None
+    coverage: float | None
+    similarity_z: float | None
+    relevance: float
+    recency_boost: float
+    time_boost: float
     gate: str
     effective_importance: float
     tier_weight: float
@@ -45,83 +64,139 @@ class Fused:
     score: float
 
 
-def fuse(keyword: KeywordArm, vec_ids: Sequence[str], vec_sims: Sequence[float],
-         eligible: Mapping[str, dict[str, Any]], settings: dict[str, float], shape: tuple[float, float, float] | None,
-         k: int) -> list[Fused]:
-    """The best ``k`` kept candidates by score, then id. ``eligible`` maps each candidate the caller may
-    see to its recall_eligible row (read only for the candidates that make a pool: eligibility.py
-    computes the decay terms on demand), ``settings`` the settings table by name, ``shape``
-    text.query_shape's (stop, length, code)."""
+@dataclass(frozen=True)
+class VectorArm:
+    """The vector candidates in rank order with each one's script, and the query's similarity
+    statistics per script (``calibration_stats``: [mean_0, sd_0, mean_1, sd_1])."""
+
+    ids: Sequence[str] = ()
+    sims: Sequence[float] = ()
+    scripts: Sequence[int] = ()
+    stats: Sequence[float] | None = None
+
+    def as_sql(self) -> dict[str, str | None]:
+        if not self.ids:
+            return dict(p_vec_ids=None, p_vec_sims=None, p_vec_scripts=None, p_vec_stats=None)
+        return dict(p_vec_ids="[" + ",".join(self.ids) + "]", p_vec_sims=_floats(float(s) for s in self.sims),
+                    p_vec_scripts="[" + ",".join(str(int(s)) for s in self.scripts) + "]",
+                    p_vec_stats=None if self.stats is None else _floats(self.stats))
+
+
+NO_VECTORS = VectorArm()
+
+
+@dataclass(frozen=True)
+class TimeTerms:
+    """What the question says about time: the recency weight when it asks for the current state (None
+    otherwise) and the window it names (text/when.py), as recall_fused's p_recency, p_time_from/to."""
+
+    recency: float | None = None
+    window: tuple[datetime, datetime] | None = None
+
+    def as_sql(self) -> dict[str, Any]:
+        start, end = self.window if self.window is not None else (None, None)
+        return dict(p_recency=self.recency, p_time_from=start, p_time_to=end)
+
+
+NO_TIME = TimeTerms()
+
+
+def calibration_stats(n0: float, sum0: float, sumsq0: float, n1: float, sum1: float, sumsq1: float) -> list[float]:
+    """sql/macros/20_ranking.sql calibration_stats(): [mean_0, sd_0, mean_1, sd_1] from each script's
+    count, sum and sum of squares of the similarities, each script leaning on the store, the store on
+    the prior (PRIOR_ROWS pseudo-rows each)."""
+    g_mean = (sum0 + sum1 + PRIOR_ROWS * PRIOR_MEAN) / (n0 + n1 + PRIOR_ROWS)
+    g_square = (sumsq0 + sumsq1 + PRIOR_ROWS * (PRIOR_SD * PRIOR_SD + PRIOR_MEAN * PRIOR_MEAN)) / (n0 + n1 + PRIOR_ROWS)
+    out = []
+    for n, total, squares in ((n0, sum0, sumsq0), (n1, sum1, sumsq1)):
+        mean = (total + PRIOR_ROWS * g_mean) / (n + PRIOR_ROWS)
+        square = (squares + PRIOR_ROWS * g_square) / (n + PRIOR_ROWS)
+        out += [mean, math.sqrt(max(square - mean * mean, 1e-12))]
+    return out
+
+
+def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str, Any]], settings: dict[str, float],
+         k: int, time: TimeTerms = NO_TIME, min_score: float | None = None) -> list[Fused]:
+    """The best ``k`` candidates: kept ones first, then gated, each by score, then id. ``eligible`` maps
+    each candidate the caller may see to its recall_eligible row (read only for the candidates that make
+    a pool: eligibility.py computes the decay terms on demand), ``settings`` the settings table by name."""
     if not eligible:
         return []
-    entropy = 1.0 if shape is None else query_entropy(0.5 if keyword.query_spec is None else keyword.query_spec, *shape)
-    cfg = {**settings, "entropy": entropy,
-           "vector_weight": vector_arm_weight(entropy, settings["vector_weight_low"], settings["vector_weight_high"])}
     rows = eligible
 
     # eligible: each arm ranked among the candidates the caller may see (score or similarity, then id;
     # the keyword arm comes in that order, the exact vector scan breaks ties by matrix row)
-    keyword_hits = [(i, s, r) for i, s, r in zip(keyword.ids, keyword.scores, keyword.rarest) if i in rows]
-    vector_hits = sorted(((i, float(s)) for i, s in zip(vec_ids, vec_sims) if i in rows), key=lambda h: (-h[1], h[0]))
+    keyword_hits = [(i, s, r, c) for i, s, r, c in zip(keyword.ids, keyword.scores, keyword.rarest, keyword.covered)
+                    if i in rows]
+    vector_hits = sorted(((i, float(s), int(sc)) for i, s, sc in zip(vector.ids, vector.sims, vector.scripts)
+                          if i in rows), key=lambda h: (-h[1], h[0]))
     vector_arm_ran = bool(vector_hits)
-    rarest = {i: r for i, _, r in keyword_hits}  # kept past the pool cut, as the macro's pooled step keeps it
+    rarest = {i: r for i, _, r, _ in keyword_hits}  # kept past the pool cut, as the macro's pooled step keeps it
 
     # pooled: each arm's best keyword_pool / vector_pool; a candidate outside both is dropped
-    kw_pool, vec_pool = int(cfg["keyword_pool"]), int(cfg["vector_pool"])
-    in_keyword = {i: (rank, s) for rank, (i, s, _) in enumerate(keyword_hits[:kw_pool], start=1)}
-    in_vector = {i: (rank, s) for rank, (i, s) in enumerate(vector_hits[:vec_pool], start=1)}
+    kw_pool, vec_pool = int(settings["keyword_pool"]), int(settings["vector_pool"])
+    in_keyword = {i: (rank, s, c) for rank, (i, s, _, c) in enumerate(keyword_hits[:kw_pool], start=1)}
+    stats = vector.stats
+    in_vector = {i: (rank, s, (s - stats[2 * sc]) / stats[1 + 2 * sc]) if stats is not None else (rank, s, None)
+                 for rank, (i, s, sc) in enumerate(vector_hits[:vec_pool], start=1)}
+    pooled = in_keyword.keys() | in_vector.keys()
 
-    kept = []
-    for memory_id in in_keyword.keys() | in_vector.keys():
-        bm25_rank, bm25_score = in_keyword.get(memory_id, (None, None))
-        vec_rank, similarity = in_vector.get(memory_id, (None, None))
-        fused = _fused(cfg, rows[memory_id], memory_id, bm25_rank, bm25_score, rarest.get(memory_id), vec_rank,
-                       similarity, keyword.query_idf, vector_arm_ran)
-        if fused.gate == KEPT:
-            kept.append(fused)
-    kept.sort(key=lambda f: (-f.score, f.memory_id))  # canonical uuid texts sort as DuckDB's UUIDs
-    return kept[:k]
+    # arms: each arm's confidence over the candidates the caller may see, and their time span
+    idf_all = keyword.query_idf_all
+    bm25_max = max((s for _, s, _ in in_keyword.values()), default=None)
+    keyword_conf = None
+    if in_keyword and idf_all is not None:
+        keyword_conf = max(c for _, _, c in in_keyword.values()) / idf_all
+    zs = sorted((z for _, _, z in in_vector.values() if z is not None), reverse=True)
+    vector_conf = min(1.0, (zs[0] - zs[min(10, len(zs)) - 1]) / GAP_SCALE) if zs else None
+    times = [rows[i]["at_us"] for i in pooled]
+    at_min, at_max = (min(times), max(times)) if times else (0, 0)
+    arms = (bm25_max, keyword_conf, vector_conf, at_min, at_max)
+
+    out = []
+    for memory_id in pooled:
+        bm25_rank, bm25_score, covered = in_keyword.get(memory_id, (None, None, None))
+        vec_rank, similarity, z = in_vector.get(memory_id, (None, None, None))
+        fused = _fused(settings, rows[memory_id], memory_id, bm25_rank, bm25_score, covered, rarest.get(memory_id),
+                       vec_rank, similarity, z, idf_all, arms, vector_arm_ran, time)
+        if min_score is None or fused.relevance >= min_score:
+            out.append(fused)
+    out.sort(key=lambda f: (f.gate != KEPT, -f.score, f.memory_id))  # canonical uuid texts sort as DuckDB's UUIDs
+    return out[:k]
 
 
-def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, rarest_df_ratio, vec_rank, similarity,
-           query_idf, vector_arm_ran: bool) -> Fused:
-    # fused: RRF weighted by arm and by how good each arm's match is
-    keyword_weight, vector_weight = 1.0, cfg["vector_weight"]
-    keyword_quality = vector_quality = 0.0
-    if bm25_score is not None:
-        keyword_quality = min(bm25_score / query_idf, 1.0) ** cfg["keyword_score_power"]
-    if similarity is not None:
-        span = cfg["vector_strong_similarity"] - cfg["vector_min_similarity"]
-        vector_quality = min(max(similarity - cfg["vector_min_similarity"], 0.0) / span, 1.0) ** cfg["vector_score_power"]
-    rrf_score = (keyword_weight * _rrf(bm25_rank, cfg["rrf_k"]) * keyword_quality
-                 + vector_weight * _rrf(vec_rank, cfg["rrf_k"]) * vector_quality)
+def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered, rarest_df_ratio, vec_rank,
+           similarity, z, idf_all, arms: tuple, vector_arm_ran: bool, time: TimeTerms) -> Fused:
+    bm25_max, keyword_conf, vector_conf, at_min, at_max = arms
+    # fused: calibrated_score (sql/macros/20_ranking.sql), each NULL term 0
+    coverage = None if covered is None else covered / idf_all
+    relevance = ((0.0 if bm25_score is None else keyword_conf * bm25_score / bm25_max)
+                 + COVERAGE_WEIGHT * (0.0 if coverage is None else coverage)
+                 + (0.0 if z is None or vector_conf is None else VECTOR_WEIGHT * vector_conf * max(z, 0)))
+    share = (row["at_us"] - at_min) / (at_max - at_min) if row["active"] and at_max > at_min else 0
+    recency_boost = 1 + (0.0 if time.recency is None else float(time.recency)) * share
+    in_window = time.window is not None and _micros(time.window[0]) <= row["at_us"] < _micros(time.window[1])
+    time_boost = 1.0 + (TIME_WEIGHT if in_window else 0.0)
 
-    # gate: keyword-only matches on common terms only when the vector arm ran; weak vector-only matches
+    # gate: labels; the gated are ranked after the kept
     gate = KEPT
     if vec_rank is None and rarest_df_ratio is not None and rarest_df_ratio > cfg["gate_df_ratio"] and vector_arm_ran:
-        gate = "dropped: only common keywords"
+        gate = COMMON_ONLY
     elif bm25_rank is None and similarity is not None and similarity < cfg["vector_min_similarity"]:
-        gate = "dropped: weak meaning match"
+        gate = WEAK_MEANING
 
-    # score: fused × (floor + (1 - floor) × effective importance) × archived weight × feedback weight
+    # score: relevance × boosts × (floor + (1 - floor) × effective importance) × archived weight × feedback weight
     floor = cfg["importance_floor"]
     decay_factor = floor + (1 - floor) * row["effective_importance"]
-    score = rrf_score * decay_factor * row["tier_weight"] * row["feedback_weight"]
-    return Fused(memory_id, bm25_rank, bm25_score, rarest_df_ratio, vec_rank, similarity, keyword_weight,
-                 vector_weight, cfg["entropy"], rrf_score, gate, row["effective_importance"], row["tier_weight"],
-                 row["feedback_weight"], decay_factor, score)
+    score = relevance * recency_boost * time_boost * decay_factor * row["tier_weight"] * row["feedback_weight"]
+    return Fused(memory_id, bm25_rank, bm25_score, rarest_df_ratio, vec_rank, similarity, keyword_conf, vector_conf,
+                 coverage, z, relevance, recency_boost, time_boost, gate, row["effective_importance"],
+                 row["tier_weight"], row["feedback_weight"], decay_factor, score)
 
 
-def query_entropy(spec: float, stop: float, length: float, code: float) -> float:
-    """sql/macros/20_ranking.sql query_entropy()."""
-    return min(max((0.5 * (1 - spec) + 0.3 * stop + 0.2 * length) * (1 - 0.6 * code), 0.0), 1.0)
+def _micros(at: datetime) -> int:
+    return (at - _EPOCH) // timedelta(microseconds=1)
 
 
-def vector_arm_weight(entropy: float, low: float, high: float) -> float:
-    """sql/macros/20_ranking.sql vector_arm_weight()."""
-    return low + (high - low) * min(max(entropy, 0.0), 1.0)
-
-
-def _rrf(rank: int | None, k: float) -> float:
-    """sql/macros/20_ranking.sql rrf(): 1 / (k + rank); no rank contributes 0."""
-    return 0.0 if rank is None else 1.0 / (k + rank)
+def _floats(values) -> str:
+    return "[" + ",".join(map(repr, (float(v) for v in values))) + "]"  # repr: reads back exactly

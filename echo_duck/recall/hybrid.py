@@ -25,7 +25,7 @@ from ..index.keyword import query_text
 from ..index.keyword_search import NO_MATCH
 from ..models import PERSISTED_TIERS, TYPES, Memory
 from ..storage.db import Db
-from ..text import segment as text
+from ..text import segment, when
 from ..write import validate
 from ..write.writer import Caller
 from . import fusion
@@ -54,10 +54,12 @@ class RecallQuery:
     include_archived: bool = False
     reinforce: bool = True
     arms: tuple[str, ...] = ARMS
+    min_score: float | None = None
 
     @classmethod
     def build(cls, text_: Any, k: Any = 10, *, types=None, tiers=None, tags=None, entities=None, since=None,
-              until=None, session=None, include_archived=False, reinforce=True, arms=ARMS) -> "RecallQuery":
+              until=None, session=None, include_archived=False, reinforce=True, arms=ARMS,
+              min_score=None) -> "RecallQuery":
         """Validate every argument of recall()."""
         def as_tuple(values):
             return None if values is None else tuple(values)
@@ -75,6 +77,7 @@ class RecallQuery:
             include_archived=validate.flag(include_archived, "include_archived"),
             reinforce=validate.flag(reinforce, "reinforce"),
             arms=tuple(validate.choices(arms, "arms", ARMS) or ()) or _no_arms(),
+            min_score=None if min_score is None else _min_score(min_score),
         )
 
     @property
@@ -90,12 +93,15 @@ class Explanation:
     bm25_score: float | None
     vector_rank: int | None
     similarity: float | None
-    rrf_score: float
-    keyword_weight: float
-    vector_weight: float
-    entropy: float
+    keyword_conf: float | None  # how much of the query the keyword arm's best match covers
+    vector_conf: float | None  # how far the vector arm's best stands above its 10th (in standard deviations / 2)
+    coverage: float | None  # the share of the query's IDF mass this memory matches
+    similarity_z: float | None  # standard deviations above the mean similarity of memories in its script
+    relevance: float  # calibrated_score: the sum of the arms' terms
+    recency_boost: float  # > 1 when the question asks for the current state and this is among the newest
+    time_boost: float  # > 1 when it was observed in the time the question names
     vector_arm: str  # 'exact (in-process)', 'exact (in-process, filtered)', 'exact (sql)', or 'unavailable: …'
-    gate: str
+    gate: str  # 'kept', or why it was ranked after the kept ('ranked last: …')
     effective_importance: float  # importance × 0.5^(days since last access / half-life): the forgetting curve
     decay_factor: float  # the score's multiplier from it: importance_floor + (1 - floor) × effective_importance
     tier_weight: float
@@ -147,6 +153,7 @@ class Recaller:
 
     def __post_init__(self) -> None:
         self.eligibility = EligibilityCopy(self.db)
+        segment.preload()  # jieba's dictionary, loaded while the caller does other things
 
     def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
                query_vector: np.ndarray | None = None, kb: Any = None) -> list[Hit]:
@@ -171,7 +178,7 @@ class Recaller:
                        p_entities=_list(query.entities), p_since=query.since, p_until=query.until,
                        p_session=query.session, p_include_superseded=query.include_archived)
         wanted = {name: filters[f"p_{name}"] for name in FILTERS} if query.filtered else None
-        vec_ids, vec_sims = [], []
+        vector = fusion.NO_VECTORS
         if "vector" not in query.arms:
             arm = "disabled by the caller"
         elif vectors is None:
@@ -182,26 +189,33 @@ class Recaller:
             with self.db.reading(catch_up=False):
                 pool = int(settings["vector_pool"]) * OVERFETCH
                 if in_sql:
-                    vec_ids, vec_sims = self.db.run("exact_vector_candidates", p_qvec=_vector_literal(qvec),
-                                                    p_model=vectors.model_id, p_n=pool, **who, **filters).fetchone()
+                    literal = _vector_literal(qvec)
+                    ids, sims, scripts = self.db.run("exact_vector_candidates", p_qvec=literal, p_model=vectors.model_id,
+                                                     p_n=pool, **who, **filters).fetchone()
+                    stats = self.db.scalar("query_similarity_stats", p_qvec=literal, p_model=vectors.model_id)
+                    vector = fusion.VectorArm(ids, sims, scripts, stats)
                     arm = "exact (sql)"
-                elif query.filtered:  # the top-N among the rows the filters keep, not the top-N filtered
-                    vec_ids, vec_sims = self.eligibility.vector_candidates(
-                        vectors.search, qvec, pool, who=who, include_superseded=query.include_archived, filters=wanted)
-                    arm = "exact (in-process, filtered)"
                 else:
-                    vec_ids, vec_sims = vectors.search(qvec, pool)
-                    arm = "exact (in-process)"
-        shape = text.query_shape(query.text)  # fusion adds how rare the terms are (query_entropy)
+                    if query.filtered:  # the top-N among the rows the filters keep, not the top-N filtered
+                        ids, sims, scripts, sums = self.eligibility.vector_candidates(
+                            vectors.search_with_stats, qvec, pool, who=who, include_superseded=query.include_archived,
+                            filters=wanted)
+                        arm = "exact (in-process, filtered)"
+                    else:
+                        ids, sims, scripts, sums = vectors.search_with_stats(qvec, pool)
+                        arm = "exact (in-process)"
+                    vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums))
         fetch = max(query.k, self.rerank_settings.top_k) if self.reranker is not None else query.k
+        time = self.time_terms(query.text)
         with self.db.reading(catch_up=False):
             if in_sql:
-                rows = self._fused_in_sql(q_tokens, keyword, vec_ids, vec_sims, who, filters, shape, fetch)
+                rows = self._fused_in_sql(q_tokens, vector, who, filters, time, query.min_score, fetch)
             else:
-                rows = self._fused_in_process(keyword, vec_ids, vec_sims, who, query.include_archived, shape, fetch,
-                                              wanted, settings)
-        hits = [_hit(row, row["entropy"], arm, explain) for row in rows]
-        if kb is not None:  # KB chunks score on the same RRF scale (sql/macros/60_kb.sql): one sort merges
+                rows = self._fused_in_process(keyword, vector, who, query.include_archived, time, query.min_score,
+                                              fetch, wanted, settings)
+        hits = [_hit(row, arm, explain) for row in rows]
+        gated = {str(row["id"]) for row in rows if row["gate"] != fusion.KEPT}  # returned, but no review (SPEC R10)
+        if kb is not None:  # KB chunks score on the same scale (sql/macros/60_kb.sql): one sort by score merges
             hits = sorted([*hits, *kb.search(caller, query.text, fetch, tags=query.tags, explain=explain)],
                           key=lambda h: (-h.score, h.origin, h.id))[:fetch]
         if self.reranker is not None:
@@ -209,7 +223,8 @@ class Recaller:
             hits = [replace(h, explanation=replace(h.explanation, rerank=status)) if h.explanation else h for h in hits]
         hits = hits[: query.k]
         memory_hits = [h for h in hits if h.origin == "memory"]  # only memories are reinforced and logged
-        recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id, settings)
+        recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id, settings,
+                              gated)
         return [replace(h, recall_id=recall_id) if h.origin == "memory" else h for h in hits]
 
     def caller_context(self, agent_id: str) -> tuple[list[str], list[str], dict[str, float]]:
@@ -220,17 +235,22 @@ class Recaller:
         tenants = [group for kind, group in memberships if kind == "tenant"]
         return teams, tenants, dict(self.db.run("ranking_settings_plain").fetchall())
 
-    def _fused_in_process(self, keyword, vec_ids, vec_sims, who, include_archived, shape, fetch, wanted,
+    def time_terms(self, question: str) -> fusion.TimeTerms:
+        """What the question says about time, relative to the store's clock (text/when.py)."""
+        recency = fusion.RECENCY_WEIGHT if when.wants_current(question) else None
+        return fusion.TimeTerms(recency, when.time_window(question, self.clock()))
+
+    def _fused_in_process(self, keyword, vector, who, include_archived, time, min_score, fetch, wanted,
                           settings) -> list[dict]:
         """The candidates the caller may see and asked for (``wanted``: the filters), with their decay terms
         (eligibility.py, as recall_eligible and recall_fused keep them), ranked by fusion.py."""
-        candidates = list(dict.fromkeys([*keyword.ids, *vec_ids]))
+        candidates = list(dict.fromkeys([*keyword.ids, *vector.ids]))
         if not candidates:
             return []
         reviews = self.journal.pending_reviews(candidates) if self.journal is not None else {}
         eligible = self.eligibility.rows(candidates, who=who, include_superseded=include_archived, now=self.clock(),
                                          settings=settings, reviews=reviews, filters=wanted)
-        ranked = fusion.fuse(keyword, vec_ids, vec_sims, eligible, settings, shape, fetch)
+        ranked = fusion.fuse(keyword, vector, eligible, settings, fetch, time, min_score)
         if not ranked:
             return []
         winners = _id_literal([f.memory_id for f in ranked])
@@ -243,21 +263,18 @@ class Recaller:
                 stored[memory_id].update(access_count=stored[memory_id]["access_count"] + n, last_accessed=last)
         return [{**stored[f.memory_id], **vars(f)} for f in ranked]
 
-    def _fused_in_sql(self, q_tokens, keyword, vec_ids, vec_sims, who, filters, shape, fetch) -> list[dict]:
+    def _fused_in_sql(self, q_tokens, vector, who, filters, time, min_score, fetch) -> list[dict]:
         """Filtered, inside a transaction: the recall macro over the arms SQL computed for the filtered rows.
         The macro reads stored access counts: reviews still queued are not counted here, since writing
         the queue inside the caller's transaction would lose it if that rolled back (recall_log.py)."""
-        entropy = dict(p_entropy=1.0 if shape is None else None, p_shape=shape_literal(shape))
-        vectors = dict(p_vec_ids=_id_literal(vec_ids) if vec_ids else None,
-                       p_vec_sims=_vector_literal(vec_sims) if vec_ids else None)
+        common = dict(**vector.as_sql(), **who, p_k=fetch, **time.as_sql(), p_min_score=min_score, **filters,
+                      p_now=self.clock())
         if q_tokens is not None:
-            return self.db.dicts("recall_keywords_in_sql", p_query=q_tokens, **vectors, **who, p_k=fetch, **entropy,
-                                 **filters, p_now=self.clock())
-        return self.db.dicts("recall", **keyword.as_sql(), **vectors, **who, p_k=fetch, **entropy, **filters,
-                             p_now=self.clock())
+            return self.db.dicts("recall_keywords_in_sql", p_query=q_tokens, **common)
+        return self.db.dicts("recall", **NO_MATCH.as_sql(), **common)
 
     def _log(self, caller: Caller, query: RecallQuery, hits: list[Hit], model_id: str | None,
-             settings: dict[str, float]) -> int | None:
+             settings: dict[str, float], gated: set[str] = frozenset()) -> int | None:
         """Queue the hits' reinforcement (SPEC R10) and the recall log row (recall_log.py); the recall id.
         Nothing on a read-only store."""
         if self.journal is None:
@@ -267,13 +284,13 @@ class Recaller:
                                    query=query.text, k=query.k, model_id=model_id,
                                    memory_ids=tuple(h.id for h in hits), scores=tuple(h.score for h in hits),
                                    reinforced=query.reinforce, include_archived=query.include_archived,
-                                   reinforced_ids=reinforced_hits(hits, floor, int(top)))
+                                   reinforced_ids=reinforced_hits([h for h in hits if h.id not in gated], floor, int(top)))
 
 
 def reinforced_hits(hits: list[Hit], floor: float, top: int) -> tuple[str, ...]:
     """The hits a recall counts as reviews (SPEC R10) — the ones the caller plausibly used: at most ``top``
     (reinforce_top, 3) of the best, each scoring at least ``floor`` (reinforce_min_relevance, 0.5) of the
-    best hit's score. Every hit passed the gate already; the rest of a k=10 list are near misses, and
+    best hit's score (hits ranked last by a gate are never reviewed); the rest of a k=10 list are near misses, and
     reviewing them would keep unrelated weak matches from ever decaying."""
     if not hits or hits[0].score <= 0:
         return ()
@@ -294,14 +311,15 @@ def keyword_cut(settings: dict[str, float]) -> int:
     return math.floor(10 * settings["keyword_pool"])
 
 
-def _hit(row: dict, entropy: float, arm: str, explain: bool) -> Hit:
+def _hit(row: dict, arm: str, explain: bool) -> Hit:
     memory = Memory.from_row(row)
     explanation = None
     if explain:
         explanation = Explanation(
             bm25_rank=row["bm25_rank"], bm25_score=row["bm25_score"], vector_rank=row["vec_rank"],
-            similarity=row["similarity"], rrf_score=row["rrf_score"], keyword_weight=row["keyword_weight"],
-            vector_weight=row["vector_weight"], entropy=entropy, vector_arm=arm, gate=row["gate"],
+            similarity=row["similarity"], keyword_conf=row["keyword_conf"], vector_conf=row["vector_conf"],
+            coverage=row["coverage"], similarity_z=row["similarity_z"], relevance=row["relevance"],
+            recency_boost=row["recency_boost"], time_boost=row["time_boost"], vector_arm=arm, gate=row["gate"],
             effective_importance=row["effective_importance"], decay_factor=row["decay_factor"],
             tier_weight=row["tier_weight"], feedback_weight=row["feedback_weight"],
             provenance=memory.provenance_name, source_refs=memory.source_refs)
@@ -324,9 +342,10 @@ def _no_arms():
     raise validate.InvalidInput("arms must name at least one of: keyword, vector")
 
 
-def shape_literal(shape: tuple[float, float, float] | None) -> str | None:
-    """text.query_shape's values as the macro's p_shape: repr reads back the exact doubles fusion.py uses."""
-    return None if shape is None else "[" + ",".join(map(repr, shape)) + "]"
+def _min_score(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise validate.InvalidInput(f"min_score must be a finite number (a relevance, about 0 to 2), got {value!r}")
+    return float(value)
 
 
 def _id_literal(ids) -> str:

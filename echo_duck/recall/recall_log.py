@@ -50,7 +50,7 @@ class LoggedRecall:
     scores: tuple[float, ...]
     reinforced: bool
     include_archived: bool
-    reinforced_ids: tuple[str, ...] = ()  # the hits this recall reviews (see hybrid.reinforced_hits)
+    reinforced_ids: tuple[str, ...] = ()  # the hits this recall reviews (hybrid.reinforced_hits): kept ones only
 
 
 class RecallJournal:

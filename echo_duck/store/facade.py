@@ -377,7 +377,7 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
                entities: Any = None, since: Any = None, until: Any = None, session: str | None = None,
                include_archived: bool = False, reinforce: bool = True, explain: bool = False,
                arms: Iterable[str] = ("keyword", "vector"), query_vector: Any = None,
-               include_kb: bool = False, as_of: Any = None) -> list[Hit]:
+               include_kb: bool = False, as_of: Any = None, min_score: float | None = None) -> list[Hit]:
         """Hybrid BM25 + vector recall, fused, gated and decayed in SQL (sql/macros/40_recall.sql).
 
         Archived (decayed) memories come back weighted down; ``include_archived=True`` also returns
@@ -385,12 +385,14 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
         ``arms`` limits the search to "keyword" (BM25) or "vector" for comparisons; ``query_vector``
         skips embedding the query when the caller already has its vector (same model).
         ``include_kb=True`` also searches the knowledge base; its hits (origin "kb") are merged on the
-        same score scale. By default recall never touches the KB. ``as_of`` ranks the memories as they
-        were at that instant (recall/asof.py); it reinforces and logs nothing.
+        same score scale. By default recall never touches the KB. ``min_score`` leaves out memories
+        whose relevance (``explanation.relevance``, about 0 to 2) is below it: "nothing relevant" comes
+        back empty; by default recall returns its best guesses, however weak. ``as_of`` ranks the memories
+        as they were at that instant (recall/asof.py); it reinforces and logs nothing.
         """
         spec = RecallQuery.build(query, k, types=types, tiers=tiers, tags=tags, entities=entities, since=since,
                                  until=until, session=session, include_archived=include_archived, reinforce=reinforce,
-                                 arms=arms)
+                                 arms=arms, min_score=min_score)
         if as_of is not None:
             return self.travel.recall(self.caller, spec, _as_of(as_of), explain=validate.flag(explain, "explain"),
                                       query_vector=query_vector)

@@ -52,3 +52,65 @@ CREATE OR REPLACE MACRO ranking_settings() AS TABLE
            max(value) FILTER (WHERE name = 'vector_score_power') AS vector_score_power,
            max(value) FILTER (WHERE name = 'vector_strong_similarity') AS vector_strong_similarity
     FROM settings;
+
+-- content_script(text) -> INTEGER: 1 when the text has Han characters and 8 × their number is at least the
+-- number of Latin letters (Han at least a third of the letters, a Latin word of ~4 letters counting as
+-- one), else 0. The vector arm judges a similarity against the stored memories of the same script: a
+-- correct translation scores 0.1-0.3 where same-language rows sharing a generic word score more
+-- (echo_duck/text/when.py text_script is the same rule; a test holds them equal).
+CREATE OR REPLACE MACRO content_script(t) AS
+    CASE WHEN length(regexp_replace(CAST(t AS VARCHAR), '[^\x{3400}-\x{9fff}\x{f900}-\x{faff}]', '', 'g')) > 0
+              AND 8 * length(regexp_replace(CAST(t AS VARCHAR), '[^\x{3400}-\x{9fff}\x{f900}-\x{faff}]', '', 'g'))
+                  >= length(regexp_replace(CAST(t AS VARCHAR), '[^A-Za-z]', '', 'g'))
+         THEN 1 ELSE 0 END;
+
+-- calibration_constants() -> STRUCT: the constants of the calibrated fusion (recall_fused, kb_search_hits);
+-- SELECT unnest(calibration_constants()) shows them as columns. A scalar macro, so other scalar macros
+-- may read it (an attached store exports scalar macros before table macros). Fitted on LoCoMo
+-- conversations 0-4 and LongMemEval (dev) questions 0-49, and nowhere else (echo_duck/recall/fusion.py
+-- holds the same values; a test holds them equal):
+--   coverage_weight  0.5  the share of the query's information a keyword match covers
+--   vector_weight    0.2  per standard deviation a similarity stands above its script's mean
+--   gap_scale        2    vector_conf = min(1, (best z - 10th best z) / gap_scale)
+--   recency_weight   0.5  a question about the current state lifts the newest candidate by up to half
+--   time_weight      0.5  a memory observed inside the time the question names scores half more
+--   prior_rows       10   similarity statistics lean on 10 pseudo-rows: the store's, then a prior
+--   prior_mean, prior_sd  0.1, 0.1: the prior for unrelated texts (what a store of a few rows leans on)
+CREATE OR REPLACE MACRO calibration_constants() AS
+    {'coverage_weight': 0.5::DOUBLE, 'vector_weight': 0.2::DOUBLE, 'gap_scale': 2.0::DOUBLE,
+     'recency_weight': 0.5::DOUBLE, 'time_weight': 0.5::DOUBLE, 'prior_rows': 10.0::DOUBLE,
+     'prior_mean': 0.1::DOUBLE, 'prior_sd': 0.1::DOUBLE};
+
+-- calibrated_score(...) -> DOUBLE: how relevant one candidate is, from what each arm knows about its
+-- own confidence (no rank enters, so a weak arm's first candidate gets no credit for being first):
+--     keyword_conf × bm25_score / bm25_max                       the BM25 score, scaled by how much of
+--                                                                the query the arm's best match covers
+--   + coverage_weight × covered_idf / query_idf_all              the share of the query's IDF mass this
+--                                                                memory matches (every content term counts)
+--   + vector_weight × vector_conf × max(similarity_z, 0)         standard deviations above the mean
+--                                                                similarity of its script, scaled by how far
+--                                                                the vector arm's best stands above its 10th
+-- A missing arm contributes 0.
+CREATE OR REPLACE MACRO calibrated_score(bm25_score, bm25_max, covered_idf, query_idf_all, keyword_conf,
+                                         similarity_z, vector_conf, coverage_weight, vector_weight) AS
+    coalesce(keyword_conf * bm25_score / bm25_max, 0)
+    + coverage_weight * coalesce(covered_idf / query_idf_all, 0)
+    + coalesce(vector_weight * vector_conf * greatest(similarity_z, 0), 0);
+
+-- calibration_stats(n0, sum0, sumsq0, n1, sum1, sumsq1) -> DOUBLE[4] [mean_0, sd_0, mean_1, sd_1]: a query's
+-- similarity statistics per script (0 Latin, 1 Han) from the count, sum and sum of squares of its
+-- similarities to the stored vectors of each script. Each script leans on prior_rows pseudo-rows drawn
+-- from the whole store, and the store on prior_rows pseudo-rows of the prior, so a script with a few
+-- rows (or a store of a few rows) is not judged by a mean and spread of two values.
+CREATE OR REPLACE MACRO calibration_stats(n0, sum0, sumsq0, n1, sum1, sumsq1) AS (
+    WITH g AS (SELECT k, (sum0 + sum1 + k.prior_rows * k.prior_mean) / (n0 + n1 + k.prior_rows) AS mean,
+                      (sumsq0 + sumsq1 + k.prior_rows * (k.prior_sd * k.prior_sd + k.prior_mean * k.prior_mean))
+                          / (n0 + n1 + k.prior_rows) AS square
+               FROM (SELECT calibration_constants() AS k)),
+    s AS (SELECT (sum0 + g.k.prior_rows * g.mean) / (n0 + g.k.prior_rows) AS mean0,
+                 (sumsq0 + g.k.prior_rows * g.square) / (n0 + g.k.prior_rows) AS square0,
+                 (sum1 + g.k.prior_rows * g.mean) / (n1 + g.k.prior_rows) AS mean1,
+                 (sumsq1 + g.k.prior_rows * g.square) / (n1 + g.k.prior_rows) AS square1
+          FROM g)
+    SELECT [mean0, sqrt(greatest(square0 - mean0 * mean0, 1e-12)), mean1, sqrt(greatest(square1 - mean1 * mean1, 1e-12))]
+    FROM s);

@@ -14,14 +14,23 @@ CREATE OR REPLACE MACRO bm25_doc_terms(txt) AS TABLE
     WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
     GROUP BY ALL;
 
--- bm25_scores(q) -> (memory_id, score, rarest_df_ratio, query_idf, query_spec) for every document matching any
--- query term. rarest_df_ratio = df / N of the rarest matched term: near 1 means the match is on a
--- common word. query_idf = the sum of the IDFs of the query terms found in the index: about the
--- score of a document of average length holding each of them once, so score / query_idf says how
--- much of the query a document covers (used to weigh the keyword arm against the vector arm).
+-- bm25_scores(q) -> (memory_id, score, rarest_df_ratio, query_idf, query_spec, covered_idf, query_idf_all) for every
+-- document matching any query term. rarest_df_ratio = df / N of the rarest matched term: near 1 means the
+-- match is on a common word. query_idf = the sum of the IDFs of the query terms found in the index.
+-- covered_idf = the information of the query terms the document holds, each term weighted by
+-- log((N' - df + 0.5) / (df + 0.5)) with N' = max(N, 2 df + 1): the RSJ weight, near 0 for a term in half
+-- the documents or more (a user's name in every other memory), never 0 in a store of a few. query_idf_all
+-- = the same over every content (non stop word) query term, a term no document holds at df 0.
+-- covered_idf / query_idf_all is the share of the query's information the document matches: a match on
+-- the only term the store knows (a name in a Chinese question over English memories) is not a full match.
 CREATE OR REPLACE MACRO bm25_scores(q) AS TABLE
     WITH qterms AS MATERIALIZED (
         SELECT DISTINCT hash(stem(unnest(bm25_tokens(q)), 'porter')) AS term
+    ),
+    qcontent AS MATERIALIZED (
+        SELECT count(DISTINCT hash(stem(w, 'porter'))) AS n_terms
+        FROM (SELECT unnest(bm25_tokens(q)) AS w)
+        WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
     ),
     stats AS MATERIALIZED (
         SELECT count(*) AS num_docs, sum(len) / count(len) AS avgdl FROM bm25_docs
@@ -40,14 +49,18 @@ CREATE OR REPLACE MACRO bm25_scores(q) AS TABLE
                * ((tf * (1.2 + 1)) / (tf + (1.2 * ((1 - 0.75) + (0.75 * (doc_len / stats.avgdl))))))) AS score,
            min(df) / stats.num_docs AS rarest_df_ratio,
            any_value(q.query_idf) AS query_idf,
-           any_value(q.query_spec) AS query_spec
+           any_value(q.query_spec) AS query_spec,
+           sum(log(((greatest(stats.num_docs, 2 * df + 1) - df) + 0.5) / (df + 0.5))) AS covered_idf,
+           any_value(q.query_info + (q.n_terms - q.n_found) * log((stats.num_docs + 0.5) / 0.5)) AS query_idf_all
     FROM hits JOIN dfs USING (term) CROSS JOIN stats
     CROSS JOIN (
         -- query_spec: how rare the query's indexed terms are (the spec of text.query_entropy)
         SELECT sum(log((((s.num_docs - d.df) + 0.5) / (d.df + 0.5)) + 1)) AS query_idf,
                (avg(ln(1 + (s.num_docs - d.df + 0.5) / (d.df + 0.5))) + max(ln(1 + (s.num_docs - d.df + 0.5) / (d.df + 0.5))))
-                   / 2 / any_value(ln(1 + (s.num_docs + 0.5) / 0.5)) AS query_spec
-        FROM dfs d CROSS JOIN stats s) q
+                   / 2 / any_value(ln(1 + (s.num_docs + 0.5) / 0.5)) AS query_spec,
+               sum(log(((greatest(s.num_docs, 2 * d.df + 1) - d.df) + 0.5) / (d.df + 0.5))) AS query_info,
+               count(*) AS n_found, any_value(c.n_terms) AS n_terms
+        FROM dfs d CROSS JOIN stats s CROSS JOIN qcontent c) q
     GROUP BY hits.memory_id, stats.num_docs;
 
 -- bm25_search(q, n) -> the n best (memory_id, score), ties broken by id.

@@ -2,50 +2,64 @@
 -- get the same ranking. Steps (SPEC R1-R11):
 --   candidates BM25 matches (bm25_scores) and vector candidates. recall_hits computes both here:
 --              BM25 over bm25_postings, and the exact vector arm over memory_vectors for p_qvec /
---              p_model (rows of another model are left out), unless p_vec_ids/p_vec_sims are given.
---              The agent's recall (echo_duck/recall/hybrid.py) computes both arms in process, the same
---              formulas over in-memory copies, and ranks in process too (echo_duck/recall/eligibility.py
---              mirrors `eligible` below, echo_duck/recall/fusion.py the steps after it); only a filtered
---              recall inside a transaction calls recall_fused. Tests hold them all equal.
---              Without filters only the best 10 × keyword_pool BM25 matches go on (a common word
---              can match a third of the store; joining all of them to memories cost ~30 ms at 100k).
+--              p_model (rows of another model are left out). The agent's recall
+--              (echo_duck/recall/hybrid.py) computes both arms in process, the same formulas over
+--              in-memory copies, and ranks in process too (echo_duck/recall/eligibility.py mirrors
+--              `eligible` below, echo_duck/recall/fusion.py the steps after it); only a filtered recall
+--              inside a transaction calls recall_fused. Tests hold them all equal. Without filters only
+--              the best 10 × keyword_pool BM25 matches go on (a common word can match a third of the
+--              store; joining all of them to memories cost ~30 ms at 100k).
 --   eligible   candidates the caller may see (can_see) and asked for (filters); superseded hidden
 --              unless asked; each arm ranked among them, top keyword_pool / vector_pool kept
---   fused      RRF, weighted by arm and by how good each arm's match is:
---                1 × rrf(bm25_rank) × min(bm25_score / query_idf, 1)^keyword_score_power
---              + vector_arm_weight(p_entropy) × rrf(vec_rank)
---                × clamp((similarity - vector_min_similarity) / (vector_strong_similarity - vector_min_similarity))^vector_score_power
---              Plain RRF (powers 0) gives the best-ranked candidate of a weak arm full credit: on
---              LoCoMo (3 conversations) hybrid R@10 was 0.66 against BM25's 0.74.
---   gate       drop keyword-only candidates matched only on common terms (rarest df/N > gate_df_ratio)
---              unless the vector arm is empty (no model, or all vectors stale)
---              and vector-only candidates below vector_min_similarity
---   score      fused × (floor + (1 - floor) × effective importance) × archived weight × feedback weight
+--   relevance  calibrated_score (20_ranking.sql): each arm weighed by its own confidence, no ranks:
+--                keyword_conf × bm25 / bm25_max + 0.5 × coverage + 0.2 × vector_conf × max(z, 0)
+--              keyword_conf = the best coverage among the keyword candidates, coverage = covered_idf /
+--              query_idf_all; z = (similarity - mean) / sd of this query's similarity over the stored
+--              memories of the candidate's script (p_vec_stats, query_similarity_stats); vector_conf =
+--              min(1, (best z - 10th best z) / 2). Rank fusion (RRF) gave a weak arm's first candidate
+--              full credit; on LongMemEval the hybrid fell below its own vector arm.
+--   time       × recency_boost: when the question asks for the current state (p_recency = the weight,
+--              set by echo_duck/text/when.py wants_current), 1 + p_recency × (t - oldest) / (newest -
+--              oldest) over the candidates, t = observed_at else created_at; superseded versions get none
+--              (provenance outranks recency); × time_boost: 1 + time_weight when t falls in [p_time_from,
+--              p_time_to), the time the question names (when.py time_window). Both soft, never filters.
+--   gate       labels, not filters: keyword-only candidates matched only on common terms (rarest df/N >
+--              gate_df_ratio, when the vector arm ran) and vector-only candidates below
+--              vector_min_similarity are ranked after every other candidate, so a small store still
+--              returns its best guess and lists are never cut short
+--   score      relevance × recency_boost × time_boost × (floor + (1 - floor) × effective importance)
+--              × archived weight × feedback weight; p_min_score (NULL: none) drops candidates whose
+--              relevance is below it, for callers who want "nothing relevant"
 --
--- Four macros (a table macro may only call ones whose names sort before its own, see 10_memory_views):
+-- Macros (a table macro may only call ones whose names sort before its own, see 10_memory_views):
 -- exact_vector_candidates(...) the exact vector arm over the filtered, visible rows
 -- keyword_candidates(q, all)   the keyword arm as recall_fused takes it (lists), from bm25_scores
+-- query_similarity_stats(...)  a query's similarity mean and spread per script (p_vec_stats)
 -- recall_fused(...)            everything else, given both arms' candidates; what the agent runs
--- recall_hits(...)             the analysts' entry point: recall_fused over keyword_candidates and
---                              exact_vector_candidates (when no vector candidates are given)
+-- recall_hits(...)             the analysts' entry point: recall_fused over keyword_candidates,
+--                              exact_vector_candidates and query_similarity_stats
 --
--- recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_model, p_caller_agent, p_caller_session, p_k,
---             p_entropy, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
+-- recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_caller_session, p_k, p_recency, p_time_from,
+--             p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
 --             p_include_superseded, p_now)
 --   p_query       segmented query text (echo_duck.text.segment.segment_for_index)
---   p_vec_ids     '[uuid, …]' text or NULL; p_vec_sims '[0.8, …]' text (same order) or NULL
---   p_qvec        '[f, …]' query embedding text or NULL (no vector arm when both are NULL)
+--   p_qvec        '[f, …]' query embedding text or NULL (then no vector arm); p_model its model id
+--   p_recency     NULL, or the recency weight when the question asks for the current state
+--   p_time_from/p_time_to  TIMESTAMP window the question names, or NULL
 --   p_types, p_tiers, p_tags (all required), p_entities (any) VARCHAR[] or NULL; p_since/p_until TIMESTAMP
 --   or NULL on coalesce(observed_at, created_at); p_session: only memories from that source session
 -- Returns the top p_k rows with every memories column plus the explain columns.
--- exact_vector_candidates(p_qvec, p_model, p_n, caller…, filters…) -> (memory_id, similarity): the p_n
--- nearest rows of model p_model among those the caller may see and asked for, by exact inner product
--- (vectors are unit length, so it is the cosine). The definition of the filtered in-process arm
--- (eligibility.py); run by a filtered recall inside a transaction, and by recall_hits.
+
+-- exact_vector_candidates(p_qvec, p_model, p_n, caller…, filters…) -> (memory_id, similarity, script): the
+-- p_n nearest rows of model p_model among those the caller may see and asked for, by exact inner product
+-- (vectors are unit length, so it is the cosine), with the script of each (content_script). The
+-- definition of the filtered in-process arm (eligibility.py); run by a filtered recall inside a
+-- transaction, and by recall_hits.
 CREATE OR REPLACE MACRO exact_vector_candidates(p_qvec, p_model, p_n, p_caller_agent, p_caller_session,
                                                 p_caller_teams, p_caller_tenants, p_types, p_tiers, p_tags,
                                                 p_entities, p_since, p_until, p_session, p_include_superseded) AS TABLE
-    SELECT v.memory_id, list_inner_product(v.vector, CAST(p_qvec AS VARCHAR)::FLOAT[]) AS similarity
+    SELECT v.memory_id, list_inner_product(v.vector, CAST(p_qvec AS VARCHAR)::FLOAT[]) AS similarity,
+           content_script(m.content) AS script
     FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
     WHERE v.model_id = p_model
       AND (m.status = 'active' OR (p_include_superseded AND m.status = 'superseded'))
@@ -61,64 +75,79 @@ CREATE OR REPLACE MACRO exact_vector_candidates(p_qvec, p_model, p_n, p_caller_a
     ORDER BY similarity DESC, v.memory_id
     LIMIT p_n;
 
--- keyword_candidates(p_query, p_all) -> one row (ids UUID[], scores DOUBLE[], rarest DOUBLE[], query_idf,
--- query_spec): the BM25 matches in rank order (score, then id), as recall_fused takes them; all of them
--- when p_all, else the best 10 × keyword_pool (recall.py cuts the agent's in-process arm at the same
--- rank). Lists are NULL when nothing matches.
+-- keyword_candidates(p_query, p_all) -> one row (ids UUID[], scores DOUBLE[], rarest DOUBLE[], covered
+-- DOUBLE[], query_idf_all): the BM25 matches in rank order (score, then id), as recall_fused takes them;
+-- all of them when p_all, else the best 10 × keyword_pool (recall.py cuts the agent's in-process arm at
+-- the same rank). Lists are NULL when nothing matches.
 CREATE OR REPLACE MACRO keyword_candidates(p_query, p_all) AS TABLE
     WITH ranked AS (
         SELECT s.*, row_number() OVER (ORDER BY s.score DESC, s.memory_id) AS rnk
         FROM bm25_scores(p_query) s
     )
     SELECT list(memory_id ORDER BY rnk) AS ids, list(score ORDER BY rnk) AS scores,
-           list(rarest_df_ratio ORDER BY rnk) AS rarest, any_value(query_idf) AS query_idf,
-           any_value(query_spec) AS query_spec
+           list(rarest_df_ratio ORDER BY rnk) AS rarest, list(covered_idf ORDER BY rnk) AS covered,
+           any_value(query_idf_all) AS query_idf_all
     FROM ranked
     WHERE p_all OR rnk <= 10 * setting('keyword_pool');
 
--- recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_idf, p_kw_spec, p_vec_ids, p_vec_sims, ...,
---              p_entropy, p_shape, ...): the keyword arm as keyword_candidates returns it (or the same
--- lists as '[…]' texts, which the agent's in-process arm binds); p_entropy fixes
--- the query's entropy; when NULL it is query_entropy(p_kw_spec, p_shape = '[stop, length, code]' from
--- text.query_shape).
-CREATE OR REPLACE MACRO recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_idf, p_kw_spec, p_vec_ids, p_vec_sims,
-                                     p_caller_agent, p_caller_session,
-                                     p_caller_teams, p_caller_tenants, p_k, p_entropy, p_shape, p_types, p_tiers,
+-- query_similarity_stats(p_qvec, p_model) -> one row, stats DOUBLE[4] = [mean_0, sd_0, mean_1, sd_1]: the
+-- query's cosine similarity over every stored vector of model p_model, per script of the memory (0
+-- Latin, 1 Han), through calibration_stats (each script leans on the whole store, a small store on a
+-- prior). What recall_fused's p_vec_stats means. The agent's recall gets the same sums from the int8
+-- first pass its vector scan already makes (exact below 16,384 rows; within ~1e-3 above).
+CREATE OR REPLACE MACRO query_similarity_stats(p_qvec, p_model) AS TABLE
+    WITH sims AS (
+        SELECT content_script(m.content) AS script,
+               list_inner_product(v.vector, CAST(p_qvec AS VARCHAR)::FLOAT[])::DOUBLE AS similarity
+        FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
+        WHERE v.model_id = p_model
+    ),
+    sums AS (
+        SELECT count(*) FILTER (WHERE script = 0)::DOUBLE AS n0,
+               coalesce(sum(similarity) FILTER (WHERE script = 0), 0) AS total0,
+               coalesce(sum(similarity * similarity) FILTER (WHERE script = 0), 0) AS squares0,
+               count(*) FILTER (WHERE script = 1)::DOUBLE AS n1,
+               coalesce(sum(similarity) FILTER (WHERE script = 1), 0) AS total1,
+               coalesce(sum(similarity * similarity) FILTER (WHERE script = 1), 0) AS squares1
+        FROM sims
+    )
+    SELECT calibration_stats(n0, total0, squares0, n1, total1, squares1) AS stats FROM sums;
+
+-- recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_covered, p_kw_idf_all, p_vec_ids, p_vec_sims,
+--              p_vec_scripts, p_vec_stats, caller…, p_k, p_recency, p_time_from, p_time_to, p_min_score,
+--              filters…, p_now): the keyword arm as keyword_candidates returns it (or the same lists as
+-- '[…]' texts, which the agent's in-process arm binds); the vector arm as ids, similarities and scripts
+-- in rank order plus the query's similarity statistics (query_similarity_stats).
+CREATE OR REPLACE MACRO recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_covered, p_kw_idf_all,
+                                     p_vec_ids, p_vec_sims, p_vec_scripts, p_vec_stats,
+                                     p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants, p_k,
+                                     p_recency, p_time_from, p_time_to, p_min_score, p_types, p_tiers,
                                      p_tags, p_entities, p_since, p_until, p_session, p_include_superseded,
                                      p_now) AS TABLE
 WITH
-    settings AS MATERIALIZED (SELECT * FROM ranking_settings()),
+    cfg AS MATERIALIZED (SELECT r.*, unnest(calibration_constants()) FROM ranking_settings() r),
     keyword_arm AS (
         SELECT unnest(CAST(p_kw_ids AS UUID[])) AS memory_id,
                unnest(CAST(p_kw_scores AS DOUBLE[])) AS bm25_score,
                unnest(CAST(p_kw_rarest AS DOUBLE[])) AS rarest_df_ratio,
-               CAST(p_kw_idf AS DOUBLE) AS query_idf
+               unnest(CAST(p_kw_covered AS DOUBLE[])) AS covered_idf
         WHERE p_kw_ids IS NOT NULL
-    ),
-    cfg AS MATERIALIZED (
-        SELECT r.*, 1.0::DOUBLE AS keyword_weight, e.entropy,
-               vector_arm_weight(e.entropy, r.vector_weight_low, r.vector_weight_high) AS vector_weight
-        FROM settings r,
-             (SELECT coalesce(p_entropy,
-                              query_entropy(coalesce(CAST(p_kw_spec AS DOUBLE), 0.5),
-                                            (CAST(p_shape AS VARCHAR)::DOUBLE[])[1], (CAST(p_shape AS VARCHAR)::DOUBLE[])[2],
-                                            (CAST(p_shape AS VARCHAR)::DOUBLE[])[3]),
-                              0.5) AS entropy) e
     ),
     vector_arm AS (
         SELECT unnest(CAST(p_vec_ids AS VARCHAR)::UUID[]) AS memory_id,
-               unnest(CAST(p_vec_sims AS VARCHAR)::DOUBLE[]) AS similarity
+               unnest(CAST(p_vec_sims AS VARCHAR)::DOUBLE[]) AS similarity,
+               unnest(CAST(p_vec_scripts AS VARCHAR)::INTEGER[]) AS script
         WHERE p_vec_ids IS NOT NULL
     ),
     candidates AS MATERIALIZED (
-        SELECT coalesce(k.memory_id, v.memory_id) AS memory_id, k.bm25_score, k.rarest_df_ratio, k.query_idf,
-               v.similarity
+        SELECT coalesce(k.memory_id, v.memory_id) AS memory_id, k.bm25_score, k.rarest_df_ratio, k.covered_idf,
+               v.similarity, v.script
         FROM keyword_arm k FULL OUTER JOIN vector_arm v ON k.memory_id = v.memory_id
     ),
     -- Candidates the caller may see and asked for, with what scoring needs, ranked within each arm.
     eligible AS MATERIALIZED (
-        SELECT c.*, m.type, m.tier, m.importance, m.pinned, m.access_count, m.last_accessed, m.created_at,
-               m.helpful_count, m.unhelpful_count,
+        SELECT c.*, m.status, m.type, m.tier, m.importance, m.pinned, m.access_count, m.last_accessed, m.created_at,
+               m.helpful_count, m.unhelpful_count, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us,
                CASE WHEN c.bm25_score IS NOT NULL THEN row_number() OVER (
                    PARTITION BY c.bm25_score IS NULL ORDER BY c.bm25_score DESC, c.memory_id) END AS bm25_rank,
                CASE WHEN c.similarity IS NOT NULL THEN row_number() OVER (
@@ -135,29 +164,46 @@ WITH
           AND (p_until IS NULL OR coalesce(m.observed_at, m.created_at) <= p_until)
           AND (p_session IS NULL OR m.source_session = p_session)
     ),
-    pooled AS (
-        SELECT e.* EXCLUDE (bm25_rank, bm25_score, vec_rank, similarity),
+    pooled AS MATERIALIZED (
+        SELECT e.* EXCLUDE (bm25_rank, bm25_score, covered_idf, vec_rank, similarity, script),
                CASE WHEN e.bm25_rank <= cfg.keyword_pool THEN e.bm25_rank END AS bm25_rank,
                CASE WHEN e.bm25_rank <= cfg.keyword_pool THEN e.bm25_score END AS bm25_score,
+               CASE WHEN e.bm25_rank <= cfg.keyword_pool THEN e.covered_idf END AS covered_idf,
                CASE WHEN e.vec_rank <= cfg.vector_pool THEN e.vec_rank END AS vec_rank,
                CASE WHEN e.vec_rank <= cfg.vector_pool THEN e.similarity END AS similarity,
+               CASE WHEN e.vec_rank <= cfg.vector_pool
+                    THEN (e.similarity - CAST(p_vec_stats AS DOUBLE[])[1 + 2 * e.script])
+                         / CAST(p_vec_stats AS DOUBLE[])[2 + 2 * e.script] END AS similarity_z,
                (SELECT count(*) > 0 FROM eligible WHERE vec_rank IS NOT NULL) AS vector_arm_ran
         FROM eligible e, cfg
         WHERE e.bm25_rank <= cfg.keyword_pool OR e.vec_rank <= cfg.vector_pool
     ),
+    -- Each arm's confidence over the candidates the caller may see, and the candidates' time span.
+    arms AS MATERIALIZED (
+        SELECT max(p.bm25_score) AS bm25_max,
+               max(p.covered_idf) / CAST(p_kw_idf_all AS DOUBLE) AS keyword_conf,
+               least(1, (max(p.similarity_z)
+                         - (list(p.similarity_z ORDER BY p.similarity_z DESC)
+                                FILTER (WHERE p.similarity_z IS NOT NULL))[least(10, count(p.similarity_z))])
+                        / any_value(cfg.gap_scale)) AS vector_conf,
+               min(p.at_us) AS at_min, max(p.at_us) AS at_max
+        FROM pooled p, cfg
+    ),
     fused AS (
-        SELECT p.*, cfg.keyword_weight, cfg.vector_weight, cfg.entropy,
-               pow(least(p.bm25_score / p.query_idf, 1), cfg.keyword_score_power) AS keyword_quality,
-               pow(least(greatest(p.similarity - cfg.vector_min_similarity, 0)
-                         / (cfg.vector_strong_similarity - cfg.vector_min_similarity), 1),
-                   cfg.vector_score_power) AS vector_quality,
-               cfg.keyword_weight * rrf(p.bm25_rank, cfg.rrf_k) * coalesce(keyword_quality, 0)
-                 + cfg.vector_weight * rrf(p.vec_rank, cfg.rrf_k) * coalesce(vector_quality, 0) AS rrf_score,
+        SELECT p.*, a.keyword_conf, a.vector_conf, p.covered_idf / CAST(p_kw_idf_all AS DOUBLE) AS coverage,
+               calibrated_score(p.bm25_score, a.bm25_max, p.covered_idf, CAST(p_kw_idf_all AS DOUBLE), a.keyword_conf,
+                                p.similarity_z, a.vector_conf, cfg.coverage_weight, cfg.vector_weight) AS relevance,
+               1 + coalesce(CAST(p_recency AS DOUBLE), 0)
+                   * CASE WHEN p.status = 'active' AND a.at_max > a.at_min
+                          THEN (p.at_us - a.at_min) / (a.at_max - a.at_min) ELSE 0 END AS recency_boost,
+               1 + CASE WHEN p.at_us >= epoch_us(CAST(p_time_from AS TIMESTAMP))
+                         AND p.at_us < epoch_us(CAST(p_time_to AS TIMESTAMP)) THEN cfg.time_weight ELSE 0 END AS time_boost,
                CASE
                    -- only when the vector arm ran and could have vouched for it
                    WHEN p.vec_rank IS NULL AND p.rarest_df_ratio > cfg.gate_df_ratio AND p.vector_arm_ran
-                       THEN 'dropped: only common keywords'
-                   WHEN p.bm25_rank IS NULL AND p.similarity < cfg.vector_min_similarity THEN 'dropped: weak meaning match'
+                       THEN 'ranked last: only common keywords'
+                   WHEN p.bm25_rank IS NULL AND p.similarity < cfg.vector_min_similarity
+                       THEN 'ranked last: weak meaning match'
                    ELSE 'kept'
                END AS gate,
                effective_importance(p.importance, p.type, p.pinned, p.access_count,
@@ -165,18 +211,19 @@ WITH
                CASE WHEN p.tier = 'archival' THEN cfg.archived_weight ELSE 1.0 END AS tier_weight,
                pow(1 - cfg.unhelpful_penalty, greatest(p.unhelpful_count - p.helpful_count, 0)) AS feedback_weight,
                cfg.importance_floor
-        FROM pooled p, cfg
+        FROM pooled p, arms a, cfg
     ),
     top AS MATERIALIZED (
         SELECT f.memory_id, f.bm25_rank, f.bm25_score, f.rarest_df_ratio, f.vec_rank, f.similarity,
-               f.keyword_weight, f.vector_weight, f.entropy, f.keyword_quality, f.vector_quality, f.rrf_score, f.gate,
-               f.effective_importance, f.tier_weight, f.feedback_weight,
+               f.keyword_conf, f.vector_conf, f.coverage, f.similarity_z, f.relevance, f.recency_boost, f.time_boost,
+               f.gate, f.effective_importance, f.tier_weight, f.feedback_weight,
                f.importance_floor + (1 - f.importance_floor) * f.effective_importance AS decay_factor,
-               f.rrf_score * (f.importance_floor + (1 - f.importance_floor) * f.effective_importance)
+               f.relevance * f.recency_boost * f.time_boost
+                   * (f.importance_floor + (1 - f.importance_floor) * f.effective_importance)
                    * f.tier_weight * f.feedback_weight AS score
         FROM fused f
-        WHERE f.gate = 'kept'
-        ORDER BY score DESC, f.memory_id
+        WHERE p_min_score IS NULL OR f.relevance >= p_min_score
+        ORDER BY f.gate = 'kept' DESC, score DESC, f.memory_id
         LIMIT p_k
     ),
     conflicts AS (
@@ -192,11 +239,11 @@ WITH
 SELECT top.* EXCLUDE (memory_id), m.*, conflicts.conflicts_with
 FROM top JOIN memories m ON m.id = top.memory_id
 LEFT JOIN conflicts ON conflicts.id = top.memory_id
-ORDER BY top.score DESC, m.id;
+ORDER BY top.gate = 'kept' DESC, top.score DESC, m.id;
 
-CREATE OR REPLACE MACRO recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_model, p_caller_agent,
-                                    p_caller_session, p_k, p_entropy, p_types, p_tiers, p_tags, p_entities,
-                                    p_since, p_until, p_session, p_include_superseded, p_now) AS TABLE
+CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_caller_session, p_k, p_recency,
+                                    p_time_from, p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until,
+                                    p_session, p_include_superseded, p_now) AS TABLE
     WITH g AS MATERIALIZED (SELECT * FROM caller_groups(p_caller_agent)),
     kw AS MATERIALIZED (
         SELECT * FROM keyword_candidates(p_query, p_types IS NOT NULL OR p_tiers IS NOT NULL OR p_tags IS NOT NULL
@@ -205,18 +252,21 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_mo
     ),
     exact AS MATERIALIZED (
         SELECT list(memory_id ORDER BY similarity DESC, memory_id)::VARCHAR AS ids,
-               list(similarity ORDER BY similarity DESC, memory_id)::VARCHAR AS sims
+               list(similarity ORDER BY similarity DESC, memory_id)::VARCHAR AS sims,
+               list(script ORDER BY similarity DESC, memory_id)::VARCHAR AS scripts
         FROM exact_vector_candidates(p_qvec, p_model, 1000, p_caller_agent, p_caller_session,
                                      (SELECT teams FROM g), (SELECT tenants FROM g), p_types, p_tiers, p_tags,
                                      p_entities, p_since, p_until, p_session, p_include_superseded)
-        WHERE p_vec_ids IS NULL AND p_qvec IS NOT NULL
-    )
+        WHERE p_qvec IS NOT NULL
+    ),
+    stats AS MATERIALIZED (SELECT stats FROM query_similarity_stats(p_qvec, p_model) WHERE p_qvec IS NOT NULL)
     SELECT * FROM recall_fused((SELECT ids FROM kw), (SELECT scores FROM kw), (SELECT rarest FROM kw),
-                               (SELECT query_idf FROM kw), (SELECT query_spec FROM kw),
-                               coalesce(p_vec_ids, (SELECT ids FROM exact)),
-                               coalesce(p_vec_sims, (SELECT sims FROM exact)), p_caller_agent, p_caller_session,
-                               (SELECT teams FROM g), (SELECT tenants FROM g), p_k, p_entropy, NULL, p_types, p_tiers,
-                               p_tags, p_entities, p_since, p_until, p_session, p_include_superseded, p_now);
+                               (SELECT covered FROM kw), (SELECT query_idf_all FROM kw),
+                               (SELECT ids FROM exact), (SELECT sims FROM exact), (SELECT scripts FROM exact),
+                               (SELECT stats FROM stats), p_caller_agent, p_caller_session,
+                               (SELECT teams FROM g), (SELECT tenants FROM g), p_k, p_recency, p_time_from, p_time_to,
+                               NULL, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
+                               p_include_superseded, p_now);
 
 -- eligibility_rows() -> per memory, the columns recall_fused's eligible step reads (status, can_see_as,
 -- the filters, effective_importance, tier and feedback weights), for the in-process copy

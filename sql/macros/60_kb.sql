@@ -1,11 +1,17 @@
 -- 60_kb: knowledge-base search (SPEC M5). The same BM25 formula as 30_bm25 and the same fusion as
 -- 40_recall, over the kb_* tables only: memories never appear here, and recall_hits never reads kb_*.
 
--- kb_bm25_scores(q) -> (chunk_id, score, rarest_df_ratio, query_idf): bm25_scores over kb_bm25_*.
--- q is segmented text (echo_duck.text.segment.segment_for_index); log base 10, k1 1.2, b 0.75, as fts.
+-- kb_bm25_scores(q) -> (chunk_id, score, rarest_df_ratio, query_idf, covered_idf, query_idf_all): bm25_scores
+-- over kb_bm25_*. q is segmented text (echo_duck.text.segment.segment_for_index); log base 10, k1 1.2,
+-- b 0.75, as fts; covered_idf and query_idf_all as in bm25_scores.
 CREATE OR REPLACE MACRO kb_bm25_scores(q) AS TABLE
     WITH qterms AS MATERIALIZED (
         SELECT DISTINCT hash(stem(unnest(bm25_tokens(q)), 'porter')) AS term
+    ),
+    qcontent AS MATERIALIZED (
+        SELECT count(DISTINCT hash(stem(w, 'porter'))) AS n_terms
+        FROM (SELECT unnest(bm25_tokens(q)) AS w)
+        WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
     ),
     stats AS MATERIALIZED (
         SELECT count(*) AS num_docs, sum(len) / count(len) AS avgdl FROM kb_bm25_docs
@@ -23,10 +29,14 @@ CREATE OR REPLACE MACRO kb_bm25_scores(q) AS TABLE
            sum(log((((stats.num_docs - df) + 0.5) / (df + 0.5)) + 1)
                * ((tf * (1.2 + 1)) / (tf + (1.2 * ((1 - 0.75) + (0.75 * (doc_len / stats.avgdl))))))) AS score,
            min(df) / stats.num_docs AS rarest_df_ratio,
-           any_value(q.query_idf) AS query_idf
+           any_value(q.query_idf) AS query_idf,
+           sum(log(((greatest(stats.num_docs, 2 * df + 1) - df) + 0.5) / (df + 0.5))) AS covered_idf,
+           any_value(q.query_info + (q.n_terms - q.n_found) * log((stats.num_docs + 0.5) / 0.5)) AS query_idf_all
     FROM hits JOIN dfs USING (term) CROSS JOIN stats
-    CROSS JOIN (SELECT sum(log((((s.num_docs - d.df) + 0.5) / (d.df + 0.5)) + 1)) AS query_idf
-                FROM dfs d CROSS JOIN stats s) q
+    CROSS JOIN (SELECT sum(log((((s.num_docs - d.df) + 0.5) / (d.df + 0.5)) + 1)) AS query_idf,
+                       sum(log(((greatest(s.num_docs, 2 * d.df + 1) - d.df) + 0.5) / (d.df + 0.5))) AS query_info,
+                       count(*) AS n_found, any_value(c.n_terms) AS n_terms
+                FROM dfs d CROSS JOIN stats s CROSS JOIN qcontent c) q
     GROUP BY hits.chunk_id, stats.num_docs;
 
 -- kb_bm25_token_df(q) -> (token, df, n_docs) for each distinct query token: feeds query entropy.
@@ -41,27 +51,30 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
            (SELECT count(*) FROM kb_bm25_docs) AS n_docs
     FROM toks;
 
--- kb_search_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_model, p_k, p_entropy, p_sources, p_tags,
+-- kb_search_hits(p_query, p_vec_ids, p_vec_sims, p_vec_stats, p_qvec, p_model, p_k, p_sources, p_tags,
 --                p_caller_agent, p_caller_session)
 -- Hybrid search over chunks of active documents the caller may see: a document has an owner, a scope
--- and a sensitivity like a memory, and can_see decides (10_scope.sql). Steps as in recall_hits:
+-- and a sensitivity like a memory, and can_see decides (10_scope.sql). Steps as in recall_fused:
 --   eligible   chunks of visible active documents, optionally only from p_sources (any) with all p_tags
 --   bm / vec   the two arms, each ranked among eligible chunks, top keyword_pool / vector_pool;
 --              vec is given by the caller (p_vec_ids/p_vec_sims, an exact in-process scan) or
 --              computed here exactly over kb_vectors of model p_model (other models: left out)
---   fused      quality-weighted RRF, the same formula and gate as recall_hits
---   score      rrf_score × kb_weight, kb_weight = importance_floor + (1 - importance_floor) × kb_importance:
+--   relevance  calibrated_score, as recall_fused; z against the query's similarity over every chunk
+--              vector of the model (one script: documents rarely mix languages), from p_vec_stats
+--              ([mean, sd, mean, sd], calibration_stats of the count, sum and sum of squares) or
+--              computed here when the vectors are
+--   gate       the same labels as recall_fused: the gated come after the kept
+--   score      relevance × kb_weight, kb_weight = importance_floor + (1 - importance_floor) × kb_importance:
 --              a chunk scores like a fresh memory of importance kb_importance (default 0.5), so
 --              memory and knowledge-base hits can be merged into one list by score.
 --   p_query    segmented query text; p_vec_ids '[uuid, …]' text or NULL, p_vec_sims '[0.8, …]' or NULL;
 --   p_qvec     '[f, …]' text or NULL; p_sources, p_tags VARCHAR[] or NULL.
 -- Returns the top p_k chunks with their document's source, path, title and tags and the explain columns.
-CREATE OR REPLACE MACRO kb_search_hits(p_query, p_vec_ids, p_vec_sims, p_qvec, p_model, p_k, p_entropy,
+CREATE OR REPLACE MACRO kb_search_hits(p_query, p_vec_ids, p_vec_sims, p_vec_stats, p_qvec, p_model, p_k,
                                        p_sources, p_tags, p_caller_agent, p_caller_session) AS TABLE
 WITH
     cfg AS MATERIALIZED (
-        SELECT r.*, 1.0::DOUBLE AS keyword_weight,
-               vector_arm_weight(p_entropy, r.vector_weight_low, r.vector_weight_high) AS vector_weight,
+        SELECT r.*, unnest(calibration_constants()),
                r.importance_floor + (1 - r.importance_floor) * coalesce(setting('kb_importance'), 0.5) AS kb_weight
         FROM ranking_settings() r
     ),
@@ -75,7 +88,7 @@ WITH
           AND (p_tags IS NULL OR list_has_all(d.tags, p_tags))
     ),
     bm AS MATERIALIZED (
-        SELECT s.chunk_id, s.score AS bm25_score, s.rarest_df_ratio, s.query_idf,
+        SELECT s.chunk_id, s.score AS bm25_score, s.rarest_df_ratio, s.covered_idf, s.query_idf_all,
                row_number() OVER (ORDER BY s.score DESC, s.chunk_id) AS bm25_rank
         FROM kb_bm25_scores(p_query) s
         WHERE s.chunk_id IN (SELECT id FROM eligible)
@@ -86,49 +99,60 @@ WITH
                unnest(CAST(p_vec_sims AS VARCHAR)::DOUBLE[]) AS similarity
         WHERE p_vec_ids IS NOT NULL
     ),
-    vec_exact AS (
-        SELECT v.chunk_id, list_inner_product(v.vector, CAST(p_qvec AS VARCHAR)::FLOAT[]) AS similarity
+    vec_exact AS MATERIALIZED (
+        SELECT v.chunk_id, list_inner_product(v.vector, CAST(p_qvec AS VARCHAR)::FLOAT[])::DOUBLE AS similarity
         FROM kb_vectors v
         WHERE p_qvec IS NOT NULL AND p_vec_ids IS NULL AND v.model_id = p_model
     ),
+    sums AS MATERIALIZED (
+        SELECT count(*)::DOUBLE AS n, coalesce(sum(similarity), 0) AS total,
+               coalesce(sum(similarity * similarity), 0) AS squares
+        FROM vec_exact
+    ),
+    stats AS MATERIALIZED (
+        SELECT coalesce(CAST(CAST(p_vec_stats AS VARCHAR) AS DOUBLE[]), calibration_stats(n, total, squares, 0, 0, 0)) AS st
+        FROM sums
+    ),
     vec AS MATERIALIZED (
-        SELECT x.chunk_id, x.similarity,
+        SELECT x.chunk_id, x.similarity, (x.similarity - st[1]) / st[2] AS similarity_z,
                row_number() OVER (ORDER BY x.similarity DESC, x.chunk_id) AS vec_rank
-        FROM (SELECT * FROM vec_given UNION ALL SELECT * FROM vec_exact) x
+        FROM (SELECT * FROM vec_given UNION ALL SELECT * FROM vec_exact) x, stats
         WHERE x.chunk_id IN (SELECT id FROM eligible)
         QUALIFY vec_rank <= (SELECT vector_pool FROM cfg)
     ),
+    arms AS MATERIALIZED (
+        SELECT (SELECT max(bm25_score) FROM bm) AS bm25_max,
+               (SELECT max(covered_idf) / any_value(query_idf_all) FROM bm) AS keyword_conf,
+               (SELECT least(1, (max(similarity_z) - (list(similarity_z ORDER BY similarity_z DESC))[least(10, count(*))])
+                                / any_value(cfg.gap_scale)) FROM vec, cfg) AS vector_conf
+    ),
     fused AS (
         SELECT coalesce(b.chunk_id, v.chunk_id) AS chunk_id,
-               b.bm25_rank, b.bm25_score, b.rarest_df_ratio, v.vec_rank, v.similarity,
-               cfg.keyword_weight, cfg.vector_weight, cfg.kb_weight,
-               pow(least(b.bm25_score / b.query_idf, 1), cfg.keyword_score_power) AS keyword_quality,
-               pow(least(greatest(v.similarity - cfg.vector_min_similarity, 0)
-                         / (cfg.vector_strong_similarity - cfg.vector_min_similarity), 1),
-                   cfg.vector_score_power) AS vector_quality,
-               cfg.keyword_weight * rrf(b.bm25_rank, cfg.rrf_k) * coalesce(keyword_quality, 0)
-                 + cfg.vector_weight * rrf(v.vec_rank, cfg.rrf_k) * coalesce(vector_quality, 0) AS rrf_score,
+               b.bm25_rank, b.bm25_score, b.rarest_df_ratio, v.vec_rank, v.similarity, a.keyword_conf, a.vector_conf,
+               b.covered_idf / b.query_idf_all AS coverage, v.similarity_z, cfg.kb_weight,
+               calibrated_score(b.bm25_score, a.bm25_max, b.covered_idf, b.query_idf_all, a.keyword_conf,
+                                v.similarity_z, a.vector_conf, cfg.coverage_weight, cfg.vector_weight) AS relevance,
                CASE
                    WHEN v.chunk_id IS NULL AND b.rarest_df_ratio > cfg.gate_df_ratio AND EXISTS (SELECT 1 FROM vec)
-                       THEN 'dropped: only common keywords'
-                   WHEN b.chunk_id IS NULL AND v.similarity < cfg.vector_min_similarity THEN 'dropped: weak meaning match'
+                       THEN 'ranked last: only common keywords'
+                   WHEN b.chunk_id IS NULL AND v.similarity < cfg.vector_min_similarity
+                       THEN 'ranked last: weak meaning match'
                    ELSE 'kept'
                END AS gate
         FROM bm b FULL OUTER JOIN vec v ON b.chunk_id = v.chunk_id
-        CROSS JOIN cfg
+        CROSS JOIN cfg CROSS JOIN arms a
     ),
     top AS (
-        SELECT f.*, f.rrf_score * f.kb_weight AS score
+        SELECT f.*, f.relevance * f.kb_weight AS score
         FROM fused f
-        WHERE f.gate = 'kept' AND f.rrf_score > 0
-        ORDER BY score DESC, f.chunk_id
+        ORDER BY f.gate = 'kept' DESC, score DESC, f.chunk_id
         LIMIT p_k
     )
 SELECT top.* EXCLUDE (chunk_id), c.*, d.source, d.path, d.title, d.tags
 FROM top
 JOIN kb_chunks c ON c.id = top.chunk_id
 JOIN kb_documents d ON d.id = c.document_id
-ORDER BY top.score DESC, c.id;
+ORDER BY top.gate = 'kept' DESC, top.score DESC, c.id;
 
 -- kb_stale_vectors: chunks of active documents with no vector from the store's current model.
 -- (Scalar subqueries, not a cross join: an exported cross-join-then-left-join view does not import.)

@@ -4,11 +4,13 @@
 -- name: visible_memory_as_of
 SELECT * FROM memories_as_of($ts::TIMESTAMP) m
 WHERE m.id = $id
-  AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, $caller_agent, $caller_session::VARCHAR);
+  AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
+              $caller_agent, $caller_session::VARCHAR);
 
 -- name: find_memories_as_of
 SELECT * FROM memories_as_of($ts::TIMESTAMP) m
-WHERE can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, $caller_agent, $caller_session::VARCHAR)
+WHERE can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
+              $caller_agent, $caller_session::VARCHAR)
   AND ($key::VARCHAR IS NULL OR key = $key)
   AND ($types::VARCHAR[] IS NULL OR list_contains($types::VARCHAR[], type))
   AND ($tiers::VARCHAR[] IS NULL OR list_contains($tiers::VARCHAR[], tier))
@@ -32,10 +34,12 @@ SELECT m.id::VARCHAR AS memory_id,
        effective_importance(m.importance, m.type, m.pinned, m.access_count, coalesce(m.last_accessed, m.created_at),
                             $ts::TIMESTAMP, $p_decay_days::DOUBLE) AS effective_importance,
        CASE WHEN m.tier = 'archival' THEN $p_archived_weight::DOUBLE ELSE 1.0 END AS tier_weight,
-       pow(1 - $p_unhelpful_penalty::DOUBLE, greatest(m.unhelpful_count - m.helpful_count, 0)) AS feedback_weight
+       pow(1 - $p_unhelpful_penalty::DOUBLE, greatest(m.unhelpful_count - m.helpful_count, 0)) AS feedback_weight,
+       m.status = 'active' AS active, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us
 FROM memories_as_of($ts::TIMESTAMP) m
 WHERE (m.status = 'active' OR ($p_include_superseded AND m.status = 'superseded'))
-  AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, $caller_agent, $caller_session::VARCHAR)
+  AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
+              $caller_agent, $caller_session::VARCHAR)
   AND ($p_types::VARCHAR[] IS NULL OR list_contains($p_types::VARCHAR[], m.type))
   AND ($p_tiers::VARCHAR[] IS NULL OR list_contains($p_tiers::VARCHAR[], m.tier))
   AND ($p_tags::VARCHAR[] IS NULL OR list_has_all(m.tags, $p_tags::VARCHAR[]))

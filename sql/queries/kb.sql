@@ -129,9 +129,9 @@ DELETE FROM kb_bm25_dead;
 SELECT token, df, n_docs FROM kb_bm25_token_df($q);
 
 -- name: kb_search
-SELECT * FROM kb_search_hits($p_query, $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_qvec::VARCHAR, $p_model::VARCHAR,
-                             $p_k, $p_entropy, $p_sources::VARCHAR[], $p_tags::VARCHAR[], $p_caller_agent,
-                             $p_caller_session::VARCHAR);
+SELECT * FROM kb_search_hits($p_query, $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_vec_stats::VARCHAR,
+                             $p_qvec::VARCHAR, $p_model::VARCHAR, $p_k, $p_sources::VARCHAR[], $p_tags::VARCHAR[],
+                             $p_caller_agent, $p_caller_session::VARCHAR);
 
 -- The active documents the caller may see.
 -- name: kb_overview
@@ -143,3 +143,8 @@ ORDER BY source, path NULLS FIRST, title;
 -- name: kb_create_fts_index
 PRAGMA create_fts_index('kb_bm25_docs', 'chunk_id', 'tokens', stemmer = 'porter', stopwords = 'bm25_stopwords',
                         ignore = '[^\p{L}\p{N}]+', strip_accents = 1, lower = 1, overwrite = 1);
+
+-- The query's similarity statistics over every chunk vector (calibration_stats, one script), from the
+-- in-process matrix's count, sum and sum of squares: kb_search_hits's p_vec_stats.
+-- name: kb_similarity_stats
+SELECT calibration_stats($n::DOUBLE, $total::DOUBLE, $squares::DOUBLE, 0, 0, 0);

@@ -88,7 +88,9 @@ PRAGMA create_fts_index('bm25_docs', 'memory_id', 'tokens', stemmer = 'porter', 
 -- name: keyword_search_state
 SELECT count(*) AS n_docs, coalesce(sum(len), 0)::BIGINT AS total_len, max(doc) AS max_doc,
        (SELECT count(*) FROM bm25_dead) AS n_dead,
-       list_distinct(list_transform(bm25_tokens($q), w -> hash(stem(w, 'porter')))) AS terms
+       (SELECT list_distinct(list_transform(list_filter(bm25_tokens($q), w -> len(w) > 0 AND NOT list_contains(words, w)),
+                                            w -> hash(stem(w, 'porter'))))
+        FROM (SELECT coalesce(list(sw), []) AS words FROM bm25_stopwords)) AS terms  -- content terms only (query_idf_all)
 FROM bm25_docs;
 
 -- name: keyword_docs_after

@@ -8,21 +8,28 @@ SELECT setting($name);
 -- name: caller_memberships
 SELECT kind, group_id FROM memberships WHERE agent_id = $caller_agent AND revoked_at IS NULL ORDER BY group_id;
 
--- The vector arm computed exactly in SQL over the filtered rows: ids and similarities, best first.
+-- The vector arm computed exactly in SQL over the filtered rows: ids, similarities and scripts, best first.
 -- name: exact_vector_candidates
 SELECT coalesce(list(memory_id::VARCHAR ORDER BY similarity DESC, memory_id), []) AS ids,
-       coalesce(list(similarity ORDER BY similarity DESC, memory_id), []) AS sims
+       coalesce(list(similarity ORDER BY similarity DESC, memory_id), []) AS sims,
+       coalesce(list(script ORDER BY similarity DESC, memory_id), []) AS scripts
 FROM exact_vector_candidates(
     $p_qvec::VARCHAR, $p_model::VARCHAR, $p_n, $p_caller_agent, $p_caller_session::VARCHAR,
     $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_types::VARCHAR[], $p_tiers::VARCHAR[],
     $p_tags::VARCHAR[], $p_entities::VARCHAR[], $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR,
     $p_include_superseded);
 
+-- The query's similarity statistics per script over every stored vector of the model, in SQL (a filtered
+-- recall inside a transaction; the in-process scan gets them from its int8 first pass).
+-- name: query_similarity_stats
+SELECT stats FROM query_similarity_stats($p_qvec::VARCHAR, $p_model::VARCHAR);
+
 -- name: recall
 SELECT * FROM recall_fused(
-    $p_kw_ids::VARCHAR, $p_kw_scores::VARCHAR, $p_kw_rarest::VARCHAR, $p_kw_idf::DOUBLE, $p_kw_spec::DOUBLE,
-    $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_caller_agent, $p_caller_session::VARCHAR,
-    $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k, $p_entropy::DOUBLE, $p_shape::VARCHAR,
+    $p_kw_ids::VARCHAR, $p_kw_scores::VARCHAR, $p_kw_rarest::VARCHAR, $p_kw_covered::VARCHAR, $p_kw_idf_all::DOUBLE,
+    $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_vec_scripts::VARCHAR, $p_vec_stats::VARCHAR,
+    $p_caller_agent, $p_caller_session::VARCHAR, $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k,
+    $p_recency::DOUBLE, $p_time_from::TIMESTAMP, $p_time_to::TIMESTAMP, $p_min_score::DOUBLE,
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
 
@@ -34,7 +41,8 @@ SELECT name, value FROM settings;
 -- What the in-process copy (echo_duck/recall/eligibility.py) computes for a recall, kept as its definition (tests
 -- compare the two; recall inside a transaction runs this one): of the candidates
 -- both arms found, those the caller may see (recall_fused's `eligible` step), each with the decay terms
--- recall_fused computes, through the same macros. The tunables come as parameters (ranking_settings_plain).
+-- recall_fused computes, through the same macros, and what its time terms read (active, at_us). The tunables come
+-- as parameters (ranking_settings_plain).
 -- $p_reviews (JSON [{id, n, at}]) are reviews still queued behind earlier recalls (echo_duck/recall/recall_log.py):
 -- counted as if written, so the ranking is the one of writing every recall at once.
 -- name: recall_eligible
@@ -48,7 +56,8 @@ SELECT m.id::VARCHAR AS memory_id,
                             coalesce(r.at, m.last_accessed, m.created_at), $p_now::TIMESTAMP,
                             $p_decay_days::DOUBLE) AS effective_importance,
        CASE WHEN m.tier = 'archival' THEN $p_archived_weight::DOUBLE ELSE 1.0 END AS tier_weight,
-       pow(1 - $p_unhelpful_penalty::DOUBLE, greatest(m.unhelpful_count - m.helpful_count, 0)) AS feedback_weight
+       pow(1 - $p_unhelpful_penalty::DOUBLE, greatest(m.unhelpful_count - m.helpful_count, 0)) AS feedback_weight,
+       m.status = 'active' AS active, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us
 FROM memories m LEFT JOIN reviews r ON r.id = m.id
 WHERE m.id IN (SELECT unnest($p_ids::VARCHAR::UUID[]))
   AND (m.status = 'active' OR ($p_include_superseded AND m.status = 'superseded'))
@@ -87,10 +96,11 @@ WHERE (status = 'pending' OR resolution = 'newer')
 -- name: recall_keywords_in_sql
 WITH kw AS MATERIALIZED (SELECT * FROM keyword_candidates($p_query, true))
 SELECT * FROM recall_fused(
-    (SELECT ids FROM kw), (SELECT scores FROM kw), (SELECT rarest FROM kw), (SELECT query_idf FROM kw),
-    (SELECT query_spec FROM kw), $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_caller_agent, $p_caller_session::VARCHAR,
-    $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k, $p_entropy::DOUBLE, $p_shape::VARCHAR,
-    $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
+    (SELECT ids FROM kw), (SELECT scores FROM kw), (SELECT rarest FROM kw), (SELECT covered FROM kw),
+    (SELECT query_idf_all FROM kw), $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_vec_scripts::VARCHAR,
+    $p_vec_stats::VARCHAR, $p_caller_agent, $p_caller_session::VARCHAR, $p_caller_teams::VARCHAR[],
+    $p_caller_tenants::VARCHAR[], $p_k, $p_recency::DOUBLE, $p_time_from::TIMESTAMP, $p_time_to::TIMESTAMP,
+    $p_min_score::DOUBLE, $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
 
 -- Recall bookkeeping, written behind the recall for every queued recall at once (echo_duck/recall/recall_log.py).

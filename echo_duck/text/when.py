@@ -1,0 +1,132 @@
+"""What a question says about time, and which script a text is written in: small pure functions recall
+hands to the ranking macro as parameters (sql/macros/40_recall.sql recall_fused).
+
+``time_window(question, now)`` finds one time expression ("yesterday", "last week", "3 days ago", "in
+May", "上个月", "两周前", "5月") and returns the window it names around ``now``, with some slack at both
+ends, or None. Recall multiplies the score of memories observed inside the window by 1 + δ: a soft
+boost, never a filter. ``wants_current(question)`` says whether it asks for the current state ("now",
+"currently", "latest", "现在", "最近", …): only then does recall prefer newer memories among its
+candidates. ``text_script(text)`` is 1 when Han characters make up at least a third of the text's
+letters (a Latin word of ~4 letters counting as one), else 0; the vector arm judges a similarity
+against the memories of the same script. sql/macros/20_ranking.sql text_script is the same rule.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+__all__ = ["time_window", "wants_current", "text_script"]
+
+_MONTHS = {m: i + 1 for i, m in enumerate(["january", "february", "march", "april", "may", "june", "july",
+                                           "august", "september", "october", "november", "december"])}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_NUMBER = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+           "nine": 9, "ten": 10, "couple": 2, "few": 3, "several": 3}
+_ZH_NUMBER = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "半": 0.5}
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30.4, "year": 365, "天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7,
+              "个月": 30.4, "年": 365}
+
+_DAY_BEFORE = re.compile(r"\bday before yesterday\b|前天")
+_YESTERDAY = re.compile(r"\byesterday\b|昨天")
+_TODAY = re.compile(r"\btoday\b|今天")
+_AGO = re.compile(r"\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple|few|several)(?: of)? "
+                  r"(day|week|month|year)s? ago\b")
+_ZH_AGO = re.compile(r"(\d+|[一两二三四五六七八九十半])\s*(天|日|周|星期|礼拜|个月|年)前")
+_LAST_WEEK = re.compile(r"\b(?:last|past) week\b|上周|上星期|上个星期|上礼拜")
+_THIS_WEEK = re.compile(r"\bthis week\b|这周|本周|这个星期")
+_LAST_MONTH = re.compile(r"\b(?:last|past) month\b|上个月|上月")
+_THIS_MONTH = re.compile(r"\bthis month\b|这个月|本月")
+_LAST_YEAR = re.compile(r"\blast year\b|去年")
+_THIS_YEAR = re.compile(r"\bthis year\b|今年")
+_IN_MONTH = re.compile(r"\b(?:in|during|on|since|of|from)\s+(?:early |late |mid-?)?("
+                       + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b(?:\s+(\d{4}))?")
+_ZH_MONTH = re.compile(r"(?<![\d个])(\d{1,2})\s*月(?!前)")
+
+_CURRENT = re.compile(r"\b(?:now|currently|current|these days|latest|most recent|recently|still|anymore|any more|"
+                      r"nowadays|at the moment|today)\b|现在|目前|最近|如今|还|最新|这阵子|近来")
+
+_HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile("[A-Za-z]")
+
+
+def text_script(text: str | None) -> int:
+    """1 when 8 × Han characters >= Latin letters and there is at least one Han character, else 0
+    (Han at least a third of the letters, a Latin word of ~4 letters counting as one)."""
+    if not text or text.isascii():
+        return 0
+    han = len(_HAN.findall(text))
+    return 1 if han > 0 and 8 * han >= len(_LATIN.findall(text)) else 0
+
+
+def wants_current(question: str) -> bool:
+    """Whether the question asks for the current state of something (a cue word in English or Chinese)."""
+    return bool(_CURRENT.search(question.lower()))
+
+
+def time_window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
+    """[start, end) of the time ``question`` names, relative to ``now``, or None when it names none (or
+    names a time out of the calendar's range, "9999999 years ago")."""
+    try:
+        return _window(question, now)
+    except (OverflowError, ValueError):
+        return None
+
+
+def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
+    s = question.lower()
+    today = datetime(now.year, now.month, now.day)
+
+    def days_back(first: float, last: float) -> tuple[datetime, datetime]:
+        return today - timedelta(days=first), today - timedelta(days=last) + timedelta(days=1)
+
+    if _DAY_BEFORE.search(s):
+        return days_back(2, 2)
+    if _YESTERDAY.search(s):
+        return days_back(1, 1)
+    if _TODAY.search(s):
+        return days_back(0, 0)
+    ago = _AGO.search(s)
+    zh_ago = None if ago else _ZH_AGO.search(question)
+    if ago or zh_ago:
+        count, unit = (ago or zh_ago).groups()
+        n = int(count) if count.isdigit() else (_NUMBER if ago else _ZH_NUMBER)[count]
+        span = n * _UNIT_DAYS[unit]
+        slack = max(1.0, 0.5 * _UNIT_DAYS[unit] if ago and n == 1 else 0.25 * span)
+        return days_back(span + slack, max(span - slack, 0))
+    if _LAST_WEEK.search(s):
+        start = today - timedelta(days=today.weekday() + 7)
+        return start - timedelta(days=2), start + timedelta(days=9)
+    if _THIS_WEEK.search(s):
+        return today - timedelta(days=today.weekday()), today + timedelta(days=1)
+    if _LAST_MONTH.search(s):
+        year, month = _add_months(now.year, now.month, -1)
+        return datetime(year, month, 1) - timedelta(days=3), datetime(now.year, now.month, 1) + timedelta(days=3)
+    if _THIS_MONTH.search(s):
+        return datetime(now.year, now.month, 1), today + timedelta(days=1)
+    if _LAST_YEAR.search(s):
+        return datetime(now.year - 1, 1, 1), datetime(now.year, 1, 1)
+    if _THIS_YEAR.search(s):
+        return datetime(now.year, 1, 1), today + timedelta(days=1)
+    month = year = None
+    named = _IN_MONTH.search(s)
+    if named:
+        month, year = _MONTHS[named.group(1)], int(named.group(2)) if named.group(2) else None
+    else:
+        numbered = _ZH_MONTH.search(question)
+        if numbered and 1 <= int(numbered.group(1)) <= 12:
+            month = int(numbered.group(1))
+    if month is None:
+        return None
+    if year is None:
+        year = now.year if month <= now.month else now.year - 1
+    if not 1 <= year <= 9998:
+        return None
+    next_year, next_month = _add_months(year, month, 1)
+    return datetime(year, month, 1) - timedelta(days=2), datetime(next_year, next_month, 1) + timedelta(days=2)
+
+
+def _add_months(year: int, month: int, k: int) -> tuple[int, int]:
+    t = year * 12 + (month - 1) + k
+    return t // 12, t % 12 + 1

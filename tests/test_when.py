@@ -1,0 +1,90 @@
+"""What a question says about time (echo_duck/text/when.py), and the script rule that Python and SQL share.
+
+Time: the window a question names, relative to the store's clock, in English and Chinese; never an
+error, whatever the text. Script: text_script (Python, the write path) and content_script (SQL, the
+analysts' macros and the in-transaction recall) must agree on every text, or the two recall paths
+would judge a similarity against different memories.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import echo_duck
+from echo_duck.text.when import text_script, time_window, wants_current
+
+NOW = datetime(2026, 3, 20, 10, 0)  # a Friday
+SETS = Path(__file__).resolve().parent.parent / "data_fixtures" / "recall_sets"
+
+
+@pytest.mark.parametrize("question, start, end", [
+    ("what did I eat yesterday?", datetime(2026, 3, 19), datetime(2026, 3, 20)),
+    ("我昨天吃了什么", datetime(2026, 3, 19), datetime(2026, 3, 20)),
+    ("and the day before yesterday?", datetime(2026, 3, 18), datetime(2026, 3, 19)),
+    ("what did I buy last week?", datetime(2026, 3, 7), datetime(2026, 3, 18)),
+    ("上周去了哪里", datetime(2026, 3, 7), datetime(2026, 3, 18)),
+    ("three weeks ago I went somewhere", datetime(2026, 2, 21, 18), datetime(2026, 3, 5, 6)),
+    ("两周前买了什么", datetime(2026, 3, 2, 12), datetime(2026, 3, 10, 12)),
+    ("上个月的体检结果", datetime(2026, 1, 29), datetime(2026, 3, 4)),
+    ("what happened in May?", datetime(2025, 4, 29), datetime(2025, 6, 3)),  # May of last year: not yet this year
+    ("what happened in March 2026?", datetime(2026, 2, 27), datetime(2026, 4, 3)),
+    ("5月做了什么", datetime(2025, 4, 29), datetime(2025, 6, 3)),
+    ("去年的旅行", datetime(2025, 1, 1), datetime(2026, 1, 1)),
+    ("this month", datetime(2026, 3, 1), datetime(2026, 3, 21)),
+])
+def test_windows(question, start, end):
+    assert time_window(question, NOW) == (start, end)
+
+
+@pytest.mark.parametrize("question", ["which package manager?", "3个月的计划", "version 5.2 of the api",
+                                      "99999999999 years ago", "the month of", "12345678901234567890 days ago",
+                                      "in smay", ""])
+def test_no_window(question):
+    assert time_window(question, NOW) is None
+
+
+@given(st.text(max_size=80))
+@settings(max_examples=300, deadline=None)
+def test_any_text_gives_a_window_or_none_never_an_error(question):
+    window = time_window(question, NOW)
+    assert window is None or window[0] < window[1]
+    wants_current(question)
+
+
+def test_current_state_cues():
+    assert wants_current("what is my current job?") and wants_current("你现在住哪里") and wants_current("Latest plan?")
+    assert not wants_current("what did I do in May?") and not wants_current("项目用什么包管理器")
+
+
+def _texts() -> list[str]:
+    texts = ["", "hello", "项目使用 pnpm 9 管理依赖，锁文件是 pnpm-lock.yaml", "The project uses pnpm 用户",
+             "Ｐｎｐｍ 中", "日本語のテキスト", "한국어 텍스트", "ab 中", "abcdefgh 中", "abcdefghi 中", "𠀀𠀁 astral han",
+             "emoji 🙂 only", "Ünïcödé 文字", "\u3400\u4dbf\u9fff\uf900\ufaff", "\u3007 ideographic zero"]
+    for name in ("bilingual", "zh_daily"):
+        texts += [json.loads(line)["text"] for line in (SETS / name / "memories.jsonl").read_text("utf-8").splitlines()]
+    return texts
+
+
+def test_python_and_sql_scripts_agree(tmp_path):
+    texts = _texts()
+    with echo_duck.open(tmp_path / "m.duckdb", embedder="hash") as mem:
+        got = mem.sql("SELECT t, content_script(t) AS s FROM (SELECT unnest($texts::VARCHAR[]) AS t)",
+                      {"texts": texts}).rows()
+    assert len(got) == len(texts)
+    assert all(text_script(t) == s for t, s in got), [t for t, s in got if text_script(t) != s]
+    assert {s for _, s in got} == {0, 1}
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from("ab Z中文字\u3400\uf900ｱ1 "), max_size=30), min_size=1, max_size=40))
+@settings(max_examples=20, deadline=None)
+def test_python_and_sql_scripts_agree_on_generated_text(texts):
+    with echo_duck.open(":memory:", embedder="hash") as mem:
+        got = mem.sql("SELECT content_script(t) FROM (SELECT unnest($texts::VARCHAR[]) AS t, "
+                      "generate_subscripts($texts::VARCHAR[], 1) AS i) ORDER BY i", {"texts": texts}).rows()
+    assert [s for (s,) in got] == [text_script(t) for t in texts]
