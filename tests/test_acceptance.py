@@ -58,7 +58,7 @@ def check_conflict_kept(mem, old, new, *, winner, loser, sources):
 @pytest.mark.parametrize("keyed", [False, True])
 def test_scenario_1_conflicting_sources_keep_the_conflict_and_both_sources(db_path, clock, keyed):
     key = "staging_db_port" if keyed else None
-    with echo_duck.open(db_path, now=clock) as mem:  # the real model
+    with echo_duck.open(db_path, now=clock, admin=True) as mem:  # the real model
         old = mem.remember("The staging database listens on port 5432", type="environment", key=key,
                            tags=["staging-db"], source_session="standup-2026-01-05", source_refs=["message:standup-12"])
         clock.advance(hours=2)
@@ -84,7 +84,7 @@ def test_scenario_1_the_more_authoritative_source_wins_whatever_the_order(db_pat
                   source_session="user-chat")
     inferred = dict(content="The staging database listens on port 6543", provenance="model_inferred",
                     source_session="log-scan")
-    with echo_duck.open(db_path, now=clock) as mem:
+    with echo_duck.open(db_path, now=clock, admin=True) as mem:
         written = {}
         for spec in ([stated, inferred] if stated_first else [inferred, stated]):
             spec = dict(spec)
@@ -105,7 +105,7 @@ def test_scenario_1_the_more_authoritative_source_wins_whatever_the_order(db_pat
 
 
 def test_scenario_1_an_uncertain_conflict_stays_open_with_both_sides_marked(db_path, clock):
-    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+    with echo_duck.open(db_path, now=clock, embedder="hash", admin=True) as mem:
         a = mem.remember("The team's lunch spot is the noodle bar", type="environment", tags=["lunch"],
                          source_session="standup")
         b = mem.remember("The team's lunch spot is the taco truck", type="environment", tags=["lunch"],
@@ -263,7 +263,7 @@ def test_scenario_3_deleted_sensitive_episode_cascades_to_derived_summaries_and_
 def test_scenario_4_superseded_procedure_never_recalled_by_default(db_path, clock, keyed):
     # 旧流程被新版本替代时，执行面不会继续检索旧版本: keyed (a new version under the key) or keyless (by id)
     key = "procedure:deploy" if keyed else None
-    with echo_duck.open(db_path, now=clock) as mem:  # the real model
+    with echo_duck.open(db_path, now=clock, admin=True) as mem:  # the real model
         v1 = mem.remember("To deploy, run ./deploy.sh --legacy on the bastion host", type="procedure",
                           key=key, provenance="user_stated")
         clock.advance(days=1)

@@ -89,11 +89,11 @@ def test_an_ambiguous_or_unknown_prefix_is_refused_with_the_candidates(db_path):
 
 def test_json_errors_under_json_and_flags_named_in_messages(runner, db_path):
     runner.invoke(cli, ["--db", str(db_path), "init"])
-    refused = runner.invoke(cli, ["--db", str(db_path), "--json", "sql", "DELETE FROM memories"])
+    refused = runner.invoke(cli, ["--db", str(db_path), "--json", "--admin", "sql", "DELETE FROM memories"])
     assert refused.exit_code == 2
     error = json.loads(refused.stdout)["error"]
     assert error["type"] == "InvalidInput" and "--write" in error["message"] and "write=True" not in error["message"]
-    plain = runner.invoke(cli, ["--db", str(db_path), "sql", "DELETE FROM memories"])
+    plain = runner.invoke(cli, ["--db", str(db_path), "sql", "DELETE FROM memories", "--admin"])
     assert plain.exit_code == 2 and "pass --write" in plain.stderr and "Usage:" not in plain.output
 
 
@@ -108,10 +108,10 @@ def test_a_malformed_import_file_is_one_line_not_a_usage_banner(runner, db_path,
 
 def test_a_store_keeps_its_embedding_model_across_cli_calls(runner, db_path):
     assert runner.invoke(cli, ["--db", str(db_path), "add", "first note"]).exit_code == 0
-    switched = runner.invoke(cli, ["--db", str(db_path), "reembed", "--model", "hash"])
+    switched = runner.invoke(cli, ["--db", str(db_path), "--admin", "reembed", "--model", "hash"])
     assert switched.exit_code == 0, switched.output
     assert runner.invoke(cli, ["--db", str(db_path), "add", "second note"]).exit_code == 0  # written with hash
-    with echo_duck.open(db_path) as mem:
+    with echo_duck.open(db_path, admin=True) as mem:
         models = mem.sql("SELECT DISTINCT model_id FROM memory_vectors")["model_id"].to_list()
         assert models == ["hash-64"]
         assert mem.sql("SELECT count(*) AS n FROM stale_vectors")["n"][0] == 0

@@ -25,7 +25,7 @@ def write_session(mem, clock, session, messages):
 
 
 def test_a_session_gets_a_title_from_its_first_user_message(db_path, clock):
-    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+    with echo_duck.open(db_path, now=clock, embedder="hash", admin=True) as mem:
         mem.add_message("s0", "assistant", "Hello! How can I help?")
         assert mem.session("s0").title is None
         mem.add_message("s0", "user", "Please look at the flaky integration tests in the payments service")
@@ -37,7 +37,7 @@ def test_a_session_gets_a_title_from_its_first_user_message(db_path, clock):
 
 
 def test_the_episode_is_a_summary_and_is_found_by_meaning(db_path, clock):
-    with echo_duck.open(db_path, now=clock) as mem:  # the real model
+    with echo_duck.open(db_path, now=clock, admin=True) as mem:  # the real model
         write_session(mem, clock, "ci", CI_SESSION)
         mem.consolidate("ci")
         (episode,) = mem.find(tier="episodic")
@@ -55,7 +55,7 @@ def test_the_episode_is_a_summary_and_is_found_by_meaning(db_path, clock):
 
 
 def test_episodes_filter_by_time_and_entity_and_stay_out_of_facts(db_path, clock):
-    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+    with echo_duck.open(db_path, now=clock, embedder="hash", admin=True) as mem:
         write_session(mem, clock, "ci", CI_SESSION)
         mem.consolidate("ci")
         clock.advance(days=10)
@@ -78,7 +78,7 @@ def test_episodes_filter_by_time_and_entity_and_stay_out_of_facts(db_path, clock
 
 
 def test_working_memory_goes_to_consolidation_at_session_end(db_path, clock):
-    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+    with echo_duck.open(db_path, now=clock, embedder="hash", admin=True) as mem:
         write_session(mem, clock, "w", [("user", "Let's set up the release checklist."),
                                         ("assistant", "Sure, drafting it now.")])
         mem.working.add("Remember that releases need a signed tag", role="user", importance=0.9)

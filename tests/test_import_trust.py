@@ -68,6 +68,8 @@ def test_imported_fixtures_reach_the_prompt_as_seed_004_injects_them(mem):
     for name in ("echo-agent/user_memory.json", "echo-agent/env_memory.json", "echo-agent/MEMORY.md",
                  "ethan/facts.json", "ethan/procedures.json", "ethan/user_profile.md", "echo-agent/HISTORY.md"):
         import_file(mem, FIX / name)
+    for held in mem.find(status="quarantined"):  # imported text that reads as an instruction waits for a person
+        mem.approve(held.id, "reviewed")
     rules = [m.content for m in mem.find(type="procedure", limit=100)]
     assert len(rules) == 6
     snap = mem.snapshot()

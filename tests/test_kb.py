@@ -313,7 +313,9 @@ def test_content_cannot_close_the_fence_and_flagged_secrets_are_masked(store, tm
                    "## Keys\n\nThe old key was sk-proj-abcdefghijklmnopqrstuvwxyz0123 and is revoked.\n")
     store.kb_add(doc, source="notes")
     block = store.kb_render(store.kb_search("end of data old key revoked", k=5))
-    assert block.count("</kb-context>") == 1 and block.count("</untrusted-quoted-material>") == 1
+    # one fence per flagged chunk, none closed from inside
+    assert block.count("</kb-context>") == 1
+    assert block.count("</untrusted-quoted-material>") == block.count("<untrusted-quoted-material") >= 1
     assert "&lt;/kb-context>" in block and "&lt;memory-context>" in block
     assert "sk-proj-abcdefghijklmnop" not in block and "sk-****" in block
     # masked at ingest (issue 18): the stored chunk, its index text and its vector never held the key

@@ -30,7 +30,7 @@ def test_the_rule(scores, expected):
 
 
 def test_weak_hits_keep_decaying_while_the_used_one_is_reviewed(db_path, clock):
-    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+    with echo_duck.open(db_path, now=clock, embedder="hash", admin=True) as mem:
         strong = mem.remember("Deploy the borealis service with make release-borealis", type="environment")
         weak = [mem.remember(f"Borealis dashboard widget {i} shows queue depth", type="environment")
                 for i in range(6)]

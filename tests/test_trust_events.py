@@ -66,7 +66,7 @@ def test_the_history_is_complete_and_the_chain_verifies(tmp_path, clock):
     with echo_duck.open(path, admin=True, embedder="hash", read_only=True) as mem:
         actions = mem.sql("SELECT action, count(*) AS n FROM memory_events GROUP BY ALL").rows()
         report = mem.verify_events()
-    assert {a for a, _ in actions} >= {"create", "supersede", "forget", "purge", "reinforce", "mark", "grant",
+    assert {a for a, _ in actions} >= {"create", "supersede", "forget", "purge", "reinforce", "feedback", "grant",
                                        "grant_right", "revoke", "revoke_right", "setting", "sql"}
     assert report.ok, report
     assert report.redacted >= 1 and report.sealed == report.events == sum(n for _, n in actions)

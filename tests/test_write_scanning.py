@@ -151,15 +151,15 @@ def test_import_reports_blocked_and_quarantined_records(mem, tmp_path):
 
 def test_cli_adds_approves_and_rejects(db_path):
     runner = CliRunner()
-    out = runner.invoke(cli, ["add", "--type", "procedure", "--db", str(db_path), "--json", "--", UNSURE])
+    out = runner.invoke(cli, ["add", "--type", "environment", "--db", str(db_path), "--json", "--", UNSURE])
     assert out.exit_code == 0, out.output
-    held = json.loads(out.output)
+    held = json.loads(out.stdout)
     assert held["status"] == "quarantined"
     out = runner.invoke(cli, ["approve", held["id"], "--reason", "fine", "--db", str(db_path)])
     assert out.exit_code == 0 and "approved" in out.output
     out = runner.invoke(cli, ["add", "--type", "user", "--db", str(db_path), "--", BLOCKED])
     assert out.exit_code == 1 and "RejectedWrite" in out.output
-    with echo_duck.open(db_path) as mem:
+    with echo_duck.open(db_path, admin=True) as mem:
         assert mem.get(held["id"]).status == "active"
         assert set(mem.sql("SELECT path FROM blocked_writes")["path"]) == {"cli"}
 

@@ -128,8 +128,8 @@ def _cli_words(message: str) -> str:
     if ctx is None:
         return message
     for param in ctx.command.params:
-        if not isinstance(param, click.Option) or not param.name:
-            continue
+        if not isinstance(param, click.Option) or not param.name or param.name == "admin":
+            continue  # admin errors name both spellings already
         flag = max(param.opts, key=len)
         message = re.sub(rf"\b{param.name}=True\b", flag, message)
         message = re.sub(rf"\b{param.name}=(?=\S)", f"{flag} ", message)

@@ -353,12 +353,8 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
 
     def history(self, target: Any, *, as_of: Any = None) -> History:
         """Every version of the fact ``target`` belongs to, and every event on them (as the chain stood at
-        ``as_of``, when given); versions already exported to the Parquet archive are included."""
-        if as_of is not None:
-            with self.db.reading():
-                row = self.writer.resolve(self.caller, target, live_only=False)
-                chain = [str(r["id"]) for r in self.db.dicts("version_chain", id=row["id"])]
-            return self.travel.history(chain, _as_of(as_of))
+        ``as_of``, when given); versions already exported to the Parquet archive are included. An agent sees
+        the versions it may see: an older version that was sensitive (or unshared personal) stays hidden."""
         with self.db.reading():
             row = self.writer.resolve(self.caller, target, live_only=False, any_agent=self.caller.admin)
             chain = self.db.dicts("version_chain", id=row["id"])
@@ -366,6 +362,8 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
                 seen = {str(r["id"]) for r in self.db.dicts("visible_of_ids", ids=uuid_list([r["id"] for r in chain]),
                                                             **self._who())}
                 chain = [r for r in chain if str(r["id"]) in seen]
+            if as_of is not None:
+                return self.travel.history([str(r["id"]) for r in chain], _as_of(as_of))
             versions = [Memory.from_row(r) for r in chain]
             ids = [v.id for v in versions]
             events = [Event.from_row(r) for r in self.db.dicts("events_for_memories", ids=ids)]

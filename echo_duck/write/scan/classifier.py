@@ -167,11 +167,14 @@ class Classifier:
         return self._model if self._load() else None
 
     def score_many(self, items: Sequence[Views]) -> list[Score | None]:
-        """One batch through the model for all views of all items; None for each when the model is missing."""
+        """Every view of every item through the model; None for each when the model is missing. Each text is
+        embedded alone: the quantised model scales activations over its whole batch, so in a batch a text's
+        vector (and a borderline verdict) would depend on the other texts, which a bulk write chooses."""
         if not items or not self._load():
             return [None] * len(items)
         texts = list(dict.fromkeys(t for v in items if not v.too_short for t in v.texts()))
-        scores = dict(zip(texts, self._model.score_vectors(self._embedder.embed(texts)))) if texts else {}
+        vectors = np.stack([self._embedder.embed([t])[0] for t in texts]) if texts else None
+        scores = dict(zip(texts, self._model.score_vectors(vectors))) if texts else {}
         out: list[Score | None] = []
         for v in items:
             if v.too_short:
