@@ -64,12 +64,20 @@ def test_history_md_becomes_dated_episodes(mem):
     assert import_file(mem, FIX / "echo-agent/HISTORY.md").stored == 0  # idempotent
 
 
-def test_imported_fixtures_reach_the_prompt_as_seed_004_injects_them(mem):
-    for name in ("echo-agent/user_memory.json", "echo-agent/env_memory.json", "echo-agent/MEMORY.md",
-                 "ethan/facts.json", "ethan/procedures.json", "ethan/user_profile.md", "echo-agent/HISTORY.md"):
-        import_file(mem, FIX / name)
-    for held in mem.find(status="quarantined"):  # imported text that reads as an instruction waits for a person
-        mem.approve(held.id, "reviewed")
+def test_imported_fixtures_reach_the_prompt_as_seed_004_injects_them(db_path, clock):
+    with echo_duck.open(db_path, now=clock, embedder="hash", admin=True) as host:
+        mem = host.for_agent("default")
+        for name in ("echo-agent/user_memory.json", "echo-agent/env_memory.json", "echo-agent/MEMORY.md",
+                     "ethan/facts.json", "ethan/procedures.json", "ethan/user_profile.md", "echo-agent/HISTORY.md"):
+            import_file(mem, FIX / name)
+        for held in mem.find(status="quarantined"):  # imported text that reads as an instruction waits for a person
+            with pytest.raises(echo_duck.PermissionDenied):
+                mem.approve(held.id, "reviewed")  # not the agent's to release
+            host.approve(held.id, "reviewed")
+        _check_prompt(mem)
+
+
+def _check_prompt(mem):
     rules = [m.content for m in mem.find(type="procedure", limit=100)]
     assert len(rules) == 6
     snap = mem.snapshot()

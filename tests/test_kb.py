@@ -317,11 +317,11 @@ def test_content_cannot_close_the_fence_and_flagged_secrets_are_masked(store, tm
     assert block.count("</kb-context>") == 1
     assert block.count("</untrusted-quoted-material>") == block.count("<untrusted-quoted-material") >= 1
     assert "&lt;/kb-context>" in block and "&lt;memory-context>" in block
-    assert "sk-proj-abcdefghijklmnop" not in block and "sk-****" in block
+    assert "sk-proj-abcdefghijklmnop" not in block and "The old key was **** and is revoked" in block
     # masked at ingest (issue 18): the stored chunk, its index text and its vector never held the key
     assert store.sql("SELECT count(*) FROM kb_chunks WHERE content LIKE '%sk-proj-abcdefghijklmnop%'").item() == 0
     assert store.sql("SELECT count(*) FROM kb_bm25_docs WHERE tokens LIKE '%abcdefghijklmnop%'").item() == 0
-    assert store.sql("SELECT count(*) FROM kb_chunks WHERE content LIKE '%sk-****%' AND flagged "
+    assert store.sql("SELECT count(*) FROM kb_chunks WHERE content LIKE '%was **** and%' AND flagged "
                      "AND flag_reason LIKE 'secret:%' AND flag_reason LIKE '%masked before storing%'").item() == 1
 
 

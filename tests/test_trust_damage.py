@@ -154,7 +154,8 @@ def test_exports_round_trip_every_string_the_scanner_accepts(tmp_path):
         "\u00a0", "\u3000", "e\u0301", "\U0001f600"]
     texts = [f"line one{b}line two" for b in LINE_BREAKERS]
     texts += ["".join(rng.choice(pool) for _ in range(rng.randint(1, 40))) for _ in range(300)]
-    with echo_duck.open(tmp_path / "src.duckdb", admin=True, embedder="hash") as mem:
+    # no embedder: with one, near-identical random strings would fold into each other as restatements
+    with echo_duck.open(tmp_path / "src.duckdb", admin=True, embedder="none") as mem:
         for t in texts:
             _accepted(mem, t)
         stored = sorted(m.content for m in mem.find(limit=10_000))  # live: not quarantined, not folded into another
@@ -162,7 +163,7 @@ def test_exports_round_trip_every_string_the_scanner_accepts(tmp_path):
         export_jsonl(mem, tmp_path / "out.jsonl")
         export_parquet(mem, tmp_path / "out.parquet")
     for name in ("out.jsonl", "out.parquet"):
-        with echo_duck.open(tmp_path / f"dst-{name}.duckdb", admin=True, embedder="hash") as mem:
+        with echo_duck.open(tmp_path / f"dst-{name}.duckdb", admin=True, embedder="none") as mem:
             report = import_file(mem, tmp_path / name)
             assert report.errors == () and report.skipped == (), report.by_reason
             assert sorted(m.content for m in mem.find(limit=10_000)) == stored, name

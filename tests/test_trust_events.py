@@ -71,7 +71,8 @@ def test_the_history_is_complete_and_the_chain_verifies(tmp_path, clock):
     assert report.ok, report
     assert report.redacted >= 1 and report.sealed == report.events == sum(n for _, n in actions)
     con = plain(path)
-    reinforce = json.loads(con.execute("SELECT after::VARCHAR FROM memory_events WHERE action = 'reinforce'").fetchone()[0])
+    reinforce = json.loads(con.execute("SELECT after::VARCHAR FROM memory_events "
+                                       "WHERE action = 'reinforce' AND memory_id IS NULL").fetchone()[0])
     assert reinforce["recall_ids"] and all({"id", "n", "at"} <= set(r) for r in reinforce["reviews"])
     # the purged memory's events keep their links and digests, never their text
     rows = con.execute("SELECT reason, before, after, salt, content_digest, hash FROM memory_events e "

@@ -155,7 +155,9 @@ def test_cli_adds_approves_and_rejects(db_path):
     assert out.exit_code == 0, out.output
     held = json.loads(out.stdout)
     assert held["status"] == "quarantined"
-    out = runner.invoke(cli, ["approve", held["id"], "--reason", "fine", "--db", str(db_path)])
+    refused = runner.invoke(cli, ["approve", held["id"], "--reason", "fine", "--db", str(db_path)])
+    assert refused.exit_code == 1 and "PermissionDenied" in refused.output  # a person decides: --admin
+    out = runner.invoke(cli, ["approve", held["id"], "--reason", "fine", "--db", str(db_path), "--admin"])
     assert out.exit_code == 0 and "approved" in out.output
     out = runner.invoke(cli, ["add", "--type", "user", "--db", str(db_path), "--", BLOCKED])
     assert out.exit_code == 1 and "RejectedWrite" in out.output

@@ -85,7 +85,7 @@ def add(content, type_, key, tags, scope, team_id, tenant_id, provenance, import
         memory = mem.remember(content, type=type_, key=key, tags=tags, scope=scope, team_id=team_id,
                               tenant_id=tenant_id, provenance=provenance, importance=importance,
                               confidence=confidence, pinned=pin)
-    held = "  quarantined: held for review (echo-duck approve|reject ID)" if memory.status == "quarantined" else ""
+    held = "  quarantined: held for review (echo-duck approve|reject ID --admin)" if memory.status == "quarantined" else ""
     emit(memory, as_json, f"{memory.id}  v{memory.version}  {memory.type}  {memory.key or ''}".rstrip() + held)
 
 
@@ -172,7 +172,7 @@ def forget(target, reason, purge, cascade, provenance, db, agent, lock_timeout, 
 def approve(memory_id, reason, db, agent, lock_timeout, as_json):
     """Approve a quarantined memory: it goes live (list them with: echo-duck list --status quarantined).
 
-    Example:  echo-duck approve 3f2a… --reason "checked: an ordinary rule"
+    Example:  echo-duck approve 3f2a… --reason "checked: an ordinary rule" --admin
     """
     with open_or_fail(db, agent, lock_timeout) as mem:
         memory = mem.approve(memory_id, reason)

@@ -29,7 +29,7 @@ import pyarrow as pa
 from ..errors import InvalidInput
 from ..text import segment as segmentation
 from ..write import validate
-from ..write.scan import hidden_positions, scan, secret_spans  # the scanner's own definitions: no second copy
+from ..write.scan import hidden_positions, scan_many, secret_spans  # the scanner's own definitions: no second copy
 
 SUFFIXES = (".md", ".markdown", ".txt")
 MAX_CHARS = 1200
@@ -199,7 +199,10 @@ def screen(trail: tuple[str, ...], content: str, protected: Sequence[str]) -> tu
 
     trail, content = tuple(strip(t) for t in trail), strip(content)
     reasons = [f"invisible_unicode: removed {len(removed)} hidden character(s), first {removed[0]}"] if removed else []
-    if finding := scan(in_context(trail, content), protected_paths=protected):
+    # Documentation is imperative by nature ("follow it in order", "do not improvise"): in a KB chunk the
+    # scanner's model only confirms what a rule layer found, as for labels; the rules flag on their own.
+    finding = scan_many([in_context(trail, content)], protected_paths=protected, labels=[True])[0]
+    if finding is not None:
         reasons.append(f"{finding.reason}: {finding.detail}")
     masked_trail, masked = tuple(mask_secrets(t) for t in trail), mask_secrets(content)
     if masked != content or masked_trail != trail:  # the store never holds a secret: masked at ingest

@@ -260,7 +260,9 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
         return stored
 
     def approve(self, target: Any, reason: str | None = None) -> Memory:
-        """Accept a quarantined memory (it goes live; an event records who and why)."""
+        """Accept a quarantined memory (it goes live; an event records who and why). A person decides, so
+        this needs an admin handle (CLI: ``--admin``): an agent must not release what the scanner held."""
+        self._require_admin("approve")
         return review.approve(self.writer, self.caller, target,
                               reason=validate.optional_text(reason, "reason", max_chars=1000))
 
