@@ -224,7 +224,7 @@ def test_rebuild_indexes_the_same_text_as_the_write_path(db_path):
 def test_a_key_is_indexed_beside_its_content_and_rebuilt_the_same(db_path):
     """An agent's key names the fact ("package_manager"), often in English whatever the fact's language:
     its words are indexed with the content, by the write path and by a rebuild alike."""
-    with echo_duck.open(db_path, embedder="none") as mem:
+    with echo_duck.open(db_path, embedder="none", admin=True) as mem:
         zh = mem.remember("项目使用 pnpm 管理依赖", type="environment", key="package_manager")
         mem.remember("The nightly backup runs at 02:00", type="environment", key="ops:backup.time")
         _filler(mem)
@@ -233,7 +233,7 @@ def test_a_key_is_indexed_beside_its_content_and_rebuilt_the_same(db_path):
             "package manager")
         before = dict(mem.sql("SELECT memory_id::VARCHAR, tokens FROM bm25_docs").rows())
         mem.sql("DELETE FROM store_info WHERE name = 'keyword_index_signature'", write=True)
-    with echo_duck.open(db_path, embedder="none") as mem:
+    with echo_duck.open(db_path, embedder="none", admin=True) as mem:
         assert dict(mem.sql("SELECT memory_id::VARCHAR, tokens FROM bm25_docs").rows()) == before
         assert _bm25_ids(mem, "ops backup time") - {zh.id}
 

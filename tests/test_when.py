@@ -73,7 +73,7 @@ def _texts() -> list[str]:
 
 def test_python_and_sql_scripts_agree(tmp_path):
     texts = _texts()
-    with echo_duck.open(tmp_path / "m.duckdb", embedder="hash") as mem:
+    with echo_duck.open(tmp_path / "m.duckdb", embedder="hash", admin=True) as mem:
         got = mem.sql("SELECT t, content_script(t) AS s FROM (SELECT unnest($texts::VARCHAR[]) AS t)",
                       {"texts": texts}).rows()
     assert len(got) == len(texts)
@@ -84,7 +84,7 @@ def test_python_and_sql_scripts_agree(tmp_path):
 @given(st.lists(st.text(alphabet=st.sampled_from("ab Z中文字\u3400\uf900ｱ1 "), max_size=30), min_size=1, max_size=40))
 @settings(max_examples=20, deadline=None)
 def test_python_and_sql_scripts_agree_on_generated_text(texts):
-    with echo_duck.open(":memory:", embedder="hash") as mem:
+    with echo_duck.open(":memory:", embedder="hash", admin=True) as mem:
         got = mem.sql("SELECT content_script(t) FROM (SELECT unnest($texts::VARCHAR[]) AS t, "
                       "generate_subscripts($texts::VARCHAR[], 1) AS i) ORDER BY i", {"texts": texts}).rows()
     assert [s for (s,) in got] == [text_script(t) for t in texts]
