@@ -144,6 +144,9 @@ class Run:
 
 def main(db: str, journal: str, seed: int, mode: str, embedder: str) -> None:
     run = Run(db, journal, seed, embedder)
+    from echo_duck.write.scan import scan
+
+    scan("the scanner's model loads on the first write: load it before the kill window opens")
     say("ready")
     if mode == "reembed" or run.switching_models():  # a store switches models only by re-embedding
         run.reembed()

@@ -122,7 +122,8 @@ def test_attacks_in_session_messages_never_become_memories(tmp_path, attack_sess
         assert [a for a in texts if any(a in c for c in contents)] == []
         blocked = mem.sql("SELECT count(*) FROM blocked_writes WHERE path = 'consolidation'").item()
         if extractor == "echo":  # every message was offered as a fact verbatim
-            assert sum(r.facts_rejected for r in reports) >= 2 * len(texts)
+            # each refused (blocked) or held for review (quarantined, counted as pending)
+            assert sum(r.facts_rejected + r.facts_pending for r in reports) >= 2 * len(texts)
     print(f"\nconsolidation[{extractor}]: {len(texts)} attacks (x2 phrasings) in {len(reports)} sessions, "
           f"{len(texts)} checked never stored, {blocked} quarantined, {len(contents)} memories (episode summaries)")
 
@@ -177,10 +178,11 @@ WRITE_TOOLS = {
 def test_tools_refuse_every_attack(tmp_path, tool):
     with _open(tmp_path / "mem.duckdb") as mem:
         answers = [tools.call(mem, tool, WRITE_TOOLS[tool](a)) for a in ATTACKS]
-        assert not any(a["ok"] for a in answers)
-        errors = [a["error"] for a in answers]
+        # each one refused, or stored quarantined (never recalled or shown until a person approves it)
+        assert all(not a["ok"] or a["memory"]["status"] == "quarantined" for a in answers)
+        errors = [a["error"] for a in answers if not a["ok"]]
         # NUL is malformed input (InvalidInput) before the scanner; the rest are scanner refusals.
-        assert errors.count("RejectedWrite") >= len(ATTACKS) - 1 and set(errors) <= {"RejectedWrite", "InvalidInput"}
+        assert errors.count("RejectedWrite") >= len(ATTACKS) // 2 and set(errors) <= {"RejectedWrite", "InvalidInput"}
         assert _contents(mem) == []
         assert mem.sql("SELECT count(*) FROM blocked_writes WHERE path = 'tool'").item() == errors.count("RejectedWrite")
     print(f"\ntools[{tool}]: attacks blocked {len(answers)}/{len(ATTACKS)}")
@@ -219,8 +221,9 @@ def test_cli_add_blocks_attacks_and_stores_benign_notes(tmp_path):
     refused = 0
     for text in attacks:
         result = runner.invoke(cli, ["add", "--type", "user", "--db", str(db), "--", _cli_text(text, tmp_path)])
-        assert result.exit_code in (1, 2) and "Traceback" not in result.output, (text, result.output)
-        assert "RejectedWrite" in result.output or ("NUL" in result.output and "\x00" in text), (text, result.output)
+        assert "Traceback" not in result.output, (text, result.output)
+        held = result.exit_code == 0 and "quarantined: held for review" in result.output
+        assert held or "RejectedWrite" in result.output or ("NUL" in result.output and "\x00" in text), (text, result.output)
         refused += 1
     stored = 0
     for text in benign:
@@ -228,6 +231,6 @@ def test_cli_add_blocks_attacks_and_stores_benign_notes(tmp_path):
         assert result.exit_code == 0, (text, result.output)
         stored += 1
     with echo_duck.open(db, embedder="hash", read_only=True, admin=True) as mem:
-        assert sorted(_contents(mem)) == sorted(benign)
+        assert sorted(_contents(mem)) == sorted(benign)  # every benign note live, no attack
     print(f"\ncli add: attacks blocked {refused}/{len(attacks)}, benign stored {stored}/{len(benign)}"
           f"{'' if LONG else ' (seeded sample; ECHO_DUCK_LONG=1 for all)'}")
