@@ -71,7 +71,8 @@ class Run:
     def remember(self):
         content = self.text()
         m = self.mem.remember(content, type="environment", importance=self.rng.uniform(0.1, 0.9))
-        self.journal.log(op="remember", id=str(m.id), content=content)
+        # a restatement of a live memory returns the memory that stands (compression): journal what came back
+        self.journal.log(op="remember", id=str(m.id), content=m.content)
 
     def supersede(self):
         content, key = self.text(), self.rng.choice(KEYS)
