@@ -159,12 +159,12 @@ def verify(db_path: Path, journal: list[dict], rng: random.Random) -> None:
         assert rows(con, "SELECT count(*) FROM bm25_docs d WHERE d.len > 0 AND d.doc NOT IN (SELECT doc FROM bm25_postings)") == [(0,)]
         assert rows(con, "SELECT count(*) FROM memory_vectors WHERE len(vector) <> dim "
                          "OR dim <> CASE model_id WHEN 'hash-32' THEN 32 WHEN 'hash-64' THEN 64 END") == [(0,)]
-        # ... and each holds its own row's text (rows without a session are indexed without context).
-        sample = rows(con, "SELECT m.content, d.tokens, v.vector, v.dim FROM memories m JOIN bm25_docs d ON d.memory_id = m.id "
+        # ... and each holds its own row's text (and key), never a neighbour's.
+        sample = rows(con, "SELECT m.content, m.key, d.tokens, v.vector, v.dim FROM memories m JOIN bm25_docs d ON d.memory_id = m.id "
                            "JOIN memory_vectors v ON v.memory_id = m.id WHERE m.source_session IS NULL "
                            "ORDER BY hash(m.id, ?) LIMIT 150", [rng.random()])
-        for content, tokens, vector, dim in sample:
-            assert tokens == index_text(content)
+        for content, key, tokens, vector, dim in sample:
+            assert tokens == index_text(content, key)  # the key's words are indexed beside the content
             assert np.allclose(vector, HashEmbedder(dim).embed([content])[0], atol=1e-5)
 
 
