@@ -229,11 +229,14 @@ class Recaller:
 
     def caller_context(self, agent_id: str) -> tuple[list[str], list[str], dict[str, float]]:
         """The agent's teams and tenants (as caller_groups(agent) lists them) and the ranking tunables:
-        two plain reads, ~0.5 ms, where one query through the macros cost ~2 ms."""
-        memberships = self.db.run("caller_memberships", caller_agent=agent_id).fetchall()
+        two plain reads, ~0.5 ms, where one query through the macros cost ~2 ms. Under the store lock (it
+        is re-entrant): the recall journal's writer thread shares the connection."""
+        with self.db.lock:
+            memberships = self.db.run("caller_memberships", caller_agent=agent_id).fetchall()
+            settings = dict(self.db.run("ranking_settings_plain").fetchall())
         teams = [group for kind, group in memberships if kind == "team"]
         tenants = [group for kind, group in memberships if kind == "tenant"]
-        return teams, tenants, dict(self.db.run("ranking_settings_plain").fetchall())
+        return teams, tenants, settings
 
     def time_terms(self, question: str) -> fusion.TimeTerms:
         """What the question says about time, relative to the store's clock (text/when.py)."""
