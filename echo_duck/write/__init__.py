@@ -1,7 +1,9 @@
 """The one write path every public route takes (API, CLI, import, consolidation, tools, KB).
 
-``validate`` checks and normalises values, ``scan`` (with ``scan_rules``) refuses injected
-instructions, exfiltration, secrets and invisible characters, ``writer`` runs the provenance guard
-and the versioned upsert with its event, ``bulk`` writes a batch set-based, and ``sessions`` stores
-raw conversations. May import: ``storage``, ``index``, ``text``, ``embed``, ``errors``, ``models``.
+``validate`` checks and normalises values, ``scan`` (a package, one module per layer) refuses or
+quarantines injected instructions, exfiltration, secrets and invisible characters, ``spec`` says what a
+write is (Caller, NewMemory, prepare), ``guards`` who may write what (ownership, provenance, publish
+rights), ``writer`` runs the provenance guard and the versioned upsert with its event, ``review``
+approves or rejects quarantined memories, ``bulk`` writes a batch set-based, and ``sessions`` stores raw
+conversations. May import: ``storage``, ``index``, ``text``, ``embed``, ``errors``, ``models``.
 """

@@ -8,112 +8,24 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pyarrow as pa
 
-from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, PermissionDenied, ProvenanceConflict, RejectedWrite
+from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, ProvenanceConflict, RejectedWrite
 from ..index.indexing import EmbeddedAhead, Indexer, NewRow
-from ..models import PROVENANCE, PROVENANCE_NAMES, SCOPES, SENSITIVITIES, TYPES, Memory
+from ..models import PROVENANCE_NAMES, Memory
 from ..storage.db import Db, uuid_list
 from . import bulk, validate
+from .guards import check_provenance, check_publish, require_owner, stated_rule
 from .scan import redact, scan_many
+from .spec import WRITE_PATHS, Caller, NewMemory, WriteBatch, prepare  # noqa: F401 - WRITE_PATHS re-exported
 
-WRITE_PATHS = ("api", "cli", "import", "consolidation", "tool")
 # Fields update() may change; key and scope identify the fact and stay.
 UPDATABLE = ("content", "type", "key", "tags", "entities", "scope", "team_id", "tenant_id", "source_session",
              "source_refs", "observed_at", "importance", "confidence", "pinned", "sensitivity", "episode_id")
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who is asking: identity for scope checks, and the actor recorded in events."""
-
-    agent_id: str
-    session_id: str | None = None
-    team_id: str | None = None
-    tenant_id: str | None = None
-    actor: str = ""
-    path: str = "api"
-    admin: bool = False  # an admin handle (echo_duck.open(..., admin=True)): may act on every agent's rows
-
-    def acting_as(self, actor: str, path: str) -> "Caller":
-        return replace(self, actor=actor, path=path)
-
-    @property
-    def who(self) -> str:
-        return self.actor or f"{'admin' if self.admin else 'agent'}:{self.agent_id}"
-
-
-class WriteBatch(list):
-    """The memories a bulk write stored (quarantined ones included), in input order; ``blocked`` lists
-    (position in the input, Finding) for each write the scanner refused, ``quarantined`` the held ones."""
-
-    def __init__(self, stored: list[Memory], blocked: list[tuple[int, Any]], quarantined: list[Memory]):
-        super().__init__(stored)
-        self.blocked = blocked
-        self.quarantined = quarantined
-
-
-@dataclass(frozen=True)
-class NewMemory:
-    """A validated memory to write (every field checked by ``prepare``)."""
-
-    content: str
-    type: str
-    key: str | None
-    tags: tuple[str, ...]
-    entities: tuple[str, ...]
-    scope: str
-    team_id: str | None
-    tenant_id: str | None
-    source_session: str | None
-    source_refs: tuple[str, ...]
-    observed_at: datetime | None
-    importance: float
-    confidence: float
-    provenance: int
-    pinned: bool
-    sensitivity: str
-    episode_id: uuid.UUID | None
-    tier: str = "semantic"
-
-
-def prepare(caller: Caller, content: Any, *, type: Any, key: Any = None, tags: Any = (), entities: Any = (),
-            scope: Any = "private", team_id: Any = None, tenant_id: Any = None, source_session: Any = None,
-            source_refs: Any = (), observed_at: Any = None, importance: Any = 0.5, confidence: Any = 0.8,
-            provenance: Any = "model_inferred", pinned: Any = False, sensitivity: Any = "normal",
-            episode_id: Any = None, tier: Any = "semantic") -> NewMemory:
-    """Validate the arguments of a write; raises InvalidInput naming the first bad one."""
-    scope = validate.choice(scope, "scope", SCOPES)
-    team_id = validate.optional_text(team_id, "team_id", max_chars=200) or (caller.team_id if scope == "team" else None)
-    tenant_id = validate.optional_text(tenant_id, "tenant_id", max_chars=200) or (caller.tenant_id if scope == "tenant" else None)
-    if scope == "team" and not team_id:
-        raise InvalidInput("scope='team' needs team_id= (or open the store with team_id=)")
-    if scope == "tenant" and not tenant_id:
-        raise InvalidInput("scope='tenant' needs tenant_id= (or open the store with tenant_id=)")
-    return NewMemory(
-        content=validate.text(content, "content"),
-        type=validate.choice(type, "type", TYPES),
-        key=validate.key(key),
-        tags=tuple(validate.labels(tags, "tags")),
-        entities=tuple(validate.labels(entities, "entities")),
-        scope=scope,
-        team_id=team_id,
-        tenant_id=tenant_id,
-        source_session=validate.optional_text(source_session, "source_session", max_chars=200) or caller.session_id,
-        source_refs=tuple(validate.refs(source_refs)),
-        observed_at=validate.timestamp(observed_at, "observed_at"),
-        importance=validate.unit_interval(importance, "importance"),
-        confidence=validate.unit_interval(confidence, "confidence"),
-        provenance=validate.provenance(provenance),
-        pinned=validate.flag(pinned, "pinned"),
-        sensitivity=validate.choice(sensitivity, "sensitivity", SENSITIVITIES),
-        episode_id=None if episode_id is None else validate.memory_id(episode_id, "episode_id"),
-        tier=validate.choice(tier, "tier", ("episodic", "semantic")),
-    )
 
 
 class Writer:
@@ -272,7 +184,7 @@ class Writer:
         fields = [(i, name, value) for i, spec in enumerate(specs)
                   for name, value in (("content", spec.content), ("key", spec.key or ""), ("tags", " ".join(spec.tags)),
                                       ("entities", " ".join(spec.entities))) if value]
-        stated = [_stated_rule(caller, spec) for spec in specs]
+        stated = [stated_rule(caller, spec) for spec in specs]
         verdicts = scan_many([value for _, _, value in fields], protected_paths=self.protected_paths,
                              labels=[name != "content" or stated[i] for i, name, _ in fields])
         out: dict[int, Any] = {}
@@ -413,44 +325,3 @@ class Writer:
         rows = {str(r["id"]): r for r in self.db.dicts("memories_by_ids", ids=uuid_list(ids))}
         return [Memory.from_row(rows[str(i)]) for i in ids]
 
-
-def require_owner(caller: Caller, row: dict[str, Any], verb: str) -> None:
-    """Only a memory's owner (or an admin handle) may change it."""
-    if not caller.admin and row["agent_id"] != caller.agent_id:
-        raise PermissionDenied(f"memory {row['id']} belongs to agent {row['agent_id']!r}; only its owner or an "
-                               f"admin handle (echo_duck.open(..., admin=True)) may {verb} it")
-
-
-def check_provenance(caller: Caller, row: dict[str, Any], level: int, verb: str) -> None:
-    """An agent's request of lower provenance than the memory must say so (as writes must)."""
-    if not caller.admin and level < row["provenance"]:
-        raise ProvenanceConflict(
-            f"memory {row['id']} is {PROVENANCE_NAMES[row['provenance']]}; a {PROVENANCE_NAMES[level]} request "
-            f"cannot {verb} it; ask the user, or pass provenance='{PROVENANCE_NAMES[row['provenance']]}' "
-            "if the user asked for it")
-
-
-def _stated_rule(caller: Caller, spec: NewMemory) -> bool:
-    """A behaviour rule the user stated through the host (API or CLI, provenance user_stated) is an instruction
-    by design: there the scanner's model only confirms what a rule layer found, as for labels. Rules an agent
-    writes through tools, imports, consolidation, or any lower provenance get the full scan."""
-    return spec.type == "procedure" and spec.provenance >= PROVENANCE["user_stated"] and caller.path in ("api", "cli")
-
-
-def check_publish(db: Db, caller: Caller, scope: str, team_id: str | None, tenant_id: str | None) -> None:
-    """Writing team, tenant or public scope needs membership (team/tenant) and a publish right an admin
-    granted (agent_rights: publish:public, publish:team:<id>, publish:tenant:<id>, '*' for any group)."""
-    if scope not in ("team", "tenant", "public"):
-        return
-    group = team_id if scope == "team" else tenant_id if scope == "tenant" else None
-    if caller.admin:
-        return
-    if group is not None and not db.scalar("is_member", agent_id=caller.agent_id, kind=scope, group_id=group):
-        raise PermissionDenied(f"agent {caller.agent_id!r} is not a member of {scope} {group!r}; an admin grants it "
-                               f"with admin.grant({scope}={group!r}, agent_id={caller.agent_id!r})")
-    if not db.scalar("has_publish_right", agent_id=caller.agent_id, scope=scope, group_id=group):
-        target = "public" if group is None else f"{scope} {group!r}"
-        hint = (f"admin.grant_right({caller.agent_id!r}, 'publish:public')" if group is None else
-                f"admin.grant({scope}={group!r}, agent_id={caller.agent_id!r}, publish=True)")
-        raise PermissionDenied(f"agent {caller.agent_id!r} may not publish to {target}: writing shared scopes needs a "
-                               f"right an admin grants ({hint})")

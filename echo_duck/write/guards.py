@@ -1,0 +1,54 @@
+"""Who may write what: ownership, the provenance of a request, publish rights for shared scopes, and which
+behaviour rules the scanner reads as labels. May import what ``write`` may.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import PermissionDenied, ProvenanceConflict
+from ..models import PROVENANCE, PROVENANCE_NAMES
+from ..storage.db import Db
+from .spec import Caller, NewMemory
+
+
+def require_owner(caller: Caller, row: dict[str, Any], verb: str) -> None:
+    """Only a memory's owner (or an admin handle) may change it."""
+    if not caller.admin and row["agent_id"] != caller.agent_id:
+        raise PermissionDenied(f"memory {row['id']} belongs to agent {row['agent_id']!r}; only its owner or an "
+                               f"admin handle (echo_duck.open(..., admin=True)) may {verb} it")
+
+
+def check_provenance(caller: Caller, row: dict[str, Any], level: int, verb: str) -> None:
+    """An agent's request of lower provenance than the memory must say so (as writes must)."""
+    if not caller.admin and level < row["provenance"]:
+        raise ProvenanceConflict(
+            f"memory {row['id']} is {PROVENANCE_NAMES[row['provenance']]}; a {PROVENANCE_NAMES[level]} request "
+            f"cannot {verb} it; ask the user, or pass provenance='{PROVENANCE_NAMES[row['provenance']]}' "
+            "if the user asked for it")
+
+
+def stated_rule(caller: Caller, spec: NewMemory) -> bool:
+    """A behaviour rule the user stated through the host (API or CLI, provenance user_stated) is an instruction
+    by design: there the scanner's model only confirms what a rule layer found, as for labels. Rules an agent
+    writes through tools, imports, consolidation, or any lower provenance get the full scan."""
+    return spec.type == "procedure" and spec.provenance >= PROVENANCE["user_stated"] and caller.path in ("api", "cli")
+
+
+def check_publish(db: Db, caller: Caller, scope: str, team_id: str | None, tenant_id: str | None) -> None:
+    """Writing team, tenant or public scope needs membership (team/tenant) and a publish right an admin
+    granted (agent_rights: publish:public, publish:team:<id>, publish:tenant:<id>, '*' for any group)."""
+    if scope not in ("team", "tenant", "public"):
+        return
+    group = team_id if scope == "team" else tenant_id if scope == "tenant" else None
+    if caller.admin:
+        return
+    if group is not None and not db.scalar("is_member", agent_id=caller.agent_id, kind=scope, group_id=group):
+        raise PermissionDenied(f"agent {caller.agent_id!r} is not a member of {scope} {group!r}; an admin grants it "
+                               f"with admin.grant({scope}={group!r}, agent_id={caller.agent_id!r})")
+    if not db.scalar("has_publish_right", agent_id=caller.agent_id, scope=scope, group_id=group):
+        target = "public" if group is None else f"{scope} {group!r}"
+        hint = (f"admin.grant_right({caller.agent_id!r}, 'publish:public')" if group is None else
+                f"admin.grant({scope}={group!r}, agent_id={caller.agent_id!r}, publish=True)")
+        raise PermissionDenied(f"agent {caller.agent_id!r} may not publish to {target}: writing shared scopes needs a "
+                               f"right an admin grants ({hint})")
