@@ -1,5 +1,6 @@
 """The facade: ``facade.EchoDuck`` (returned by ``echo_duck.open``) owns the connection and wires the
-layers below into verbs; ``kb_verbs`` and ``lifecycle_verbs`` are its mixins; ``working`` is the
+layers below into verbs; ``read_verbs``, ``session_verbs``, ``lifecycle_verbs``, ``kb_verbs`` and
+``admin_verbs`` are its mixins (``opening`` runs what a writable open recovers); ``working`` is the
 in-process working memory; ``tools`` exposes the verbs as agent tools; ``doctor`` checks an install
 and a store; ``docs`` renders the SQL reference.
 May import: ``recall``, ``lifecycle``, ``kb``, ``io``, ``write``, ``index``, ``storage``, ``embed``, ``text``,

@@ -19,22 +19,19 @@ from ..errors import EchoDuckError, InvalidInput, MemoryNotFound, PermissionDeni
 from ..index.indexing import NO_MODEL_MESSAGE, Indexer
 from ..index.vectors import ReembedReport
 from ..index.vectors import reembed as reembed_stale
-from ..lifecycle import erasure, privacy, self_knowledge
+from ..lifecycle import erasure, privacy
 from ..lifecycle.archive import archive_dir
 from ..lifecycle.consolidate import Consolidator, JobQueue
 from ..lifecycle.compress import Compressor
 from ..lifecycle.contradictions import ContradictionChecker
 from ..lifecycle.privacy import PurgeReport
-from ..models import PERSISTED_TIERS, SCOPES, STATUSES, TYPES, Event, History, Memory, Message, Session, SessionMatch
+from ..models import Memory
 from ..recall.asof import TimeTravel
-from ..recall.hybrid import Hit, Recaller, RecallQuery
+from ..recall.hybrid import Recaller
 from ..recall.recall_log import RecallJournal
 from ..recall.rerank import RerankSettings
-from ..recall.snapshot import Budgets
-from ..recall.shared_snapshot import render_shared, split_by_author
-from ..recall.snapshot import render as render_snapshot
 from ..storage.connection import connect, translate_errors
-from ..storage.db import Db, uuid_list
+from ..storage.db import Db
 from ..storage.schema import ensure_schema
 from ..write import review, validate
 from ..write.sessions import Sessions
@@ -43,16 +40,19 @@ from .admin_verbs import AdminVerbs
 from .kb_verbs import KnowledgeBaseVerbs
 from .lifecycle_verbs import LifecycleVerbs
 from .opening import open_writable
+from .read_verbs import ReadVerbs
+from .session_verbs import SessionVerbs
 from .working import WorkingMemory
 
-class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
+class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
     """An open echo_duck store. Use ``echo_duck.open(...)`` and a ``with`` block.
 
     Lifecycle verbs (decay, restore, archive, gc, audit, contradictions, consolidation) come from
     ``LifecycleVerbs`` in lifecycle_verbs.py, the knowledge-base verbs (kb_add, kb_search, …) from
     ``KnowledgeBaseVerbs`` in kb_verbs.py, the admin verbs (grant, revoke, rights, settings, sql,
-    event-chain verification) from ``AdminVerbs`` in admin_verbs.py; this class holds the memory,
-    recall and session verbs.
+    event-chain verification) from ``AdminVerbs`` in admin_verbs.py, the reading verbs (get, find,
+    history, recall, mark, snapshot) from ``ReadVerbs`` in read_verbs.py and the session verbs from
+    ``SessionVerbs`` in session_verbs.py; this class opens the store and holds the writing verbs.
 
     A handle opened with ``agent_id=`` is an agent handle: it acts as that agent with least privilege.
     ``admin=True`` opens the host's admin handle (memberships, rights, settings, SQL, others' purges,
@@ -271,44 +271,6 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
         return review.reject(self.writer, self.caller, target,
                              reason=validate.optional_text(reason, "reason", max_chars=1000))
 
-    def get(self, memory_id: Any, *, as_of: Any = None) -> Memory:
-        """The memory with this id, or a unique id prefix of at least 4 characters (``"8464cd72"``); as it
-        was at ``as_of``, when given (recall/asof.py)."""
-        if as_of is not None:
-            found = self.travel.get(self.caller, validate.memory_id(memory_id), _as_of(as_of))
-            if found is None:
-                raise MemoryNotFound(f"no memory with id {memory_id} existed at {as_of} visible to agent "
-                                     f"{self.caller.agent_id!r}")
-            return found
-        with self.db.reading():
-            if validate.id_prefix(memory_id):
-                return Memory.from_row(self.writer.by_id_prefix(self.caller, memory_id))
-            row = self.db.dict("visible_memory_by_id", id=validate.memory_id(memory_id), **self._who())
-        if row is None:
-            raise MemoryNotFound(f"no memory with id {memory_id} is visible to agent {self.caller.agent_id!r}")
-        return Memory.from_row(row)
-
-    def find(self, *, key: str | None = None, type: str | Iterable[str] | None = None,
-             tier: str | Iterable[str] | None = None, tags: Iterable[str] | None = None,
-             scope: str | Iterable[str] | None = None, status: str | Iterable[str] | None = "active",
-             text: str | None = None, limit: int = 100, as_of: Any = None) -> list[Memory]:
-        """Visible memories matching every given filter (exact key, types, tiers, all tags, substring),
-        as they were at ``as_of`` when given (their status then: status="active" means active then)."""
-        params = dict(
-            key=validate.key(key),
-            types=validate.choices(type, "type", TYPES),
-            tiers=validate.choices(tier, "tier", PERSISTED_TIERS),
-            statuses=validate.choices(status, "status", STATUSES),
-            tags=None if tags is None else validate.labels(tags, "tags") or None,
-            scopes=validate.choices(scope, "scope", SCOPES),
-            text=validate.optional_text(text, "text", max_chars=1000),
-            limit=validate.positive_int(limit, "limit"),
-        )
-        if as_of is not None:
-            return self.travel.find(self.caller, params, _as_of(as_of))
-        with self.db.reading():
-            return [Memory.from_row(r) for r in self.db.dicts("find_memories", **params, **self._who())]
-
     def update(self, target: Any, content: str | None = None, *, provenance: str | int = "model_inferred",
                reason: str | None = None, **changes: Any) -> Memory:
         """New version of a live memory named by id or key; the old one is kept and superseded."""
@@ -353,86 +315,7 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
         return self.update(row["id"], tags=[*row["tags"], SHARE_TAG], provenance=row["provenance"],
                            reason="shared by its owner")
 
-    def history(self, target: Any, *, as_of: Any = None) -> History:
-        """Every version of the fact ``target`` belongs to, and every event on them (as the chain stood at
-        ``as_of``, when given); versions already exported to the Parquet archive are included. An agent sees
-        the versions it may see: an older version that was sensitive (or unshared personal) stays hidden."""
-        with self.db.reading():
-            row = self.writer.resolve(self.caller, target, live_only=False, any_agent=self.caller.admin)
-            chain = self.db.dicts("version_chain", id=row["id"])
-            if not self.caller.admin:
-                seen = {str(r["id"]) for r in self.db.dicts("visible_of_ids", ids=uuid_list([r["id"] for r in chain]),
-                                                            **self._who())}
-                chain = [r for r in chain if str(r["id"]) in seen]
-            if as_of is not None:
-                return self.travel.history([str(r["id"]) for r in chain], _as_of(as_of))
-            versions = [Memory.from_row(r) for r in chain]
-            ids = [v.id for v in versions]
-            events = [Event.from_row(r) for r in self.db.dicts("events_for_memories", ids=ids)]
-        return History(tuple(versions), tuple(events))
-
-    # -- recall ---------------------------------------------------------------------------------
-
-    def recall(self, query: str, k: int = 10, *, types: Any = None, tiers: Any = None, tags: Any = None,
-               entities: Any = None, since: Any = None, until: Any = None, session: str | None = None,
-               include_archived: bool = False, reinforce: bool = True, explain: bool = False,
-               arms: Iterable[str] = ("keyword", "vector"), query_vector: Any = None,
-               include_kb: bool = False, as_of: Any = None, min_score: float | None = None) -> list[Hit]:
-        """Hybrid BM25 + vector recall, fused, gated and decayed in SQL (sql/macros/40_recall.sql).
-
-        Archived (decayed) memories come back weighted down; ``include_archived=True`` also returns
-        superseded versions. Hits are reinforced (access_count, last_accessed) unless ``reinforce=False``.
-        ``arms`` limits the search to "keyword" (BM25) or "vector" for comparisons; ``query_vector``
-        skips embedding the query when the caller already has its vector (same model).
-        ``include_kb=True`` also searches the knowledge base; its hits (origin "kb") are merged on the
-        same score scale. By default recall never touches the KB. ``min_score`` leaves out memories
-        whose relevance (``explanation.relevance``, about 0 to 2) is below it: "nothing relevant" comes
-        back empty; by default recall returns its best guesses, however weak. ``as_of`` ranks the memories
-        as they were at that instant (recall/asof.py); it reinforces and logs nothing.
-        """
-        spec = RecallQuery.build(query, k, types=types, tiers=tiers, tags=tags, entities=entities, since=since,
-                                 until=until, session=session, include_archived=include_archived, reinforce=reinforce,
-                                 arms=arms, min_score=min_score)
-        if as_of is not None:
-            return self.travel.recall(self.caller, spec, _as_of(as_of), explain=validate.flag(explain, "explain"),
-                                      query_vector=query_vector)
-        kb = self.kb if validate.flag(include_kb, "include_kb") else None
-        return self.recaller.recall(self.caller, spec, explain=validate.flag(explain, "explain"),
-                                    query_vector=query_vector, kb=kb)
-
-    def mark(self, hit: Any, helpful: bool, *, recall_id: int | None = None) -> Memory:
-        """Outcome feedback (SPEC R13): unhelpful marks lower a memory's rank, helpful ones its confidence;
-        a SELF memory earns confidence only across sessions and days (lifecycle/self_knowledge.py)."""
-        helpful = validate.flag(helpful, "helpful")
-        recall_id = recall_id if recall_id is not None else getattr(hit, "recall_id", None)
-        return self_knowledge.mark(self.db, self.writer, self.caller, hit.id if isinstance(hit, Hit) else hit,
-                                   helpful, recall_id, self.now())
-
-    def snapshot(self, budget_user: int = 1375, budget_env: int = 2200, budget_rules: int = 2000, *,
-                 budget_profile: int = 2000, budget_self: int = 600, budget_conflicts: int = 800,
-                 budget_shared: int = 800, fast: bool = False, min_confidence: float = 0.3, as_of: Any = None) -> str:
-        """Markdown for a system prompt, in blocks with their own character budgets: the user profile
-        (whole, by section), facts about the user, every active behaviour rule, environment facts,
-        the agent's earned self-notes and the conflicts, marked as such (recall/snapshot.py documents
-        the format). At most 15 fact lines (user + environment; 5 when ``fast``). Memories other agents
-        wrote (team, tenant, public) come after, in a separate lower-trust block (recall/shared_snapshot.py)
-        of at most 5 (2 when ``fast``) within ``budget_shared``."""
-        budgets = Budgets(user=_budget(budget_user, "budget_user"), rules=_budget(budget_rules, "budget_rules"),
-                          environment=_budget(budget_env, "budget_env"), profile=_budget(budget_profile, "budget_profile"),
-                          self=_budget(budget_self, "budget_self"), conflicts=_budget(budget_conflicts, "budget_conflicts"))
-        fast = validate.flag(fast, "fast")
-        limit = 5 if fast else 15
-        shared_budget = _budget(budget_shared, "budget_shared")
-        min_confidence = validate.unit_interval(min_confidence, "min_confidence")
-        if as_of is not None:  # the prompt this agent would have got then
-            rows, conflicts = self.travel.snapshot_rows(self.caller, limit, min_confidence, _as_of(as_of))
-        else:
-            with self.db.reading():
-                rows = self.db.dicts("snapshot_candidates", min_confidence=min_confidence, limit=limit, **self._who())
-                conflicts = self.db.dicts("snapshot_conflicts", limit=50, **self._who())
-        own, others = split_by_author([(r["block"], Memory.from_row(r)) for r in rows], self.caller.agent_id)
-        return (render_snapshot(own, budgets, limit, conflicts)
-                + render_shared(others, shared_budget, 2 if fast else 5))
+    # -- maintenance ------------------------------------------------------------------------------
 
     def reembed(self, *, batch_size: int = 256, limit: int | None = None, progress=None) -> ReembedReport:
         """Embed every memory whose vector is missing or from another model, in resumable batches
@@ -446,35 +329,6 @@ class EchoDuck(LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
         return reembed_stale(index, batch_size=validate.positive_int(batch_size, "batch_size", maximum=100_000),
                              limit=None if limit is None else validate.positive_int(limit, "limit", maximum=10**9),
                              progress=progress)
-
-    # -- sessions ------------------------------------------------------------------------------
-
-    def start_session(self) -> str:
-        return self.session_log.start()
-
-    def add_message(self, session_id: str, role: str, content: str, *, title: str | None = None) -> Message:
-        return self.session_log.add_message(session_id, role, content, title=title)
-
-    def sessions(self, limit: int = 50) -> list[Session]:
-        return self.session_log.list(limit)
-
-    def session(self, id_or_suffix: str) -> Session:
-        return self.session_log.get(id_or_suffix)
-
-    def messages(self, id_or_suffix: str) -> list[Message]:
-        return self.session_log.messages(id_or_suffix)
-
-    def search_sessions(self, text: str, limit: int = 20) -> list[SessionMatch]:
-        return self.session_log.search(text, limit)
-
-    def end_session(self, id_or_suffix: str, *, consolidate: bool = True) -> Session:
-        """Close a session; its consolidation is queued (run by the worker or run_jobs()). The working
-        memory is handed to that consolidation (in this process: it is never persisted) and emptied."""
-        session = self.session_log.end(id_or_suffix)
-        if validate.flag(consolidate, "consolidate") and not self.read_only:
-            self.consolidator.hand_over(session.id, [(i.role, i.content) for i in self.working.drain()])
-            self.jobs_queue.request(session.id)
-        return session
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -538,14 +392,6 @@ def _clock(now: datetime | Callable[[], datetime] | None) -> Callable[[], dateti
         return lambda: validate.timestamp(now(), "now")
     fixed = validate.timestamp(now, "now")
     return lambda: fixed
-
-
-def _as_of(value: Any) -> datetime:
-    return validate.timestamp(value, "as_of")
-
-
-def _budget(value: Any, name: str) -> int:
-    return validate.positive_int(value, name, maximum=10_000_000)
 
 
 def _only(more: dict[str, Any], call: str) -> dict[str, Any]:
