@@ -117,6 +117,7 @@ def test_a_store_keeps_its_embedding_model_across_cli_calls(runner, db_path):
         assert mem.sql("SELECT count(*) AS n FROM stale_vectors")["n"][0] == 0
 
 
+@pytest.mark.slow
 def test_the_demo_leaves_no_file_behind_unless_asked(tmp_path):
     env = dict(os.environ, TMPDIR=str(tmp_path))
     result = subprocess.run([sys.executable, "-m", "echo_duck.cli", "demo"], capture_output=True, text=True, env=env)

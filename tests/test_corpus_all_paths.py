@@ -133,6 +133,7 @@ def test_attacks_in_session_messages_never_become_memories(tmp_path, attack_sess
 LEAD_INS = ("Remember that ", "FYI ", "Note: ", "Also, ", "Reminder: ", "btw ", "Important: ", "ok so ", "记住：")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lead_in", LEAD_INS)
 def test_a_lead_in_does_not_hide_an_attack(lead_in):
     attacks = [a for a in ATTACKS if "\x00" not in a]
@@ -143,6 +144,7 @@ def test_a_lead_in_does_not_hide_an_attack(lead_in):
     assert sum(f is not None for f in verdicts) <= len(BENIGN) // 20  # quarantined for review, at most 5%
 
 
+@pytest.mark.slow
 def test_benign_session_messages_consolidate_into_memories(tmp_path):
     # Each stored fact costs a contradiction check: a seeded sample by default, all with ECHO_DUCK_LONG=1.
     benign = BENIGN if LONG else random.Random(6).sample(BENIGN, 120)

@@ -82,6 +82,7 @@ def test_analyst_tour_builds_its_own_fixture_by_default(kernel_env, monkeypatch)
     assert "which package manager does the project use?" in text  # the retrieval log was shown
 
 
+@pytest.mark.slow
 def test_analyst_tour_runs_read_only_on_the_store_it_is_given_and_saves_its_plots(kernel_env, monkeypatch, tmp_path):
     from echo_duck.bench.tour_fixture import build_tour_store
 

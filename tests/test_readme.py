@@ -42,6 +42,7 @@ def test_the_quickstart_runs_as_written(tmp_path):
     assert "2" in lines and (tmp_path / "agent.duckdb").exists()
 
 
+@pytest.mark.slow
 def test_the_shell_example_runs_as_written(tmp_path):
     block = re.findall(r"```sh\n(.+?)\n```", README, re.S)[2]
     bin_dir = Path(sys.executable).parent

@@ -120,6 +120,7 @@ def test_doctor_reports_a_crash_inside_duckdb_as_damage(tmp_path):
     assert "backup" in store["fix"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["list", "object", "jsonl"])
 def test_pathological_nesting_is_invalid_input(tmp_path, shape):
     deep = "[" * 50_000 + "]" * 50_000 if shape != "object" else '{"a":' * 50_000 + "1" + "}" * 50_000
@@ -145,6 +146,7 @@ def _accepted(mem, text: str) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_exports_round_trip_every_string_the_scanner_accepts(tmp_path):
     rng = random.Random(18)
     # random strings over what the scanner lets through (line and paragraph separators, CR, tabs, quotes,

@@ -128,6 +128,7 @@ print("not killed", flush=True)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", ["before-archive", "before-copy", "after-copy", "after-rename"])
 def test_a_kill_at_any_step_leaves_the_purge_pending_or_done(tmp_path, clock, stage):
     path = tmp_path / "store" / "mem.duckdb"

@@ -98,6 +98,7 @@ TAMPERING = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", sorted(TAMPERING))
 def test_an_edit_from_outside_is_found_at_the_first_broken_link(tmp_path, clock, how):
     path = tmp_path / "m.duckdb"

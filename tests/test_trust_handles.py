@@ -281,6 +281,7 @@ def test_shared_block_cannot_be_closed_from_inside(host):
 
 # -- the CLI: the person at the terminal asks for admin explicitly -----------------------------------
 
+@pytest.mark.slow
 def test_cli_admin_commands_need_the_admin_flag(tmp_path):
     db = str(tmp_path / "cli.duckdb")
     assert cli("add", "host note", "--type", "environment", "--db", db).returncode == 0
@@ -315,6 +316,7 @@ def test_tools_act_with_the_agents_rights_only(host):
     assert host.for_agent("a3").snapshot().count("Answer in French") == 0
 
 
+@pytest.mark.slow
 def test_no_public_path_reaches_another_agents_private_memory(tmp_path):
     """One secret of a1 (private, and one sensitive public one); a2 tries every public path."""
     from echo_duck.io.exporters import export_jsonl

@@ -92,6 +92,7 @@ def test_secrets_are_masked_before_anything_is_stored(tmp_path):
     assert leaked == []
 
 
+@pytest.mark.slow
 def test_the_cli_kb_commands_are_scoped_to_the_agent(tmp_path):
     db = str(tmp_path / "cli.duckdb")
     doc = tmp_path / "faq.md"

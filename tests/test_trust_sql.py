@@ -134,6 +134,7 @@ def test_writable_sql_is_logged_with_the_settings_it_changed(admin):
     assert admin.verify_events().ok
 
 
+@pytest.mark.slow
 def test_the_cli_sql_is_read_only_and_file_free_unless_asked(tmp_path):
     db = str(tmp_path / "cli.duckdb")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}

@@ -81,6 +81,7 @@ def test_python_and_sql_scripts_agree(tmp_path):
     assert {s for _, s in got} == {0, 1}
 
 
+@pytest.mark.slow
 @given(st.lists(st.text(alphabet=st.sampled_from("ab Z中文字\u3400\uf900ｱ1 "), max_size=30), min_size=1, max_size=40))
 @settings(max_examples=20, deadline=None)
 def test_python_and_sql_scripts_agree_on_generated_text(texts):
