@@ -128,6 +128,7 @@ for _dim, _spec in {
     "energy": "kcal:1 cal:0.001 calories:1 卡:1 千卡:1 大卡:1",
     "speed": "kmh:1 km/h:1 mph:1.609344 公里每小时:1",
     "percent": "%:1 percent:1 pct:1",
+    "temperature": "degc:1",  # verify_parse._normalise writes every temperature as "<celsius> degc"
 }.items():
     for _item in _spec.split():  # (an empty spec is allowed)
         _w, _f = _item.split(":")
