@@ -65,6 +65,10 @@ CONTRADICTIONS = [
     ("发布会定在 9 月 1 日", "发布会定在九月十号", 0.75),
     ("The user walks 3 km a day", "The user walks 8 km a day", 0.75),
     ("Since 2022 the user has lived in Lyon", "The user lives in Nice now", 0.6),
+    # verify_rules: compounds built from opposites, a denial in another word order
+    ("The sofa is left-facing", "The sofa is right-facing", 0.8),
+    ("小区的房价在变高", "小区的房价在变低", 0.8),
+    ("The nightly report includes refunds", "Refunds are not included in the nightly report", 0.8),
     # Not detected, by design: "Node 18 is required" has its number before the predicate, where
     # "Server 18 is down" vs "Server 20 is down" name two subjects; the heuristic reads both as subjects.
 ]
@@ -121,6 +125,11 @@ COMPATIBLE = [
     ("午休一个半小时", "午休 90 分钟", 0.7),
     ("The user walks 3 km a day", "The user walks 3000 m a day", 0.7),  # "a day" is a rate, not one day
     ("The launch is on 4 May", "The launch is on May 4", 0.7),
+    # verify_rules: negation scoped to its clause; one slot per comparison
+    ("The user is a runner", "The user doesn't own a car; they're a runner", 0.6),
+    ("The user's horse is called Clover", "The user's horse is scared of traffic", 0.5),
+    ("用户最喜欢看电影", "用户最喜欢的导演是王家卫", 0.5),
+    ("The user edits in Emacs over SSH", "The user edits in Sublime on the desktop", 0.5),
 ]
 
 
