@@ -69,6 +69,9 @@ CONTRADICTIONS = [
     ("The sofa is left-facing", "The sofa is right-facing", 0.8),
     ("小区的房价在变高", "小区的房价在变低", 0.8),
     ("The nightly report includes refunds", "Refunds are not included in the nightly report", 0.8),
+    ("The user gave up sugar in tea last spring", "The user takes sugar in tea", 0.6),  # stopped vs done now
+    ("用户去年就戒掉了奶茶", "用户每天下午都喝奶茶", 0.75),
+    ("The user prefers trains for long trips", "The user prefers cars for long trips", 0.6),  # one choice
     # Not detected, by design: "Node 18 is required" has its number before the predicate, where
     # "Server 18 is down" vs "Server 20 is down" name two subjects; the heuristic reads both as subjects.
 ]
@@ -130,6 +133,8 @@ COMPATIBLE = [
     ("The user's horse is called Clover", "The user's horse is scared of traffic", 0.5),
     ("用户最喜欢看电影", "用户最喜欢的导演是王家卫", 0.5),
     ("The user edits in Emacs over SSH", "The user edits in Sublime on the desktop", 0.5),
+    ("The user gave up sugar in tea last spring", "The user used to take sugar in tea", 0.5),
+    ("The user quit cycling", "The user walks to work every day", 0.5),
 ]
 
 

@@ -168,6 +168,8 @@ def _judge(a: Statement, b: Statement, same_key: bool) -> tuple[bool, float, str
         return False, 0.9, "no words in common: unrelated"
     if _KEEP & set(ta) & set(tb) and ta != tb and sorted(ta) == sorted(tb) and a.negated == b.negated:
         return True, 0.8, f"order reversed: '{_show(ta)}' vs '{_show(tb)}'"
+    if any(rules.stopped_but_still_done(x, y, _content, _quantity_token) for x, y in ((a, b), (b, a))):
+        return True, 0.8, "one says it stopped, the other that it is done now"
     if a.past != b.past and not (a.ceased or b.ceased):
         return False, 0.75, "held at different times: one claim is about the past"
     if (a.past and b.ceased and not a.ceased) or (b.past and a.ceased and not b.ceased):

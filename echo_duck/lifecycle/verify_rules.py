@@ -11,6 +11,8 @@ what makes two statements comparable, each named after the class of mistake it p
   scoped to its clause.
 - ``opposite_polarity_same_content``: one side denies exactly what the other asserts, in another word
   order ("the cluster has autoscaling enabled" vs "autoscaling is not enabled on the cluster").
+- ``stopped_but_still_done``: a cessation ("quit smoking three years ago", 戒掉了咖啡) is a present
+  negation, so a present positive claim about the same activity contradicts it, however long ago it stopped.
 - ``compound_opposites``: words built from opposites with a shared part (左撇子-style compounds:
   "left-handed"/"right-handed", 变快/变慢, 朝南/朝北, 浅色/深色).
 """
@@ -91,6 +93,18 @@ def restated_in_a_clause(text_long: str, short, analyse, content) -> bool:
         if c.negated == short.negated and c.past == short.past and want <= content(c.tokens):
             return True
     return False
+
+
+_ASPECT = frozenset("ago already 前 年前 掉 了 已经 就 早就".split())
+
+
+def stopped_but_still_done(x, y, content, quantity_token) -> bool:
+    """``x`` says something stopped ("quit smoking", 戒掉了咖啡), ``y`` says it is done now, positively."""
+    if not (x.ceased and x.negated) or y.negated or y.past or y.ceased:
+        return False
+    what = {t for t in content(x.tokens) if not quantity_token(t) and t not in _ASPECT and t not in lex.SITUATIONS
+            and t != "last" and not lex.PAST.search(t) and not lex.PRESENT.search(t)}  # when it stopped is not what
+    return bool(what) and all(t in y.tokens or (not t.isascii() and any(t in u for u in y.tokens)) for t in what)
 
 
 def opposite_polarity_same_content(a, b, content) -> bool:
