@@ -58,6 +58,20 @@ CONTRADICTIONS = [
     ("The meeting lasts an hour", "The meeting lasts 30 minutes", 0.75),
     ("The user's son is 8 years old", "The user's son is 10 years old", 0.75),
     ("The office is on the 3rd floor", "The office is on the 5th floor", 0.75),
+    # amounts written in other ways (verify_parse._normalise): Chinese numerals, dates, temperatures, rates
+    ("The freezer is kept at -18 °C", "The freezer is kept at 10 °F", 0.75),
+    ("用户的儿子上二年级", "用户的儿子上四年级", 0.75),
+    ("The launch is on 4 May", "The launch is on May 9", 0.75),
+    ("发布会定在 9 月 1 日", "发布会定在九月十号", 0.75),
+    ("The user walks 3 km a day", "The user walks 8 km a day", 0.75),
+    ("Since 2022 the user has lived in Lyon", "The user lives in Nice now", 0.6),
+    # verify_rules: compounds built from opposites, a denial in another word order
+    ("The sofa is left-facing", "The sofa is right-facing", 0.8),
+    ("小区的房价在变高", "小区的房价在变低", 0.8),
+    ("The nightly report includes refunds", "Refunds are not included in the nightly report", 0.8),
+    ("The user gave up sugar in tea last spring", "The user takes sugar in tea", 0.6),  # stopped vs done now
+    ("用户去年就戒掉了奶茶", "用户每天下午都喝奶茶", 0.75),
+    ("The user prefers trains for long trips", "The user prefers cars for long trips", 0.6),  # one choice
     # Not detected, by design: "Node 18 is required" has its number before the predicate, where
     # "Server 18 is down" vs "Server 20 is down" name two subjects; the heuristic reads both as subjects.
 ]
@@ -109,6 +123,18 @@ COMPATIBLE = [
     ("The user drinks coffee at work", "The user drinks tea at home", 0.6),  # different situations
     ("The user lived in Paris in 2019", "The user lives in Berlin now", 0.7),  # different times
     ("The team has 5 engineers", "The team has 2 designers", 0.6),
+    ("The pool is heated to 28 °C", "The pool is heated to 82.4 °F", 0.7),  # one temperature, two scales
+    ("用户的女儿身高一米二", "用户的女儿身高 120 厘米", 0.7),
+    ("午休一个半小时", "午休 90 分钟", 0.7),
+    ("The user walks 3 km a day", "The user walks 3000 m a day", 0.7),  # "a day" is a rate, not one day
+    ("The launch is on 4 May", "The launch is on May 4", 0.7),
+    # verify_rules: negation scoped to its clause; one slot per comparison
+    ("The user is a runner", "The user doesn't own a car; they're a runner", 0.6),
+    ("The user's horse is called Clover", "The user's horse is scared of traffic", 0.5),
+    ("用户最喜欢看电影", "用户最喜欢的导演是王家卫", 0.5),
+    ("The user edits in Emacs over SSH", "The user edits in Sublime on the desktop", 0.5),
+    ("The user gave up sugar in tea last spring", "The user used to take sugar in tea", 0.5),
+    ("The user quit cycling", "The user walks to work every day", 0.5),
 ]
 
 

@@ -68,20 +68,21 @@ def bench_perf(sizes, systems, repeats, out, as_json):
 @click.option("--data", type=click.Path(exists=True, dir_okay=False),
               help="Labelled pairs (JSONL: a, b, label, kind, lang, group); default: "
                    "data_fixtures/contradictions/pairs.jsonl.")
-@click.option("--part", "parts", multiple=True, type=click.Choice(["tuning", "heldout"]),
-              help="Which part of the split to score (default: both).")
+@click.option("--part", "parts", multiple=True, type=click.Choice(["tuning", "heldout", "fresh"]),
+              help="Which part to score: tuning/heldout (pairs.jsonl split by group) or fresh (fresh.jsonl, "
+                   "written later from scratch); default: all three (with --data: tuning and heldout).")
 @click.option("--errors", is_flag=True, help="List every misjudged pair (markdown).")
 @click.option("--json", "as_json", is_flag=True)
 def bench_contradictions(data, parts, errors, as_json):
     """Precision and recall of the default contradiction verifier, per kind and language, on the tuning
-    part it was tuned on and on the held-out part it was not (the groups are split by a hash).
+    part it was tuned on, on the held-out part (the groups are split by a hash) and on the fresh set.
 
-    Example:  echo-duck bench contradictions --part heldout
+    Example:  echo-duck bench contradictions --part fresh
     """
     from ..bench import contradictions
 
     with fail_cleanly():
-        report = contradictions.run(Path(data) if data else None, parts=parts or contradictions.PARTS)
+        report = contradictions.run(Path(data) if data else None, parts=parts or None)
     emit(report, as_json, contradictions.markdown(report, errors=errors))
 
 

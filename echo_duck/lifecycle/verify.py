@@ -40,6 +40,7 @@ from difflib import SequenceMatcher
 from typing import Protocol
 
 from . import verify_lexicon as lex
+from . import verify_rules as rules
 
 __all__ = ["Verdict", "MemoryLike", "heuristic_verifier", "llm_verifier"]
 
@@ -78,6 +79,11 @@ def _harmonise(ta: list[str], tb: list[str]) -> tuple[list[str], list[str]]:
             out.extend(parts if parts and not rest else [t])
         return out
     return split(ta, set(tb)), split(tb, set(ta))
+
+
+def _content(tokens: list[str]) -> set[str]:
+    """Content words: neutral words (predicates, qualifiers, time words) and markers left out."""
+    return {t for t in tokens if not _neutral(t) and t not in _KEEP}
 
 
 def _regions(a: Statement, b: Statement, ta: list[str], tb: list[str]):
@@ -121,7 +127,7 @@ def _tail(tokens: list[str], region: list[str]) -> bool:
 def _kind(x: str, y: str, a: Statement, b: Statement) -> tuple[float, str] | None:
     """How surely two single values exclude each other, or None if they are not values of one kind."""
     ax, ay = lex.ANTONYM.get(x, ()), lex.ANTONYM.get(y, ())
-    if any(i == j and side != other for i, side in ax for j, other in ay):
+    if any(i == j and side != other for i, side in ax for j, other in ay) or rules.compound_opposites(x, y):
         return 0.85, f"opposites '{x}' vs '{y}'"
     if x in lex.SLOT and lex.SLOT[x] == lex.SLOT.get(y):
         return 0.85, f"{lex.SLOT[x]} '{x}' vs '{y}'"
@@ -162,10 +168,14 @@ def _judge(a: Statement, b: Statement, same_key: bool) -> tuple[bool, float, str
         return False, 0.9, "no words in common: unrelated"
     if _KEEP & set(ta) & set(tb) and ta != tb and sorted(ta) == sorted(tb) and a.negated == b.negated:
         return True, 0.8, f"order reversed: '{_show(ta)}' vs '{_show(tb)}'"
+    if any(rules.stopped_but_still_done(x, y, _content, _quantity_token) for x, y in ((a, b), (b, a))):
+        return True, 0.8, "one says it stopped, the other that it is done now"
     if a.past != b.past and not (a.ceased or b.ceased):
         return False, 0.75, "held at different times: one claim is about the past"
     if (a.past and b.ceased and not a.ceased) or (b.past and a.ceased and not b.ceased):
         return False, 0.75, "one stopped what the other says was done in the past: both hold"
+    if rules.opposite_polarity_same_content(a, b, _content):
+        return True, 0.85, f"negation: one says '{_show(tb if a.negated else ta)}', the other the opposite (reworded)"
     regions = _regions(a, b, ta, tb)
     if len(regions) == 1 and regions[0][0] and regions[0][1] and ta[-1] != tb[-1] \
             and (a.predicate < len(ta) or b.predicate < len(tb)) \
@@ -258,6 +268,9 @@ def _judge(a: Statement, b: Statement, same_key: bool) -> tuple[bool, float, str
         return False, 0.6, f"'{_show(ra)}' and '{_show(rb)}' can both hold ('{_show(sorted(lex.NONEXCLUSIVE & frame))}' is not exclusive)"
     if same_key:
         return True, max(confidence, 0.8), f"{what} under the same key"
+    doubt = rules.weak_value_doubt(ta, tb, a.proper, b.proper, what, _neutral) if confidence <= 0.75 else None
+    if doubt:
+        return False, 0.6, f"'{_show(ra)}' vs '{_show(rb)}': {doubt}"
     return True, confidence, f"{what} under the same subject ('{_show([t for t in ta if t in frame and not _neutral(t) or t in lex.NEUTRAL and t in frame])}')"
 
 
@@ -281,6 +294,9 @@ def heuristic_verifier(a: MemoryLike, b: MemoryLike) -> Verdict:
         return Verdict(False, 0.95, "same statement")
     sa, sb = analyse(a.content or ""), analyse(b.content or "")
     same_key = bool(key_a) and key_a == key_b
+    for long_, short in ((a.content or "", sb), (b.content or "", sa)):
+        if not short.superlative and rules.restated_in_a_clause(long_, short, analyse, _content):
+            return Verdict(False, 0.7, "one side says all the other says, in a clause of its own: no conflict")
     contradicts, confidence, description = _judge(sa, sb, same_key)
     if same_key and not contradicts:
         contradicts, confidence, description = _same_slot(sa, sb, (contradicts, confidence, description))

@@ -103,7 +103,7 @@ approximately only just very quite pretty sharp full-time
 现在 目前 如今 现居 定居 住在 还是 还 仍然 依然 一直 平时 平常 每天 都 就 也 很 挺 完全 只 真的 大约 左右 一般""".split())
 # Predicates that hold of one value at a time ("is", "is called", "lives in"): a plain value difference
 # under one of these (or a superlative such as "favourite") conflicts; under "prefers"/"uses" it may not.
-EXCLUSIVE = frozenset("= name call live locate base host target 叫 名叫 住 位于 设为 托管".split())
+EXCLUSIVE = frozenset("= name call live locate base host target prefer 叫 名叫 住 位于 设为 托管 偏好 定".split())
 NONEXCLUSIVE = frozenset("like know speak have love enjoy 喜欢 说 会 有 爱".split())
 SUPERLATIVE = frozenset("favourite favorite only best main primary default 最 最爱 最喜欢 只 唯一 主要 默认".split())
 SPELLING = {"favourite": "favorite", "colour": "color", "flavour": "flavor", "organise": "organize",
@@ -128,6 +128,7 @@ for _dim, _spec in {
     "energy": "kcal:1 cal:0.001 calories:1 卡:1 千卡:1 大卡:1",
     "speed": "kmh:1 km/h:1 mph:1.609344 公里每小时:1",
     "percent": "%:1 percent:1 pct:1",
+    "temperature": "degc:1",  # verify_parse._normalise writes every temperature as "<celsius> degc"
 }.items():
     for _item in _spec.split():  # (an empty spec is allowed)
         _w, _f = _item.split(":")

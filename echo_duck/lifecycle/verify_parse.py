@@ -105,6 +105,7 @@ def _zh_words(run: str) -> list[tuple[str, str]]:
 def analyse(text: str) -> Statement:
     original = unicodedata.normalize("NFKC", (text or "")[:_MAX_CHARS])
     low = original.lower().replace("’", "'")
+    low = _normalise(low)
     low = re.sub(r"(?<=\d),(?=\d{3}\b)", "", low)  # 10,240 -> 10240
     low = re.sub(r"(?<=\w)'s\b", "", low)  # the user's laptop -> the user laptop
     low = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", low)  # the 3rd floor -> the 3 floor
@@ -124,6 +125,7 @@ def analyse(text: str) -> Statement:
     low = re.sub(r",\s*(?:but\s+)?not\b|\brather than\b|\binstead of\b|而不是|而非", " over ", low)
     low = re.sub(r"\b(?:quit|quits|stopped|gave up)\b|戒了?", " not ", low) if ceased else low
     proper = {m.group().lower() for m in re.finditer(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w-]*", original)}
+    proper |= {m.group().lower() for m in re.finditer(r"\b[a-z]+[A-Z][\w-]*", original)}  # iPhone, macOS
     raw: list[tuple[str, str]] = []  # (token, jieba flag or "")
     for m in _WORD.finditer(low):
         if m.group().isascii():
@@ -171,6 +173,46 @@ def analyse(text: str) -> Statement:
             proper.add(word)
     return Statement(tokens[:_MAX_TOKENS], negations % 2 == 1, past, ceased, proper, verbs, quantities, change,
                      superlative, scoped, zh_at)
+
+
+_ZH_NUM = "零一二两三四五六七八九十百千万"
+# Chinese numerals before a unit or classifier become digits ("三楼" -> "3楼", "一个半小时" -> "1个半小时");
+# words such as 一直/一般/一起 are left alone because no unit follows them.
+_ZH_COUNTED = re.compile(rf"(?<![{_ZH_NUM}])([{_ZH_NUM}]+)(?=个|米|楼|层|年级|月|号|日|点|岁|斤|公斤|千克|克|公里|千米|厘米|毫米|"
+                         rf"小时|钟头|分钟|秒|天|周|星期|次|人|台|块|元|寸|英寸|摄氏度|度)")
+_MONTHS = {m: i for i, m in enumerate("january february march april may june july august september october november "
+                                      "december".split(), 1)}
+_MONTH = "|".join(_MONTHS)
+
+
+def _normalise(low: str) -> str:
+    """Amounts written many ways, written one way: Chinese numerals before a unit as digits, 1个半小时 as
+    1.5 小时, 1米75 as 1.75 米, dates (3月8日, 8 march, march 8) as one token, temperatures in °C, and rate
+    denominators ("2 liters a day", 每天) dropped from the amounts ("a day" is not one day long).
+    Leading time adverbials that start a claim now ("since 2024", "as of this month", 从今年起) are dropped:
+    the claim is about the present (not the past) and the adverbial is not its subject."""
+    low = _ZH_COUNTED.sub(lambda m: str(int(_number(m.group(1)) or 0)) if _number(m.group(1)) is not None
+                          else m.group(1), low)
+    low = re.sub(r"(\d+)\s*个半\s*(小时|钟头|月|星期)", r"\1.5 \2", low)
+    low = re.sub(r"(\d+)\s*米\s*([零一二两三四五六七八九])([零一二两三四五六七八九])?(?![\d个])",
+                 lambda m: f"{m.group(1)}.{''.join(str(int(_number(c))) for c in m.groups()[1:] if c)} 米", low)
+    low = re.sub(r"(\d+)\s*米\s*(\d{1,2})(?![\d.个])", r"\1.\2 米", low)
+    low = re.sub(r"(\d{1,2})\s*月\s*(\d{1,2})\s*(?:日|号)", r" d\1-\2 ", low)
+    low = re.sub(rf"\b(\d{{1,2}})\s+({_MONTH})\b", lambda m: f"d{_MONTHS[m.group(2)]}-{m.group(1)}", low)
+    low = re.sub(rf"\b({_MONTH})\s+(\d{{1,2}})\b(?!\s*(?:am|pm|:))", lambda m: f"d{_MONTHS[m.group(1)]}-{m.group(2)}", low)
+    low = re.sub(r"(-?\d+(?:\.\d+)?)\s*(?:°\s*|degrees?\s+)?(?:f\b|fahrenheit\b)|华氏\s*(-?\d+(?:\.\d+)?)\s*度",
+                 lambda m: f"{(float(m.group(1) or m.group(2)) - 32) * 5 / 9:.1f} degc", low)
+    low = re.sub(r"(-?\d+(?:\.\d+)?)\s*(?:°\s*c\b|degrees?\s+c(?:elsius)?\b|摄氏度|℃)|摄氏\s*(-?\d+(?:\.\d+)?)\s*度",
+                 lambda m: f"{float(m.group(1) or m.group(2)):.1f} degc", low)
+    low = re.sub(r"(\d\s*[a-z%]+\b(?:\s+of\s+[a-z]+)?)\s+(?:an?|each)\s+(?=(?:day|week|month|year|hour|minute)s?\b)",
+                 r"\1 per ", low)  # an amount per unit of time: "2 liters a day" (but "lasts an hour" is an amount)
+    low = re.sub(r"^(?:since\s+(?:\d{4}|last\s+\w+|this\s+\w+|january|february|march|april|may|june|july|august|"
+                 r"september|october|november|december)|as of (?:this|today|now|\d{4})\s*\w*|starting (?:this|today|"
+                 r"\d{4})\s*\w*|from now on)\s*,?\s*", "", low)
+    low = re.sub(r"\b(?:since|as of)\s+(?:\d{4}|last\s+\w+|this\s+\w+|january|february|march|april|may|june|july|"
+                 r"august|september|october|november|december)\s*[.]?$", "", low)
+    low = re.sub(r"(?:从|自)(?:今年|上个?月|上周|去年|\d{4}\s*年|今天|本月)(?:起|开始)(?:，|,)?", "", low)
+    return low
 
 
 def _change(low: str) -> tuple[set[str], set[str]] | None:
@@ -227,6 +269,8 @@ def _quantities(low: str) -> dict[str, list[float]]:
 
 
 def _quantity_token(t: str) -> bool:
+    if t == "个":  # the classifier left between a numeral and its unit (1 个 小时)
+        return True
     if re.fullmatch(r"[零一二两三四五六七八九十百千万半]+个?", t):
         return True
     return bool(_NUMBER.match(t)) or t in lex.UNITS or bool(re.fullmatch(r"[零一二两三四五六七八九十百千万半个]+.*", t)
