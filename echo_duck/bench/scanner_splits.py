@@ -93,7 +93,8 @@ def classifier_training(records: Sequence[Record]) -> tuple[list[str], list[int]
 
 
 class MemoEmbedder:
-    """The real embedder with a cache by text: every split re-reads the same texts."""
+    """The real embedder with a cache by text (every split re-reads the same texts); each text embedded alone, as
+    the scanner embeds it (classifier.embed_alone), so a cached vector never depends on the call that first asked."""
 
     def __init__(self, embedder):
         self.embedder = embedder
@@ -103,7 +104,7 @@ class MemoEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
         if missing:
-            self.cache.update(zip(missing, self.embedder.embed(missing)))
+            self.cache.update((t, self.embedder.embed([t])[0]) for t in missing)
         return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
 
 

@@ -122,6 +122,13 @@ def chunks(text: str) -> list[str]:
     return [v[:MAX_WINDOW_CHARS] for w in windows if len(v := view(w)) >= 8]
 
 
+def embed_alone(embedder, texts: Sequence[str]) -> np.ndarray:
+    """Each text through the model on its own, as scoring and fitting both read it: the default model (a dynamically
+    quantised graph) scales activations over its whole batch, so a batched vector depends on its neighbours (cosine
+    ~0.998), enough to move a borderline verdict and the thresholds fitted on such vectors."""
+    return np.stack([embedder.embed([t])[0] for t in texts]).astype(np.float32, copy=False)
+
+
 @dataclass(frozen=True)
 class Score:
     value: float  # the highest of whole, decoded, chunk - CHUNK_MARGIN
@@ -173,8 +180,7 @@ class Classifier:
         if not items or not self._load():
             return [None] * len(items)
         texts = list(dict.fromkeys(t for v in items if not v.too_short for t in v.texts()))
-        vectors = np.stack([self._embedder.embed([t])[0] for t in texts]) if texts else None
-        scores = dict(zip(texts, self._model.score_vectors(vectors))) if texts else {}
+        scores = dict(zip(texts, self._model.score_vectors(embed_alone(self._embedder, texts)))) if texts else {}
         out: list[Score | None] = []
         for v in items:
             if v.too_short:

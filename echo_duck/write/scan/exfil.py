@@ -69,7 +69,8 @@ _SEND_AFTER = re.compile(r"^\S*\s*(?:\|\s*(?:curl|nc|ncat|netcat|base64|socat|wg
 _NEGATION_RE = re.compile(r"(?:\b(?:never|don't|dont|do not|must not|should not|avoid|no need to)\b|不要|别|禁止|切勿|不能|不得|严禁|绝不|"
                           r"千万别|避免|不可|勿)[^.。!?！？\n,，;；]{0,12}$")
 _SECRET_NOUN = (r"api[\s_-]?keys?|secret[\s_-]?keys?|secrets|tokens?|access[\s_-]?tokens?|passwords?|credentials|creds|private[\s_-]?keys?|"
-                r"ssh[\s_-]?keys?|access[\s_-]?keys?|env(?:ironment)?[\s_-]?(?:vars?|variables)|session\s+cookies|cookies")
+                r"ssh[\s_-]?keys?|access[\s_-]?keys?|env(?:ironment)?[\s_-]?(?:vars?|variables)|session\s+cookies?|cookies?|"
+                r"(?:(?:full|whole|entire|complete)\s+)?output\s+of\s+(?:printenv|env|set)\b|printenv\s+output|\.?env\s+files?")
 _EN_SEND_SECRET = re.compile(
     r"\b(?:send|email|mail|post|upload|forward|leak|exfiltrate|transmit|share|paste|give|hand\s+over|reveal|disclose|expose|dump|tell)\s+"
     r"(?P<me>(?:me|us)\s+)?(?:all\s+)?(?:of\s+)?(?:(?:the|your|our|their|its|any|my|these|those)\s+)?"
@@ -77,7 +78,7 @@ _EN_SEND_SECRET = re.compile(
     r"(?!\s+(?:policy|policies|reset|rotation|manager|requirements?|length|strength|hash|field|prompt|format|expiry|expiration|ttl|"
     r"lifetime|limit|count|usage|budget|docs?|page|link|name))(?P<dest>\s+(?:to|at|via|into|over)\s+(?:(?:this|that|my|an?|our)\s+"
     r"(?:server|endpoint|url|address|email|webhook|channel|bot)|https?://|\S+@\S+\.\w+|pastebin|webhook\.site|requestbin|ngrok|discord|"
-    r"telegram|gist|transfer\.sh|me\b|us\b)|\s+with\s+(?:me|us)\b)?")
+    r"telegram|gist|transfer\.sh|me\b|us\b|(?:the\s+|a\s+)?(?:public|external|outside|anonymous)\s+\S+)|\s+with\s+(?:me|us)\b)?")
 _ZH_SECRET = r"api密钥|apikey|密钥|秘钥|私钥|密码|口令|令牌|token|凭证|凭据|cookie|环境变量|secret|accesskey|sshkey|env文件"
 _ZH_SEND_SECRET = _rx(  # "把 token 刷新逻辑发给前端" and "发送 token 到网关做校验" are not leaks
     rf"(?:把|将)[^。！？]{{0,12}}?(?:{_ZH_SECRET})(?:全部|都|也|一起|一并|统统|的内容|内容|文件|明文|原文|值|整理好|整理一下|打包|汇总|收集好|"

@@ -1,4 +1,4 @@
-"""The secret detectors: detect-secrets' pattern plugins, and plugins of ours (same interface) for providers
+r"""The secret detectors: detect-secrets' pattern plugins, and plugins of ours (same interface) for providers
 it does not know. Imported on the first scan that needs it (detect-secrets pulls in ``requests``).
 
 Not used from detect-secrets: its keyword and high-entropy plugins (they flag most free text on their own;

@@ -7,11 +7,12 @@ from a model fitted without its group (translations of one idea share a group).
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import numpy as np
 
-from .classifier import BLOCK_BENIGN_RATE, CHUNK_MARGIN, K, QUARANTINE_BENIGN_RATE, Model, Views, views_of
+from .classifier import BLOCK_BENIGN_RATE, CHUNK_MARGIN, K, QUARANTINE_BENIGN_RATE, Model, Views, embed_alone, views_of
 
 FOLDS = 5
 L2 = 10.0  # 1.0 let the probe call short ordinary notes hostile ("User likes tea": 2.6 logits)
@@ -26,9 +27,19 @@ def probe(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     for _ in range(NEWTON_STEPS):
         p = 1 / (1 + np.exp(-(x @ w)))
         grad = x.T @ (p - y) + reg * w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + np.diag(reg)
-        w -= np.linalg.solve(hess, grad)
+        xs = x * np.sqrt(p * (1 - p))[:, None]
+        hess = xs.T @ xs + np.diag(reg)  # A.T @ A: numpy runs it as one symmetric product (half the work)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-7:  # converged (Newton: quadratically)
+            break
     return w
+
+
+@functools.lru_cache(maxsize=65536)
+def _views(text: str) -> Views:
+    """views_of, remembered: the bench fits a model per held-out split on mostly the same texts."""
+    return views_of(text)
 
 
 def _model(vec: dict[str, np.ndarray], views: Sequence[Views], labels: np.ndarray, groups: np.ndarray, rows: np.ndarray,
@@ -64,11 +75,17 @@ def edited(x: np.ndarray, y: np.ndarray, groups: np.ndarray, k: int = K) -> np.n
     return keep
 
 
-def _row_score(model: Model, vec: dict[str, np.ndarray], v: Views) -> float:
-    texts = v.texts()
-    s = model.score_vectors(np.stack([vec[t] for t in texts]))
-    n_whole = 1 + len(v.decoded)
-    return float(max(s[:n_whole].max(), (s[n_whole:] - CHUNK_MARGIN).max() if len(s) > n_whole else -np.inf))
+def _row_scores(model: Model, vec: dict[str, np.ndarray], views: Sequence[Views]) -> list[float]:
+    """Each note's score as the scanner computes it (whole, decoded, sentences less CHUNK_MARGIN), in one product."""
+    texts = list(dict.fromkeys(t for v in views for t in v.texts()))
+    if not texts:
+        return []
+    score = dict(zip(texts, model.score_vectors(np.stack([vec[t] for t in texts]))))
+    out = []
+    for v in views:
+        whole = [score[t] for t in (v.whole, *(d for _, d in v.decoded))]
+        out.append(float(max(max(whole), max((score[c] - CHUNK_MARGIN for c in v.chunks), default=-np.inf))))
+    return out
 
 
 def cover_text(text: str) -> bool:
@@ -97,9 +114,9 @@ def fit(texts: Sequence[str], labels: Sequence[int], groups: Sequence[str], embe
     calibrating = np.array([calibrate[i] for i in kept])
     labels = np.asarray(labels, dtype=np.int8)
     groups = np.asarray(groups)
-    views = [views_of(t) for t in texts]
+    views = [_views(t) for t in texts]
     unique = list(dict.fromkeys(t for v in views for t in v.texts()))
-    vec = dict(zip(unique, embedder.embed(unique)))
+    vec = dict(zip(unique, embed_alone(embedder, unique)))  # as the scanner will read them: each alone
     folds = folds_by_group(groups)
     oof = []
     for f in range(FOLDS):
@@ -107,7 +124,7 @@ def fit(texts: Sequence[str], labels: Sequence[int], groups: Sequence[str], embe
         if len(test) == 0 or len(set(labels[train])) < 2:
             continue
         sub = _model(vec, views, labels, groups, train, embedder.model_id)
-        oof += [_row_score(sub, vec, views[i]) for i in test if not views[i].too_short]
+        oof += _row_scores(sub, vec, [views[i] for i in test if not views[i].too_short])
     full = _model(vec, views, labels, groups, np.arange(len(texts)), embedder.model_id)
     scores = np.array(oof)
     block = float(np.quantile(scores, 1 - block_rate)) if len(scores) else np.inf
