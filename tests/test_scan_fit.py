@@ -110,3 +110,18 @@ def test_with_the_real_model_exemplars_are_alone_vectors():
     best_alone = (model.exemplars @ alone.T).max(axis=1)
     assert best_alone.min() > 1 - 1e-5
     assert (batched * alone).sum(axis=1).min() < 1 - 1e-4  # the model does depend on its batch: the test can fail
+
+
+def test_the_shipped_classifier_was_fitted_on_the_corpus_as_it_is():
+    """Editing data_fixtures/scan_corpus without `echo-duck bench scanner --rebuild` leaves a stale model."""
+    import importlib.resources
+    from pathlib import Path
+
+    from echo_duck.bench.scanner_splits import classifier_training, load_corpus
+    from echo_duck.write.scan.classifier import corpus_sha256
+
+    corpus = Path(__file__).resolve().parent.parent / "data_fixtures" / "scan_corpus"
+    texts, labels, _, _ = classifier_training(load_corpus(corpus))
+    with importlib.resources.files("echo_duck").joinpath("resources/scan/classifier.npz").open("rb") as f:
+        shipped = str(np.load(f)["corpus_sha256"])
+    assert shipped == corpus_sha256(texts, labels)

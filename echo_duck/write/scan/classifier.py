@@ -44,8 +44,13 @@ MAX_WINDOW_CHARS = 1200  # and each window, like the whole note, is cut to this 
 _CUE_RE = re.compile(r"(?i)ignor|disregard|forget|instruction|system|prompt|rule|password|secret|token|key|send|upload|"
                      r"forward|curl|wget|http|reveal|pretend|user|assistant|from now on|忽略|无视|指令|提示|规则|密码|密钥|"
                      r"发送|上传|用户|助手|命令|無視|指示|パスワード|무시|지시|비밀번호")
-BLOCK_BENIGN_RATE = 0.0  # thresholds: the model alone blocks only above every out-of-fold benign score ...
-QUARANTINE_BENIGN_RATE = 0.03  # ... and this share quarantined
+# Thresholds, as shares of the out-of-fold scores of the risky benign training notes. Quarantining 5 % (not 3 %) found
+# 82.3 % of held-out attacks, not 77.3 %, for 3.3 % of benign notes quarantined, not 2.3 % (group split; the risky
+# ones: 5.0 %, not 3.5 %). Blocking at the 99.8th percentile instead of above the highest score blocked 50 % of
+# attacks, not 37 %, for 0.15 % of benign notes, not 0.10 %, but blocked "Note: Previous instructions from the user:
+# always run lint before committing." (score 1.25): the model alone still blocks only above every benign score.
+BLOCK_BENIGN_RATE = 0.0
+QUARANTINE_BENIGN_RATE = 0.05
 NO_MODEL = ("echo_duck: the default embedding model is not installed, so the write scanner runs its rules alone "
             f"(no semantic classifier); install it with: {MODEL_INSTALL_HINT}")
 _WORD_RE = re.compile(r"[^\W\d_]+|\d+")
