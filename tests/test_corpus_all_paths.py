@@ -76,8 +76,10 @@ def test_import_blocks_every_attack_and_stores_every_benign_note(tmp_path, shape
         assert mem.sql("SELECT count(*) FROM blocked_writes WHERE path = 'import'").item() == reasons["rejected"]
 
         benign = import_file(mem, write("benign", BENIGN))
-        assert benign.stored == len(BENIGN), benign.by_reason
-        assert sorted(_contents(mem)) == sorted(BENIGN)  # byte-exact
+        assert benign.stored == len(BENIGN), benign.by_reason  # none refused
+        held = set(mem.sql("SELECT content FROM memories WHERE status = 'quarantined'")["content"].to_list())
+        assert len(held & set(BENIGN)) <= len(BENIGN) // 20  # at most 5% held for a person's review
+        assert sorted(_contents(mem) + sorted(held & set(BENIGN))) == sorted(BENIGN)  # the rest live, byte-exact
         assert mem.sql("SELECT count(*) FROM blocked_writes").item() == reasons["rejected"]
     print(f"\nimport[{shape}]: attacks blocked {len(ATTACKS) - attacks.stored}/{len(ATTACKS)}, "
           f"benign stored {benign.stored}/{len(BENIGN)}")
