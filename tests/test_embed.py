@@ -235,3 +235,23 @@ def test_measure_throughput():
     report = measure_throughput(HashEmbedder(), n=50, batch_size=8)
     assert report["model_id"] == "hash-64" and report["n"] == 50 and report["batch_size"] == 8
     assert report["single_per_s"] > 0 and report["batched_per_s"] > 0
+
+
+def test_opening_a_store_loads_no_model_until_the_first_embed(tmp_path):
+    """open() costs no onnxruntime session (~0.4 s of CPU, ~100 MB): the embedding model loads on the first
+    embed, the scanner's classifier on the first write that needs it."""
+    if default_embedder() is None:
+        pytest.skip("the default embedding model is not installed")
+    code = (
+        "import sys, echo_duck\n"
+        "from echo_duck.embed.embedder import default_embedder\n"
+        "with echo_duck.open(sys.argv[1]) as mem:\n"
+        "    model = mem.indexer.vectors.embedder\n"
+        "    print(model.model_id, model._loaded.loaded, 'onnxruntime' in sys.modules)\n"
+        "    mem.recall('what does the user prefer', 3)\n"
+        "    print(model._loaded.loaded)\n"
+    )
+    path = str(tmp_path / "agent.duckdb")
+    for _ in range(2):  # creating the store, then opening it again
+        out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True).stdout
+        assert out.split() == [UseMultilingualEmbedder.model_id, "False", "False", "True"]

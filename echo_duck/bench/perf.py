@@ -313,10 +313,22 @@ class EchoDuckSystem:
 
     def extras(self, ds: Dataset, model: Any, repeats: int) -> dict:
         return {"stages": breakdown(self.mem, ds, model, repeats),
-                "embedder_lookups": {"precomputed": self.embedder.hits, "real_model": self.embedder.misses}}
+                "embedder_lookups": {"precomputed": self.embedder.hits, "real_model": self.embedder.misses},
+                "recall_caches": cache_figure(self.mem)}
 
     def close(self) -> None:
         self.mem.close()
+
+
+def cache_figure(mem: Any) -> dict:
+    """What recall keeps besides its copies (issue 22), after the timed recalls: entries and a size estimate."""
+    import sys
+
+    stored = mem.recaller.eligibility._stored
+    words = mem.indexer.keyword_search._terms._words
+    row_bytes = sum(sys.getsizeof(v) for row in list(stored.values())[:100] for v in row.values()) / max(min(len(stored), 100), 1)
+    return {"winners_rows": len(stored), "query_words": len(words), **mem.recaller.reads.memory_figure(),
+            "approx_mb": round((len(stored) * (row_bytes + 1000) + len(words) * 150) / 1e6, 2)}
 
 
 # -- where echo_duck's recall time goes ----------------------------------------------------------------
@@ -324,12 +336,13 @@ class EchoDuckSystem:
 STAGES = (
     ("segment query", "query_text"),
     ("embed query (default model)", "embed"),
-    ("caller groups + settings (SQL)", ("run:caller_memberships", "run:ranking_settings_plain")),
+    ("caller groups + settings (kept; SQL after a write)", ("run:caller_memberships", "run:ranking_settings_plain")),
     ("keyword arm (BM25 in-process, with its state query)", "keyword_search"),
     ("vector top-N (in-process: int8 first pass, float32 scores)", "search"),
     ("eligible candidates + decay terms (in-process copy, with its state query)", "eligible"),
     ("fusion (Python)", "fuse"),
-    ("winners' rows + conflicts (SQL, fetched)", ("dicts:recall_rows", "run:recall_conflicts")),
+    ("winners' rows + conflicts (kept; SQL for rows not kept)", ("dicts:recall_rows", "run:recall_conflicts",
+                                                                 "run:open_conflicts")),
     ("queue reinforce + log (recall ids, 64 per query; a batch write every 64)", "log"),
 )
 

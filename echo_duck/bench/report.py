@@ -184,6 +184,11 @@ def _stages(result: dict) -> list[str]:
     lines.append("| **whole recall** | " + " | ".join(f"**{found[s]['whole_recall_p50_ms']:.2f}**" for s in sizes) + " |")
     lines.append("| (for comparison: the keyword arm in SQL, bm25_scores alone) | " + " | ".join(
         f"{found[s]['bm25_scores_alone_p50_ms']:.2f}" for s in sizes) + " |")
+    caches = {s: result["results"][s]["echo_duck"].get("recall_caches") for s in sizes}
+    if all(caches.values()):
+        lines.append("| (kept between recalls: winners' rows / query words / open contradictions, ~MB) | " + " | ".join(
+            f"{c['winners_rows']:,} / {c['query_words']:,} / {c['conflicts']:,}, {c['approx_mb']}" for c in caches.values())
+            + " |")
     return lines
 
 

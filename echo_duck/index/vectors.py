@@ -80,6 +80,7 @@ class VectorIndex:
             if self._matrix is not None:
                 for memory_id, vector, script in zip(ids, vectors, scripts):
                     self._put(memory_id, vector, script)
+                self.db.on_rollback(self.invalidate)  # rows that never were would skew the similarity statistics
 
     def remove(self, memory_ids: Sequence[uuid.UUID | str]) -> None:
         for memory_id in memory_ids:

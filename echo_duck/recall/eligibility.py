@@ -48,6 +48,7 @@ _NULL, _UNKNOWN, _NO_SESSION = -1, -2, -3  # codes of a NULL text, a text no row
 _EPOCH, _ONE_MICROSECOND = datetime(1970, 1, 1), timedelta(microseconds=1)
 FILTERS = ("types", "tiers", "tags", "entities", "since", "until", "session")
 _LABEL_MASKS = 64  # tag and entity values whose row masks are kept
+_STORED_ROWS = 4096  # winners' rows kept (winners_rows): a few MB at most
 
 
 class EligibilityCopy:
@@ -68,6 +69,8 @@ class EligibilityCopy:
         self._entities: list[list[str]] = []
         self._has_label: dict[tuple[str, str], np.ndarray] = {}  # ("tags" | "entities", value) -> per row
         self._seen_version: int | None = None  # None: not loaded
+        self._followed: int | None = None  # Db.writes when the copy last checked the table
+        self._stored: dict[str, dict[str, Any]] = {}  # memory rows as recall_rows returns them (winners_rows)
         self._matrix_map: tuple[int, np.ndarray] = (-1, np.zeros(0, np.int64))  # (vector generation, copy rows)
 
     def invalidate(self) -> None:
@@ -118,7 +121,31 @@ class EligibilityCopy:
 
     # -- keeping the copy in step --------------------------------------------------------------
 
+    def winners_rows(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The memories rows of these ids, as ``recall_rows`` returns them (a fresh dict each): from the rows
+        kept since they were last written, the rest from SQL. Call right after ``rows`` (under the store
+        lock): outside a transaction, the copy has just followed the table, which dropped every kept row
+        written since (a new row_version) or deleted (a reload). Inside one, SQL answers."""
+        with self.db.reading(catch_up=False):
+            if self.db.in_transaction:
+                return {str(r["id"]): r for r in self.db.dicts("recall_rows", ids=uuid_list(ids))}
+            with self._lock:
+                self._follow()
+                missing = [i for i in ids if i not in self._stored]
+                if missing:
+                    if len(self._stored) + len(missing) > _STORED_ROWS:
+                        self._stored.clear()  # bounded; refilled by the next recalls
+                    self._stored.update((str(r["id"]), r) for r in self.db.dicts("recall_rows", ids=uuid_list(missing)))
+                return {i: dict(self._stored[i]) for i in ids if i in self._stored}
+
     def _follow(self) -> None:
+        written = self.db.writes
+        if written is not None and written == self._followed:
+            return  # nothing was written through this store since the last check
+        self._check_table()
+        self._followed = written
+
+    def _check_table(self) -> None:
         n_rows, newest = self.db.run("eligibility_state").fetchone()
         if self._seen_version is None:
             self._apply(self.db.run("eligibility_rows").to_arrow_table())
@@ -127,6 +154,7 @@ class EligibilityCopy:
         if len(self._ids) != n_rows:  # rows were deleted (or written around the row versions): start again
             self._reset()
             self._apply(self.db.run("eligibility_rows").to_arrow_table())
+            self._stored.clear()
 
     def _apply(self, table: pa.Table) -> None:
         """Copy these rows: rows already copied are overwritten in place, new ones appended."""
@@ -136,6 +164,8 @@ class EligibilityCopy:
         if table.num_rows == 0:
             return
         ids = [str(v) for v in table.column("id").to_pylist()]
+        for memory_id in ids:  # written since: a kept row of it is stale
+            self._stored.pop(memory_id, None)
         values = dict(
             status=_encode(table.column("status"), lambda v: _STATUS.get(v, 0), np.int8),
             scope=_encode(table.column("scope"), lambda v: _SCOPE.get(v, 0), np.int8),

@@ -31,6 +31,7 @@ from ..write.writer import Caller
 from . import fusion
 from .eligibility import FILTERS, EligibilityCopy
 from .recall_log import RecallJournal
+from .store_reads import StoreReads
 from .rerank import Reranker, RerankSettings, rerank
 
 MAX_K = 1000
@@ -150,9 +151,11 @@ class Recaller:
     rerank_settings: RerankSettings = RerankSettings()
     journal: RecallJournal | None = None  # None on a read-only store: nothing is recorded
     eligibility: EligibilityCopy = field(init=False)
+    reads: StoreReads = field(init=False)
 
     def __post_init__(self) -> None:
         self.eligibility = EligibilityCopy(self.db)
+        self.reads = StoreReads(self.db)
         segment.preload()  # jieba's dictionary, loaded while the caller does other things
 
     def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
@@ -229,14 +232,8 @@ class Recaller:
 
     def caller_context(self, agent_id: str) -> tuple[list[str], list[str], dict[str, float]]:
         """The agent's teams and tenants (as caller_groups(agent) lists them) and the ranking tunables:
-        two plain reads, ~0.5 ms, where one query through the macros cost ~2 ms. Under the store lock (it
-        is re-entrant): the recall journal's writer thread shares the connection."""
-        with self.db.lock:
-            memberships = self.db.run("caller_memberships", caller_agent=agent_id).fetchall()
-            settings = dict(self.db.run("ranking_settings_plain").fetchall())
-        teams = [group for kind, group in memberships if kind == "team"]
-        tenants = [group for kind, group in memberships if kind == "tenant"]
-        return teams, tenants, settings
+        two plain reads, kept while nothing is written (store_reads.py)."""
+        return self.reads.caller_context(agent_id)
 
     def time_terms(self, question: str) -> fusion.TimeTerms:
         """What the question says about time, relative to the store's clock (text/when.py)."""
@@ -256,9 +253,9 @@ class Recaller:
         ranked = fusion.fuse(keyword, vector, eligible, settings, fetch, time, min_score)
         if not ranked:
             return []
-        winners = _id_literal([f.memory_id for f in ranked])
-        stored = {str(row["id"]): {**row, "conflicts_with": None} for row in self.db.dicts("recall_rows", ids=winners)}
-        for side, other in _conflicts_by_side(self.db.run("recall_conflicts", ids=winners).fetchall(), stored):
+        winner_ids = [f.memory_id for f in ranked]
+        stored = {i: {**row, "conflicts_with": None} for i, row in self.eligibility.winners_rows(winner_ids).items()}
+        for side, other in _conflicts_by_side(self.reads.conflicts(winner_ids, _id_literal(winner_ids)), stored):
             row = stored[side]
             row["conflicts_with"] = [*(row["conflicts_with"] or []), other]  # as recall_fused's list, NULL if none
         for memory_id, (n, last) in reviews.items():  # the rows as they will be once the queue is written

@@ -110,7 +110,7 @@ class RecallJournal:
             if not entries:
                 return
             try:
-                with self.db.transaction("recording recalls"):
+                with self.db.transaction("recording recalls", reviews_only=True):  # counts and logs only
                     # a nextval alone is not durable in DuckDB (the process may end before any write):
                     # one inside this write transaction persists the counter past every queued id
                     self.db.run("next_recall_id")

@@ -35,6 +35,13 @@ class Db:
         self._catch_up: Callable[[], None] | None = None
         self._catching_up = False
         self.sealer = None if read_only else Sealer(con)  # seals the events each transaction wrote (event_chain.py)
+        # Write counters for the in-process caches (recall/store_reads.py, the copies in index/ and recall/):
+        # every write through this Db, and every write but recall bookkeeping (reviews_only transactions).
+        self._writes = 0
+        self._writes_but_reviews = 0
+        self._only_reviews = False  # the open transaction has so far only written recall bookkeeping
+        self._read_only_names: dict[str, bool] = {}
+        self._on_rollback: list[Callable[[], None]] = []
 
     def before_use(self, catch_up: Callable[[], None]) -> None:
         """Run ``catch_up`` (writing work queued behind an earlier call, recall_log.py) before each
@@ -45,18 +52,55 @@ class Db:
         """Execute a named query; the result of its last statement is returned."""
         self._check_open()
         q = sqlfiles.query(name)
-        with translate_errors(f"query {name}"):
-            if not q.params:
-                return self.con.execute(q.sql)
-            values = q.bind(params)
-            statements = self._statements(name, q.sql)
-            if len(statements) == 1:
-                return self.con.execute(q.sql, values)
-            # DuckDB binds parameters for a single statement only: run a multi-statement query piecewise.
-            for statement in statements[:-1]:
-                self.con.execute(statement.query, {p: values[p] for p in statement.named_parameters})
-            last = statements[-1]
-            return self.con.execute(last.query, {p: values[p] for p in last.named_parameters})
+        writes = not self._depth and not self._reads_only(name, q.sql)  # inside a transaction its end counts
+        try:
+            with translate_errors(f"query {name}"):
+                if not q.params:
+                    return self.con.execute(q.sql)
+                values = q.bind(params)
+                statements = self._statements(name, q.sql)
+                if len(statements) == 1:
+                    return self.con.execute(q.sql, values)
+                # DuckDB binds parameters for a single statement only: run a multi-statement query piecewise.
+                for statement in statements[:-1]:
+                    self.con.execute(statement.query, {p: values[p] for p in statement.named_parameters})
+                last = statements[-1]
+                return self.con.execute(last.query, {p: values[p] for p in last.named_parameters})
+        finally:
+            if writes:
+                self.wrote()
+
+    def on_rollback(self, undo: Callable[[], None]) -> None:
+        """Call ``undo`` if the current transaction rolls back (once per transaction is enough)."""
+        if self._depth and undo not in self._on_rollback:
+            self._on_rollback.append(undo)
+
+    def _reads_only(self, name: str, sql: str) -> bool:
+        known = self._read_only_names.get(name)
+        if known is None:
+            known = self._read_only_names[name] = all(
+                s.type == duckdb.StatementType.SELECT for s in self._statements(name, sql))
+        return known
+
+    # -- what the in-process caches check ------------------------------------------------------
+
+    def wrote(self, *, reviews_only: bool = False) -> None:
+        """Count a write (transaction() and run() do; call it after writing around them, e.g. refresh())."""
+        self._writes += 1
+        if not reviews_only:
+            self._writes_but_reviews += 1
+
+    @property
+    def writes(self) -> int | None:
+        """How many writes went through this Db (every kind, recall bookkeeping included); None inside a
+        transaction, whose uncommitted rows no cache may hold or answer for. Call under the lock."""
+        return None if self._depth else self._writes
+
+    @property
+    def writes_but_reviews(self) -> int | None:
+        """``writes`` without recall bookkeeping (access counts, recall_log, their events): what caches of
+        memberships, settings, contradictions and the BM25 tables check."""
+        return None if self._depth else self._writes_but_reviews
 
     def _statements(self, name: str, sql: str) -> list:
         cached = self._parsed.get(name)
@@ -81,10 +125,12 @@ class Db:
         return rows[0] if rows else None
 
     @contextlib.contextmanager
-    def transaction(self, what: str) -> Iterator["Db"]:
+    def transaction(self, what: str, *, reviews_only: bool = False) -> Iterator["Db"]:
         """One atomic unit of work under the store lock; any error rolls it back.
 
         A transaction() inside another joins it: the outer one commits or rolls back both.
+        ``reviews_only``: it writes recall bookkeeping only (recall_log.py), which leaves
+        ``writes_but_reviews`` as it is.
         """
         with self.lock:
             self._check_open()
@@ -94,12 +140,15 @@ class Db:
                 self._run_catch_up()
             if self._depth:
                 self._depth += 1
+                self._only_reviews = self._only_reviews and reviews_only
                 try:
                     yield self
                 finally:
                     self._depth -= 1
                 return
             self._depth = 1
+            self._only_reviews = reviews_only
+            self._on_rollback = []
             try:
                 with transaction(self.con, what):
                     self.sealer.begin()
@@ -108,9 +157,13 @@ class Db:
                 self.sealer.committed(head)
             except BaseException:
                 self.sealer.rolled_back()
+                for undo in self._on_rollback:  # in-process state the transaction changed (vectors.py)
+                    undo()
                 raise
             finally:
                 self._depth = 0
+                self._on_rollback = []
+                self.wrote(reviews_only=self._only_reviews)  # committed or rolled back: caches check again
 
     @contextlib.contextmanager
     def reading(self, *, catch_up: bool = True) -> Iterator["Db"]:
@@ -143,6 +196,7 @@ class Db:
                 self._closed = True  # nothing is held: the handle is unusable, the file is free
                 raise
             self._parsed.clear()
+            self.wrote()  # another file (erasure.py): every cache checks again
             if self.sealer is not None:
                 self.sealer = Sealer(self.con)
 

@@ -180,6 +180,13 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             self.recaller.journal.close()
         self.db.close()
 
+    def refresh(self) -> None:
+        """Read the store again after writes through the bare connection (``mem.db.con``): recall keeps
+        copies of what it reads (BM25 postings, vectors, visibility columns, winners' rows, groups,
+        settings, contradictions) that follow every write made through echo_duck, but not those."""
+        with self.db.reading(catch_up=False):
+            self._caches_changed()
+
     def __enter__(self) -> "EchoDuck":
         return self
 
@@ -356,8 +363,10 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
 
     def _caches_changed(self) -> None:
         """Drop the in-process copies after writes that went around them (raw SQL, a purge, a file swap)."""
+        self.db.wrote()
         self.indexer.keyword_search.invalidate()
         self.recaller.eligibility.invalidate()
+        self.recaller.reads.invalidate()
         if self.indexer.vectors is not None:
             self.indexer.vectors.invalidate()
         if self._shared.kb is not None:

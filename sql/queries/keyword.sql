@@ -93,6 +93,25 @@ SELECT count(*) AS n_docs, coalesce(sum(len), 0)::BIGINT AS total_len, max(doc) 
         FROM (SELECT coalesce(list(sw), []) AS words FROM bm25_stopwords)) AS terms  -- content terms only (query_idf_all)
 FROM bm25_docs;
 
+-- keyword_search_state in parts: the state alone (skipped while nothing was written), the query's terms
+-- alone, and each word of a query with its term (kept per word: most words of a new query were seen
+-- before), with the stop words, for queries the searcher splits as bm25_tokens would.
+-- name: keyword_state
+SELECT count(*) AS n_docs, coalesce(sum(len), 0)::BIGINT AS total_len, max(doc) AS max_doc,
+       (SELECT count(*) FROM bm25_dead) AS n_dead
+FROM bm25_docs;
+
+-- name: keyword_query_terms
+SELECT list_distinct(list_transform(list_filter(bm25_tokens($q), w -> len(w) > 0 AND NOT list_contains(words, w)),
+                                    w -> hash(stem(w, 'porter')))) AS terms
+FROM (SELECT coalesce(list(sw), []) AS words FROM bm25_stopwords);
+
+-- name: keyword_query_words
+SELECT DISTINCT w, hash(stem(w, 'porter')) AS term FROM (SELECT unnest(bm25_tokens($q)) AS w) WHERE len(w) > 0;
+
+-- name: keyword_stopwords
+SELECT sw FROM bm25_stopwords;
+
 -- name: keyword_docs_after
 SELECT doc, memory_id, len FROM bm25_docs WHERE doc > $after ORDER BY doc;
 

@@ -91,6 +91,11 @@ FROM contradictions
 WHERE (status = 'pending' OR resolution = 'newer')
   AND (list_contains($ids::VARCHAR::UUID[], memory_a) OR list_contains($ids::VARCHAR::UUID[], memory_b));
 
+-- Every open contradiction recall_conflicts would pick from, for the in-process copy (echo_duck/recall/store_reads.py),
+-- at most $limit of them.
+-- name: open_conflicts
+SELECT memory_a, memory_b, detected_at FROM contradictions WHERE status = 'pending' OR resolution = 'newer' LIMIT $limit;
+
 -- A filtered recall inside a transaction keeps its keyword arm in SQL: every match goes on to the filters,
 -- and a common word can match a third of the store (passing them all as text cost ~100 ms at 1M rows).
 -- name: recall_keywords_in_sql

@@ -15,6 +15,7 @@ never at ``open()``; without the model package installed the rules run alone and
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import hashlib
 import importlib.resources
@@ -185,7 +186,8 @@ class Classifier:
         if not items or not self._load():
             return [None] * len(items)
         texts = list(dict.fromkeys(t for v in items if not v.too_short for t in v.texts()))
-        scores = dict(zip(texts, self._model.score_vectors(embed_alone(self._embedder, texts)))) if texts else {}
+        vectors = np.stack(self._embed_each(texts)) if texts else None
+        scores = dict(zip(texts, self._model.score_vectors(vectors))) if texts else {}
         out: list[Score | None] = []
         for v in items:
             if v.too_short:
@@ -200,6 +202,26 @@ class Classifier:
                     best = Score(float(scores[c] - CHUNK_MARGIN), "sentence", c)
             out.append(best)
         return out
+
+
+    def _embed_each(self, texts: list[str]) -> list[np.ndarray]:
+        """Each text alone (see score_many); a bulk write's texts on EMBED_THREADS threads (onnxruntime releases
+        the GIL, so two cores embed two texts at once). A text's vector does not depend on the thread."""
+        embed = self._embedder.embed
+        if len(texts) < PARALLEL_FROM:
+            return [embed([t])[0] for t in texts]
+        with _pool_lock:
+            global _pool
+            if _pool is None:
+                _pool = concurrent.futures.ThreadPoolExecutor(EMBED_THREADS, thread_name_prefix="echo_duck-scan")
+            pool = _pool
+        return list(pool.map(lambda t: embed([t])[0], texts, chunksize=16))
+
+
+EMBED_THREADS = 2
+PARALLEL_FROM = 32  # texts; below this a write is one or a few notes and the hand-off costs more than it saves
+_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 
 
 # -- the shipped model -------------------------------------------------------------------------------------

@@ -1,0 +1,128 @@
+"""Recall's in-process caches (issue 22) against reading everything again: the caller's groups, the settings
+and the open contradictions (recall/store_reads.py), the winners' rows (eligibility.py), the BM25 state and
+query terms (keyword_search.py), and the copies skipping their state queries while nothing was written.
+After every kind of write through echo_duck, a recall through the warm caches returns exactly what it
+returns once they are all dropped and read again (which test_fusion and test_eligibility hold equal to
+SQL); writes through the bare connection are seen after ``refresh()``."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from echo_duck.bench import synthetic
+from echo_duck.index.keyword import query_text
+
+from test_eligibility import world  # noqa: F401 - the fixture: alice, bob, carol, every scope and tier
+
+QUERIES = ["deploy borealis postgres", "borealis port", "数据库 迁移", "kestrel queue", "Café résumé naïve"]
+FILTERED = dict(types=["environment", "procedure"])
+
+
+def _recalls(mem) -> list:
+    out = []
+    for agent, session in (("alice", "s1"), ("bob", "b1"), ("carol", None)):
+        handle = mem.for_agent(agent, session_id=session)
+        for q in QUERIES:
+            for filters in ({}, FILTERED):
+                hits = handle.recall(q, 8, reinforce=False, explain=True, **filters)
+                out.append([{**h.to_dict(), "recall_id": None} for h in hits])
+    return out
+
+
+def _drop_caches(mem) -> None:
+    """What refresh() drops, but the vector matrix: a reloaded matrix sums the query's similarity statistics
+    in another order (last-bit differences; test_quantised_scan holds it to SQL on its own)."""
+    mem.db.wrote()
+    mem.indexer.keyword_search.invalidate()
+    mem.recaller.eligibility.invalidate()
+    mem.recaller.reads.invalidate()
+
+
+def _same_as_fresh(mem, step: str) -> None:
+    cached = _recalls(mem)
+    _drop_caches(mem)
+    assert _recalls(mem) == cached, step
+
+
+def test_cached_recall_equals_a_fresh_read_after_every_kind_of_write(world):
+    mem, clock = world
+    _same_as_fresh(mem, "start")
+    steps = {
+        "remember": lambda: mem.remember("the kestrel queue drains every night", type="environment"),
+        "new version": lambda: mem.remember("borealis listens on port 9000", type="environment", key="borealis.port"),
+        "restate": lambda: mem.remember("borealis listens on port 9000", type="environment", key="borealis.port",
+                                        tags=["again"]),
+        "forget": lambda: mem.forget(mem.recall("kestrel queue", 1)[0].id),
+        "mark": lambda: mem.mark(mem.recall("borealis port", 1)[0], helpful=False),
+        "recalls reinforced and written behind": lambda: ([mem.recall(q, 5) for q in QUERIES], mem.db.catch_up()),
+        "decay": lambda: (clock.advance(days=400), mem.decay()),
+        "restore": lambda: mem.restore(mem.sql("SELECT id FROM memories WHERE tier = 'archival' AND status = "
+                                               "'active' AND agent_id = 'alice' LIMIT 1").item()),
+        "revoke": lambda: mem.revoke(team="core"),
+        "grant": lambda: mem.grant(team="other"),
+        "grant bob": lambda: mem.grant(tenant="zeta", agent_id="carol"),
+        "setting": lambda: mem.set_setting("unhelpful_penalty", 0.4),
+        "contradiction": lambda: _contradiction(mem),
+        "resolve": lambda: mem.resolve(mem.contradictions()[0].id, mem.contradictions()[0].memory_a),
+        "purge": lambda: mem.forget(mem.find(limit=1)[0].id, purge=True),
+        "many": lambda: mem.remember_many(synthetic.memories(15, seed=11)),
+        "raw sql": lambda: mem.sql("UPDATE memories SET scope = 'public' WHERE agent_id = 'bob' AND scope = 'private' "
+                                   "AND id IN (SELECT id FROM memories WHERE agent_id = 'bob' LIMIT 5)", write=True),
+        "raw sql, settings": lambda: mem.sql("UPDATE settings SET value = 30 WHERE name = 'importance_decay_days'",
+                                             write=True),
+    }
+    for name, step in steps.items():
+        _recalls(mem)  # warm every cache
+        step()
+        _same_as_fresh(mem, name)
+
+
+def _contradiction(mem) -> None:
+    a, b = mem.for_agent("alice", session_id="s1").recall("deploy borealis postgres", 2, reinforce=False)
+    with mem.db.transaction("a test's contradiction"):
+        mem.db.run("insert_pending_contradiction", id=uuid.uuid4(), memory_a=a.id, memory_b=b.id, description="test",
+                   confidence=0.5, detected_by="test", now=mem.now())
+
+
+def test_a_rolled_back_write_is_not_kept(world):
+    mem, _ = world
+    before = _recalls(mem)
+    with pytest.raises(RuntimeError, match="abandon"):
+        with mem.db.transaction("test"):
+            mem.db.run("revoke_membership", agent_id="alice", kind="team", group_id="core", now=mem.now())
+            mem.remember("the kestrel queue drains every night", type="environment")
+            raise RuntimeError("abandon")
+    assert _recalls(mem) == before
+    _same_as_fresh(mem, "rollback")
+
+
+def test_bare_connection_writes_are_seen_after_refresh(world):
+    mem, _ = world
+    alice = mem.for_agent("alice", session_id="s1")
+    top = alice.recall("borealis port", 1, reinforce=False)[0]
+    mem.db.con.execute("UPDATE memories SET content = 'rewritten behind echo_duck' WHERE id = $id", {"id": top.id})
+    mem.db.con.execute("UPDATE settings SET value = 0.9 WHERE name = 'unhelpful_penalty'")
+    assert alice.recall("borealis port", 1, reinforce=False)[0].content == top.content  # documented: not seen
+    mem.refresh()
+    assert alice.recall("borealis port", 1, reinforce=False)[0].content == "rewritten behind echo_duck"
+    _same_as_fresh(mem, "bare connection, refreshed")
+    assert mem.recaller.reads.caller_context("alice")[2]["unhelpful_penalty"] == 0.9
+
+
+def test_query_terms_split_in_process_are_the_ones_sql_derives(world):
+    """QueryTerms splits ASCII and CJK queries itself and asks SQL per new word; every other query (accents,
+    other scripts, tabs) goes to SQL whole. Either way: keyword_query_terms' terms."""
+    mem, _ = world
+    searcher = mem.indexer.keyword_search
+    texts = [*QUERIES, "DEPLOY the Borealis POSTGRES", "the a of", "", "  double  spaces ", "Ünïcödé Straße",
+             "tab\tseparated", "数据库迁移到新的集群", "ＦＵＬＬ width", "don't stop-words: it's e.g. x86_64"]
+    with mem.db.reading():
+        written = mem.db.writes_but_reviews
+        for text in texts:
+            q = query_text(text)
+            sql = mem.db.scalar("keyword_query_terms", q=q) or []
+            assert sorted(searcher._terms.of(q, written)) == sorted(sql), text
+            assert sorted(searcher._terms.of(q, written)) == sorted(sql), text  # from the kept words
+            assert sorted(searcher._terms.of(q, None)) == sorted(sql), text  # inside a transaction: SQL
