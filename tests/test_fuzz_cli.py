@@ -148,7 +148,8 @@ def test_sql_metacharacters_through_the_cli(db):
         key = f"cli{meta}"
         added = run(db, "add", "--type", "environment", "--key", key, "--tag", key, "--json", "--", f"meta {meta}")
         assert added.exit_code == 0, added.output
-        listed = json.loads(run(db, "list", "--key", key, "--json").stdout)
+        listed = json.loads(run(db, "list", "--key", key, "--status", "active", "--status", "quarantined",
+                                "--json").stdout)  # a note that reads like SQL injection may be held for review
         assert [m["content"] for m in listed] == [f"meta {meta}"]
         assert run(db, "search", "--json", "--tag", key, "--", meta).exit_code == 0
     assert run(db, "sql", "--admin", "SELECT count(*) AS n FROM memories").exit_code == 0

@@ -364,7 +364,8 @@ def test_no_recall_returns_a_memory_outside_the_callers_scope(scope_world, memor
         stored = mem.writer.remember_many(Caller(agent_id=agent_id), [spec for spec, _ in pairs])
         for m, (_, record) in zip(stored, pairs):
             world["memories"][m.id] = record
-            written.append((m.id, record))
+            if m.status != "quarantined":  # a note the scanner holds for review is never recalled
+                written.append((m.id, record))
     # the final memberships of this example's agents are exactly the drawn ones
     for agent in AGENTS:
         for kind in ("team", "tenant"):
