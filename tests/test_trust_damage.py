@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 
 import echo_duck
 from echo_duck import InvalidInput
@@ -54,8 +55,7 @@ def test_a_bad_archive_file_is_skipped_and_reported(archived, clock):
     checks = {c.name: c for c in check_store(path)}
     assert checks["archive"].status == "fail" and "evil.parquet" in checks["archive"].detail
     assert "mv " in checks["archive"].fix and str(bad) in checks["archive"].fix
-    doctor = subprocess.run([ECHO_DUCK, "doctor", "--db", str(path)], capture_output=True, text=True, env=env(),
-                            timeout=300)
+    doctor = run_cli("doctor", "--db", str(path))
     assert doctor.returncode == 1 and "evil.parquet" in doctor.stdout
     bad.rename(path.parent / "evil.parquet")  # the fix doctor gives
     assert check_store(path) and {c.name: c for c in check_store(path)}["archive"].status == "ok"

@@ -10,18 +10,13 @@ the first broken link. A purge redacts events without breaking the chain.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import duckdb
 import pytest
+from cli_run import run_cli
 
 import echo_duck
 from echo_duck.storage.extensions import load_extensions, quote_literal
-
-ECHO_DUCK = str(Path(sys.executable).with_name("echo-duck"))
 
 
 def busy_store(path, clock) -> dict:
@@ -115,9 +110,7 @@ def test_an_edit_from_outside_is_found_at_the_first_broken_link(tmp_path, clock,
         assert report.first_broken_event_id == target + 1 and "deleted, inserted or reordered" in report.problem
     else:
         assert report.first_broken_event_id == target
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    cli = subprocess.run([ECHO_DUCK, "audit", "verify", "--admin", "--db", str(path)], capture_output=True, text=True,
-                         env=env, timeout=300)
+    cli = run_cli("audit", "verify", "--admin", "--db", str(path))
     assert cli.returncode == 1 and "BROKEN" in cli.stdout
     if report.first_broken_event_id is not None:
         assert f"event {report.first_broken_event_id}" in cli.stdout
@@ -126,13 +119,10 @@ def test_an_edit_from_outside_is_found_at_the_first_broken_link(tmp_path, clock,
 def test_the_cli_reports_an_intact_chain(tmp_path, clock):
     path = tmp_path / "m.duckdb"
     busy_store(path, clock)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    ok = subprocess.run([ECHO_DUCK, "audit", "verify", "--admin", "--db", str(path), "--json"], capture_output=True,
-                        text=True, env=env, timeout=300)
+    ok = run_cli("audit", "verify", "--admin", "--db", str(path), "--json")
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["ok"] is True
-    refused = subprocess.run([ECHO_DUCK, "audit", "verify", "--db", str(path)], capture_output=True, text=True,
-                             env=env, timeout=300)
+    refused = run_cli("audit", "verify", "--db", str(path))
     assert refused.returncode == 1 and "PermissionDenied" in refused.stderr
 
 

@@ -1,7 +1,8 @@
 """Trust boundaries (issue 18): least-privilege agent handles, explicit admin handles, publishing rights,
 ownership of forget/update/restore/mark/purge, untrusted imports, the lower-trust snapshot block.
 
-Real store files in tmp_path; the CLI cases run the real `echo-duck` console script in a child process.
+Real store files in tmp_path; the CLI cases run the `echo-duck` console script's code in this process
+(tests/cli_run.py).
 The attacker is an agent handle (echo_duck.open(path, agent_id=...), or admin.for_agent(...) in a host
 that serves several agents); the host holds the admin handle.
 """
@@ -12,15 +13,13 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 
 import echo_duck
 from echo_duck import PermissionDenied, ProvenanceConflict, tools
 from echo_duck.io.importers import import_file
-
-ECHO_DUCK = str(Path(sys.executable).with_name("echo-duck"))
 
 
 @pytest.fixture
@@ -29,9 +28,7 @@ def host(tmp_path, clock):
         yield h
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    return subprocess.run([ECHO_DUCK, *args], capture_output=True, text=True, env=env, timeout=300)
+cli = run_cli
 
 
 # -- admin verbs: agent handles are refused -----------------------------------------------------------

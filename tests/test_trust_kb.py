@@ -5,16 +5,13 @@ leaving the ingested folder is refused, and secrets are masked before anything i
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 
 import echo_duck
 from echo_duck import InvalidInput, MemoryNotFound, PermissionDenied
 
-ECHO_DUCK = str(Path(sys.executable).with_name("echo-duck"))
 KEY = "sk-proj-Zq8v3LmN4pR7sT1uW5xY9bC2dE6fG0hJ"
 
 
@@ -97,11 +94,9 @@ def test_the_cli_kb_commands_are_scoped_to_the_agent(tmp_path):
     db = str(tmp_path / "cli.duckdb")
     doc = tmp_path / "faq.md"
     doc.write_text("# FAQ\n\nThe wifi password rotates every Monday.\n")
-    run_env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 
     def run(*args):
-        return subprocess.run([ECHO_DUCK, "kb", *args, "--db", db], capture_output=True, text=True, env=run_env,
-                              timeout=300)
+        return run_cli("kb", *args, "--db", db)
 
     assert run("add", str(doc), "--agent", "a1").returncode == 0
     assert "wifi" in run("search", "wifi password", "--agent", "a1").stdout

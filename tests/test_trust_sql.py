@@ -7,17 +7,13 @@ and the filesystem are compared before and after.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 
 import echo_duck
 from echo_duck import EchoDuckError, InvalidInput
-
-ECHO_DUCK = str(Path(sys.executable).with_name("echo-duck"))
 
 
 @pytest.fixture
@@ -137,10 +133,9 @@ def test_writable_sql_is_logged_with_the_settings_it_changed(admin):
 @pytest.mark.slow
 def test_the_cli_sql_is_read_only_and_file_free_unless_asked(tmp_path):
     db = str(tmp_path / "cli.duckdb")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 
     def run(*args):
-        return subprocess.run([ECHO_DUCK, *args, "--db", db], capture_output=True, text=True, env=env, timeout=300)
+        return run_cli(*args, "--db", db)
 
     assert run("add", "fact", "--type", "user").returncode == 0
     assert run("sql", "--admin", "EXPLAIN ANALYZE DELETE FROM memories").returncode == 2

@@ -35,7 +35,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -47,118 +46,19 @@ from ..errors import InvalidInput, MemoryNotFound, RejectedWrite
 from ..index.indexing import NO_MODEL_MESSAGE
 from ..index.matvec import matvec
 from ..index.vectors import ReembedReport
-from ..models import SCOPES, SENSITIVITIES, Record
+from ..models import SENSITIVITIES
 from ..storage.db import Db
 from ..text import segment as text
 from ..write import validate
 from ..write.scan import scan
 from ..write.writer import Caller, check_publish
 from .chunking import Document, doc_stage, fence_safe, in_context, inputs, plan, render, stage_chunks, vector_stage
+from .records import KbChunk, KbDocument, KbExplanation, KbHit, KbReport, hit_from_row
 
 __all__ = ["KbChunk", "KbDocument", "KbExplanation", "KbHit", "KbReport", "KnowledgeBase", "fence_safe", "render"]
 
 _STAGES = ("echo_duck_kb_doc_stage", "echo_duck_kb_chunk_stage", "echo_duck_kb_vector_stage")
 _EMBED_BATCH = 64
-
-
-@dataclass(frozen=True)
-class KbDocument(Record):
-    id: str
-    source: str
-    path: str | None
-    title: str
-    tags: tuple[str, ...]
-    size: int
-    content_hash: str
-    added_at: datetime
-    updated_at: datetime
-    status: str
-    chunks: int = 0
-    flagged_chunks: int = 0
-
-
-@dataclass(frozen=True)
-class KbChunk(Record):
-    id: str
-    document_id: str
-    source: str
-    path: str | None
-    title: str
-    tags: tuple[str, ...]
-    seq: int
-    heading_trail: tuple[str, ...]
-    start_offset: int
-    end_offset: int
-    content: str
-    flagged: bool
-    flag_reason: str | None
-
-    @property
-    def citation(self) -> str:
-        """'path › Heading › Sub-heading [start:end]' (a raw text is cited as 'source:<name>')."""
-        where = self.path or f"source:{self.source}"
-        return " › ".join((where, *self.heading_trail)) + f" [{self.start_offset}:{self.end_offset}]"
-
-
-@dataclass(frozen=True)
-class KbExplanation:
-    """Why a chunk ranked where it did: the same arms and fusion as memory recall (Explanation)."""
-
-    bm25_rank: int | None
-    bm25_score: float | None
-    vector_rank: int | None
-    similarity: float | None
-    keyword_conf: float | None
-    vector_conf: float | None
-    coverage: float | None
-    similarity_z: float | None
-    relevance: float
-    kb_weight: float
-    vector_arm: str
-    gate: str
-    rerank: str | None = None  # set when a reranker reorders a merged recall(include_kb=True) list
-    rerank_score: float | None = None
-
-
-@dataclass(frozen=True)
-class KbHit:
-    """A knowledge-base chunk found by search; ``score`` is on the memory hits' scale (see 60_kb.sql)."""
-
-    chunk: KbChunk
-    score: float
-    explanation: KbExplanation | None = None
-    origin: str = "kb"
-
-    @property
-    def id(self) -> str:
-        return self.chunk.id
-
-    @property
-    def content(self) -> str:
-        return self.chunk.content
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {"origin": self.origin, "score": self.score, "citation": self.chunk.citation, "chunk": self.chunk.to_dict()}
-        if self.explanation is not None:
-            out["explanation"] = dict(self.explanation.__dict__)
-        return out
-
-
-@dataclass(frozen=True)
-class KbReport(Record):
-    """What an add or remove changed. ``flagged`` lists 'citation: reason' for each newly flagged chunk."""
-
-    source: str | None
-    documents_added: int = 0
-    documents_updated: int = 0
-    documents_unchanged: int = 0
-    documents_removed: int = 0
-    chunks_added: int = 0
-    chunks_removed: int = 0
-    flagged: tuple[str, ...] = ()
-    vector_model: str | None = None
-    stale_vectors: int = 0
-    seconds: float = 0.0
 
 
 class KnowledgeBase:
@@ -299,7 +199,7 @@ class KnowledgeBase:
         with self.db.reading():
             rows = self.db.dicts("kb_search", **params, p_k=k, p_sources=sources, p_tags=tags,
                                  p_caller_agent=caller.agent_id, p_caller_session=caller.session_id)
-        return [_hit(row, arm, explain) for row in rows]
+        return [hit_from_row(row, arm, explain) for row in rows]
 
     def documents(self, caller: Caller) -> list[KbDocument]:
         """Active documents the caller may see, with their chunk and flagged-chunk counts."""
@@ -407,25 +307,10 @@ class _Matrix:
 
 def _owner(caller: Caller, scope: str, team_id: Any, tenant_id: Any, sensitivity: str) -> dict[str, Any]:
     """A document's scope fields, validated as a memory's are (team/tenant default to the caller's)."""
-    scope = validate.choice(scope, "scope", SCOPES)
-    team = validate.optional_text(team_id, "team_id", max_chars=200) or (caller.team_id if scope == "team" else None)
-    tenant = validate.optional_text(tenant_id, "tenant_id", max_chars=200) or (caller.tenant_id if scope == "tenant" else None)
-    if scope == "team" and not team:
-        raise InvalidInput("scope='team' needs team_id= (or open the store with team_id=)")
-    if scope == "tenant" and not tenant:
-        raise InvalidInput("scope='tenant' needs tenant_id= (or open the store with tenant_id=)")
-    return {"scope": scope, "team_id": team if scope == "team" else None,
-            "tenant_id": tenant if scope == "tenant" else None,
+    scope, team, tenant = validate.owner(scope, team_id, tenant_id, default_team=caller.team_id,
+                                         default_tenant=caller.tenant_id)
+    return {"scope": scope, "team_id": team, "tenant_id": tenant,
             "sensitivity": validate.choice(sensitivity, "sensitivity", SENSITIVITIES)}
-
-
-def _hit(row: dict, arm: str, explain: bool) -> KbHit:
-    explanation = None
-    if explain:
-        names = {f.name for f in fields(KbExplanation)}
-        explanation = KbExplanation(**{k: v for k, v in row.items() if k in names},
-                                    vector_rank=row["vec_rank"], vector_arm=arm)
-    return KbHit(KbChunk.from_row(row), float(row["score"]), explanation)
 
 
 def _ids(values: Sequence[str]) -> str:

@@ -341,7 +341,8 @@ def _integrity_check(db: Db, shown: str) -> Check:
     rows = 0
     for table in tables:
         try:
-            reader = db.con.execute(f"SELECT * FROM {quote_identifier(table)}").fetch_record_batch(65_536)
+            statement = sqlfiles.query("doctor_read_table").sql.replace("{table}", quote_identifier(table))
+            reader = db.con.execute(statement).fetch_record_batch(65_536)
             rows += sum(batch.num_rows for batch in reader)
         except duckdb.Error as e:
             return Check("integrity", "fail", f"table {table} cannot be read: {_first_line(e)}: the file is damaged",

@@ -9,8 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from ..errors import InvalidInput
-from ..models import SCOPES, SENSITIVITIES, TYPES, Memory
+from ..models import SENSITIVITIES, TYPES, Memory
 from . import validate
 
 WRITE_PATHS = ("api", "cli", "import", "consolidation", "tool")
@@ -76,13 +75,8 @@ def prepare(caller: Caller, content: Any, *, type: Any, key: Any = None, tags: A
             provenance: Any = "model_inferred", pinned: Any = False, sensitivity: Any = "normal",
             episode_id: Any = None, tier: Any = "semantic") -> NewMemory:
     """Validate the arguments of a write; raises InvalidInput naming the first bad one."""
-    scope = validate.choice(scope, "scope", SCOPES)
-    team_id = validate.optional_text(team_id, "team_id", max_chars=200) or (caller.team_id if scope == "team" else None)
-    tenant_id = validate.optional_text(tenant_id, "tenant_id", max_chars=200) or (caller.tenant_id if scope == "tenant" else None)
-    if scope == "team" and not team_id:
-        raise InvalidInput("scope='team' needs team_id= (or open the store with team_id=)")
-    if scope == "tenant" and not tenant_id:
-        raise InvalidInput("scope='tenant' needs tenant_id= (or open the store with tenant_id=)")
+    scope, team_id, tenant_id = validate.owner(scope, team_id, tenant_id, default_team=caller.team_id,
+                                               default_tenant=caller.tenant_id)
     return NewMemory(
         content=validate.text(content, "content"),
         type=validate.choice(type, "type", TYPES),

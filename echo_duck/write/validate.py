@@ -9,7 +9,7 @@ from datetime import date, datetime, timezone
 from typing import Any, Iterable
 
 from ..errors import InvalidInput
-from ..models import PROVENANCE, PROVENANCE_NAMES
+from ..models import PROVENANCE, PROVENANCE_NAMES, SCOPES
 
 MAX_CONTENT_CHARS = 100_000
 MAX_KEY_CHARS = 200
@@ -51,6 +51,20 @@ def choices(values: Any, name: str, allowed: Iterable[str]) -> list[str] | None:
     if isinstance(values, str):
         values = [values]
     return [choice(v, name, allowed) for v in _iterable(values, name)]
+
+
+def owner(scope: Any, team_id: Any, tenant_id: Any, *, default_team: str | None,
+          default_tenant: str | None) -> tuple[str, str | None, str | None]:
+    """(scope, team_id, tenant_id) of a memory or document: team/tenant default to the caller's, a team or
+    tenant scope needs one, and the id a scope does not use is dropped."""
+    scope = choice(scope, "scope", SCOPES)
+    team = optional_text(team_id, "team_id", max_chars=200) or (default_team if scope == "team" else None)
+    tenant = optional_text(tenant_id, "tenant_id", max_chars=200) or (default_tenant if scope == "tenant" else None)
+    if scope == "team" and not team:
+        raise InvalidInput("scope='team' needs team_id= (or open the store with team_id=)")
+    if scope == "tenant" and not tenant:
+        raise InvalidInput("scope='tenant' needs tenant_id= (or open the store with tenant_id=)")
+    return scope, team if scope == "team" else None, tenant if scope == "tenant" else None
 
 
 def unit_interval(value: Any, name: str) -> float:

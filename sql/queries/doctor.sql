@@ -31,3 +31,8 @@ SELECT count(*) FROM pending_purges;
 -- Every table of the store (integrity: each is read in full).
 -- name: doctor_tables
 SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() ORDER BY table_name;
+
+-- Every row of one table, for the integrity check (a table name cannot be bound: {table} is replaced by
+-- a quoted identifier taken from doctor_tables).
+-- name: doctor_read_table
+SELECT * FROM {table};
