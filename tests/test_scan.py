@@ -525,3 +525,27 @@ def test_a_bulk_scan_scores_each_text_as_a_scan_of_it_alone():
     assert classifier.available
     vectors = classifier._embed_each(texts)  # on the threads
     assert all(np.array_equal(v, classifier._embedder.embed([t])[0]) for v, t in zip(vectors, texts))  # bit-equal
+
+
+def test_the_vector_cache_gives_the_models_vector_and_stays_bounded(monkeypatch):
+    """Texts scanned before come from a bounded cache (the snapshot gate re-scans the lines it renders): a cached
+    vector is bit-equal to the model's for that text alone, read-only, and the oldest entries leave first."""
+    from echo_duck.embed.embedder import default_embedder
+    from echo_duck.write.scan import classifier as classifier_mod
+
+    if default_embedder() is None:
+        pytest.skip("the default embedding model is not installed")
+    monkeypatch.setattr(classifier_mod, "CACHE_ENTRIES", 5)
+    classifier = Classifier()
+    assert classifier.available
+    texts = [r["text"] for r in ATTACKS[:4] + BENIGN[:4]]
+    first = classifier._embed_each(texts)
+    assert list(classifier._cache) == texts[-5:]
+    again = classifier._embed_each(texts[::-1])[::-1]
+    for t, a, b in zip(texts, first, again):
+        alone = classifier._embedder.embed([t])[0]
+        assert np.array_equal(a, alone) and np.array_equal(b, alone)
+    assert len(classifier._cache) == 5 and not any(v.flags.writeable for v in classifier._cache.values())
+    long_text = "word " * (classifier_mod.CACHE_MAX_CHARS // 5 + 1)
+    classifier._embed_each([long_text])
+    assert long_text not in classifier._cache

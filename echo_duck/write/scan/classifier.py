@@ -22,6 +22,7 @@ import importlib.resources
 import re
 import threading
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -156,6 +157,7 @@ class Classifier:
         self._ready = False
         self._lock = threading.Lock()
         self._warned = False
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def _load(self) -> bool:
         with self._lock:
@@ -205,8 +207,29 @@ class Classifier:
 
 
     def _embed_each(self, texts: list[str]) -> list[np.ndarray]:
-        """Each text alone (see score_many); a bulk write's texts on EMBED_THREADS threads (onnxruntime releases
-        the GIL, so two cores embed two texts at once). A text's vector does not depend on the thread."""
+        """Each text alone (see score_many), looked up first in a bounded cache: a text alone always gives the same
+        vector, and the same texts come back (the snapshot gate re-scans the memory lines it renders, imports
+        repeat). Misses of a bulk write run on EMBED_THREADS threads (onnxruntime releases the GIL, so two cores
+        embed two texts at once). A text's vector does not depend on the thread or on the cache."""
+        with self._lock:
+            found = [self._cache.get(t) for t in texts]
+            for t, v in zip(texts, found):
+                if v is not None:
+                    self._cache.move_to_end(t)
+        todo = [t for t, v in zip(texts, found) if v is None]
+        if todo:
+            fresh = dict(zip(todo, self._embed_uncached(todo)))
+            with self._lock:
+                for t, v in fresh.items():
+                    if len(t) <= CACHE_MAX_CHARS:
+                        v.flags.writeable = False  # shared by every caller that scans the same text
+                        self._cache[t] = v
+                while len(self._cache) > CACHE_ENTRIES:
+                    self._cache.popitem(last=False)
+            found = [v if v is not None else fresh[t] for t, v in zip(texts, found)]
+        return found
+
+    def _embed_uncached(self, texts: list[str]) -> list[np.ndarray]:
         embed = self._embedder.embed
         if len(texts) < PARALLEL_FROM:
             return [embed([t])[0] for t in texts]
@@ -218,6 +241,8 @@ class Classifier:
         return list(pool.map(lambda t: embed([t])[0], texts, chunksize=16))
 
 
+CACHE_ENTRIES = 8192  # vectors of 512 float32: at most 16 MB
+CACHE_MAX_CHARS = 4000  # longer texts are not kept (a sentence window is at most MAX_WINDOW_CHARS)
 EMBED_THREADS = 2
 PARALLEL_FROM = 32  # texts; below this a write is one or a few notes and the hand-off costs more than it saves
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
