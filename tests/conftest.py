@@ -40,3 +40,16 @@ def clock():
 def mem(db_path):
     with echo_duck.open(db_path, admin=True) as m:
         yield m
+
+
+def copy_store(src, dst) -> None:
+    """Copy a closed store file and its Parquet archive folder (``<stem>_archive``), if it has one: a test
+    that needs a big store builds it once (a module fixture) and works on a copy."""
+    import shutil
+    from pathlib import Path
+
+    src, dst = Path(src), Path(dst)
+    shutil.copyfile(src, dst)
+    archive = src.with_name(f"{src.stem}_archive")
+    if archive.is_dir():
+        shutil.copytree(archive, dst.with_name(f"{dst.stem}_archive"))

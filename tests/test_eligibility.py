@@ -17,7 +17,7 @@ from echo_duck.storage import sqlfiles
 from echo_duck.bench import synthetic
 from echo_duck.recall.recall_log import reviews_json
 
-from conftest import Clock
+from conftest import Clock, copy_store
 
 SETTINGS = ("importance_decay_days", "archived_weight", "unhelpful_penalty")
 
@@ -55,11 +55,12 @@ def check_all(mem, **extra) -> list[int]:
     return [assert_same(mem, **c, include_superseded=s, **extra) for c in CALLERS for s in (False, True)]
 
 
-@pytest.fixture
-def world(tmp_path):
-    """Alice's and Bob's memories in every scope, status and tier; Carol belongs to nothing."""
+@pytest.fixture(scope="module")
+def world_file(tmp_path_factory):
+    """Alice's and Bob's memories in every scope, status and tier; Carol belongs to nothing. Built once per
+    module; each test opens its own copy of the closed file (``world``)."""
     clock = Clock(datetime(2026, 1, 1, 12, 0, 0, 250_000))
-    path = tmp_path / "eligibility.duckdb"
+    path = tmp_path_factory.mktemp("eligibility") / "eligibility.duckdb"
     with echo_duck.open(path, agent_id="bob", session_id="b1", embedder="hash", now=clock, admin=True) as bob:
         bob.grant(team="core")
         bob.grant(team="other")
@@ -90,6 +91,17 @@ def world(tmp_path):
         mem.mark(hit, helpful=j % 3 == 0)
     mem.mark(mem.recall("数据库", 5)[0], helpful=False)
     clock.advance(hours=5)
+    mem.close()
+    return path, clock.now
+
+
+@pytest.fixture
+def world(world_file, tmp_path):
+    template, now = world_file
+    path = tmp_path / "eligibility.duckdb"
+    copy_store(template, path)
+    clock = Clock(now)
+    mem = echo_duck.open(path, agent_id="alice", session_id="s1", embedder="hash", now=clock, admin=True)
     yield mem, clock
     mem.close()
 

@@ -14,7 +14,7 @@ import pytest
 from echo_duck.bench import synthetic
 from echo_duck.index.keyword import query_text
 
-from test_eligibility import world  # noqa: F401 - the fixture: alice, bob, carol, every scope and tier
+from test_eligibility import world, world_file  # noqa: F401 - the fixtures: alice, bob, carol, every scope and tier
 
 QUERIES = ["deploy borealis postgres", "borealis port", "数据库 迁移", "kestrel queue", "Café résumé naïve"]
 FILTERED = dict(types=["environment", "procedure"])

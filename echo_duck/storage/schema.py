@@ -51,8 +51,17 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, *, read_only: bool = False) ->
         _warn_if_objects_stale(con)
         return file_version
     if not has_version_table:
-        with transaction(con, "creating schema_version"):
+        # A new file: every migration and the macros and views in one transaction (one commit instead of
+        # one per migration; a crash while creating leaves an empty file, not half a schema).
+        with transaction(con, "creating the schema"):
             _run(con, "create_schema_version")
+            for migration in missing:
+                with translate_errors(f"applying migration {migration.version:04d}_{migration.name}"):
+                    con.execute(migration.sql)
+                _run(con, "record_migration", version=migration.version, name=migration.name,
+                     checksum=migration.checksum)
+            _install_objects_in_transaction(con)
+        return current_version()
     for migration in missing:
         with transaction(con, f"applying migration {migration.version:04d}_{migration.name}"):
             con.execute(migration.sql)
@@ -75,15 +84,19 @@ def _warn_if_objects_stale(con: duckdb.DuckDBPyConnection) -> None:
 
 def _install_objects(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create macros and views when their files changed since the last install."""
-    checksum = sqlfiles.objects_checksum()
     with transaction(con, "installing macros and views"):
-        _run(con, "create_schema_objects")
-        if _scalar(con, "installed_objects_checksum") == checksum:
-            return
-        for name, text in sqlfiles.object_files():
-            with translate_errors(f"running sql/{name}"):
-                con.execute(text)
-        _run(con, "record_objects_checksum", checksum=checksum)
+        _install_objects_in_transaction(con)
+
+
+def _install_objects_in_transaction(con: duckdb.DuckDBPyConnection) -> None:
+    checksum = sqlfiles.objects_checksum()
+    _run(con, "create_schema_objects")
+    if _scalar(con, "installed_objects_checksum") == checksum:
+        return
+    for name, text in sqlfiles.object_files():
+        with translate_errors(f"running sql/{name}"):
+            con.execute(text)
+    _run(con, "record_objects_checksum", checksum=checksum)
 
 
 def _run(con: duckdb.DuckDBPyConnection, query_name: str, /, **params):
