@@ -11,13 +11,12 @@ import re
 from datetime import datetime, timedelta
 
 import pytest
+from conftest import Clock, copy_store
 
 import echo_duck
-from echo_duck.storage import sqlfiles
 from echo_duck.bench import synthetic
 from echo_duck.recall.recall_log import reviews_json
-
-from conftest import Clock, copy_store
+from echo_duck.storage import sqlfiles
 
 SETTINGS = ("importance_decay_days", "archived_weight", "unhelpful_penalty")
 
