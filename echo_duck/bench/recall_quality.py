@@ -190,8 +190,6 @@ class _Conversation:
     def __init__(self, memories: list[dict], embedder: Any):
         self.clock_now = datetime(2000, 1, 1)
         self.store = EchoDuck(":memory:", agent_id="bench", now=lambda: self.clock_now, embedder=embedder)
-        # index each memory's own text (issue 18 removes the neighbour context; off here until then)
-        self.store.sql("UPDATE settings SET value = 0 WHERE name = 'context_neighbors'", write=True)
         self.key_of: dict[str, str] = {}  # memory id -> mem_id (no key= : keys are indexed, an id would leak)
         self.refused = 0
         records = [dict(content=m["content"], type="environment", tier="episodic", source_session=m.get("session"),
