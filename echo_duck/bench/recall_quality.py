@@ -30,9 +30,11 @@ import gzip
 import hashlib
 import json
 import math
+import os
+import platform
 import re
 import time
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -293,7 +295,9 @@ def run(sets: dict[str, Path], embedder: Any, *, columns: Iterable[str] = COLUMN
         progress: Callable[[str], None] | None = None) -> dict:
     columns = tuple(columns)
     report: dict[str, Any] = {"model_id": getattr(embedder, "model_id", None), "columns": list(columns),
-                              "fitted_on": "LoCoMo conversations 0-4, LongMemEval questions 0-49", "sets": {}}
+                              "fitted_on": "LoCoMo conversations 0-4, LongMemEval questions 0-49",
+                              "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "cpus": os.cpu_count(),
+                              "platform": platform.platform(), "limit": limit, "sets": {}}
     for name, folder in sets.items():
         result = run_set(name, folder, embedder, columns=columns, limit=limit, progress=progress)
         result["summary"] = summarise(result["rows"], columns)
