@@ -30,9 +30,11 @@ import gzip
 import hashlib
 import json
 import math
+import os
+import platform
 import re
 import time
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -190,8 +192,6 @@ class _Conversation:
     def __init__(self, memories: list[dict], embedder: Any):
         self.clock_now = datetime(2000, 1, 1)
         self.store = EchoDuck(":memory:", agent_id="bench", now=lambda: self.clock_now, embedder=embedder)
-        # index each memory's own text (issue 18 removes the neighbour context; off here until then)
-        self.store.sql("UPDATE settings SET value = 0 WHERE name = 'context_neighbors'", write=True)
         self.key_of: dict[str, str] = {}  # memory id -> mem_id (no key= : keys are indexed, an id would leak)
         self.refused = 0
         records = [dict(content=m["content"], type="environment", tier="episodic", source_session=m.get("session"),
@@ -295,7 +295,9 @@ def run(sets: dict[str, Path], embedder: Any, *, columns: Iterable[str] = COLUMN
         progress: Callable[[str], None] | None = None) -> dict:
     columns = tuple(columns)
     report: dict[str, Any] = {"model_id": getattr(embedder, "model_id", None), "columns": list(columns),
-                              "fitted_on": "LoCoMo conversations 0-4, LongMemEval questions 0-49", "sets": {}}
+                              "fitted_on": "LoCoMo conversations 0-4, LongMemEval questions 0-49",
+                              "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "cpus": os.cpu_count(),
+                              "platform": platform.platform(), "limit": limit, "sets": {}}
     for name, folder in sets.items():
         result = run_set(name, folder, embedder, columns=columns, limit=limit, progress=progress)
         result["summary"] = summarise(result["rows"], columns)

@@ -1,0 +1,182 @@
+"""``echo-duck bench summary``: one short table from perf.json and recall.json, written between
+``<!-- bench-summary:start -->`` and ``<!-- bench-summary:end -->`` in README.md and RESULTS.md.
+
+Rows only for what the inputs hold: per perf size, hybrid recall p50 (query vector given) beside
+LanceDB and sqlite-vec + FTS5, the filtered recall against the unfiltered one, and ingest with the
+model in the loop (short and ~500-character texts); per recall set, hybrid R@10 / MRR on the
+held-out questions beside plain BM25 and a plain vector scan. Ratios are echo_duck ÷ peer from the
+same run; every number is the input's, rounded for display only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+from .recall_quality import summarise
+from .report import LABELS, _fmt, _p, _size
+
+START, END = "<!-- bench-summary:start -->", "<!-- bench-summary:end -->"
+PEERS = ("lancedb", "sqlite")
+BASELINES = {"plain_bm25": "plain BM25", "plain_vector": "plain vector"}
+SET_LABELS = {"locomo": "LoCoMo", "longmemeval": "LongMemEval_S", "bilingual": "bilingual (own set)",
+              "zh_daily": "zh_daily (own set)"}
+DEFAULT_SYSTEMS = ["echo_duck", "lancedb", "sqlite", "numpy"]
+
+
+def load(path: str | Path, name: str, required: tuple[str, ...]) -> dict:
+    """The JSON at ``path`` (a file, or a folder holding ``name``), with the keys a bench run writes."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / name
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidInput(f"{path} does not exist (expected the {name} a bench run writes)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InvalidInput(f"{path} is not readable JSON: {e}") from None
+    if not isinstance(data, dict) or any(key not in data for key in required):
+        raise InvalidInput(f"{path} is not a {name}: it needs the keys {', '.join(required)}")
+    return data
+
+
+def _div(a: float | None, b: float | None) -> float | None:
+    """echo_duck ÷ peer, unrounded (perf.json's ``ratios`` hold the same, rounded to 3 places)."""
+    return a / b if a is not None and b else None
+
+
+def perf_rows(perf: dict) -> list[dict]:
+    rows: list[dict] = []
+    for size, result in perf["results"].items():
+        ours = result.get("echo_duck") or {}
+        if "variants" not in ours:
+            continue
+        peers = {p: result[p] for p in PEERS if "variants" in (result.get(p) or {})}
+        at = f"at {_size(size)} memories"
+        hybrid = _p(ours, "hybrid", "excluded")
+        rows.append({"measure": f"recall p50 {at} (query vector given)", "unit": "ms", "echo_duck": hybrid,
+                     "peers": [{"peer": p, "value": _p(e, "hybrid", "excluded"),
+                                "ratio": _div(hybrid, _p(e, "hybrid", "excluded"))} for p, e in peers.items()]})
+        filtered = _p(ours, "filtered", "excluded")
+        if filtered is not None:
+            rows.append({"measure": f"filtered recall p50 {at} (types=[user, environment])", "unit": "ms",
+                         "echo_duck": filtered, "of_unfiltered": _div(filtered, hybrid), "peers": []})
+        short = ours.get("ingest_with_embedding_rows_per_s")
+        if short is not None:
+            long = ours.get("ingest_long_with_embedding_rows_per_s")
+            texts = "" if long is None else ", short / ~500-character texts"
+            rows.append({"measure": f"ingest with the embedding model {at}{texts}", "unit": "rows/s", "echo_duck": short,
+                         "long": long, "peers": [
+                             {"peer": p, "value": e.get("ingest_with_embedding_rows_per_s"),
+                              "ratio": _div(short, e.get("ingest_with_embedding_rows_per_s")),
+                              "long": e.get("ingest_long_with_embedding_rows_per_s"),
+                              "long_ratio": _div(long, e.get("ingest_long_with_embedding_rows_per_s"))}
+                             for p, e in peers.items()]})
+    return rows
+
+
+def recall_rows(recall: dict) -> list[dict]:
+    rows = []
+    for name, result in recall["sets"].items():
+        held = [r for r in result.get("rows", ()) if r.get("split") == "held"]
+        means = summarise(held, ["hybrid", *BASELINES])["all"] if held else {}
+        if "hybrid" not in means:
+            continue
+        rows.append({"measure": f"{SET_LABELS.get(name, name)}: R@10 / MRR on {len(held):,} held-out questions",
+                     "unit": "R@10 / MRR", "echo_duck": [means["hybrid"]["R@10"], means["hybrid"]["MRR"]],
+                     "peers": [{"peer": column, "value": [means[column]["R@10"], means[column]["MRR"]]}
+                               for column in BASELINES if column in means]})
+    return rows
+
+
+def _value(row: dict, value: Any, long: Any = None) -> str:
+    if row["unit"] == "R@10 / MRR":
+        return " / ".join(f"{v:.3f}" for v in value)
+    return f"{_fmt(value, 1)}{'' if long is None else ' / ' + _fmt(long, 1)} {row['unit']}"
+
+
+def _times(ratio: float | None) -> str:
+    return f"{_fmt(ratio, 2)}×" if ratio is not None else "—"
+
+
+def _peer_cell(row: dict) -> str:
+    cells = []
+    for peer in row["peers"]:
+        label = LABELS.get(peer["peer"]) or BASELINES.get(peer["peer"], peer["peer"])
+        long = peer.get("long") if row.get("long") is not None else None
+        cell = f"{label} {_value(row, peer['value'], long)}"
+        if "ratio" in peer:
+            cell += f" ({_times(peer['ratio'])}" + ("" if long is None else f" / {_times(peer['long_ratio'])}") + ")"
+        cells.append(cell)
+    return " · ".join(cells) or "—"
+
+
+def caption(perf: dict | None, recall: dict | None) -> str:
+    runs = []
+    host = None
+    if perf:
+        m = perf["meta"]
+        systems = "" if m.get("systems") == DEFAULT_SYSTEMS else f" --systems {','.join(m.get('systems') or [])}"
+        runs.append(f"`echo-duck bench perf --sizes {','.join(_size(s) for s in perf['results'])}{systems} "
+                    f"--repeats {m.get('repeats')}` ({_when(m.get('date'))})")
+        host = (m.get("cpus"), m.get("platform"))
+    if recall:
+        limit = f" --limit {recall['limit']}" if recall.get("limit") else ""
+        runs.append(f"`echo-duck bench recall --sets {','.join(recall['sets'])}{limit}` ({_when(recall.get('date'))}, "
+                    f"model {recall.get('model_id')})")
+        host = host or (recall.get("cpus"), recall.get("platform"))
+    cpus, plat = host or (None, None)
+    where = f"on a {cpus}-core {str(plat).split('-')[0]} host" if cpus and plat else "host not recorded"
+    notes = (["× = echo_duck ÷ peer in the same run (latency: below 1 is faster; ingest: above 1 is faster)"]
+             if perf else []) + (["R@10 / MRR on the questions no ranking constant was fitted on"] if recall else [])
+    return f"Measured {where}: " + " and ".join(runs) + ". " + "; ".join(notes) + "."
+
+
+def _when(date: str | None) -> str:
+    return date[:16].replace("T", " ") + " UTC" if date else "date not recorded"
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| measure | echo_duck | peers |", "|---|--:|---|"]
+    for row in rows:
+        ours = _value(row, row["echo_duck"], row.get("long"))
+        if "of_unfiltered" in row:
+            ours += f" ({_times(row['of_unfiltered'])} unfiltered)"
+        lines.append(f"| {row['measure']} | {ours} | {_peer_cell(row)} |")
+    return "\n".join(lines)
+
+
+def build(perf: dict | None = None, recall: dict | None = None) -> dict:
+    """{"caption", "rows", "markdown"} for the given inputs (at least one)."""
+    if perf is None and recall is None:
+        raise InvalidInput("bench summary needs perf (perf.json) or recall (recall.json), or both")
+    rows = (perf_rows(perf) if perf else []) + (recall_rows(recall) if recall else [])
+    if not rows:
+        raise InvalidInput("the given bench outputs hold no echo_duck results to summarise")
+    text = caption(perf, recall)
+    return {"caption": text, "rows": rows, "markdown": f"{text}\n\n{table(rows)}"}
+
+
+def replaced(text: str, block: str, where: str) -> str:
+    """``text`` with the part between the markers replaced by ``block``; every other byte kept."""
+    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
+        raise InvalidInput(f"{where} needs exactly one {START} line followed by one {END} line")
+    head, rest = text.split(START)
+    _, tail = rest.split(END)
+    return f"{head}{START}\n{block}\n{END}{tail}"
+
+
+def write(paths: list[str | Path], block: str) -> list[str]:
+    """Replace the block in every file; all are checked before any is written."""
+    new = {}
+    for path in map(Path, paths):
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise InvalidInput(f"{path} is not a readable UTF-8 file: {e}") from None
+        new[path] = replaced(text, block, str(path))
+    for path, text in new.items():
+        path.write_bytes(text.encode("utf-8"))
+    return [str(p) for p in new]
