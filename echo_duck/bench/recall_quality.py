@@ -189,7 +189,7 @@ class _Conversation:
 
     def __init__(self, memories: list[dict], embedder: Any):
         self.clock_now = datetime(2000, 1, 1)
-        self.store = EchoDuck(":memory:", agent_id="bench", now=lambda: self.clock_now, embedder=embedder)
+        self.store = EchoDuck(":memory:", agent_id="bench", now=lambda: self.clock_now, embedder=embedder, admin=True)
         # index each memory's own text (issue 18 removes the neighbour context; off here until then)
         self.store.sql("UPDATE settings SET value = 0 WHERE name = 'context_neighbors'", write=True)
         self.key_of: dict[str, str] = {}  # memory id -> mem_id (no key= : keys are indexed, an id would leak)
