@@ -508,20 +508,20 @@ def test_excerpt_shows_the_part_that_matched():
 
 
 def test_a_bulk_scan_scores_each_text_as_a_scan_of_it_alone():
-    """A bulk write's texts are embedded one by one on two threads (classifier._embed_each): every score and
+    """A bulk write's texts are embedded one by one on two threads (embed/alone.py): every score and
     verdict is the one a scan of that text alone gives, in input order."""
+    from echo_duck.embed import alone as alone_mod
     from echo_duck.embed.embedder import default_embedder
-    from echo_duck.write.scan import classifier as classifier_mod
 
     if default_embedder() is None:
         pytest.skip("the default embedding model is not installed")
     texts = [r["text"] for r in ATTACKS[:30] + BENIGN[:30]]
-    assert len(texts) >= classifier_mod.PARALLEL_FROM
+    assert len(texts) >= alone_mod.PARALLEL_FROM
     bulk = scan_many(texts, protected_paths=PROTECTED)
     alone = [scan(t, protected_paths=PROTECTED) for t in texts]
     assert [(f.outcome, f.reason, f.score) if f else None for f in bulk] == \
            [(f.outcome, f.reason, f.score) if f else None for f in alone]
     classifier = Classifier()
     assert classifier.available
-    vectors = classifier._embed_each(texts)  # on the threads
+    vectors = alone_mod.embed_each(classifier._embedder, texts)  # on the threads
     assert all(np.array_equal(v, classifier._embedder.embed([t])[0]) for v, t in zip(vectors, texts))  # bit-equal
