@@ -33,7 +33,6 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..index.growing import GrowingColumns
 from ..models import PERSISTED_TIERS, TYPES
@@ -160,7 +159,7 @@ class EligibilityCopy:
         """Copy these rows: rows already copied are overwritten in place, new ones appended."""
         versions = table.column("row_version").drop_null()
         self._seen_version = max(self._seen_version if self._seen_version is not None else -1,
-                                 pc.max(versions).as_py() if len(versions) else -1)
+                                 _pc().max(versions).as_py() if len(versions) else -1)
         if table.num_rows == 0:
             return
         ids = [str(v) for v in table.column("id").to_pylist()]
@@ -326,7 +325,7 @@ class _EligibleRows(Mapping):
 
 def _encode(column: pa.ChunkedArray, code_of, dtype) -> np.ndarray:
     """A text column as integer codes (NULL is _NULL), looking up each distinct value once."""
-    encoded = pc.dictionary_encode(column).combine_chunks()
+    encoded = _pc().dictionary_encode(column).combine_chunks()
     lookup = np.array([code_of(v) for v in encoded.dictionary.to_pylist()] + [_NULL], dtype=dtype)
     return lookup[encoded.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False)]
 
@@ -339,3 +338,10 @@ def _epoch_seconds(micros: int) -> int:
     """Whole seconds since 1970, rounded down (also before 1970): date_diff('second', a, b) counts the
     second boundaries crossed, the difference of two of these."""
     return micros // 1_000_000
+
+
+def _pc():
+    """pyarrow.compute, imported on the first recall (~0.15 s), not when a store is opened."""
+    import pyarrow.compute as pc
+
+    return pc
