@@ -317,4 +317,4 @@ def test_a_written_text_is_embedded_once_and_its_vector_does_not_depend_on_its_b
         for t in texts:
             np.testing.assert_array_equal(got[t], model.embed([t])[0])  # bit-equal to the text alone
         stored[name] = got
-    assert alone.kept_count() == 0  # every kept vector was taken by the index
+    assert alone.take(model.model_id, texts) == {}  # every vector the scanner kept for them was taken by the index
