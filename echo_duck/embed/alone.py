@@ -65,11 +65,6 @@ def take(model_id: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
     return found
 
 
-def kept_count() -> int:
-    with _kept_lock:
-        return len(_kept)
-
-
 def embed_alone(embedder: Any, texts: Sequence[str]) -> np.ndarray:
     """(len(texts), dim) float32: each text alone, the kept vectors of the embedder's model used first."""
     texts = list(texts)
