@@ -152,6 +152,33 @@ def test_memories_all_works_with_no_archive_yet(db_path, clock, tmp_path):
             mem.archive()
 
 
+def test_a_writable_open_rebuilds_memories_all_only_when_its_definition_changed(db_path, clock, tmp_path):
+    """memories_all is rebuilt at a writable open only when what it is built from changed (the archive's file list,
+    the schema, the installed macros and views) or it is missing: an open that changes nothing writes nothing."""
+    with open_store(db_path, clock) as mem:
+        ids = make_archivable(mem, clock, 2)
+        assert mem.archive().exported == 2
+    with open_store(db_path, clock) as mem:
+        assert mem.db.writes == 0  # the view stood: no write transaction at open
+        assert sorted(all_ids(mem)) == sorted(ids)
+    moved = tmp_path / "elsewhere" / db_path.name  # the store and its archive moved while closed
+    moved.parent.mkdir()
+    shutil.move(str(db_path), moved)
+    shutil.move(str(archive_root(db_path)), archive_root(moved))
+    with open_store(moved, clock) as mem:
+        assert mem.db.writes == 1  # rebuilt over the archive's new place
+        assert count(mem, "SELECT count(*) FROM memories_all WHERE storage = 'archive'") == 2
+    for damage in ("DROP VIEW memories_all", "UPDATE store_info SET value = 'stale' WHERE name = 'memories_all_definition'"):
+        con = raw_connection(moved)
+        con.execute(damage)
+        con.close()
+        with open_store(moved, clock) as mem:
+            assert mem.db.writes == 1, damage
+            assert count(mem, "SELECT count(*) FROM memories_all WHERE storage = 'archive'") == 2
+        with open_store(moved, clock) as mem:
+            assert mem.db.writes == 0
+
+
 def test_memories_all_has_the_types_of_memories(db_path, clock):
     with open_store(db_path, clock, agent_id="007") as mem:
         mem.remember("tagged", type="environment", tags=["a", "b"], entities=["Acme"], importance=0.1,

@@ -139,3 +139,22 @@ def test_importing_is_light(statement, forbidden):
     code = f"{statement}; import sys; print(sorted(m for m in {forbidden!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]", f"{statement} imported {out}"
+
+
+def test_opening_a_store_loads_no_frames_no_parquet_and_no_scanner_rules(tmp_path):
+    """Reopening a store with rows leaves polars (sql()/audit() frames), pyarrow's compute/dataset/parquet modules
+    (recall, archive), the scanner's rule layers and the model for later. (Creating one registers Arrow tables
+    with DuckDB, which imports pyarrow.dataset itself.)"""
+    forbidden = ["polars", "pyarrow.compute", "pyarrow.dataset", "pyarrow.parquet", "echo_duck.write.scan.phrases",
+                 "echo_duck.write.scan.exfil", "echo_duck.write.scan.verdict", "onnxruntime"]
+    path = str(tmp_path / "m.duckdb")
+    report = f"import sys; print(sorted(m for m in {forbidden!r} if m in sys.modules))"
+    on_create = f"import sys; print(sorted(m for m in {forbidden!r} if m in sys.modules and 'pyarrow' not in m))"
+
+    def run(code: str) -> str:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+    assert run(f"import echo_duck; echo_duck.open({path!r}, embedder='hash').close(); {on_create}") == "[]"  # created
+    run(f"import echo_duck\nwith echo_duck.open({path!r}, embedder='hash') as m:\n"
+        "    m.remember_many([dict(content=f'row {i} of the test store', type='environment') for i in range(3)])")
+    assert run(f"import echo_duck; echo_duck.open({path!r}, embedder='hash').close(); {report}") == "[]"  # reopened

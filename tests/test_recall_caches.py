@@ -126,3 +126,28 @@ def test_query_terms_split_in_process_are_the_ones_sql_derives(world):
             assert sorted(searcher._terms.of(q, written)) == sorted(sql), text
             assert sorted(searcher._terms.of(q, written)) == sorted(sql), text  # from the kept words
             assert sorted(searcher._terms.of(q, None)) == sorted(sql), text  # inside a transaction: SQL
+
+
+def test_a_kept_visibility_mask_is_dropped_when_a_write_changes_what_a_filter_keeps(tmp_path):
+    """A filtered recall keeps the caller's mask over the vectors until the next write (eligibility.py). A write
+    that changes a row in place (the same fact restated with a new tag, forgetting it) changes what the filter
+    keeps without adding a vector: the next filtered recall must see it, as a fresh read does."""
+    import echo_duck
+
+    with echo_duck.open(tmp_path / "m.duckdb", embedder="hash", agent_id="alice") as mem:
+        mem.remember_many([dict(content=f"note {i} about the kestrel queue", type="environment", tags=["db"])
+                           for i in range(30)])
+        target = mem.remember("the borealis database listens on port 5432", type="environment")
+
+        def found() -> bool:
+            hits = mem.recall("borealis database port", 5, tags=["db"], arms=["vector"], reinforce=False)
+            return target.id in [h.id for h in hits]
+
+        assert not found() and not found()  # the second recall reuses the kept mask
+        mem.remember("the borealis database listens on port 5432", type="environment", tags=["db"])  # restated
+        assert list(mem.get(target.id).tags) == ["db"]
+        assert found()
+        _drop_caches(mem)
+        assert found()
+        mem.forget(target.id, reason="moved")
+        assert not found()

@@ -508,44 +508,48 @@ def test_excerpt_shows_the_part_that_matched():
 
 
 def test_a_bulk_scan_scores_each_text_as_a_scan_of_it_alone():
-    """A bulk write's texts are embedded one by one on two threads (classifier._embed_each): every score and
+    """A bulk write's texts are embedded one by one on two threads (embed/alone.py): every score and
     verdict is the one a scan of that text alone gives, in input order."""
+    from echo_duck.embed import alone as alone_mod
     from echo_duck.embed.embedder import default_embedder
-    from echo_duck.write.scan import classifier as classifier_mod
 
     if default_embedder() is None:
         pytest.skip("the default embedding model is not installed")
     texts = [r["text"] for r in ATTACKS[:30] + BENIGN[:30]]
-    assert len(texts) >= classifier_mod.PARALLEL_FROM
+    assert len(texts) >= alone_mod.PARALLEL_FROM
     bulk = scan_many(texts, protected_paths=PROTECTED)
     alone = [scan(t, protected_paths=PROTECTED) for t in texts]
     assert [(f.outcome, f.reason, f.score) if f else None for f in bulk] == \
            [(f.outcome, f.reason, f.score) if f else None for f in alone]
     classifier = Classifier()
     assert classifier.available
-    vectors = classifier._embed_each(texts)  # on the threads
+    vectors = alone_mod.embed_each(classifier._embedder, texts)  # on the threads
     assert all(np.array_equal(v, classifier._embedder.embed([t])[0]) for v, t in zip(vectors, texts))  # bit-equal
 
 
 def test_the_vector_cache_gives_the_models_vector_and_stays_bounded(monkeypatch):
-    """Texts scanned before come from a bounded cache (the snapshot gate re-scans the lines it renders): a cached
-    vector is bit-equal to the model's for that text alone, read-only, and the oldest entries leave first."""
-    from echo_duck.embed.embedder import default_embedder
-    from echo_duck.write.scan import classifier as classifier_mod
+    """Texts embedded before come from a bounded cache (the snapshot gate re-scans the lines it renders): a cached
+    vector is bit-equal to the model's for that text alone, read-only, and the oldest entries leave first; a
+    caller's own embedder is never cached."""
+    from echo_duck.embed import alone
+    from echo_duck.embed.embedder import HashEmbedder, default_embedder
 
-    if default_embedder() is None:
+    embedder = default_embedder()
+    if embedder is None:
         pytest.skip("the default embedding model is not installed")
-    monkeypatch.setattr(classifier_mod, "CACHE_ENTRIES", 5)
-    classifier = Classifier()
-    assert classifier.available
+    monkeypatch.setattr(alone, "_cache", type(alone._cache)())
+    monkeypatch.setattr(alone, "CACHE_ENTRIES", 5)
     texts = [r["text"] for r in ATTACKS[:4] + BENIGN[:4]]
-    first = classifier._embed_each(texts)
-    assert list(classifier._cache) == texts[-5:]
-    again = classifier._embed_each(texts[::-1])[::-1]
+    first = alone.embed_each(embedder, texts)
+    model = str(embedder.model_id)
+    assert list(alone._cache) == [(model, t) for t in texts[-5:]]
+    again = alone.embed_each(embedder, texts[::-1])[::-1]
     for t, a, b in zip(texts, first, again):
-        alone = classifier._embedder.embed([t])[0]
-        assert np.array_equal(a, alone) and np.array_equal(b, alone)
-    assert len(classifier._cache) == 5 and not any(v.flags.writeable for v in classifier._cache.values())
-    long_text = "word " * (classifier_mod.CACHE_MAX_CHARS // 5 + 1)
-    classifier._embed_each([long_text])
-    assert long_text not in classifier._cache
+        fresh = embedder.embed([t])[0]
+        assert np.array_equal(a, fresh) and np.array_equal(b, fresh)
+    assert len(alone._cache) == 5 and not any(v.flags.writeable for v in alone._cache.values())
+    long_text = "word " * (alone.CACHE_MAX_CHARS // 5 + 1)
+    alone.embed_each(embedder, [long_text])
+    assert (model, long_text) not in alone._cache
+    alone.embed_each(HashEmbedder(), texts)
+    assert all(m == model for m, _ in alone._cache)

@@ -243,17 +243,10 @@ def test_unfiltered_and_filtered_recall_rank_vectors_alike(vmem):
         assert b[memory_id][0] == rank or tied  # equal similarities may swap ranks
 
 
-def test_texts_are_embedded_in_batches_of_about_one_length_and_come_back_in_order(tmp_path):
-    from echo_duck.index.vectors import BATCH_CHARS, BATCH_TEXTS, by_length
-
-    texts = ["x" * n for n in (5, 900, 40, 3000, 7, 450, 450, 12000, 60)] + [f"short {i}" for i in range(70)]
-    batches = by_length(texts)
-    assert sorted(i for b in batches for i in b) == list(range(len(texts)))
-    for batch in batches:
-        longest = max(len(texts[i]) for i in batch)
-        assert len(batch) <= BATCH_TEXTS and (len(batch) == 1 or len(batch) * longest <= BATCH_CHARS)
-    order = [i for b in batches for i in b]
-    assert [len(texts[i]) for i in order] == sorted(len(t) for t in texts)
+def test_texts_are_embedded_each_alone_and_come_back_in_order(tmp_path):
+    """VectorIndex.embed gives each text's own vector (one text per model call), in the caller's order, many texts
+    on two threads; a repeated text is embedded once."""
+    from echo_duck.embed import alone
 
     calls = []
 
@@ -268,8 +261,60 @@ def test_texts_are_embedded_in_batches_of_about_one_length_and_come_back_in_orde
             calls.append(list(batch))
             return self.inner.embed(batch)
 
+    texts = ["x" * n for n in (5, 900, 40, 3000, 7, 450, 450, 12000, 60)] + [f"short {i}" for i in range(70)]
+    assert len(texts) >= alone.PARALLEL_FROM
     with echo_duck.open(tmp_path / "m.duckdb", embedder=Recording()) as mem:
         vectors = mem.indexer.vectors.embed(texts)
-    expected = Recording().inner.embed(texts)
-    np.testing.assert_array_equal(vectors, expected)  # each text's own vector, in the caller's order
-    assert [len(c) for c in calls] == [len(b) for b in batches]
+    np.testing.assert_array_equal(vectors, Recording().inner.embed(texts))  # each text's own vector, in order
+    assert all(len(c) == 1 for c in calls)
+    assert sorted(c[0] for c in calls) == sorted(set(texts))  # "x" * 450 twice: embedded once
+
+
+class _Counting:
+    """The default model, counting which texts reach it (the store's embedder; the scanner has its own handle)."""
+
+    def __init__(self, inner):
+        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
+        self.seen: list[list[str]] = []
+
+    def embed(self, texts):
+        self.seen.append(list(texts))
+        return self.inner.embed(texts)
+
+
+def test_a_written_text_is_embedded_once_and_its_vector_does_not_depend_on_its_batch(tmp_path):
+    """The scanner embeds each note alone; when it read exactly the stored text, the index stores that vector
+    instead of embedding the text again. Every stored vector is its text embedded alone (bit-equal), so the
+    same text written in another batch, or alone, gets the same vector; the scanner's verdicts are unchanged."""
+    from echo_duck.embed import alone
+    from echo_duck.embed.embedder import default_embedder
+    from echo_duck.write.scan import scan
+    from echo_duck.write.scan.normalise import view
+
+    model = default_embedder()
+    if model is None:
+        pytest.skip("the default embedding model is not installed")
+    plain = [t for t in TEXTS if view(t) == t]
+    folded = "用户喜欢喝茶，也喜欢在周末去公园散步和看书"  # the scanner reads "，" as ",": not the stored text
+    short = "likes tea"  # too short for the model: the scanner does not embed it
+    texts = [*plain, folded, short]
+    assert len(plain) == len(TEXTS) and view(folded) != folded
+    verdicts = [scan(t) for t in texts]
+    assert verdicts == [None] * len(texts)
+
+    stored = {}
+    for name, batches in (("one batch", [texts]), ("reversed, with others", [[*texts[::-1], "Another note about lunch at noon"]]),
+                          ("one at a time", [[t] for t in texts])):
+        counting = _Counting(model)
+        with echo_duck.open(tmp_path / f"{name}.duckdb", embedder=counting, admin=True) as mem:
+            for batch in batches:
+                mem.remember_many([dict(content=t, type="environment") for t in batch])
+            rows = mem.sql("SELECT m.content, v.vector FROM memory_vectors v JOIN memories m ON m.id = v.memory_id").rows()
+        got = {content: np.asarray(vector, dtype=np.float32) for content, vector in rows}
+        assert all(len(call) == 1 for call in counting.seen), name  # alone, never batched
+        embedded = sorted(t for call in counting.seen for t in call)
+        assert embedded == sorted([folded, short]), name  # the others: the scanner's vectors
+        for t in texts:
+            np.testing.assert_array_equal(got[t], model.embed([t])[0])  # bit-equal to the text alone
+        stored[name] = got
+    assert not [k for k in alone._kept if k[1] in texts]  # every vector the scanner kept for them was taken by the index

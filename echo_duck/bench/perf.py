@@ -5,7 +5,8 @@ default model embeds every text once; the vectors are cached as .npy in the out 
 id and size) and the same k = 10. Each (system, size) is measured in its own subprocess
 (``python -m echo_duck.bench.peers <system> <size> <out>``), so its peak RSS is its own; the harness
 that times every system is ``peers.measure``. echo_duck gets the precomputed vectors through
-``PrecomputedEmbedder``: the store still embeds on write, but its embedder looks the texts up.
+``PrecomputedEmbedder``: the store still embeds on write, but its embedder looks the texts up (a text the
+write scanner already embedded as it is stores the scanner's vector of it, embed/alone.py: counted apart).
 
 Cost of a run on 2 cores: --sizes 10k,100k takes a few minutes once the vectors are cached (the first
 run also embeds 112k texts, ~1.5 min at ~1,300 texts/s). 1M is allowed but slow: embedding 1M texts
@@ -313,7 +314,8 @@ class EchoDuckSystem:
 
     def extras(self, ds: Dataset, model: Any, repeats: int) -> dict:
         return {"stages": breakdown(self.mem, ds, model, repeats),
-                "embedder_lookups": {"precomputed": self.embedder.hits, "real_model": self.embedder.misses},
+                "embedder_lookups": {"precomputed": self.embedder.hits, "real_model": self.embedder.misses,
+                                     "scanner": ds.size - self.embedder.hits - self.embedder.misses},
                 "recall_caches": cache_figure(self.mem)}
 
     def close(self) -> None:

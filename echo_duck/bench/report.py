@@ -20,8 +20,10 @@ NOTES = (
     "LanceDB, SQLite and the numpy floor got pre-segmented text (echo_duck.text.segment.segment: jieba for Chinese, "
     "lower-cased words otherwise; echo_duck's bilingual stop words removed), so their keyword arm handles "
     "Chinese. Segmenting is inside their timed ingest and recall, as it is inside echo_duck's.",
-    "Same vectors everywhere: the default model embedded every text once; echo_duck received them through an "
-    "embedder that looks the texts up (see embedder_lookups). All vector arms are exact (no ANN index).",
+    "Same model everywhere: the default model embedded every text once; echo_duck received these vectors through an "
+    "embedder that looks the texts up, except where its write scanner had already embedded the text as it is "
+    "(each text alone; stored instead of a second embedding; see embedder_lookups). All vector arms are exact "
+    "(no ANN index).",
     "Each arm hands 50 candidates to reciprocal rank fusion (k = 60), k = 10 results. LanceDB 'hybrid_limit10' is "
     "the idiomatic .limit(10), where LanceDB asks each arm for 10 only.",
     "echo_duck 'hybrid' recalls as an agent does: reinforce=True, so each recall also updates access counts and "

@@ -166,6 +166,7 @@ class UseMultilingualEmbedder:
     """
 
     model_id = "use-multilingual-v3-int8"
+    deterministic = True  # a text alone always gives the same vector (embed/alone.py caches it)
     dim = 512
 
     def __init__(self, threads: int = 1, batch_size: int = 32):
@@ -204,6 +205,7 @@ class MiniLMEmbedder:
     """
 
     model_id = "all-minilm-l6-v2-int8"
+    deterministic = True
     dim = 384
     max_tokens = 256
 

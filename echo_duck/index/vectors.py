@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
+from ..embed.alone import embed_alone
 from ..embed.embedder import Embedder
 from ..storage.db import Db
 from ..text.when import text_script
@@ -48,12 +49,10 @@ class VectorIndex:
         return self.embedder.model_id
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for ``texts``, in their order; embedded in batches of about one length (by_length)."""
-        texts = list(texts)
-        out = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
-        for batch in by_length(texts):
-            out[batch] = np.asarray(self.embedder.embed([texts[i] for i in batch]), dtype=np.float32)
-        return out
+        """Vectors for ``texts``, in their order: each text embedded alone, so a memory's vector does not depend
+        on the batch it was written in (and is the one a query of the same text gets); the write scanner's
+        vector of a text is used when it kept one (embed/alone.py)."""
+        return embed_alone(self.embedder, texts)
 
     def add(self, memory_ids: Sequence[uuid.UUID | str], vectors: np.ndarray, texts: Sequence[str] | None = None) -> None:
         """Store (or replace) vectors; call inside the write's transaction. ``texts``: what was embedded
@@ -161,28 +160,6 @@ class VectorIndex:
             self._scan.rewritten(row)
         self._matrix[row] = vector
         self._scripts[row] = script
-
-
-# A batch pads every text to its longest: texts go to the model sorted by length, in batches of at most
-# BATCH_TEXTS texts and BATCH_CHARS padded characters (a longer text goes alone). Embedding 509 LongMemEval
-# turns (median 445 characters) in write order, 32 at a time, padded them 1.6×.
-BATCH_TEXTS = 32
-BATCH_CHARS = 4000
-
-
-def by_length(texts: Sequence[str]) -> list[list[int]]:
-    """Indexes of ``texts`` grouped into batches: shortest first, each within BATCH_TEXTS texts and
-    BATCH_CHARS padded characters (count × longest)."""
-    batches: list[list[int]] = []
-    batch: list[int] = []
-    for i in sorted(range(len(texts)), key=lambda i: len(texts[i])):
-        if batch and (len(batch) >= BATCH_TEXTS or (len(batch) + 1) * len(texts[i]) > BATCH_CHARS):
-            batches.append(batch)
-            batch = []
-        batch.append(i)
-    if batch:
-        batches.append(batch)
-    return batches
 
 
 @dataclass(frozen=True)

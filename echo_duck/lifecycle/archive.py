@@ -14,6 +14,7 @@ export's files are deleted (its rows are still live), a moved export's rows are 
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import uuid
 import warnings
@@ -22,9 +23,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
 from ..storage import sqlfiles
 from ..storage.db import Db
@@ -32,7 +30,15 @@ from ..storage.extensions import quote_literal
 from ..write.writer import Caller
 
 _STAGE = "echo_duck_archive_stage"
-_PARTITIONING = ds.partitioning(pa.schema([("agent_id", pa.string()), ("year", pa.int32())]), flavor="hive")
+VIEW_STAMP = "memories_all_definition"  # store_info: sha256 of what memories_all was last built from
+# pyarrow.compute, .dataset and .parquet (~0.2 s to import) load in the functions that write or read Parquet, not
+# when a store is opened.
+
+
+def _partitioning():
+    import pyarrow.dataset as ds
+
+    return ds.partitioning(pa.schema([("agent_id", pa.string()), ("year", pa.int32())]), flavor="hive")
 
 
 @dataclass(frozen=True)
@@ -68,11 +74,15 @@ def export(db: Db, caller: Caller, root: Path, now: datetime, older_than_days: f
         db.run("insert_archive_export", id=export_id, now=now, rows=batch.num_rows)
         _with_stage(db, ids, "insert_archive_export_rows", id=export_id)
 
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
     staging = root / "_staging" / str(export_id)
+    partitioning = _partitioning()
     table = batch.append_column("year", pc.year(batch.column("created_at")).cast(pa.int32()))
-    ds.write_dataset(table, staging, format="parquet", partitioning=_PARTITIONING,
+    ds.write_dataset(table, staging, format="parquet", partitioning=partitioning,
                      basename_template=f"part-{export_id}-{{i}}.parquet", existing_data_behavior="error")
-    written = ds.dataset(staging, format="parquet", partitioning=_PARTITIONING).to_table(columns=["id"])
+    written = ds.dataset(staging, format="parquet", partitioning=partitioning).to_table(columns=["id"])
     expected = pc.unique(batch.column("id").cast(pa.string()))
     if written.num_rows != batch.num_rows or not pc.all(pc.is_in(expected, value_set=written.column("id").cast(pa.string()))).as_py():
         _abandon(db, root, export_id)
@@ -115,20 +125,29 @@ def refresh_view(db: Db, root: Path | None) -> tuple[Path, ...]:
     Returns the archive files it left out because they are not readable archive Parquet (damage):
     they are reported (warning, doctor), never read, so a stray file cannot stop the store opening.
 
-    The archive's file list is a literal in the view (DDL cannot bind parameters), so the view is
-    rebuilt on every writable open: a copied or moved store points at its own archive.
+    The archive's file list is a literal in the view (DDL cannot bind parameters), so a copied or moved
+    store points at its own archive once the view is rebuilt. The view is rebuilt when its definition (that
+    list included), the schema or the installed macros and views changed since it was last built (a stamp in
+    store_info), or when it is missing; otherwise a writable open leaves it as it is (no write transaction).
     """
     good, bad = archive_files(root) if root is not None else ([], [])
     if bad:
         warnings.warn(f"echo_duck: {len(bad)} file(s) in the archive folder are not readable archive Parquet and "
                       f"were skipped, first {bad[0]}; move them out of {root} (echo-duck doctor lists them)",
                       RuntimeWarning, stacklevel=3)
+    if good:
+        files = "[" + ", ".join(quote_literal(str(p)) for p in good) + "]"
+        definition = sqlfiles.query("create_memories_all_with_archive").sql.replace("{archive_glob}", files)
+    else:
+        definition = sqlfiles.query("create_memories_all_live_only").sql
+    stamp = hashlib.sha256("\0".join([definition, sqlfiles.objects_checksum(),
+                                       str(sqlfiles.migrations()[-1].version)]).encode()).hexdigest()
+    with db.reading():
+        if db.scalar("store_info_value", name=VIEW_STAMP) == stamp and db.scalar("memories_all_exists"):
+            return tuple(bad)
     with db.transaction("refreshing memories_all"):
-        if good:
-            files = "[" + ", ".join(quote_literal(str(p)) for p in good) + "]"
-            db.con.execute(sqlfiles.query("create_memories_all_with_archive").sql.replace("{archive_glob}", files))
-        else:
-            db.run("create_memories_all_live_only")
+        db.con.execute(definition)
+        db.run("set_store_info", name=VIEW_STAMP, value=stamp)
     return tuple(bad)
 
 
@@ -138,6 +157,8 @@ def archive_files(root: Path | None) -> tuple[list[Path], list[Path]]:
     are the partition folders)."""
     if root is None or not root.exists():
         return [], []
+    import pyarrow.parquet as pq
+
     good, bad = [], []
     for path in sorted(root.glob("agent_id=*/year=*/*.parquet")):
         try:
@@ -161,6 +182,8 @@ def compact(db: Db, root: Path | None) -> int:
         parts = sorted(p for p in partition.glob("*.parquet") if p in readable)
         if len(parts) < 2:
             continue
+        import pyarrow.dataset as ds
+
         table = ds.dataset(parts, format="parquet").to_table()
         write_parquet_atomically(table, partition / f"part-compact-{uuid.uuid4()}.parquet")
         for part in parts:
@@ -173,6 +196,8 @@ def compact(db: Db, root: Path | None) -> int:
 def write_parquet_atomically(table: pa.Table, target: Path) -> Path:
     """Write under a name no reader globs (*.parquet.tmp), check the row count, then rename: a crash
     mid-write leaves a stray .tmp file, never a truncated .parquet that would break memories_all."""
+    import pyarrow.parquet as pq
+
     partial = target.with_name(target.name + ".tmp")
     pq.write_table(table, partial)
     if pq.read_metadata(partial).num_rows != table.num_rows:

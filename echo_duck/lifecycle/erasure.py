@@ -26,7 +26,6 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..errors import StorageError
 from ..storage.db import Db
@@ -61,6 +60,8 @@ def rewrite_archive(root: Path | None, ids: set[str]) -> int:
     """Rewrite each archive file that holds a purged row without it (written and counted first)."""
     if root is None or not ids or not root.exists():
         return 0
+    import pyarrow.parquet as pq  # not at import: opening a store never needs it
+
     good, _ = archive.archive_files(root)
     rewritten = 0
     for path in good:

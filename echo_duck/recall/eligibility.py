@@ -33,7 +33,6 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..index.growing import GrowingColumns
 from ..models import PERSISTED_TIERS, TYPES
@@ -49,6 +48,7 @@ _EPOCH, _ONE_MICROSECOND = datetime(1970, 1, 1), timedelta(microseconds=1)
 FILTERS = ("types", "tiers", "tags", "entities", "since", "until", "session")
 _LABEL_MASKS = 64  # tag and entity values whose row masks are kept
 _STORED_ROWS = 4096  # winners' rows kept (winners_rows): a few MB at most
+_MASKS = 16  # (caller, filters) visibility masks kept in matrix order: one byte per vector each
 
 
 class EligibilityCopy:
@@ -72,6 +72,9 @@ class EligibilityCopy:
         self._followed: int | None = None  # Db.writes when the copy last checked the table
         self._stored: dict[str, dict[str, Any]] = {}  # memory rows as recall_rows returns them (winners_rows)
         self._matrix_map: tuple[int, np.ndarray] = (-1, np.zeros(0, np.int64))  # (vector generation, copy rows)
+        # (caller, filters) -> (vector generation, matrix-order mask): kept while the copy stands (cleared
+        # whenever it takes in a write or starts again), so a repeated filtered recall skips the full-table mask
+        self._masks: dict[tuple, tuple[int, np.ndarray]] = {}
 
     def invalidate(self) -> None:
         with self._lock:
@@ -110,12 +113,22 @@ class EligibilityCopy:
             if self.db.in_transaction:
                 raise RuntimeError("inside a transaction a filtered recall runs its vector arm in SQL, not the copy")
             self._follow()
-            everything = np.arange(len(self._ids))
-            allowed = np.zeros(len(self._ids) + 1, bool)  # the last one, index -1: rows the copy lacks
-            allowed[:-1] = self._allowed(everything, who, include_superseded, filters)
+            key = _mask_key(who, include_superseded, filters)
 
             def keep(matrix_ids: list[str], generation: int) -> np.ndarray:
-                return allowed[self._copy_rows_of(matrix_ids, generation)]
+                known = self._masks.get(key)
+                if known is not None and known[0] == generation and len(known[1]) == len(matrix_ids):
+                    return known[1]
+                allowed = np.zeros(len(self._ids) + 1, bool)  # the last one, index -1: rows the copy lacks
+                allowed[:-1] = self._allowed(np.arange(len(self._ids)), who, include_superseded, filters)
+                rows = self._copy_rows_of(matrix_ids, generation)
+                mask = allowed[rows]
+                if (rows >= 0).all():  # every matrix row is in the copy: the mask holds until the next write
+                    mask.flags.writeable = False  # shared by the recalls that reuse it
+                    if len(self._masks) >= _MASKS and key not in self._masks:
+                        self._masks.pop(next(iter(self._masks)))  # the oldest: a bounded cache
+                    self._masks[key] = (generation, mask)
+                return mask
 
             return search(query_vector, n, keep=keep)
 
@@ -146,6 +159,7 @@ class EligibilityCopy:
         self._followed = written
 
     def _check_table(self) -> None:
+        self._masks.clear()  # something was written: memberships, labels or rows may have changed
         n_rows, newest = self.db.run("eligibility_state").fetchone()
         if self._seen_version is None:
             self._apply(self.db.run("eligibility_rows").to_arrow_table())
@@ -160,7 +174,7 @@ class EligibilityCopy:
         """Copy these rows: rows already copied are overwritten in place, new ones appended."""
         versions = table.column("row_version").drop_null()
         self._seen_version = max(self._seen_version if self._seen_version is not None else -1,
-                                 pc.max(versions).as_py() if len(versions) else -1)
+                                 _pc().max(versions).as_py() if len(versions) else -1)
         if table.num_rows == 0:
             return
         ids = [str(v) for v in table.column("id").to_pylist()]
@@ -326,9 +340,18 @@ class _EligibleRows(Mapping):
 
 def _encode(column: pa.ChunkedArray, code_of, dtype) -> np.ndarray:
     """A text column as integer codes (NULL is _NULL), looking up each distinct value once."""
-    encoded = pc.dictionary_encode(column).combine_chunks()
+    encoded = _pc().dictionary_encode(column).combine_chunks()
     lookup = np.array([code_of(v) for v in encoded.dictionary.to_pylist()] + [_NULL], dtype=dtype)
     return lookup[encoded.indices.fill_null(len(lookup) - 1).to_numpy(zero_copy_only=False)]
+
+
+def _mask_key(who: dict[str, Any], include_superseded: bool, filters: dict[str, Any] | None) -> tuple:
+    """A hashable key for one caller's (and filters') visibility: every value, lists as tuples."""
+    def frozen(value: Any) -> Any:
+        return tuple(frozen(v) for v in value) if isinstance(value, (list, tuple, set, frozenset)) else value
+
+    return (tuple(sorted((k, frozen(v)) for k, v in who.items())), include_superseded,
+            tuple(sorted((k, frozen(v)) for k, v in (filters or {}).items())))
 
 
 def _micros(at: datetime) -> int:
@@ -339,3 +362,10 @@ def _epoch_seconds(micros: int) -> int:
     """Whole seconds since 1970, rounded down (also before 1970): date_diff('second', a, b) counts the
     second boundaries crossed, the difference of two of these."""
     return micros // 1_000_000
+
+
+def _pc():
+    """pyarrow.compute, imported on the first recall (~0.15 s), not when a store is opened."""
+    import pyarrow.compute as pc
+
+    return pc

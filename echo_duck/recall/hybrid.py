@@ -156,7 +156,12 @@ class Recaller:
     def __post_init__(self) -> None:
         self.eligibility = EligibilityCopy(self.db)
         self.reads = StoreReads(self.db)
-        segment.preload()  # jieba's dictionary, loaded while the caller does other things
+
+    @staticmethod
+    def warm() -> None:
+        """Start loading jieba's dictionary in the background (the store calls this once it is open, so the
+        load does not compete with the open itself), ready for the first Chinese query."""
+        segment.preload()
 
     def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
                query_vector: np.ndarray | None = None, kb: Any = None) -> list[Hit]:

@@ -17,15 +17,23 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..storage.connection import CATALOG, translate_errors
 from ..storage.event_chain import ChainReport
 from ..storage.event_chain import verify as verify_chain
 from ..write import validate
+
+if TYPE_CHECKING:  # polars loads on the first frame returned (sql(), audit()), not at import
+    import polars as pl
+
+
+def _empty_frame() -> pl.DataFrame:
+    import polars as pl
+
+    return pl.DataFrame()
+
 
 _READ_STATEMENTS = {"SELECT", "EXPLAIN"}
 _ANALYZE = re.compile(r"\banaly[sz]e\b", re.IGNORECASE)
@@ -131,7 +139,7 @@ class AdminVerbs:
             cursor.execute(f"USE {CATALOG}")
             cursor.execute("BEGIN TRANSACTION READ ONLY")
             result = cursor.execute(query, params) if params is not None else cursor.execute(query)
-            frame = result.pl() if result.description else pl.DataFrame()
+            frame = result.pl() if result.description else _empty_frame()
             cursor.execute("ROLLBACK")
             return frame
         finally:
@@ -148,7 +156,7 @@ class AdminVerbs:
                                        "cannot run there")
                 settings = dict(self.db.run("all_settings").fetchall())
                 result = self.db.con.execute(query, params) if params is not None else self.db.con.execute(query)
-                frame = result.pl() if result.description else pl.DataFrame()
+                frame = result.pl() if result.description else _empty_frame()
                 self._log_store("sql", None, reason=query[:4000])
                 self._log_settings(settings)
         self._caches_changed()  # the statement may have changed what the in-process copies hold

@@ -11,9 +11,7 @@ import functools
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
-
-import polars as pl
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..errors import EchoDuckError, InvalidInput, MemoryNotFound, PermissionDenied, StorageError
 from ..index.indexing import NO_MODEL_MESSAGE, Indexer
@@ -36,13 +34,17 @@ from ..storage.schema import ensure_schema
 from ..write import review, validate
 from ..write.sessions import Sessions
 from ..write.writer import WRITE_PATHS, Caller, WriteBatch, Writer, prepare
-from .admin_verbs import AdminVerbs
+from .admin_verbs import AdminVerbs, _empty_frame
 from .kb_verbs import KnowledgeBaseVerbs
 from .lifecycle_verbs import LifecycleVerbs
 from .opening import open_writable
 from .read_verbs import ReadVerbs
 from .session_verbs import SessionVerbs
 from .working import WorkingMemory
+
+if TYPE_CHECKING:  # polars loads on the first frame returned (sql(), audit()), not at import
+    import polars as pl
+
 
 class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, AdminVerbs):
     """An open echo_duck store. Use ``echo_duck.open(...)`` and a ``with`` block.
@@ -130,6 +132,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             self._bind(caller)
             self.damaged_archive_files = () if self.read_only else open_writable(self.db, self.indexer,
                                                                                  self.archive_dir, self.now())
+            self.recaller.warm()
         except BaseException as e:
             with contextlib.suppress(EchoDuckError):  # a damaged file may fail its close as well
                 self.db.close()  # a failed open never leaves the file locked in this process
@@ -353,7 +356,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         with self.db.reading():
             with translate_errors("reading the store"):
                 result = self.db.con.execute(query, params) if params is not None else self.db.con.execute(query)
-                return result.pl() if result.description else pl.DataFrame()
+                return result.pl() if result.description else _empty_frame()
 
     def _require_admin(self, verb: str) -> None:
         if not self.is_admin:

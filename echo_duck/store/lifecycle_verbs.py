@@ -7,9 +7,7 @@ lifecycle.py, archive.py, contradictions.py or consolidate.py.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable
-
-import polars as pl
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InvalidInput
 from ..lifecycle import archive
@@ -20,6 +18,9 @@ from ..lifecycle.contradictions import Contradiction
 from ..lifecycle.decay import DecayReport, GcReport
 from ..models import Memory
 from ..write import validate
+
+if TYPE_CHECKING:  # polars loads on the first frame returned (sql(), audit()), not at import
+    import polars as pl
 
 AUDIT_VIEWS = ("memory_health", "memory_counts", "provenance_coverage", "open_contradictions", "stale_recalls",
                "leaked_recalls", "memory_utility", "decay_histogram", "blocked_writes_by_reason")

@@ -189,8 +189,10 @@ class Writer:
                   for name, value in (("content", spec.content), ("key", spec.key or ""), ("tags", " ".join(spec.tags)),
                                       ("entities", " ".join(spec.entities))) if value]
         stated = [stated_rule(caller, spec) for spec in specs]
+        index = self.indexer.vectors  # its model may reuse the scanner's vector of a content (embedded once)
         verdicts = scan_many([value for _, _, value in fields], protected_paths=self.protected_paths,
-                             labels=[name != "content" or stated[i] for i, name, _ in fields])
+                             labels=[name != "content" or stated[i] for i, name, _ in fields],
+                             keep_for=None if index is None else index.model_id)
         out: dict[int, Any] = {}
         for (i, name, _), finding in zip(fields, verdicts):
             if finding is None or (i in out and (out[i].blocked or not finding.blocked)):

@@ -67,3 +67,7 @@ COMMENT ON VIEW memories_all IS 'Every memory, live and archived to Parquet, one
 -- name: create_memories_all_live_only
 CREATE OR REPLACE VIEW memories_all AS SELECT *, 'live' AS storage FROM memories;
 COMMENT ON VIEW memories_all IS 'Every memory, live and archived to Parquet, one row per id; storage says where it lives';
+
+-- Does memories_all exist (refresh_view skips rebuilding it while its recorded definition still holds)?
+-- name: memories_all_exists
+SELECT count(*) > 0 FROM duckdb_views() WHERE database_name = current_database() AND view_name = 'memories_all';

@@ -13,21 +13,24 @@ the agent, commands that leak secrets, or the secrets themselves. Layers, one mo
     gate                  the rendered snapshot, re-scanned as one text: the last gate before the prompt
 
 ``scan(text)`` returns None when the text may be stored, else a ``Finding`` whose ``outcome`` says whether
-to block it or to quarantine it for a person to approve. May import what ``write`` may.
+to block it or to quarantine it for a person to approve. The rule layers (~240 regular expressions) load on
+the first scan, not when a store is opened. May import what ``write`` may.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from .gate import gate_lines
 from .invisible import HIDDEN as _HIDDEN
 from .invisible import hidden_positions
 from .secrets import spans as secret_spans
-from .verdict import Finding, Scanner, default_scanner, excerpt, redact
+
+if TYPE_CHECKING:
+    from .verdict import Finding, Scanner
 
 __all__ = ["Finding", "Scanner", "default_scanner", "excerpt", "gate_lines", "hidden_positions", "redact", "scan",
            "scan_many", "secret_spans", "_HIDDEN"]
+
 
 def scan(text: str, *, protected_paths: Sequence[str] = ()) -> Finding | None:
     """None when the text is safe to store; otherwise a Finding (``outcome`` "block" or "quarantine").
@@ -39,7 +42,44 @@ def scan(text: str, *, protected_paths: Sequence[str] = ()) -> Finding | None:
 
 
 def scan_many(texts: Sequence[str], *, protected_paths: Sequence[str] = (),
-              labels: Sequence[bool] | None = None) -> list[Finding | None]:
+              labels: Sequence[bool] | None = None, keep_for: str | None = None) -> list[Finding | None]:
     """scan() of each text, with one pass of the model over all of them (bulk writes). ``labels`` marks the texts
-    that are keys, tags or entities: there the model only confirms what a rule found."""
-    return default_scanner().scan_many(list(texts), protected_paths, labels)
+    that are keys, tags or entities: there the model only confirms what a rule found. ``keep_for``: the texts
+    are about to be stored by an index of this model_id, which may reuse the scanner's vectors (Scanner.scan_many)."""
+    return default_scanner().scan_many(list(texts), protected_paths, labels, keep_for)
+
+
+def default_scanner() -> Scanner:
+    """The process-wide scanner (verdict.default_scanner)."""
+    from .verdict import default_scanner as scanner
+
+    return scanner()
+
+
+def redact(text: str, limit: int = 120) -> str:
+    """One line of at most ``limit`` chars for the audit table: secrets masked, hidden characters shown (verdict.redact)."""
+    from .verdict import redact as redact_text
+
+    return redact_text(text, limit)
+
+
+def excerpt(text: str, pos: int, limit: int = 120) -> str:
+    """Like redact(), starting a little before ``pos`` (verdict.excerpt)."""
+    from .verdict import excerpt as excerpt_of
+
+    return excerpt_of(text, pos, limit)
+
+
+def gate_lines(lines: Sequence[str]) -> list[bool]:
+    """Keep (True) or leave out (False) each rendered snapshot line (gate.gate_lines)."""
+    from .gate import gate_lines as gate
+
+    return gate(lines)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Finding", "Scanner"):
+        from . import verdict
+
+        return getattr(verdict, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,19 +15,18 @@ never at ``open()``; without the model package installed the rules run alone and
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import hashlib
 import importlib.resources
 import re
 import threading
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 
 import numpy as np
 
+from ...embed.alone import embed_each
 from ...embed.embedder import MODEL_INSTALL_HINT, default_embedder
 from ...index.matvec import matvec  # float32 products on the calling thread (OpenBLAS's helper thread spins)
 from .decode import decodings
@@ -157,7 +156,6 @@ class Classifier:
         self._ready = False
         self._lock = threading.Lock()
         self._warned = False
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
 
     def _load(self) -> bool:
         with self._lock:
@@ -178,17 +176,23 @@ class Classifier:
         return self._load()
 
     @property
+    def model_id(self) -> str | None:
+        """The embedding model the classifier reads with (None without it)."""
+        return str(self._embedder.model_id) if self._load() else None
+
+    @property
     def model(self) -> Model | None:
         return self._model if self._load() else None
 
-    def score_many(self, items: Sequence[Views]) -> list[Score | None]:
+    def score_many(self, items: Sequence[Views], keep: Collection[str] = ()) -> list[Score | None]:
         """Every view of every item through the model; None for each when the model is missing. Each text is
-        embedded alone: the quantised model scales activations over its whole batch, so in a batch a text's
-        vector (and a borderline verdict) would depend on the other texts, which a bulk write chooses."""
+        embedded alone (embed/alone.py): the quantised model scales activations over its whole batch, so in a
+        batch a text's vector (and a borderline verdict) would depend on the other texts, which a bulk write
+        chooses. The vectors of the texts in ``keep`` are kept for the index that stores them."""
         if not items or not self._load():
             return [None] * len(items)
         texts = list(dict.fromkeys(t for v in items if not v.too_short for t in v.texts()))
-        vectors = np.stack(self._embed_each(texts)) if texts else None
+        vectors = np.stack(embed_each(self._embedder, texts, keep)) if texts else None
         scores = dict(zip(texts, self._model.score_vectors(vectors))) if texts else {}
         out: list[Score | None] = []
         for v in items:
@@ -204,49 +208,6 @@ class Classifier:
                     best = Score(float(scores[c] - CHUNK_MARGIN), "sentence", c)
             out.append(best)
         return out
-
-
-    def _embed_each(self, texts: list[str]) -> list[np.ndarray]:
-        """Each text alone (see score_many), looked up first in a bounded cache: a text alone always gives the same
-        vector, and the same texts come back (the snapshot gate re-scans the memory lines it renders, imports
-        repeat). Misses of a bulk write run on EMBED_THREADS threads (onnxruntime releases the GIL, so two cores
-        embed two texts at once). A text's vector does not depend on the thread or on the cache."""
-        with self._lock:
-            found = [self._cache.get(t) for t in texts]
-            for t, v in zip(texts, found):
-                if v is not None:
-                    self._cache.move_to_end(t)
-        todo = [t for t, v in zip(texts, found) if v is None]
-        if todo:
-            fresh = dict(zip(todo, self._embed_uncached(todo)))
-            with self._lock:
-                for t, v in fresh.items():
-                    if len(t) <= CACHE_MAX_CHARS:
-                        v.flags.writeable = False  # shared by every caller that scans the same text
-                        self._cache[t] = v
-                while len(self._cache) > CACHE_ENTRIES:
-                    self._cache.popitem(last=False)
-            found = [v if v is not None else fresh[t] for t, v in zip(texts, found)]
-        return found
-
-    def _embed_uncached(self, texts: list[str]) -> list[np.ndarray]:
-        embed = self._embedder.embed
-        if len(texts) < PARALLEL_FROM:
-            return [embed([t])[0] for t in texts]
-        with _pool_lock:
-            global _pool
-            if _pool is None:
-                _pool = concurrent.futures.ThreadPoolExecutor(EMBED_THREADS, thread_name_prefix="echo_duck-scan")
-            pool = _pool
-        return list(pool.map(lambda t: embed([t])[0], texts, chunksize=16))
-
-
-CACHE_ENTRIES = 8192  # vectors of 512 float32: at most 16 MB
-CACHE_MAX_CHARS = 4000  # longer texts are not kept (a sentence window is at most MAX_WINDOW_CHARS)
-EMBED_THREADS = 2
-PARALLEL_FROM = 32  # texts; below this a write is one or a few notes and the hand-off costs more than it saves
-_pool: concurrent.futures.ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
 
 
 # -- the shipped model -------------------------------------------------------------------------------------

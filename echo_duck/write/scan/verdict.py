@@ -124,8 +124,11 @@ class Scanner:
         self.classifier = classifier or Classifier()
 
     def scan_many(self, texts: Sequence[str], protected_paths: Sequence[str] = (),
-                  labels: Sequence[bool] | None = None) -> list[Finding | None]:
-        """A verdict per text, one model pass for all. ``labels`` marks keys, tags and entities (see ``decide``)."""
+                  labels: Sequence[bool] | None = None, keep_for: str | None = None) -> list[Finding | None]:
+        """A verdict per text, one model pass for all. ``labels`` marks keys, tags and entities (see ``decide``).
+        ``keep_for``: the texts are about to be stored by an index of this model_id; where the scanner's model is
+        that model and read exactly the text (its view is itself), the vector is kept for the index
+        (embed/alone.py), so the text is embedded once."""
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"scan() needs a str, got {type(t).__name__}")
@@ -137,11 +140,13 @@ class Scanner:
         if not self.classifier.available:
             need = []
         views: list[Views] = [views_of(texts[i], decoded[i]) for i in need]
-        for i, s in zip(need, self.classifier.score_many(views)):
+        labels = [False] * len(texts) if labels is None else list(labels)
+        keep = {texts[i] for i, v in zip(need, views) if not labels[i] and v.whole == texts[i]} \
+            if keep_for is not None and self.classifier.model_id == keep_for else set()
+        for i, s in zip(need, self.classifier.score_many(views, keep)):
             scores[i] = s
         model = self.classifier.model if need else None
         block, quarantine = (model.block, model.quarantine) if model else (float("inf"), float("inf"))
-        labels = [False] * len(texts) if labels is None else list(labels)
         return [decide(t, ev, s, block, quarantine, lab) for t, ev, s, lab in zip(texts, evidence, scores, labels)]
 
     def scan(self, text: str, protected_paths: Sequence[str] = ()) -> Finding | None:
