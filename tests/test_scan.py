@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from echo_duck.write.scan import Finding, Scanner, _HIDDEN, excerpt, redact, scan, scan_many, secret_spans
+from echo_duck.write.scan import _HIDDEN, Finding, Scanner, excerpt, redact, scan, scan_many, secret_spans
 from echo_duck.write.scan.classifier import Classifier
 from echo_duck.write.scan.decode import decodings
 from echo_duck.write.scan.normalise import view
