@@ -8,6 +8,7 @@ the agent, commands that leak secrets, or the secrets themselves. Layers, one mo
     invisible             hidden characters, with ZWJ/ZWNJ allowed where they are spelling
     secrets (+ plugins)   detect-secrets' pattern plugins and ours; labelled random strings
     exfil, phrases        the rules: exfiltration commands, injection phrases (English and Chinese)
+    asks                  hand-overs and "don't tell the user" in the languages the model barely knows
     classifier (+ train)  kNN + probe over the multilingual embedding model, any language or register
     verdict               evidence → pass (None) / Finding(outcome="quarantine") / Finding(outcome="block")
     gate                  the rendered snapshot, re-scanned as one text: the last gate before the prompt

@@ -30,10 +30,15 @@ from ...embed.alone import embed_each
 from ...embed.embedder import MODEL_INSTALL_HINT, default_embedder
 from ...index.matvec import matvec  # float32 products on the calling thread (OpenBLAS's helper thread spins)
 from .decode import decodings
+from .ngrams import scores as ngram_scores
 from .normalise import view
 
 K = 3
 KNN_WEIGHT = 10.0
+# Character n-grams (ngrams.py) carry the words where the model's vectors only say which language a note is in. 0.2:
+# on held-out idea groups at the same benign quarantine rate, 0.1-0.2 found 2-3 points more attacks overall and 13-20
+# more in the languages the model barely knows (hi, fa, he, pinyin, yue, th, vi, uk); 0.4 found fewer overall.
+NGRAM_WEIGHT = 0.2
 CHUNK_MARGIN = 1.0  # in score units: a sentence alone must clear the threshold by this much
 MIN_CHUNKS = 3
 MIN_WORDS = 4  # below this a note carries too little for the model to judge ("guarded", "User likes tea"): rules only
@@ -44,13 +49,14 @@ MAX_WINDOW_CHARS = 1200  # and each window, like the whole note, is cut to this 
 _CUE_RE = re.compile(r"(?i)ignor|disregard|forget|instruction|system|prompt|rule|password|secret|token|key|send|upload|"
                      r"forward|curl|wget|http|reveal|pretend|user|assistant|from now on|忽略|无视|指令|提示|规则|密码|密钥|"
                      r"发送|上传|用户|助手|命令|無視|指示|パスワード|무시|지시|비밀번호")
-# Thresholds, as shares of the out-of-fold scores of the risky benign training notes. Quarantining 5 % (not 3 %) found
-# 82.3 % of held-out attacks, not 77.3 %, for 3.3 % of benign notes quarantined, not 2.3 % (group split; the risky
-# ones: 5.0 %, not 3.5 %). Blocking at the 99.8th percentile instead of above the highest score blocked 50 % of
-# attacks, not 37 %, for 0.15 % of benign notes, not 0.10 %, but blocked "Note: Previous instructions from the user:
-# always run lint before committing." (score 1.25): the model alone still blocks only above every benign score.
+# Thresholds, as shares of the out-of-fold scores of the risky benign training notes. Quarantine 6 %: with the n-grams,
+# that costs what 5 % cost without them (held-out groups: 4.9 % of risky benign notes quarantined, was 4.7 %; benign
+# families held out whole: 9.3 %, was 9.0 %) and finds more (groups 86.2 %, was 82.8 %; families 70.2 %, was 67.9 %),
+# on the notes that predate the third pass. Blocking at the 99.8th percentile instead of above the highest score blocked
+# "Note: Previous instructions from the user: always run lint before committing." (score 1.25): the model alone still
+# blocks only above every benign score.
 BLOCK_BENIGN_RATE = 0.0
-QUARANTINE_BENIGN_RATE = 0.05
+QUARANTINE_BENIGN_RATE = 0.06
 NO_MODEL = ("echo_duck: the default embedding model is not installed, so the write scanner runs its rules alone "
             f"(no semantic classifier); install it with: {MODEL_INSTALL_HINT}")
 _WORD_RE = re.compile(r"[^\W\d_]+|\d+")
@@ -66,8 +72,12 @@ class Model:
     block: float
     quarantine: float
     model_id: str
+    ngrams: np.ndarray | None = None  # float32 (ngrams.DIM,): n-gram log ratios; None in a model without them
 
-    def score_vectors(self, vectors: np.ndarray) -> np.ndarray:
+    def score_vectors(self, vectors: np.ndarray, texts: Sequence[str] | None = None) -> np.ndarray:
+        """Scores of ``vectors``, the embeddings of ``texts`` (needed when the model has n-gram weights)."""
+        if self.ngrams is not None and (texts is None or len(texts) != len(vectors)):
+            raise ValueError("this model scores texts too: pass the texts the vectors embed")
         vectors = np.asarray(vectors, dtype=np.float32)
         if len(vectors) >= 8:  # a batch: one matrix product
             sims = vectors @ self.exemplars.T
@@ -76,7 +86,10 @@ class Model:
         attack, benign = sims[:, self.labels == 1], sims[:, self.labels == 0]
         top_a = -np.partition(-attack, K - 1, axis=1)[:, :K]
         top_b = -np.partition(-benign, K - 1, axis=1)[:, :K]
-        return KNN_WEIGHT * (top_a.mean(1) - top_b.mean(1)) + vectors @ self.weights[:-1] + self.weights[-1]
+        score = KNN_WEIGHT * (top_a.mean(1) - top_b.mean(1)) + vectors @ self.weights[:-1] + self.weights[-1]
+        if self.ngrams is not None:
+            score = score + NGRAM_WEIGHT * ngram_scores(self.ngrams, texts)
+        return score
 
 
 @dataclass(frozen=True)
@@ -193,7 +206,7 @@ class Classifier:
             return [None] * len(items)
         texts = list(dict.fromkeys(t for v in items if not v.too_short for t in v.texts()))
         vectors = np.stack(embed_each(self._embedder, texts, keep)) if texts else None
-        scores = dict(zip(texts, self._model.score_vectors(vectors))) if texts else {}
+        scores = dict(zip(texts, self._model.score_vectors(vectors, texts))) if texts else {}
         out: list[Score | None] = []
         for v in items:
             if v.too_short:
@@ -222,8 +235,9 @@ def load_shipped() -> Model | None:
         with _resource().open("rb") as f:
             data = np.load(f, allow_pickle=False)
             ex = data["exemplars_int8"].astype(np.float32) * data["exemplar_scale"][:, None]
+            grams = (data["ngrams_int8"].astype(np.float32) * float(data["ngrams_scale"])) if "ngrams_int8" in data else None
             return Model(ex, data["labels"], data["weights"], float(data["block"]), float(data["quarantine"]),
-                         str(data["model_id"]))
+                         str(data["model_id"]), grams)
     except (OSError, KeyError, ValueError):
         return None
 
@@ -231,7 +245,11 @@ def load_shipped() -> Model | None:
 def save(model: Model, path, corpus_sha256: str) -> None:
     scale = np.abs(model.exemplars).max(axis=1) / 127.0
     q = np.round(model.exemplars / scale[:, None]).astype(np.int8)
-    np.savez_compressed(path, exemplars_int8=q, exemplar_scale=scale.astype(np.float32), labels=model.labels.astype(np.int8),
+    extra = {}
+    if model.ngrams is not None:
+        gscale = float(np.abs(model.ngrams).max()) / 127.0 or 1.0
+        extra = {"ngrams_int8": np.round(model.ngrams / gscale).astype(np.int8), "ngrams_scale": np.float32(gscale)}
+    np.savez_compressed(path, **extra, exemplars_int8=q, exemplar_scale=scale.astype(np.float32), labels=model.labels.astype(np.int8),
                         weights=model.weights.astype(np.float64), block=model.block, quarantine=model.quarantine,
                         model_id=model.model_id, corpus_sha256=corpus_sha256)
 

@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .ngrams import features as ngram_features, log_ratio
 from .classifier import BLOCK_BENIGN_RATE, CHUNK_MARGIN, K, QUARANTINE_BENIGN_RATE, Model, Views, embed_alone, views_of
 
 FOLDS = 5
@@ -42,6 +43,12 @@ def _views(text: str) -> Views:
     return views_of(text)
 
 
+@functools.lru_cache(maxsize=65536)
+def _grams(text: str) -> np.ndarray:
+    """ngrams.features, remembered (like _views): every split's fit counts the same texts' n-grams."""
+    return ngram_features(text)
+
+
 def _model(vec: dict[str, np.ndarray], views: Sequence[Views], labels: np.ndarray, groups: np.ndarray, rows: np.ndarray,
            model_id: str) -> Model:
     texts, ys, gs = [], [], []
@@ -52,9 +59,10 @@ def _model(vec: dict[str, np.ndarray], views: Sequence[Views], labels: np.ndarra
             gs.append(groups[i])
     x = np.stack([vec[t] for t in texts]).astype(np.float32)
     y = np.array(ys, dtype=np.float64)
+    table = log_ratio(texts, ys, _grams)  # every training text: editing is about the kNN's exemplars only
     keep = edited(x, y, np.array(gs))
     x, y = x[keep], y[keep]
-    return Model(x, y.astype(np.int8), probe(x, y), np.inf, np.inf, model_id)
+    return Model(x, y.astype(np.int8), probe(x, y), np.inf, np.inf, model_id, table)
 
 
 def edited(x: np.ndarray, y: np.ndarray, groups: np.ndarray, k: int = K) -> np.ndarray:
@@ -80,7 +88,7 @@ def _row_scores(model: Model, vec: dict[str, np.ndarray], views: Sequence[Views]
     texts = list(dict.fromkeys(t for v in views for t in v.texts()))
     if not texts:
         return []
-    score = dict(zip(texts, model.score_vectors(np.stack([vec[t] for t in texts]))))
+    score = dict(zip(texts, model.score_vectors(np.stack([vec[t] for t in texts]), texts)))
     out = []
     for v in views:
         whole = [score[t] for t in (v.whole, *(d for _, d in v.decoded))]
@@ -129,4 +137,4 @@ def fit(texts: Sequence[str], labels: Sequence[int], groups: Sequence[str], embe
     scores = np.array(oof)
     block = float(np.quantile(scores, 1 - block_rate)) if len(scores) else np.inf
     quarantine = float(np.quantile(scores, 1 - quarantine_rate)) if len(scores) else np.inf
-    return Model(full.exemplars, full.labels, full.weights, block, min(quarantine, block), embedder.model_id)
+    return Model(full.exemplars, full.labels, full.weights, block, min(quarantine, block), embedder.model_id, full.ngrams)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Sequence
 
+from .asks import find as find_ask
 from .exfil import find as find_leak
 from .invisible import hidden_positions, kind as hidden_kind, strong as strong_hidden
 from .phrases import find as find_phrase
@@ -70,6 +71,9 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
     if hit := find_phrase(fold(text)):
         phrase, pos, n = hit
         found.append(Evidence("prompt_injection", f"phrase '{phrase[:80]}'", False, pos * len(text) // max(1, n)))
+    elif ask := find_ask(text):  # a hand-over or "don't tell the user" in the languages the model barely knows
+        reason, what, pos = ask
+        found.append(Evidence(reason, what, False, pos * len(text) // max(1, len(fold(text)))))
     for how, payload in decoded:
         inner = find_leak(payload, protected)
         if inner or (hit := find_phrase(fold(payload))):
