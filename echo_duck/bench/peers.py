@@ -30,7 +30,7 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 from ..text.segment import segment
-from . import perf
+from . import perf, perf_system
 from .peer_text import POOL, rrf, tokens
 
 WARMUP = 5
@@ -178,7 +178,7 @@ class NumpyFloor:
 
 def _system(name: str, workdir: Path, model: Any) -> System:
     if name == "echo_duck":
-        return perf.EchoDuckSystem(workdir, model)
+        return perf_system.EchoDuckSystem(workdir, model)
     if name == "lancedb":
         from .peers_lancedb import LanceDbSystem
         return LanceDbSystem(workdir, model)

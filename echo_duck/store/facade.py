@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
@@ -19,8 +19,8 @@ from ..index.vectors import ReembedReport
 from ..index.vectors import reembed as reembed_stale
 from ..lifecycle import erasure, privacy
 from ..lifecycle.archive import archive_dir
-from ..lifecycle.consolidate import Consolidator, JobQueue
 from ..lifecycle.compress import Compressor
+from ..lifecycle.consolidate import Consolidator, JobQueue
 from ..lifecycle.contradictions import ContradictionChecker
 from ..lifecycle.privacy import PurgeReport
 from ..models import Memory
@@ -37,7 +37,7 @@ from ..write.writer import WRITE_PATHS, Caller, WriteBatch, Writer, prepare
 from .admin_verbs import AdminVerbs, _empty_frame
 from .kb_verbs import KnowledgeBaseVerbs
 from .lifecycle_verbs import LifecycleVerbs
-from .opening import open_writable
+from .opening import SHARED_STATE, SharedState, clock_of, open_writable
 from .read_verbs import ReadVerbs
 from .session_verbs import SessionVerbs
 from .working import WorkingMemory
@@ -103,7 +103,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             path=validate.choice(write_path, "write_path", WRITE_PATHS),
             admin=admin,
         )
-        self._clock = _clock(now)
+        self._clock = clock_of(now)
         if self.read_only and self.path != ":memory:" and not Path(self.path).expanduser().exists():
             raise MemoryNotFound(f"no echo_duck store at {self.path}; create it with: echo-duck init --db {self.path}")
         self.archive_dir = archive_dir(self.path)
@@ -128,7 +128,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             self.travel = TimeTravel(self.db, self.recaller)  # as_of= reads (recall/asof.py)
             self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier, writer=self.writer)
             self.compressor = Compressor(self.db, self.indexer, self.writer, self._clock)
-            self._shared = _Shared(extractor, summarizer)
+            self._shared = SharedState(extractor, summarizer)
             self._bind(caller)
             self.damaged_archive_files = () if self.read_only else open_writable(self.db, self.indexer,
                                                                                  self.archive_dir, self.now())
@@ -159,7 +159,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         per file per process), has no admin rights, and closing it leaves the store open."""
         self._require_admin("for_agent")
         view = object.__new__(type(self))
-        view.__dict__.update({k: v for k, v in self.__dict__.items() if k in _SHARED_STATE})
+        view.__dict__.update({k: v for k, v in self.__dict__.items() if k in SHARED_STATE})
         view._owns_db = False
         view._bind(Caller(agent_id=validate.text(agent_id, "agent_id", max_chars=200),
                           session_id=validate.optional_text(session_id, "session_id", max_chars=200),
@@ -379,31 +379,9 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
 SHARE_TAG = "share:personal"  # another_agent_may_see in sql/macros/10_scope.sql reads it
 
 
-class _Shared:
-    """State every handle of one open store shares (the admin handle and its for_agent() handles)."""
-
-    def __init__(self, extractor: Any, summarizer: Any):
-        self.extractor, self.summarizer = extractor, summarizer
-        self.kb: Any = None
-
-
-# What for_agent() handles share with the handle that opened the store (everything but identity).
-_SHARED_STATE = ("path", "read_only", "allow_files", "_clock", "archive_dir", "db", "schema_version", "indexer",
-                 "writer", "recaller", "travel", "checker", "compressor", "_shared", "damaged_archive_files")
-
-
 def open(path: str | Path = ":memory:", **options: Any) -> EchoDuck:  # noqa: A001 - the library's entry point
     """Open (creating or migrating) an echo_duck store. Use as a context manager."""
     return EchoDuck(path, **options)
-
-
-def _clock(now: datetime | Callable[[], datetime] | None) -> Callable[[], datetime]:
-    if now is None:
-        return lambda: datetime.now(timezone.utc).replace(tzinfo=None)
-    if callable(now):
-        return lambda: validate.timestamp(now(), "now")
-    fixed = validate.timestamp(now, "now")
-    return lambda: fixed
 
 
 def _only(more: dict[str, Any], call: str) -> dict[str, Any]:

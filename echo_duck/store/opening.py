@@ -6,16 +6,20 @@
 4. Rebuild the BM25 postings if their signature moved on (segmenter, stop words, hash(), index text).
 5. Record the embedding model, so stale_vectors is right at once.
 6. Finish purges whose file rewrite was still due (pending_purges): archive files, then the store file.
+
+Also what every handle of one open store shares (``SharedState``, ``SHARED_STATE``) and its clock.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, Callable
 
 from ..index.indexing import Indexer
 from ..lifecycle import archive, erasure
 from ..storage.db import Db
+from ..write import validate
 
 
 def open_writable(db: Db, indexer: Indexer, archive_dir: Path | None, now: datetime) -> tuple[Path, ...]:
@@ -27,3 +31,25 @@ def open_writable(db: Db, indexer: Indexer, archive_dir: Path | None, now: datet
     _ = indexer.vectors  # records the store's current model
     erasure.finish_pending(db, archive_dir)
     return damaged
+
+
+class SharedState:
+    """State every handle of one open store shares (the admin handle and its for_agent() handles)."""
+
+    def __init__(self, extractor: Any, summarizer: Any):
+        self.extractor, self.summarizer = extractor, summarizer
+        self.kb: Any = None
+
+
+# What for_agent() handles share with the handle that opened the store (everything but identity).
+SHARED_STATE = ("path", "read_only", "allow_files", "_clock", "archive_dir", "db", "schema_version", "indexer",
+                "writer", "recaller", "travel", "checker", "compressor", "_shared", "damaged_archive_files")
+
+
+def clock_of(now: datetime | Callable[[], datetime] | None) -> Callable[[], datetime]:
+    if now is None:
+        return lambda: datetime.now(timezone.utc).replace(tzinfo=None)
+    if callable(now):
+        return lambda: validate.timestamp(now(), "now")
+    fixed = validate.timestamp(now, "now")
+    return lambda: fixed
