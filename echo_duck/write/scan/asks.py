@@ -20,7 +20,6 @@ credential nouns.
 from __future__ import annotations
 
 import re
-import unicodedata
 from itertools import islice
 
 from .normalise import fold
