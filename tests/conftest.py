@@ -53,3 +53,18 @@ def copy_store(src, dst) -> None:
     archive = src.with_name(f"{src.stem}_archive")
     if archive.is_dir():
         shutil.copytree(archive, dst.with_name(f"{dst.stem}_archive"))
+
+
+@pytest.fixture(scope="module")
+def rules_only():
+    """The write scanner's rules without the model (the classifier's embedder is missing on purpose)."""
+    import warnings
+
+    from echo_duck.write.scan.classifier import Classifier
+    from echo_duck.write.scan.verdict import Scanner
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scanner = Scanner(Classifier(lambda: None))
+        scanner.scan("warm up")
+    return scanner

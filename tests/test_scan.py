@@ -45,15 +45,6 @@ def is_blocked(text: str, protected=()) -> bool:
     return f is not None and f.blocked
 
 
-@pytest.fixture(scope="module")
-def rules_only():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        scanner = Scanner(Classifier(lambda: None))
-        scanner.scan("warm up")
-    return scanner
-
-
 # -- the fixture corpus -------------------------------------------------------------------------------------
 def test_corpus_shape():
     assert len(ATTACKS) >= 220 and len(BENIGN) >= 520
