@@ -173,6 +173,7 @@ def test_gates_order_the_list_and_never_shorten_it(world):
             assert [r["score"] for r in part] == sorted((r["score"] for r in part), reverse=True)
 
 
+@pytest.mark.slow  # the whole matrix; the fast loop keeps the other SQL-equality tests of this file
 def test_time_terms_and_min_score_are_applied_the_same_way(world):
     now = world.now()
     windows = [(now - timedelta(days=40), now - timedelta(days=20)), (now - timedelta(days=400), now),

@@ -68,6 +68,7 @@ def store(tmp_path_factory):
 
 # -- property-based: arbitrary text on every text parameter ------------------------------------------
 
+@pytest.mark.slow
 @FUZZ
 @given(content=TEXT, key=st.none() | TEXT, tags=st.lists(TEXT, max_size=3), type_=st.sampled_from(["user", "environment", "bogus", ""]))
 def test_remember_stores_byte_exactly_or_refuses_cleanly(store, content, key, tags, type_):
@@ -83,6 +84,7 @@ def test_remember_stores_byte_exactly_or_refuses_cleanly(store, content, key, ta
         assert all(h.memory.content == store.get(h.memory.id).content for h in hits)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(records=st.lists(st.fixed_dictionaries({"content": TEXT, "type": st.sampled_from(["user", "self", "nope"])},
                                               optional={"key": TEXT, "importance": st.sampled_from(NUMBERS)}),
@@ -121,6 +123,7 @@ def test_reads_never_raise_a_raw_error(store, query, k, tag, text, key, scope):
     attempt(store, store.snapshot, budget_user=k if isinstance(k, int) else 100)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(session=st.sampled_from(["s1", "chat-2", ""]) | TEXT, role=st.sampled_from(["user", "assistant", "robot"]),
        content=TEXT)

@@ -46,6 +46,7 @@ def _same_as_fresh(mem, step: str) -> None:
     assert _recalls(mem) == cached, step
 
 
+@pytest.mark.slow  # the whole matrix; the fast loop keeps the other SQL-equality tests of this file
 def test_cached_recall_equals_a_fresh_read_after_every_kind_of_write(world):
     mem, clock = world
     _same_as_fresh(mem, "start")
