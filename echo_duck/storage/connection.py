@@ -58,7 +58,7 @@ def connect(path: str | Path, *, read_only: bool = False, lock_timeout: float = 
     # the CLI's --json output); the CLI draws its own bars on stderr.
     # DuckDB checks an extension's signature on every LOAD (~0.2 s for the two). A locked-down connection skips the
     # check for files that already passed it in this process, unchanged since: it cannot LOAD anything else once
-    # external access is off (tests/test_trust_sql.py). A connection with files allowed always checks.
+    # external access is off (tests/test_extensions.py). A connection with files allowed always checks.
     skip_check = not allow_files and signatures_checked()
     config = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
     if skip_check:
