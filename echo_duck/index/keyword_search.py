@@ -140,8 +140,8 @@ class KeywordSearcher:
             self._mask_dead(state["n_dead"])
 
     def _append(self, after: int) -> None:
-        docs = self.db.run("keyword_docs_after", after=after).to_arrow_table()
-        postings = self.db.run("keyword_postings_after", after=after).to_arrow_table()
+        docs = self.db.arrow("keyword_docs_after", after=after)
+        postings = self.db.arrow("keyword_postings_after", after=after)
         ids = [str(v) for v in docs.column("memory_id").to_pylist()]
         numbers = docs.column("doc").to_numpy().astype(np.int64)
         lengths = docs.column("len").to_numpy().astype(np.int64)

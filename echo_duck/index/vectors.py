@@ -124,7 +124,7 @@ class VectorIndex:
             self.generation += 1
 
     def _load(self) -> None:
-        table = self.db.run("vectors_of_model", model_id=self.model_id).to_arrow_table()
+        table = self.db.arrow("vectors_of_model", model_id=self.model_id)
         ids = [str(v) for v in table.column("memory_id").to_pylist()]
         dim = self.embedder.dim
         if ids:

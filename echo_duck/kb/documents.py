@@ -292,7 +292,7 @@ class _Matrix:
                ) -> tuple[list[str], np.ndarray, tuple[float, float, float]]:
         """The top n (ids, similarities), and the count, sum and sum of squares of every chunk's similarity."""
         if self._model != model_id:
-            table = db.run("kb_vectors_of_model", model_id=model_id).to_arrow_table()
+            table = db.arrow("kb_vectors_of_model", model_id=model_id)
             self._ids = [str(v) for v in table.column("chunk_id").to_pylist()]
             flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
             self._m, self._model = flat.astype(np.float32, copy=False).reshape(len(self._ids), dim), model_id

@@ -64,7 +64,7 @@ def export(db: Db, caller: Caller, root: Path, now: datetime, older_than_days: f
     recovered = recover(db, root, now)
     cutoff = now - timedelta(days=older_than_days)
     with db.reading():
-        batch = db.run("archive_candidates", cutoff=cutoff).to_arrow_table()
+        batch = db.arrow("archive_candidates", cutoff=cutoff)
     if batch.num_rows == 0:
         refresh_view(db, root)
         return ArchiveReport(0, recovered=recovered)

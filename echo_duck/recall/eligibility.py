@@ -162,12 +162,12 @@ class EligibilityCopy:
         self._masks.clear()  # something was written: memberships, labels or rows may have changed
         n_rows, newest = self.db.run("eligibility_state").fetchone()
         if self._seen_version is None:
-            self._apply(self.db.run("eligibility_rows").to_arrow_table())
+            self._apply(self.db.arrow("eligibility_rows"))
         elif newest is not None and newest > self._seen_version:
-            self._apply(self.db.run("eligibility_rows_after", after=self._seen_version).to_arrow_table())
+            self._apply(self.db.arrow("eligibility_rows_after", after=self._seen_version))
         if len(self._ids) != n_rows:  # rows were deleted (or written around the row versions): start again
             self._reset()
-            self._apply(self.db.run("eligibility_rows").to_arrow_table())
+            self._apply(self.db.arrow("eligibility_rows"))
             self._stored.clear()
 
     def _apply(self, table: pa.Table) -> None:

@@ -120,6 +120,11 @@ class Db:
             rows = cur.fetchall()
         return [dict(zip(columns, row)) for row in rows]
 
+    def arrow(self, name: str, /, **params: Any):
+        """The query's result as a pyarrow Table, fetched under the lock like ``scalar`` and ``dicts``."""
+        with self.lock:
+            return self.run(name, **params).to_arrow_table()
+
     def dict(self, name: str, /, **params: Any) -> dict[str, Any] | None:
         rows = self.dicts(name, **params)
         return rows[0] if rows else None
