@@ -90,8 +90,9 @@ class VectorIndex:
                keep: Callable[[list[str], int], np.ndarray] | None = None) -> tuple[list[str], np.ndarray]:
         """Exact top-n (ids, cosine similarities) over every vector of the current model. ``keep(ids,
         generation)``, if given, returns which matrix rows may be returned (a filtered recall: the rows
-        the caller may see and asked for, eligibility.py); ties break by matrix row."""
-        with self._lock:
+        the caller may see and asked for, eligibility.py); ties break by matrix row. Takes the store lock before
+        this index's, the order a write takes them in (add), so a first load never waits on a writer crosswise."""
+        with self.db.reading(catch_up=False), self._lock:
             if self._matrix is None:
                 self._load()
             count = len(self._ids)
@@ -104,8 +105,8 @@ class VectorIndex:
     def search_with_stats(self, query_vector: np.ndarray, n: int, keep: Callable[[list[str], int], np.ndarray] | None = None
                           ) -> tuple[list[str], np.ndarray, list[int], tuple[float, ...]]:
         """``search``, plus each hit's script and the query's similarity sums per script over every
-        vector of the model, whatever ``keep`` says (quantised_scan.script_sums)."""
-        with self._lock:
+        vector of the model, whatever ``keep`` says (quantised_scan.script_sums). Locks as ``search`` does."""
+        with self.db.reading(catch_up=False), self._lock:
             if self._matrix is None:
                 self._load()
             count = len(self._ids)

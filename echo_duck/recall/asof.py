@@ -74,8 +74,7 @@ class TimeTravel:
         arm = "disabled by the caller" if "vector" not in query.arms else "unavailable: no embedding model installed"
         if vectors is not None:
             qvec = vectors.embed([query.text])[0] if query_vector is None else np.asarray(query_vector, np.float32)
-            with self.db.reading(catch_up=False):  # the store lock before the index's, as recall takes them
-                ids, sims, scripts, sums = vectors.search_with_stats(qvec, int(settings["vector_pool"]) * OVERFETCH * 4)
+            ids, sims, scripts, sums = vectors.search_with_stats(qvec, int(settings["vector_pool"]) * OVERFETCH * 4)
             vec_ids, vec_sims, vec_scripts = list(ids), [float(s) for s in sims], list(scripts)
             with self.db.reading():
                 gone = self.db.dicts("active_without_vector_as_of", ts=ts, limit=MAX_REEMBEDDED)
