@@ -26,8 +26,9 @@ def current_version() -> int:
     return known[-1].version if known else 0
 
 
-def ensure_schema(con: duckdb.DuckDBPyConnection, *, read_only: bool = False) -> int:
-    """Migrate (unless read-only) and return the file's schema version."""
+def ensure_schema(con: duckdb.DuckDBPyConnection, *, read_only: bool = False, copied: bool = False) -> int:
+    """Migrate (unless read-only) and return the file's schema version. ``copied``: the file was just
+    made from this process's empty-store template (template.py), so its schema is dated now."""
     with translate_errors("reading the schema version"):
         has_version_table = _scalar(con, "has_schema_version") > 0
         if not has_version_table and _scalar(con, "user_table_count") > 0:
@@ -42,6 +43,9 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, *, read_only: bool = False) ->
             "upgrade echo_duck (pip install -U echo-duck) to open it"
         )
     missing = [m for m in known if m.version not in done]
+    if copied and not missing:
+        with transaction(con, "dating the new store's schema"):
+            _run(con, "date_new_schema")
     if read_only:
         if missing:
             raise EchoDuckError(

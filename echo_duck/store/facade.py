@@ -31,6 +31,7 @@ from ..recall.rerank import RerankSettings
 from ..storage.connection import connect, translate_errors
 from ..storage.db import Db
 from ..storage.schema import ensure_schema
+from ..storage.template import is_new_file, place_template
 from ..write import review, validate
 from ..write.sessions import Sessions
 from ..write.writer import WRITE_PATHS, Caller, WriteBatch, Writer, prepare
@@ -109,13 +110,15 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         self.archive_dir = archive_dir(self.path)
         opener = functools.partial(connect, self.path, read_only=self.read_only, allow_files=allow_files,
                                    archive=self.archive_dir)
+        fresh = not self.read_only and is_new_file(self.path)
+        copied = fresh and place_template(self.path)  # a new file starts as this process's empty store
         con = opener(lock_timeout=float(lock_timeout))
         file = None if self.path == ":memory:" else str(Path(self.path).expanduser().resolve())
         self.db = Db(con, read_only=self.read_only, path=file,
                      reconnect=functools.partial(opener, lock_timeout=max(float(lock_timeout), 5.0)))
         self._owns_db = True
         try:
-            self.schema_version = ensure_schema(con, read_only=self.read_only)
+            self.schema_version = ensure_schema(con, read_only=self.read_only, copied=copied)
             # The scanner refuses writes that would read or send the store's own directory (and any extra paths).
             protected = [str(p) for p in validate.labels(list(map(str, protected_paths)), "protected_paths")]
             if self.path != ":memory:":
@@ -130,8 +133,8 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             self.compressor = Compressor(self.db, self.indexer, self.writer, self._clock)
             self._shared = SharedState(extractor, summarizer)
             self._bind(caller)
-            self.damaged_archive_files = () if self.read_only else open_writable(self.db, self.indexer,
-                                                                                 self.archive_dir, self.now())
+            self.damaged_archive_files = () if self.read_only else open_writable(
+                self.db, self.indexer, self.archive_dir, self.now(), new_file=fresh and not copied)
             self.recaller.warm()
         except BaseException as e:
             with contextlib.suppress(EchoDuckError):  # a damaged file may fail its close as well

@@ -4,6 +4,8 @@
 2. Finish or undo an archive export a crash interrupted (archive.recover).
 3. Rebuild ``memories_all`` over the readable archive files; a damaged file is skipped and reported.
 4. Rebuild the BM25 postings if their signature moved on (segmenter, stop words, hash(), index text).
+   A new file is now an empty store like any other: the process keeps it as the template its later new
+   files start from (storage/template.py).
 5. Record the embedding model, so stale_vectors is right at once.
 6. Finish purges whose file rewrite was still due (pending_purges): archive files, then the store file.
 
@@ -19,15 +21,21 @@ from typing import Any, Callable
 from ..index.indexing import Indexer
 from ..lifecycle import archive, erasure
 from ..storage.db import Db
+from ..storage.template import keep_template
 from ..write import validate
 
 
-def open_writable(db: Db, indexer: Indexer, archive_dir: Path | None, now: datetime) -> tuple[Path, ...]:
-    """Run the steps above; returns the damaged archive files that were skipped."""
+def open_writable(db: Db, indexer: Indexer, archive_dir: Path | None, now: datetime, *,
+                  new_file: bool = False) -> tuple[Path, ...]:
+    """Run the steps above; returns the damaged archive files that were skipped. ``new_file``: this open
+    created the file (its schema statement by statement)."""
     erasure.discard_leftovers(db.path)
     archive.recover(db, archive_dir, now)
     damaged = archive.refresh_view(db, archive_dir)
     indexer.keyword.ensure_ready()
+    if new_file and db.path is not None and (archive_dir is None or not archive_dir.exists()):
+        with db.lock:  # no archive: its view reads no file, so every new file may start from this one
+            keep_template(db.con, db.path)
     _ = indexer.vectors  # records the store's current model
     erasure.finish_pending(db, archive_dir)
     return damaged

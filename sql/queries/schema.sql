@@ -33,3 +33,8 @@ SELECT max_by(checksum, applied_at) FROM schema_objects;
 
 -- name: record_objects_checksum
 INSERT INTO schema_objects VALUES ($checksum, now()::TIMESTAMP);
+
+-- name: date_new_schema
+-- A new store made from the process's empty-store template (storage/template.py): its schema was applied now.
+UPDATE schema_version SET applied_at = now()::TIMESTAMP;
+UPDATE schema_objects SET applied_at = now()::TIMESTAMP;
