@@ -96,12 +96,12 @@ def built(tmp_path_factory):
         stored = alice.remember_many(synthetic.memories(400))
         alice.remember_many([{**r, "scope": "session", "source_session": s}
                              for r, s in zip(synthetic.memories(40, seed=9), ["s1", "s2"] * 20)])
-        for i in range(12):  # superseded versions, visible only with include_archived
-            for version in range(3):
-                alice.remember(f"deploy borealis uses port {8000 + 10 * i + version}", type="environment",
-                               key=f"borealis.port.{i}", provenance="user_stated")
-        for m in stored[:40]:
-            alice.remember(f"pinned rule {m.content}", type="procedure", pinned=True)
+        for version in range(3):  # superseded versions, visible only with include_archived
+            alice.remember_many([{"content": f"deploy borealis uses port {8000 + 10 * i + version}",
+                                  "type": "environment", "key": f"borealis.port.{i}", "provenance": "user_stated"}
+                                 for i in range(12)])
+        alice.remember_many([{"content": f"pinned rule {m.content}", "type": "procedure", "pinned": True}
+                             for m in stored[:40]])
         now[0] += timedelta(days=200)
         alice.decay()  # archives what decayed: weighted down by archived_weight
         now[0] += timedelta(days=30)
