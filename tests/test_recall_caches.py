@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+import echo_duck
 from echo_duck.bench import synthetic
 from echo_duck.index.keyword import query_text
 
@@ -152,3 +153,30 @@ def test_a_kept_visibility_mask_is_dropped_when_a_write_changes_what_a_filter_ke
         assert found()
         mem.forget(target.id, reason="moved")
         assert not found()
+
+
+def test_a_setting_read_in_process_is_what_sql_reads_after_every_way_of_changing_it(tmp_path):
+    """Db.setting() (contradictions, restatements, archive and gc) keeps the settings table until a write."""
+    with echo_duck.open(tmp_path / "s.duckdb", embedder="hash", admin=True) as mem:
+        def same(step: str) -> None:
+            for name in ("contradiction_similarity", "compress_similarity", "archive_retention_days"):
+                assert mem.db.setting(name) == mem.sql("SELECT setting($n)", {"n": name}).item(), (step, name)
+
+        same("start")
+        mem.set_setting("compress_similarity", 0.5)
+        same("set_setting")
+        mem.sql("UPDATE settings SET value = 0.25 WHERE name = 'contradiction_similarity'", write=True)
+        same("sql(write=True)")
+        mem.remember("a write between two reads", type="user")
+        same("remember")
+        with pytest.raises(RuntimeError), mem.db.transaction("a write that rolls back"):
+            mem.db.con.execute("UPDATE settings SET value = 7 WHERE name = 'archive_retention_days'")
+            assert mem.db.setting("archive_retention_days") == 7  # its own uncommitted row, inside the transaction
+            raise RuntimeError("roll back")
+        same("rolled back")
+        mem.db.con.execute("UPDATE settings SET value = 0.75 WHERE name = 'compress_similarity'")
+        assert mem.db.setting("compress_similarity") == 0.5  # documented: a bare write is not seen ...
+        mem.refresh()
+        assert mem.db.setting("compress_similarity") == 0.75  # ... until refresh()
+        same("bare connection, refreshed")
+        assert mem.db.setting("no such setting") is None

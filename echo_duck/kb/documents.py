@@ -190,7 +190,7 @@ class KnowledgeBase:
                 params["p_qvec"], arm = _literal(qvec), "exact (sql)"
             else:
                 with self.db.reading():
-                    pool = int(self.db.scalar("setting_value", name="vector_pool"))
+                    pool = int(self.db.setting("vector_pool"))
                     ids, sims, sums = self._matrix.search(self.db, vectors.model_id, vectors.embedder.dim, qvec, pool)
                     stats = self.db.scalar("kb_similarity_stats", n=sums[0], total=sums[1], squares=sums[2])
                 params.update(p_vec_ids="[" + ",".join(ids) + "]", p_vec_sims=_literal(sims),

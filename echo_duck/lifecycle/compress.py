@@ -141,8 +141,8 @@ class Compressor:
 
     def settings(self) -> tuple[float, float]:
         with self.db.reading():
-            return (self.db.scalar("setting_value", name="compress_similarity"),
-                    self.db.scalar("setting_value", name="compress_term_overlap"))
+            return (self.db.setting("compress_similarity"),
+                    self.db.setting("compress_term_overlap"))
 
     def groups(self, memory_ids: Iterable[str] | None = None) -> list[list[Memory]]:
         """Restatement groups among the live keyless semantic memories (all of them, or the groups of

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable
 from ..errors import InvalidInput, MemoryNotFound, PermissionDenied
 from ..index.indexing import Indexer
 from ..models import Memory
-from ..storage.db import Db
+from ..storage.db import Db, uuid_list
 from ..write.writer import Caller, require_owner
 from .verify import Verdict, heuristic_verifier
 
@@ -72,13 +72,17 @@ class ContradictionChecker:
     def check(self, caller: Caller, memory_ids: Iterable[str]) -> list[Contradiction]:
         """Verify each new memory against its candidates; record and resolve what contradicts."""
         memory_ids = [str(i) for i in memory_ids]
-        found = self.check_versions(caller, memory_ids)
+        with self.db.reading():
+            rows = {str(r["id"]): r for r in self.db.dicts("memories_by_ids", ids=uuid_list(memory_ids))}
+        # Only a new version has a predecessor whose source may differ (check_versions changes no memory row).
+        found = self.check_versions(caller, [i for i in memory_ids if i in rows and rows[i]["supersedes"] is not None])
+        recorded = False  # a recorded contradiction may retire a later id of this batch: read it again then
         for memory_id in memory_ids:
             with self.db.reading():
-                me_row = self.db.dict("memory_by_id", id=memory_id)
+                me_row = self.db.dict("memory_by_id", id=memory_id) if recorded else rows.get(memory_id)
                 if me_row is None or me_row["status"] != "active":
                     continue
-                settings = {n: self.db.scalar("setting_value", name=n) for n in
+                settings = {n: self.db.setting(n) for n in
                             ("contradiction_similarity", "contradiction_min_confidence", "contradiction_auto_confidence")}
                 neighbours = self._neighbours(memory_id, settings["contradiction_similarity"])
                 candidates = self.db.dicts("contradiction_candidates", id=memory_id, neighbours=neighbours,
@@ -90,6 +94,7 @@ class ContradictionChecker:
                 if not verdict.contradicts or verdict.confidence < settings["contradiction_min_confidence"]:
                     continue
                 found.append(self._record(caller, other, me, verdict, settings["contradiction_auto_confidence"]))
+                recorded = True
         return found
 
     def check_versions(self, caller: Caller, memory_ids: Iterable[str]) -> list[Contradiction]:
@@ -100,7 +105,7 @@ class ContradictionChecker:
             return []
         with self.db.reading():
             pairs = self.db.dicts("replaced_from_another_source", ids="[" + ",".join(ids) + "]")
-            min_confidence = self.db.scalar("setting_value", name="contradiction_min_confidence")
+            min_confidence = self.db.setting("contradiction_min_confidence")
         found = []
         for pair in pairs:
             old = Memory.from_row({k[4:]: v for k, v in pair.items() if k.startswith("old_")})

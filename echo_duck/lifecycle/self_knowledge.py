@@ -62,7 +62,7 @@ def mark(db: Db, writer: Writer, caller: Caller, target: Any, helpful: bool, rec
 
 def self_confidence(db: Db, row: dict, session_id: str | None, helpful: bool, now: datetime) -> tuple[float, bool]:
     """The new confidence of a SELF memory after one outcome, and whether the outcome counted."""
-    s = {name: db.scalar("setting_value", name=name) for name in SELF_SETTINGS}
+    s = {name: db.setting(name) for name in SELF_SETTINGS}
     confidence = row["confidence"]
     if not helpful:
         return round(max(confidence - s["self_unhelpful_step"], 0.0), 6), True

@@ -42,6 +42,7 @@ class Db:
         self._only_reviews = False  # the open transaction has so far only written recall bookkeeping
         self._read_only_names: dict[str, bool] = {}
         self._on_rollback: list[Callable[[], None]] = []
+        self._settings: tuple[int, dict[str, float]] | None = None  # (writes_but_reviews, every setting)
 
     def before_use(self, catch_up: Callable[[], None]) -> None:
         """Run ``catch_up`` (writing work queued behind an earlier call, recall_log.py) before each
@@ -119,6 +120,19 @@ class Db:
             columns = [d[0] for d in cur.description]
             rows = cur.fetchall()
         return [dict(zip(columns, row)) for row in rows]
+
+    def setting(self, name: str) -> float | None:
+        """A tunable from the settings table, as SQL's setting(name) returns it (None if there is none).
+        The table is read once until the next write through this Db (recall bookkeeping aside), and
+        always inside a transaction; writes through the bare connection count after ``wrote()``."""
+        with self.lock:
+            written = self.writes_but_reviews
+            if written is None or self._settings is None or self._settings[0] != written:
+                values = dict(self.run("all_settings").fetchall())
+                self._settings = None if written is None else (written, values)
+            else:
+                values = self._settings[1]
+            return values.get(name)
 
     def arrow(self, name: str, /, **params: Any):
         """The query's result as a pyarrow Table, fetched under the lock like ``scalar`` and ``dicts``."""

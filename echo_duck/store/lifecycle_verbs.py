@@ -51,7 +51,7 @@ class LifecycleVerbs:
             raise InvalidInput("an in-memory store has no folder for a Parquet archive; open a file")
         if older_than_days is None:
             with self.db.reading():
-                older_than_days = self.db.scalar("setting_value", name="archive_retention_days")
+                older_than_days = self.db.setting("archive_retention_days")
         # NaN, inf and ~2,000+ years would break the cutoff date arithmetic (ValueError/OverflowError)
         if (isinstance(older_than_days, bool) or not isinstance(older_than_days, (int, float))
                 or not 0 <= older_than_days <= 700_000):
@@ -73,7 +73,7 @@ class LifecycleVerbs:
         self._require_admin("gc")
         if retention_days is None:
             with self.db.reading():
-                retention_days = self.db.scalar("setting_value", name="gc_retention_days")
+                retention_days = self.db.setting("gc_retention_days")
         if isinstance(retention_days, bool) or not isinstance(retention_days, (int, float)) or retention_days < 0:
             raise InvalidInput(f"retention_days must be a number of days >= 0, got {retention_days!r}")
         return lifecycle.gc(self.db, self.caller, self.indexer.keyword, self.now(), float(retention_days),
