@@ -37,7 +37,8 @@ _SELECTORS_RE = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{4,}")
 _REVERSE_SPLIT_RE = re.compile(r"[\n\u202a-\u202e\u2066-\u2069]+|(?<=[a-z0-9])[.!?]\s+(?=[.!?]?\w)")
 _UPSIDE = str.maketrans("ɐqɔpǝɟƃɥᴉɾʞןɯuodbɹsʇnʌʍxʎz∀ᗺƆᗡƎℲ⅁HIſꓘ⅂WNOԀΌᴚS⊥∩ΛMX⅄Z˙'¡¿‾",
                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.,!?_")
-_UPSIDE_RE = re.compile("[ɐǝɟƃɥᴉɾʞןɯɹʇʌʍʎ∀ᗺƆᗡƎℲ⅁ſꓘ⅂ԀᴚΛ⅄˙¿¡]")
+# Turned letters only: ¡ ¿ and ˙ also turn, but Spanish writes ¡ and ¿ in every other sentence.
+_UPSIDE_RE = re.compile("[ɐǝɟƃɥᴉɾʞןɯɹʇʌʍʎ∀ᗺƆᗡƎℲ⅁ſꓘ⅂ԀᴚΛ⅄]")
 _MORSE = {".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
           ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
           "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",

@@ -127,7 +127,10 @@ def find(text: str, protected: Sequence[str] = (), has_secret: bool | None = Non
         what = f"${names[0].upper()}" if names else "the environment" if _DUMP_RE.search(window) else None
         literal = secret_spans(window) if has_secret is None else has_secret and secret_spans(window)
         if what or literal or _SECRET_PARAM_RE.search(window):
-            return f"network command '{m.group()}' with {what or 'a literal secret'}", True, int(m.start() * scale)
+            # a secret variable, a secret parameter or a known key format blocks; a string that only looks
+            # random (an unlabelled guess) is held for review
+            sure = bool(what or _SECRET_PARAM_RE.search(window) or any(s.sure for s in literal or ()))
+            return f"network command '{m.group()}' with {what or 'a literal secret'}", sure, int(m.start() * scale)
     for a, b in islice(_sensitive_spans(low, protected), MAX_CANDIDATES):
         before, after = low[max(0, a - 80):a], low[b:b + 100]
         name = re.search(r"[^\s'\"`(=@<]*$", before).group() + low[a:b] + re.match(r"[^\s'\"`)|;&]*", after).group()

@@ -54,6 +54,10 @@ def _letter(ch: str) -> bool:
     return unicodedata.category(ch)[0] == "L"
 
 
+_FUNCTION_NAME_RE = re.compile(r"(?<![A-Za-z])(?:a?(?:sin|cos|tan|cot|sec|csc)h?|arc(?:sin|cos|tan)|log|ln|lg|exp|lim|"
+                               r"det|max|min|arg|sup|inf|gcd|dim|ker|deg|Pr|[fgh])$")
+
+
 def _cjk_or_myanmar(ch: str) -> bool:
     cp = ord(ch)
     return (0x3400 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF or 0x20000 <= cp <= 0x3FFFF or 0x1000 <= cp <= 0x109F
@@ -72,6 +76,8 @@ def _allowed(text: str, i: int, rtl: bool) -> bool:
             emoji_before = text[i - 2] if i >= 2 and before in "\ufe0f\u20e3" else before
             return pictograph(emoji_before) and pictograph(after)
         return False
+    if ch == "\u2061":  # FUNCTION APPLICATION after a function's name, as math copied from MathML writes "cos⁡θ"
+        return _FUNCTION_NAME_RE.search(text[max(0, i - 8):i]) is not None
     if cp in _BIDI_SOFT:
         return rtl
     if 0x180B <= cp <= 0x180F:

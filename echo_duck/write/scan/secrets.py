@@ -37,7 +37,7 @@ _WEAK_OTHER = r"密钥|密鑰|秘钥|令牌|凭证|憑證|签名|加签|トー�
 _LABEL_RE = re.compile(rf"(?i)(?<![a-z])(?:(?P<strong>(?:{_STRONG_LATIN})(?-i:(?![a-z]))|{_STRONG_OTHER})|"
                        rf"(?:{_WEAK_LATIN})(?-i:(?![a-z]))|{_WEAK_OTHER})")
 _TOKEN_RE = re.compile(r"[!-~]{8,128}")
-_NOT_TOKEN_RE = re.compile(r"^(?:https?://|www\.|/|~/|\.{0,2}/)|^[\w.+-]+@[\w-]+\.[\w.]+$|^[\w-]+\.(?:com|org|net|io|md|txt|"
+_NOT_TOKEN_RE = re.compile(r"^(?:https?://|https?/\d|www\.|/|~/|\.{0,2}/)|^[\w.+-]+@[\w-]+\.[\w.]+$|^[\w-]+\.(?:com|org|net|io|md|txt|"
                            r"json|ya?ml|py|sh|env|example)$|^\d{4}-\d\d-\d\d|^[\d\s:.,/-]+$", re.I)
 _HEX_RE = re.compile(r"(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{16,}|(?=[0-9A-F]*[A-F])(?=[0-9A-F]*\d)[0-9A-F]{16,}")
 _ACCOUNT_RE = re.compile(r"(?<![\w.+@-])[\w.+@-]{1,64} [/|] ")
