@@ -239,7 +239,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         memory = self.writer.remember(self.caller, spec)
         if memory.status != "quarantined":
             if memory.id in self.writer.last_inserted:  # a new row: if it restates a live one, that one is reinforced
-                memory = self.compressor.fold_restatement(self.caller, self._reload(memory))
+                memory = self.compressor.fold_restatement(self.caller, memory)
             self.checker.check(self.caller, [memory.id])
         return self._reload(memory)
 
