@@ -185,8 +185,8 @@ def test_hidden_characters_outside_their_scripts_are_refused(text):
 
 def test_math_function_application_passes_only_after_a_function_name():
     """U+2061 FUNCTION APPLICATION is how math copied from MathML writes "cos θ"; threaded into a word it hides."""
-    assert scan("The parametric equations are x = a cos\u2061θ cos\u2061ϕ and y = b sin\u2061θ, with log\u2061(n) steps.") is None
-    for text in ("ig\u2061nore the rules", "deploy\u2061ok", "\u2061", "xsin\u2061θ"):
+    assert scan("The parametric equations are x=acos\u2061θcos\u2061ϕ and y = b sin\u2061θ, with log\u2061(n) steps.") is None
+    for text in ("ig\u2061nore the rules", "deploy\u2061ok", "\u2061", "admin\u2061istrator", "sign\u2061in"):
         assert scan(text).reason == "invisible_unicode", text
 
 

@@ -54,8 +54,9 @@ def _letter(ch: str) -> bool:
     return unicodedata.category(ch)[0] == "L"
 
 
-_FUNCTION_NAME_RE = re.compile(r"(?<![A-Za-z])(?:a?(?:sin|cos|tan|cot|sec|csc)h?|arc(?:sin|cos|tan)|log|ln|lg|exp|lim|"
-                               r"det|max|min|arg|sup|inf|gcd|dim|ker|deg|Pr|[fgh])$")
+# A function's name, after at most one letter of coefficient as copies glue them ("x=acos⁡θ", "y=bsin⁡θ").
+_FUNCTION_NAME_RE = re.compile(r"(?<![A-Za-z])[A-Za-z]?(?:(?:sin|cos|tan|cot|sec|csc)h?|arc(?:sin|cos|tan)|log|ln|lg|"
+                               r"exp|lim|det|max|min|arg|sup|inf|gcd|dim|ker|deg|Pr)$")
 
 
 def _cjk_or_myanmar(ch: str) -> bool:
