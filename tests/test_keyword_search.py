@@ -8,6 +8,8 @@ rebuild, raw SQL, and a transaction that rolled back after the copy had seen it.
 
 from __future__ import annotations
 
+import uuid
+
 import numpy as np
 import pytest
 
@@ -50,6 +52,27 @@ def store(db_path):
 def test_matches_sql_bm25(store, top):
     for query in QUERIES:
         assert_same(store, query, top)
+
+
+@pytest.mark.parametrize("top", [1, 5, 40])
+def test_a_filtered_search_is_the_best_kept_matches_then_the_kept_ones_asked_for(store, top):
+    """keep/also (a filtered recall): the ``top`` best of the rows kept, then every other kept match named in
+    ``also``, in rank order: exactly what filtering the whole ranking gives."""
+    searcher, rng = store.indexer.keyword_search, np.random.default_rng(7)
+    for query in QUERIES:
+        everything = unpack(searcher.search(query_text(query), None))
+        kept_ids = {row[0] for row in everything if rng.random() < 0.4}
+        also = [row[0] for row in everything if rng.random() < 0.2] + [str(uuid.uuid4())]
+        seen = []
+
+        def keep(doc_ids, generation):
+            seen.append(generation)
+            return np.array([i in kept_ids for i in doc_ids])
+
+        got = unpack(searcher.search(query_text(query), top, keep=keep, also=also))
+        kept = [row for row in everything if row[0] in kept_ids]
+        assert got == kept[:top] + [row for row in kept[top:] if row[0] in also], query
+        assert seen in ([], [searcher.generation]), "asked once, in the searcher's current row numbering"
 
 
 def test_follows_writes_purges_compaction_and_raw_sql(store):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,7 +94,9 @@ class KeywordSearcher:
         self._reset()
 
     def _reset(self) -> None:
+        self.generation = getattr(self, "generation", -1) + 1  # doc rows are numbered anew after a reset
         self._ids: list[str] = []  # memory id per doc row
+        self._row_of: dict[str, int] = {}  # memory id -> its newest doc row
         # per doc row: doc number (ascending), the memory id as two integers (SQL's uuid order), length, live
         self._docs = GrowingColumns(number=np.int64, id_high=np.uint64, id_low=np.uint64, length=np.int64, live=bool)
         self._postings = _Postings()
@@ -112,8 +115,13 @@ class KeywordSearcher:
         with self._lock:
             self._reset()
 
-    def search(self, query_tokens: str, top: int | None) -> KeywordArm:
-        """The ``top`` best matches (all when None) by score, then memory id, as ``bm25_scores`` ranks them."""
+    def search(self, query_tokens: str, top: int | None, *, keep: Callable[[list[str], int], np.ndarray] | None = None,
+               also: Iterable[str] = ()) -> KeywordArm:
+        """The ``top`` best matches (all when None) by score, then memory id, as ``bm25_scores`` ranks them.
+
+        ``keep(doc ids, generation)`` (a filtered recall: eligibility.keyword_keep) says which doc rows may
+        match at all: then the arm is the ``top`` best of those, followed by any other kept match whose id
+        is in ``also`` (the vector arm's candidates, whose rarest-term ratio fusion reads), in rank order."""
         with self.db.reading(catch_up=False), self._lock:  # the store lock first, as every caller takes it
             written = self.db.writes_but_reviews  # None inside a transaction: always ask SQL there
             if written is None or written != self._followed:
@@ -123,7 +131,7 @@ class KeywordSearcher:
             if top is not None and top <= 0:
                 return NO_MATCH
             terms = np.array(self._terms.of(query_tokens, written), dtype=np.uint64)
-            return self._score(terms, *self._stats, top)
+            return self._score(terms, *self._stats, top, keep, also)
 
     # -- keeping the copy in step --------------------------------------------------------------
 
@@ -146,6 +154,7 @@ class KeywordSearcher:
         numbers = docs.column("doc").to_numpy().astype(np.int64)
         lengths = docs.column("len").to_numpy().astype(np.int64)
         high, low = _order_key(ids)
+        self._row_of.update(zip(ids, range(len(self._ids), len(self._ids) + len(ids))))
         self._ids.extend(ids)
         self._docs.append(number=numbers, id_high=high, id_low=low, length=lengths, live=np.ones(len(ids), bool))
         self._n_live += len(ids)
@@ -176,7 +185,8 @@ class KeywordSearcher:
 
     # -- scoring (sql/macros/30_bm25.sql: k1 = 1.2, b = 0.75, log base 10) ----------------------
 
-    def _score(self, terms: np.ndarray, n_docs: int, total_len: int, top: int | None) -> KeywordArm:
+    def _score(self, terms: np.ndarray, n_docs: int, total_len: int, top: int | None,
+               allow: Callable[[list[str], int], np.ndarray] | None = None, also: Iterable[str] = ()) -> KeywordArm:
         postings, live, n = self._postings, self._docs.live, float(n_docs)
         avgdl = total_len / n_docs if n_docs else 1.0
         score, rarest, covered = self._buffers()
@@ -208,12 +218,21 @@ class KeywordSearcher:
                 score[rows], rarest[rows], covered[rows] = 0.0, _NO_DF, 0.0
         surprise = [math.log(1 + (n - df + 0.5) / (df + 0.5)) for df in dfs]
         matches = len(docs)
-        if top is not None and matches > top:
+        extra = np.zeros(len(docs), bool)
+        if allow is not None:
+            kept = allow(self._ids, self.generation)[docs]
+            wanted = [r for r in map(self._row_of.get, also) if r is not None]
+            extra = np.isin(docs, np.array(wanted, np.int64))[kept]
+            docs, doc_scores, doc_rarest, doc_covered = docs[kept], doc_scores[kept], doc_rarest[kept], doc_covered[kept]
+        if top is not None and len(docs) > top:
             # keep the top scores and every score tied with the last of them, so that the id
             # tie-break below decides which of the tied make the cut, as in SQL
-            keep = doc_scores >= np.partition(doc_scores, matches - top)[matches - top]
-            docs, doc_scores, doc_rarest, doc_covered = docs[keep], doc_scores[keep], doc_rarest[keep], doc_covered[keep]
-        order = np.lexsort((self._docs.id_low[docs], self._docs.id_high[docs], -doc_scores))[:top]  # score, then id
+            cut = (doc_scores >= np.partition(doc_scores, len(docs) - top)[len(docs) - top]) | extra
+            docs, doc_scores, doc_rarest, doc_covered = docs[cut], doc_scores[cut], doc_rarest[cut], doc_covered[cut]
+            extra = extra[cut]
+        order = np.lexsort((self._docs.id_low[docs], self._docs.id_high[docs], -doc_scores))  # score, then id
+        if top is not None:
+            order = np.concatenate([order[:top], order[top:][extra[order[top:]]]])
         query_idf = sum(math.log10(((n - df) + 0.5) / (df + 0.5) + 1) for df in dfs)
         query_info = sum(_information(n, df) for df in dfs)
         unseen = len(terms) - len(dfs)  # content terms no live doc holds: counted at the largest weight

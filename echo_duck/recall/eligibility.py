@@ -71,9 +71,11 @@ class EligibilityCopy:
         self._seen_version: int | None = None  # None: not loaded
         self._followed: int | None = None  # Db.writes when the copy last checked the table
         self._stored: dict[str, dict[str, Any]] = {}  # memory rows as recall_rows returns them (winners_rows)
-        self._matrix_map: tuple[int, np.ndarray] = (-1, np.zeros(0, np.int64))  # (vector generation, copy rows)
-        # (caller, filters) -> (vector generation, matrix-order mask): kept while the copy stands (cleared
-        # whenever it takes in a write or starts again), so a repeated filtered recall skips the full-table mask
+        # "vector" (matrix rows) and "keyword" (BM25 doc rows) -> (that index's generation, copy row of each)
+        self._order_maps: dict[str, tuple[int, np.ndarray]] = {}
+        # (index, caller, filters) -> (generation, mask in that index's row order): kept while the copy stands
+        # (cleared whenever it takes in a write or starts again), so a repeated filtered recall skips the
+        # full-table mask
         self._masks: dict[tuple, tuple[int, np.ndarray]] = {}
 
     def invalidate(self) -> None:
@@ -113,24 +115,44 @@ class EligibilityCopy:
             if self.db.in_transaction:
                 raise RuntimeError("inside a transaction a filtered recall runs its vector arm in SQL, not the copy")
             self._follow()
-            key = _mask_key(who, include_superseded, filters)
+            key = ("vector", *_mask_key(who, include_superseded, filters))
 
             def keep(matrix_ids: list[str], generation: int) -> np.ndarray:
-                known = self._masks.get(key)
-                if known is not None and known[0] == generation and len(known[1]) == len(matrix_ids):
-                    return known[1]
-                allowed = np.zeros(len(self._ids) + 1, bool)  # the last one, index -1: rows the copy lacks
-                allowed[:-1] = self._allowed(np.arange(len(self._ids)), who, include_superseded, filters)
-                rows = self._copy_rows_of(matrix_ids, generation)
-                mask = allowed[rows]
-                if (rows >= 0).all():  # every matrix row is in the copy: the mask holds until the next write
-                    mask.flags.writeable = False  # shared by the recalls that reuse it
-                    if len(self._masks) >= _MASKS and key not in self._masks:
-                        self._masks.pop(next(iter(self._masks)))  # the oldest: a bounded cache
-                    self._masks[key] = (generation, mask)
-                return mask
+                return self._mask_in_order(key, matrix_ids, generation, who, include_superseded, filters)
 
             return search(query_vector, n, keep=keep)
+
+    def keyword_keep(self, *, who: dict[str, Any], include_superseded: bool,
+                     filters: dict[str, Any] | None) -> Callable[[list[str], int], np.ndarray]:
+        """For KeywordSearcher.search's ``keep``: which BM25 doc rows the caller may see and asked for, so a
+        filtered keyword arm ranks the rows the filters keep without turning every match into a Python id."""
+        key = ("keyword", *_mask_key(who, include_superseded, filters))
+
+        def keep(doc_ids: list[str], generation: int) -> np.ndarray:
+            with self.db.reading(catch_up=False), self._lock:
+                if self.db.in_transaction:
+                    raise RuntimeError("inside a transaction a filtered recall runs its keyword arm in SQL")
+                self._follow()
+                return self._mask_in_order(key, doc_ids, generation, who, include_superseded, filters)
+
+        return keep
+
+    def _mask_in_order(self, key: tuple, ids: list[str], generation: int, who: dict[str, Any],
+                       include_superseded: bool, filters: dict[str, Any] | None) -> np.ndarray:
+        """The visibility (and filters) mask in an index's row order (``key[0]``: "vector" or "keyword")."""
+        known = self._masks.get(key)
+        if known is not None and known[0] == generation and len(known[1]) == len(ids):
+            return known[1]
+        allowed = np.zeros(len(self._ids) + 1, bool)  # the last one, index -1: rows the copy lacks
+        allowed[:-1] = self._allowed(np.arange(len(self._ids)), who, include_superseded, filters)
+        rows = self._copy_rows_of(key[0], ids, generation)
+        mask = allowed[rows]
+        if (rows >= 0).all():  # every index row is in the copy: the mask holds until the next write
+            mask.flags.writeable = False  # shared by the recalls that reuse it
+            if len(self._masks) >= _MASKS and key not in self._masks:
+                self._masks.pop(next(iter(self._masks)))  # the oldest: a bounded cache
+            self._masks[key] = (generation, mask)
+        return mask
 
     # -- keeping the copy in step --------------------------------------------------------------
 
@@ -216,20 +238,20 @@ class EligibilityCopy:
     def _text_code(self, value: str) -> int:
         return self._codes.setdefault(value, len(self._codes))
 
-    def _copy_rows_of(self, matrix_ids: list[str], generation: int) -> np.ndarray:
-        """The copy row of each vector matrix row, -1 where the copy has no such memory. Kept between calls:
-        both sides only append until they reload (a new vector generation, or _reset)."""
-        known_generation, rows = self._matrix_map
+    def _copy_rows_of(self, index: str, ids: list[str], generation: int) -> np.ndarray:
+        """The copy row of each row of an index (the vector matrix, the BM25 docs), -1 where the copy has no
+        such memory. Kept between calls: both sides only append until they reload (a new generation of the
+        index, or _reset)."""
+        known_generation, rows = self._order_maps.get(index, (-1, np.zeros(0, np.int64)))
         if known_generation != generation:
             rows = np.zeros(0, np.int64)
-        if len(rows) < len(matrix_ids):
-            more = np.fromiter((self._row.get(i, -1) for i in matrix_ids[len(rows):]), np.int64,
-                               len(matrix_ids) - len(rows))
+        if len(rows) < len(ids):
+            more = np.fromiter((self._row.get(i, -1) for i in ids[len(rows):]), np.int64, len(ids) - len(rows))
             rows = np.concatenate([rows, more])
         for i in np.flatnonzero(rows < 0).tolist():  # the copy may have the row by now (rows are never renumbered)
-            rows[i] = self._row.get(matrix_ids[i], -1)
-        self._matrix_map = (generation, rows)
-        return rows[: len(matrix_ids)]
+            rows[i] = self._row.get(ids[i], -1)
+        self._order_maps[index] = (generation, rows)
+        return rows[: len(ids)]
 
     # -- recall_eligible, in process -------------------------------------------------------------
 

@@ -178,8 +178,8 @@ class Recaller:
             # recall_fused over arms computed in SQL; elsewhere the copy applies the filters (eligibility.py).
             in_sql = query.filtered and self.db.in_transaction
             keyword = NO_MATCH
-            if q_tokens is not None and not in_sql:  # filtered: every match, the filters may drop any of them
-                keyword = self.indexer.keyword_search.search(q_tokens, None if query.filtered else keyword_cut(settings))
+            if q_tokens is not None and not in_sql and not query.filtered:  # filtered: after the vector arm
+                keyword = self.indexer.keyword_search.search(q_tokens, keyword_cut(settings))
         who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
                    p_caller_tenants=tenants)
         filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
@@ -213,6 +213,13 @@ class Recaller:
                         ids, sims, scripts, sums = vectors.search_with_stats(qvec, pool)
                         arm = "exact (in-process)"
                     vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums))
+        if q_tokens is not None and not in_sql and query.filtered:
+            # Filtered: among the matches the caller may see and asked for, fusion ranks the best keyword_pool,
+            # and reads the rarest-term ratio of any of them in the vector arm; the rest cannot change the list.
+            with self.db.reading(catch_up=False):
+                keep = self.eligibility.keyword_keep(who=who, include_superseded=query.include_archived, filters=wanted)
+                keyword = self.indexer.keyword_search.search(q_tokens, int(settings["keyword_pool"]), keep=keep,
+                                                             also=vector.ids)
         fetch = max(query.k, self.rerank_settings.top_k) if self.reranker is not None else query.k
         time = self.time_terms(query.text)
         with self.db.reading(catch_up=False):
