@@ -414,6 +414,24 @@ def test_secrets_are_refused_and_never_shown(secret, part, blocked):
     assert part not in f.detail and part not in f.excerpt and "****" in f.excerpt
 
 
+def test_a_secret_pattern_is_skipped_only_for_text_that_lacks_a_string_every_match_holds():
+    """secrets.spans runs a provider pattern only over text holding the literal runs parsed out of it: each
+    run is in every match (checked on every corpus match, and on a match for each pattern with runs)."""
+    from echo_duck.write.scan.secrets import _plugins
+
+    plugins = _plugins()
+    assert sum(bool(needs) for _, _, needs in plugins) >= 0.8 * len(plugins)
+    for text in [r["text"] for r in ATTACKS + BENIGN]:
+        for _, rx, needs in plugins:
+            for m in rx.finditer(text):
+                assert all(n in m.group() for n in needs), (rx.pattern, m.group())
+    samples = {"AccountKey=": "AccountKey=" + "a1B2" * 22, "gh": "ghp_" + "A1b2" * 9, "-us": "a1" * 16 + "-us14"}
+    for _, rx, needs in plugins:
+        key = next((k for k in samples if needs and needs[0] == k), None)
+        if key and rx.search(samples[key]):
+            assert all(n in rx.search(samples[key]).group() for n in needs)
+
+
 def test_masking_never_shows_any_part_of_a_corpus_secret():
     """For every secret the layer finds in the corpus's secret family, no 5 characters of it survive in the excerpt
     or the detail (pieces of ordinary words, like "hooks" in a webhook URL, aside)."""
