@@ -36,10 +36,11 @@ _LEET = str.maketrans("013457", "oieast")
 
 
 def _join_run(m: re.Match) -> str:
-    """Inside a run of spaced-out letters the most common separator is spacing; any other separator is a word break."""
+    """Inside a run of spaced-out letters the most common separator is spacing; any other separator is a word break.
+    On a tie the first of them in the run (not a set's order, which changes with the process's hash seed)."""
     run = m.group()
     seps = _SEPS_RE.findall(run)
-    common = max(set(seps), key=seps.count)
+    common = max(seps, key=seps.count)
     return _SEPS_RE.sub(lambda s: "" if s.group() == common else " ", run)
 
 
