@@ -130,7 +130,8 @@ def kind(ch: str) -> str:
 def strong(text: str, positions: list[int]) -> bool:
     """Hidden characters that can only be smuggling: a tag payload, a bidi override, selectors or joiners
     threaded through a word (three or more inside letters), or a run of two or more."""
-    positions = [i for i in positions if not ("\u2061" <= text[i] <= "\u2064" or text[i] == "\u00ad")]  # math, hyphens
+    # math operators; soft hyphens, and U+0002 where text copied out of a PDF had a line-end hyphen ("pre\x02dicting")
+    positions = [i for i in positions if not ("\u2061" <= text[i] <= "\u2064" or text[i] in "\u00ad\x02")]
     if not positions:
         return False
     chars = [text[i] for i in positions]
