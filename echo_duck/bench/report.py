@@ -30,8 +30,8 @@ NOTES = (
     "logs the recall (queued, and written in one transaction per 64 recalls here, since the loop never idles); "
     "scope, decay terms, fusion and gating run in process (an in-process copy of the columns they read, "
     "following the table by row_version). 'filtered' adds "
-    "types=[user, environment]: the copy applies the filter too, every keyword match goes on, and the vector "
-    "arm is the exact top-N among the rows the filter keeps. The peers only read.",
+    "types=[user, environment]: the copy applies the filter too, and each arm ranks only the rows the filter "
+    "keeps (the exact vector top-N, the best BM25 matches). The peers only read.",
     "excl. = query vector given; incl. = the query embedded with the default model (1 thread) inside the timed "
     "region. Ingest: bulk load in batches of 2,000 with the cached vectors; 'with emb.' = a tenth more rows "
     "(100 to 2,000) appended with the model in the loop. Index build: echo_duck compacts the BM25 postings, loads the vector "
