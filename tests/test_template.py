@@ -109,3 +109,16 @@ def test_the_template_folder_goes_when_the_process_ends(tmp_path):
     kept = Path(out.stdout.strip())
     assert kept.name.endswith(".duckdb") and kept.parent.name.startswith("echo_duck-templates-")
     assert not kept.parent.exists(), "removed at exit"
+
+
+def test_keeping_the_template_leaves_the_new_store_locked(tmp_path, no_template):
+    """The first new file is copied by a child process: closing a descriptor of it here would drop
+    DuckDB's POSIX lock, and another process could open the store while this one writes."""
+    path = tmp_path / "first.duckdb"
+    code = ("import sys, echo_duck\ntry:\n    echo_duck.open(sys.argv[1], admin=True)\n"
+            "except echo_duck.DatabaseLocked:\n    print('locked')")
+    with echo_duck.open(path, embedder="hash", admin=True) as mem:
+        assert len(template._TEMPLATES) == 1
+        mem.remember("written while another process tries to open the file", type="user")
+        out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == "locked"

@@ -9,7 +9,9 @@ view files, so a process whose sql/ differs never uses a stale one; the migratio
 ``applied_at`` are stamped again after the copy (storage/schema.py). A copy is made under a temporary
 name and linked into place, so it never replaces a file that appeared meanwhile and never leaves half a
 file under the store's name; anything unusual (no template yet, a leftover ``.wal``, a filesystem
-without hard links) falls back to creating the schema statement by statement.
+without hard links, a system other than POSIX) falls back to creating the schema statement by statement.
+The first file is copied by a child process (``cp``): DuckDB holds a POSIX lock on it, and any descriptor
+of it this process opened and closed would release that lock.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import atexit
 import contextlib
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import uuid
@@ -27,6 +31,8 @@ import duckdb
 
 from . import sqlfiles
 
+_CP = shutil.which("cp")
+_COPY = [_CP] if _CP else [sys.executable, "-c", "import shutil, sys; shutil.copyfile(*sys.argv[1:])"]
 _LOCK = threading.Lock()
 _TEMPLATES: dict[str, Path] = {}
 _FOLDER: Path | None = None
@@ -68,6 +74,8 @@ def place_template(path: str) -> bool:
 
 def keep_template(con: duckdb.DuckDBPyConnection, path: str) -> None:
     """After ``path`` was created with a fresh schema (and nothing else yet), keep it as the template."""
+    if os.name != "posix":
+        return  # elsewhere a file DuckDB holds may not be readable by another process at all
     key = _key()
     with _LOCK:
         if key in _TEMPLATES:
@@ -79,8 +87,11 @@ def keep_template(con: duckdb.DuckDBPyConnection, path: str) -> None:
                 _FOLDER = Path(tempfile.mkdtemp(prefix="echo_duck-templates-"))
                 atexit.register(_remove_folder, _FOLDER, os.getpid())
             copy = _FOLDER / f"{uuid.uuid4().hex}.duckdb"
-            shutil.copyfile(Path(path).expanduser(), copy)
-        except (OSError, duckdb.Error):
+            # Copied by another process: DuckDB holds a POSIX (fcntl) lock on the file, and closing any
+            # descriptor of it in this process would drop that lock (another process could then open it).
+            subprocess.run(_COPY + [str(Path(path).expanduser()), str(copy)], check=True, capture_output=True,
+                           timeout=60)
+        except (OSError, subprocess.SubprocessError, duckdb.Error):
             return  # no template: later new files create their schema themselves
         _TEMPLATES[key] = copy
 
