@@ -180,3 +180,24 @@ def test_a_setting_read_in_process_is_what_sql_reads_after_every_way_of_changing
         assert mem.db.setting("compress_similarity") == 0.75  # ... until refresh()
         same("bare connection, refreshed")
         assert mem.db.setting("no such setting") is None
+
+
+def test_reinforced_winners_keep_their_rows_as_sql_has_them(tmp_path):
+    """Reinforcing the hits (written behind the recall) changes access_count, last_accessed and row_version:
+    the kept winners' rows take those values from the write itself, so the next recall reads no row again,
+    and every kept row stays exactly what recall_rows returns."""
+    from echo_duck.storage.db import uuid_list
+
+    with echo_duck.open(tmp_path / "r.duckdb", embedder="hash", admin=True) as mem:
+        mem.remember_many(synthetic.memories(200))
+        for _ in range(3):
+            hits = mem.recall("deploy borealis postgres", 5)
+            mem.db.catch_up()
+        kept = mem.recaller.eligibility._stored
+        reinforced = [h.id for h in hits[:3]]
+        assert set(reinforced) <= set(kept), "the reinforced winners are still kept"
+        assert all(kept[i]["access_count"] >= 3 for i in reinforced)
+        fresh = {str(r["id"]): r for r in mem.db.dicts("recall_rows", ids=uuid_list(list(kept)))}
+        assert {i: kept[i] for i in fresh} == fresh
+        again = mem.recall("deploy borealis postgres", 5, reinforce=False)
+        assert [h.memory for h in again] == [mem.get(h.id) for h in again]

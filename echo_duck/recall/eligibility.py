@@ -173,6 +173,16 @@ class EligibilityCopy:
                     self._stored.update((str(r["id"]), r) for r in self.db.dicts("recall_rows", ids=uuid_list(missing)))
                 return {i: dict(self._stored[i]) for i in ids if i in self._stored}
 
+    def reinforced(self, rows: Sequence[tuple]) -> None:
+        """What the recall journal's reinforcement just committed, (id, access_count, last_accessed,
+        row_version) per memory (RETURNING of reinforce_recalled, which writes only these columns): a kept
+        winner's row takes them, so it stays what recall_rows returns instead of being read again."""
+        with self._lock:
+            for memory_id, count, last, version in rows:
+                kept = self._stored.get(memory_id)
+                if kept is not None:
+                    kept.update(access_count=count, last_accessed=last, row_version=version)
+
     def _follow(self) -> None:
         written = self.db.writes
         if written is not None and written == self._followed:
@@ -200,8 +210,10 @@ class EligibilityCopy:
         if table.num_rows == 0:
             return
         ids = [str(v) for v in table.column("id").to_pylist()]
-        for memory_id in ids:  # written since: a kept row of it is stale
-            self._stored.pop(memory_id, None)
+        for memory_id, version in zip(ids, table.column("row_version").to_pylist()):
+            kept = self._stored.get(memory_id)
+            if kept is not None and kept["row_version"] != version:  # written since: the kept row is stale
+                del self._stored[memory_id]
         values = dict(
             status=_encode(table.column("status"), lambda v: _STATUS.get(v, 0), np.int8),
             scope=_encode(table.column("scope"), lambda v: _SCOPE.get(v, 0), np.int8),

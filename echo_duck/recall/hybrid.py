@@ -156,6 +156,8 @@ class Recaller:
     def __post_init__(self) -> None:
         self.eligibility = EligibilityCopy(self.db)
         self.reads = StoreReads(self.db)
+        if self.journal is not None:  # reinforcing the winners changes three columns: kept rows take them
+            self.journal.on_reinforced = self.eligibility.reinforced
 
     @staticmethod
     def warm() -> None:

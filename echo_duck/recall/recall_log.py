@@ -28,6 +28,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from typing import Callable
 
 from ..storage.db import Db
 
@@ -64,6 +65,9 @@ class RecallJournal:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._free_ids: collections.deque[int] = collections.deque()  # taken from the sequence, not yet used
+        # told (under the store lock, once committed) the (id, access_count, last_accessed, row_version) rows
+        # that reinforcing wrote: what the eligibility copy's kept winners' rows take (eligibility.py)
+        self.on_reinforced: Callable[[list[tuple]], None] | None = None
         db.before_use(self.catch_up)
 
     @contextlib.contextmanager
@@ -109,6 +113,7 @@ class RecallJournal:
                 entries, reviews, self._queue, self._reviews = self._queue, self._reviews, [], {}
             if not entries:
                 return
+            outermost, written = not self.db.in_transaction, []  # inside another, a rollback may still undo it
             try:
                 with self.db.transaction("recording recalls", reviews_only=True):  # counts and logs only
                     # a nextval alone is not durable in DuckDB (the process may end before any write):
@@ -116,7 +121,7 @@ class RecallJournal:
                     self.db.run("next_recall_id")
                     if reviews:  # the events first: they read the counts as they were before
                         self.db.run("log_reinforce_events", entries=json.dumps([_row(e) for e in entries]))
-                        self.db.run("reinforce_recalled", reviews=reviews_json(reviews))
+                        written = self.db.run("reinforce_recalled", reviews=reviews_json(reviews)).fetchall()
                         # the history is complete (SPEC T6): one compact event per batch, not one per hit
                         self.db.run("log_store_event", now=entries[-1].occurred_at, actor="echo_duck:recall-log",
                                     action="reinforce", reason=f"{len(entries)} recalls", before=None,
@@ -128,6 +133,8 @@ class RecallJournal:
                     self._queue[:0] = entries
                     self._reviews = _tally({}, self._queue)
                 raise
+            if outermost and written and self.on_reinforced is not None:
+                self.on_reinforced(written)
 
     def pending_reviews(self, memory_ids) -> dict[str, tuple[int, datetime]]:
         """Of these memories, those with queued reviews: (how many, the last one's time). A recall adds

@@ -124,7 +124,8 @@ SELECT nextval('recall_log_seq') AS id FROM range($n) ORDER BY id;
 UPDATE memories SET access_count = access_count + r.n, last_accessed = r.at, row_version = nextval('memory_row_version_seq')
 FROM (SELECT unnest(from_json($reviews::JSON, '[{"id": "UUID", "n": "INTEGER", "at": "TIMESTAMP"}]'),
                     recursive := true)) r
-WHERE memories.id = r.id;
+WHERE memories.id = r.id
+RETURNING memories.id::VARCHAR, memories.access_count, memories.last_accessed, memories.row_version;
 
 -- $entries is JSON, one object per recall with recall_log's columns.
 -- name: log_recalls
