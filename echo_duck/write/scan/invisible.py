@@ -55,6 +55,7 @@ def _letter(ch: str) -> bool:
 
 
 # A function's name, after at most one letter of coefficient as copies glue them ("x=acos⁡θ", "y=bsin⁡θ").
+_MATH_SIGNS = frozenset("=+×÷±∑∏∫√∞≤≥≈≠∈∉⊂⊆∪∩∂∇′″")
 _FUNCTION_NAME_RE = re.compile(r"(?<![A-Za-z])[A-Za-z]?(?:(?:sin|cos|tan|cot|sec|csc)h?|arc(?:sin|cos|tan)|log|ln|lg|"
                                r"exp|lim|det|max|min|arg|sup|inf|gcd|dim|ker|deg|Pr)$")
 
@@ -127,19 +128,40 @@ def kind(ch: str) -> str:
     return "soft hyphen" if cp == 0xAD else "control" if unicodedata.category(ch) == "Cc" else "invisible format"
 
 
+def _beside_math(text: str, i: int) -> bool:
+    """A Greek letter or a math operator within two characters: rendered math copied from a page puts a
+    zero-width space after each subscript ("θP\u200b=αθA\u200b+…")."""
+    return any("\u0370" <= c <= "\u03ff" or c in _MATH_SIGNS for c in text[max(0, i - 2):i] + text[i + 1:i + 3])
+
+
 def strong(text: str, positions: list[int]) -> bool:
     """Hidden characters that can only be smuggling: a tag payload, a bidi override, selectors or joiners
-    threaded through a word (three or more inside letters), or a run of two or more."""
-    # math operators; soft hyphens, and U+0002 where text copied out of a PDF had a line-end hyphen ("pre\x02dicting")
-    positions = [i for i in positions if not ("\u2061" <= text[i] <= "\u2064" or text[i] in "\u00ad\x02")]
+    threaded through a word (three or more inside letters), a run of two or more inside a word, or eight
+    or more in all."""
+    # math operators; soft hyphens, and U+0002 where text copied out of a PDF had a line-end hyphen
+    # ("pre\x02dicting"); what rendered math leaves beside its symbols
+    positions = [i for i in positions if not ("\u2061" <= text[i] <= "\u2064" or text[i] in "\u00ad\x02"
+                                              or _beside_math(text, i))]
     if not positions:
         return False
     chars = [text[i] for i in positions]
     if any("\U000e0000" <= c <= "\U000e007f" or c in "\u202d\u202e" for c in chars):
         return True
     inside = sum(1 for i in positions if 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum())
-    runs = sum(1 for a, b in zip(positions, positions[1:]) if b == a + 1)
-    return inside >= 3 or runs >= 1 or len(positions) >= 8
+    return inside >= 3 or _run_inside_a_word(text, positions) or len(positions) >= 8
+
+
+def _run_inside_a_word(text: str, positions: list[int]) -> bool:
+    """Two or more hidden characters in a row with a letter or digit on both sides ("ig\u200b\u200bnore"); a pair
+    at a word's edge ("* \ufeff\ufeffHighly", pasted from a document) splits nothing."""
+    start = 0
+    for k in range(1, len(positions) + 1):
+        if k == len(positions) or positions[k] != positions[k - 1] + 1:
+            a, b = positions[start], positions[k - 1]
+            if b > a and a > 0 and b + 1 < len(text) and text[a - 1].isalnum() and text[b + 1].isalnum():
+                return True
+            start = k
+    return False
 
 
 def tag_payload(text: str) -> str:
