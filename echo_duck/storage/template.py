@@ -59,9 +59,9 @@ def place_template(path: str) -> bool:
     if template is None or not is_new_file(path):
         return False
     target = Path(path).expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.new")
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(template, partial)
         os.link(partial, target)  # fails if the name exists: a file that appeared meanwhile stays as it is
         return True
