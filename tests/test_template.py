@@ -1,5 +1,6 @@
 """New files start as a copy of the first empty store the process created (storage/template.py)."""
 
+import os
 import re
 import subprocess
 import sys
@@ -122,3 +123,17 @@ def test_keeping_the_template_leaves_the_new_store_locked(tmp_path, no_template)
         mem.remember("written while another process tries to open the file", type="user")
         out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
         assert out.stdout.strip() == "locked"
+
+
+def test_a_killed_process_leaves_no_template_folder_behind_for_long(tmp_path, no_template, monkeypatch):
+    """A process killed before its exit handlers left its folder: the next process to make one removes it."""
+    monkeypatch.setattr(template, "_FOLDER", None)
+    monkeypatch.setattr(template.tempfile, "tempdir", str(tmp_path))
+    code = ("import os, sys, echo_duck; from echo_duck.storage import template\n"
+            "echo_duck.open(sys.argv[1]).close(); print(template._FOLDER, flush=True); os._exit(0)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "a.duckdb")], capture_output=True, text=True,
+                         check=True, env={**os.environ, "TMPDIR": str(tmp_path)})
+    orphan = Path(out.stdout.strip())
+    assert orphan.parent == tmp_path and orphan.exists(), "os._exit skips the exit handlers"
+    echo_duck.open(tmp_path / "b.duckdb", embedder="hash").close()
+    assert not orphan.exists() and template._FOLDER.exists()

@@ -84,7 +84,8 @@ def keep_template(con: duckdb.DuckDBPyConnection, path: str) -> None:
         try:
             con.execute("CHECKPOINT")  # the schema into the file itself, not its write-ahead log
             if _FOLDER is None:
-                _FOLDER = Path(tempfile.mkdtemp(prefix="echo_duck-templates-"))
+                _remove_orphans()
+                _FOLDER = Path(tempfile.mkdtemp(prefix=f"echo_duck-templates-{os.getpid()}-"))
                 atexit.register(_remove_folder, _FOLDER, os.getpid())
             copy = _FOLDER / f"{uuid.uuid4().hex}.duckdb"
             # Copied by another process: DuckDB holds a POSIX (fcntl) lock on the file, and closing any
@@ -94,6 +95,17 @@ def keep_template(con: duckdb.DuckDBPyConnection, path: str) -> None:
         except (OSError, subprocess.SubprocessError, duckdb.Error):
             return  # no template: later new files create their schema themselves
         _TEMPLATES[key] = copy
+
+
+def _remove_orphans() -> None:
+    """Folders of processes that ended without their exit handlers (killed): a few MB each."""
+    for folder in Path(tempfile.gettempdir()).glob("echo_duck-templates-*-*"):
+        try:
+            os.kill(int(folder.name.split("-")[2]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except (ValueError, OSError):
+            continue  # not ours to judge (another user's process, or not a pid)
 
 
 def _remove_folder(folder: Path, owner_pid: int) -> None:
