@@ -83,13 +83,36 @@ class Model:
             sims = vectors @ self.exemplars.T
         else:  # one write: products on the calling thread (OpenBLAS's helper thread would spin between writes)
             sims = np.stack([matvec(self.exemplars, v) for v in vectors]) if len(vectors) else np.zeros((0, len(self.labels)))
-        attack, benign = sims[:, self.labels == 1], sims[:, self.labels == 0]
-        top_a = -np.partition(-attack, K - 1, axis=1)[:, :K]
-        top_b = -np.partition(-benign, K - 1, axis=1)[:, :K]
+        top_a, top_b = top_k(sims, self.labels == 1), top_k(sims, self.labels == 0)
         score = KNN_WEIGHT * (top_a.mean(1) - top_b.mean(1)) + vectors @ self.weights[:-1] + self.weights[-1]
         if self.ngrams is not None:
             score = score + NGRAM_WEIGHT * ngram_scores(self.ngrams, texts)
         return score
+
+
+GROUP = 64  # columns per group in top_k
+
+
+def top_k(sims: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """The K largest of each row of ``sims`` among ``columns`` (a boolean mask), largest first: the values, and the
+    order, of ``-np.partition(-sims[:, columns], K - 1, axis=1)[:, :K]`` (for K <= 3 numpy's partition leaves the K
+    smallest sorted), without copying the columns out and selecting over all of them. Each run of wanted columns
+    is dealt into groups of GROUP (every groups-th column); a row's K largest lie in its K groups with the largest
+    maxima (or in the run's few leftover columns), and only those candidates are partitioned."""
+    n = len(sims)
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], columns, [False])).astype(np.int8)))
+    candidates = []
+    for a, b in zip(edges[::2], edges[1::2]):
+        groups = (b - a) // GROUP
+        if groups <= K:
+            candidates.append(sims[:, a:b])
+            continue
+        maxima = sims[:, a:a + groups * GROUP].reshape(n, GROUP, groups).max(axis=1)  # column a + i*groups + g
+        best = np.argpartition(maxima, groups - K, axis=1)[:, groups - K:]  # the K groups with the largest maxima
+        at = (a + best)[:, :, None] + np.arange(GROUP) * groups
+        candidates += [np.take_along_axis(sims, at.reshape(n, K * GROUP), axis=1), sims[:, a + groups * GROUP:b]]
+    pool = np.concatenate(candidates, axis=1) if candidates else np.zeros((n, 0), sims.dtype)
+    return -np.partition(-pool, K - 1, axis=1)[:, :K]
 
 
 @dataclass(frozen=True)
