@@ -26,7 +26,7 @@ from typing import Callable, Collection, Sequence
 
 import numpy as np
 
-from ...embed.alone import embed_each
+from ...embed.alone import embed_each, embed_soon
 from ...embed.embedder import MODEL_INSTALL_HINT, default_embedder
 from ...index.matvec import matvec  # float32 products on the calling thread (OpenBLAS's helper thread spins)
 from .decode import decodings
@@ -220,15 +220,30 @@ class Classifier:
     def model(self) -> Model | None:
         return self._model if self._load() else None
 
-    def score_many(self, items: Sequence[Views], keep: Collection[str] = ()) -> list[Score | None]:
+    def start(self, texts: Sequence[str], store: Sequence[str] = ()) -> dict:
+        """Start the model now, on the pool, on what ``score_many`` will read of ``texts`` (each one's whole view
+        and sentence chunks, unless it is too short to score; decoded payloads are known only after the rules),
+        then on ``store``: texts an index of this model is about to store, kept for it (embed/alone.py). Returns
+        the futures by text, for ``score_many(..., soon=...)``; empty without the model."""
+        if not self._load():
+            return {}
+        read = []
+        for t in texts:
+            whole = view(t)[:MAX_WINDOW_CHARS]
+            if words(whole) >= MIN_WORDS:
+                read += [whole, *chunks(t)]
+        return embed_soon(self._embedder, [*read, *store], keep=set(store))
+
+    def score_many(self, items: Sequence[Views], keep: Collection[str] = (), soon: dict | None = None) -> list[Score | None]:
         """Every view of every item through the model; None for each when the model is missing. Each text is
         embedded alone (embed/alone.py): the quantised model scales activations over its whole batch, so in a
         batch a text's vector (and a borderline verdict) would depend on the other texts, which a bulk write
-        chooses. The vectors of the texts in ``keep`` are kept for the index that stores them."""
+        chooses. The vectors of the texts in ``keep`` are kept for the index that stores them. ``soon``: what
+        ``start`` began, by text."""
         if not items or not self._load():
             return [None] * len(items)
         texts = list(dict.fromkeys(t for v in items if not v.too_short for t in v.texts()))
-        vectors = np.stack(embed_each(self._embedder, texts, keep)) if texts else None
+        vectors = np.stack(embed_each(self._embedder, texts, keep, soon)) if texts else None
         scores = dict(zip(texts, self._model.score_vectors(vectors, texts))) if texts else {}
         out: list[Score | None] = []
         for v in items:
