@@ -138,6 +138,11 @@ class Scanner:
             if not isinstance(t, str):
                 raise TypeError(f"scan() needs a str, got {type(t).__name__}")
         labels = [False] * len(texts) if labels is None else list(labels)
+        # The same text in the same role gets the same verdict (a bulk load repeats its tags on every row): each once.
+        distinct = {pair: k for k, pair in enumerate(dict.fromkeys(zip(texts, labels)))}
+        if len(distinct) < len(texts):
+            found = self.scan_many([t for t, _ in distinct], protected_paths, [lab for _, lab in distinct], keep_for)
+            return [found[distinct[pair]] for pair in zip(texts, labels)]
         soon = self._start(texts, labels, keep_for) if len(texts) >= BULK_FROM else {}
         decoded = [decodings(t) for t in texts]
         evidence = [rule_evidence(t, d, protected_paths) for t, d in zip(texts, decoded)]
