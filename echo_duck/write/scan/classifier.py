@@ -74,8 +74,10 @@ class Model:
     model_id: str
     ngrams: np.ndarray | None = None  # float32 (ngrams.DIM,): n-gram log ratios; None in a model without them
 
-    def score_vectors(self, vectors: np.ndarray, texts: Sequence[str] | None = None) -> np.ndarray:
-        """Scores of ``vectors``, the embeddings of ``texts`` (needed when the model has n-gram weights)."""
+    def score_vectors(self, vectors: np.ndarray, texts: Sequence[str] | None = None,
+                      grams: np.ndarray | None = None) -> np.ndarray:
+        """Scores of ``vectors``, the embeddings of ``texts`` (needed when the model has n-gram weights). ``grams``:
+        ``ngrams.scores`` of the texts under this model's table, when the caller has them already."""
         if self.ngrams is not None and (texts is None or len(texts) != len(vectors)):
             raise ValueError("this model scores texts too: pass the texts the vectors embed")
         vectors = np.asarray(vectors, dtype=np.float32)
@@ -86,7 +88,7 @@ class Model:
         top_a, top_b = top_k(sims, self.labels == 1), top_k(sims, self.labels == 0)
         score = KNN_WEIGHT * (top_a.mean(1) - top_b.mean(1)) + vectors @ self.weights[:-1] + self.weights[-1]
         if self.ngrams is not None:
-            score = score + NGRAM_WEIGHT * ngram_scores(self.ngrams, texts)
+            score = score + NGRAM_WEIGHT * (ngram_scores(self.ngrams, texts) if grams is None else grams)
         return score
 
 
@@ -243,8 +245,10 @@ class Classifier:
         if not items or not self._load():
             return [None] * len(items)
         texts = list(dict.fromkeys(t for v in items if not v.too_short for t in v.texts()))
+        # The n-grams need no vectors: read them while the model may still be running (started by ``start``).
+        grams = ngram_scores(self._model.ngrams, texts) if texts and self._model.ngrams is not None else None
         vectors = np.stack(embed_each(self._embedder, texts, keep, soon)) if texts else None
-        scores = dict(zip(texts, self._model.score_vectors(vectors, texts))) if texts else {}
+        scores = dict(zip(texts, self._model.score_vectors(vectors, texts, grams))) if texts else {}
         out: list[Score | None] = []
         for v in items:
             if v.too_short:
