@@ -192,7 +192,8 @@ class Writer:
         index = self.indexer.vectors  # its model may reuse the scanner's vector of a content (embedded once)
         verdicts = scan_many([value for _, _, value in fields], protected_paths=self.protected_paths,
                              labels=[name != "content" or stated[i] for i, name, _ in fields],
-                             keep_for=None if index is None else index.model_id)
+                             keep_for=None if index is None else index.model_id,
+                             store_embedder=None if index is None else index.embedder)
         out: dict[int, Any] = {}
         for (i, name, _), finding in zip(fields, verdicts):
             if finding is None or (i in out and (out[i].blocked or not finding.blocked)):

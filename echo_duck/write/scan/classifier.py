@@ -218,6 +218,10 @@ class Classifier:
         """The embedding model the classifier reads with (None without it)."""
         return str(self._embedder.model_id) if self._load() else None
 
+    def reads_with(self, embedder: object | None) -> bool:
+        """Whether ``embedder`` is the one this classifier embeds with (loaded)."""
+        return embedder is not None and self._load() and embedder is self._embedder
+
     @property
     def model(self) -> Model | None:
         return self._model if self._load() else None
