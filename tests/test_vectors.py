@@ -372,6 +372,13 @@ def test_a_bulk_write_starts_the_model_early_and_stores_each_text_embedded_alone
     assert not_as_read <= set(started) and not_as_read <= set(seen)  # started by the scanner, taken by the index
     type(model)._run = run  # the second store counts its own calls
 
+    from echo_duck.write.spec import prepare
+
+    started.clear()
+    with echo_duck.open(tmp_path / "screen.duckdb", admin=True) as mem:  # an import screens a whole file first
+        mem.writer.screen(mem.caller, [prepare(mem.caller, t, type="environment") for t in texts], atomic=False)
+    assert started == []  # stored texts are started only when they are written right after the scan
+
     started.clear()
     alone._cache.clear()
     counting = _Counting(model)  # same model_id, another object: it embeds what the scanner did not read as it is

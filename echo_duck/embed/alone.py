@@ -88,8 +88,8 @@ def embed_each(embedder: Any, texts: Sequence[str], keep: Collection[str] = (),
 
 def embed_soon(embedder: Any, texts: Sequence[str], keep: Collection[str] = ()) -> dict[str, concurrent.futures.Future]:
     """Start embedding ``texts`` (each alone, in order) on the pool and return at once: a future per text, by text,
-    for ``embed_each(..., soon=...)``. Texts in ``keep`` are kept for ``take`` when they are done, as ``embed_each``
-    keeps them, and ``take`` waits for one still in the pool. Only for a deterministic embedder (the shipped models):
+    for ``embed_each(..., soon=...)``. Texts in ``keep`` are kept for ``take`` when they are done (in the keep,
+    whatever their length), and ``take`` waits for one still in the pool. Only for a deterministic embedder (the shipped models):
     for another, nothing starts and the result is empty."""
     if getattr(embedder, "deterministic", False) is not True:
         return {}
@@ -119,7 +119,10 @@ def _embed_one(embedder: Any, model: str, text: str, keep: bool) -> np.ndarray:
             _pending.pop((model, text), None)
         raise
     with _kept_lock:
-        _remember(model, text, v, True, keep)
+        _remember(model, text, v, True, False)
+        if keep:  # kept until taken, even when the cache (which the rest of the batch fills) has let it go
+            _kept[(model, text)] = v
+            _kept.move_to_end((model, text))
         _pending.pop((model, text), None)
         _trim()
     return v
