@@ -55,7 +55,7 @@ class Writer:
         about is stored with status 'quarantined' and listed in ``.quarantined`` too. ``screened``: the
         findings of an earlier ``screen`` of these specs (an import scans before it deduplicates)."""
         specs = list(specs)
-        findings = self.screen(caller, specs, atomic=atomic) if screened is None else screened
+        findings = self.screen(caller, specs, atomic=atomic, storing=True) if screened is None else screened
         blocked = {i for i, f in findings.items() if f.blocked}
         keep = [i for i in range(len(specs)) if i not in blocked]
         for i in keep:
@@ -182,9 +182,11 @@ class Writer:
             raise AmbiguousMatch(f"id prefix {prefix!r} matches several memories ({ids}); give more characters")
         return rows[0]
 
-    def screen(self, caller: Caller, specs: Sequence[NewMemory], *, atomic: bool = True) -> dict[int, Any]:
+    def screen(self, caller: Caller, specs: Sequence[NewMemory], *, atomic: bool = True,
+               storing: bool = False) -> dict[int, Any]:
         """The scanner on every text field of every spec, one model pass for all: {position: Finding} for each
-        refused spec. A block is logged in blocked_writes, and raised at once when ``atomic``."""
+        refused spec. A block is logged in blocked_writes, and raised at once when ``atomic``. ``storing``: the
+        specs are stored right after (remember_many), so the scanner may start the index's model on them."""
         fields = [(i, name, value) for i, spec in enumerate(specs)
                   for name, value in (("content", spec.content), ("key", spec.key or ""), ("tags", " ".join(spec.tags)),
                                       ("entities", " ".join(spec.entities))) if value]
@@ -192,7 +194,8 @@ class Writer:
         index = self.indexer.vectors  # its model may reuse the scanner's vector of a content (embedded once)
         verdicts = scan_many([value for _, _, value in fields], protected_paths=self.protected_paths,
                              labels=[name != "content" or stated[i] for i, name, _ in fields],
-                             keep_for=None if index is None else index.model_id)
+                             keep_for=None if index is None else index.model_id,
+                             store_embedder=index.embedder if storing and index is not None else None)
         out: dict[int, Any] = {}
         for (i, name, _), finding in zip(fields, verdicts):
             if finding is None or (i in out and (out[i].blocked or not finding.blocked)):

@@ -26,7 +26,7 @@ from typing import Callable, Collection, Sequence
 
 import numpy as np
 
-from ...embed.alone import embed_each
+from ...embed.alone import embed_each, embed_soon
 from ...embed.embedder import MODEL_INSTALL_HINT, default_embedder
 from ...index.matvec import matvec  # float32 products on the calling thread (OpenBLAS's helper thread spins)
 from .decode import decodings
@@ -74,8 +74,10 @@ class Model:
     model_id: str
     ngrams: np.ndarray | None = None  # float32 (ngrams.DIM,): n-gram log ratios; None in a model without them
 
-    def score_vectors(self, vectors: np.ndarray, texts: Sequence[str] | None = None) -> np.ndarray:
-        """Scores of ``vectors``, the embeddings of ``texts`` (needed when the model has n-gram weights)."""
+    def score_vectors(self, vectors: np.ndarray, texts: Sequence[str] | None = None,
+                      grams: np.ndarray | None = None) -> np.ndarray:
+        """Scores of ``vectors``, the embeddings of ``texts`` (needed when the model has n-gram weights). ``grams``:
+        ``ngrams.scores`` of the texts under this model's table, when the caller has them already."""
         if self.ngrams is not None and (texts is None or len(texts) != len(vectors)):
             raise ValueError("this model scores texts too: pass the texts the vectors embed")
         vectors = np.asarray(vectors, dtype=np.float32)
@@ -83,13 +85,36 @@ class Model:
             sims = vectors @ self.exemplars.T
         else:  # one write: products on the calling thread (OpenBLAS's helper thread would spin between writes)
             sims = np.stack([matvec(self.exemplars, v) for v in vectors]) if len(vectors) else np.zeros((0, len(self.labels)))
-        attack, benign = sims[:, self.labels == 1], sims[:, self.labels == 0]
-        top_a = -np.partition(-attack, K - 1, axis=1)[:, :K]
-        top_b = -np.partition(-benign, K - 1, axis=1)[:, :K]
+        top_a, top_b = top_k(sims, self.labels == 1), top_k(sims, self.labels == 0)
         score = KNN_WEIGHT * (top_a.mean(1) - top_b.mean(1)) + vectors @ self.weights[:-1] + self.weights[-1]
         if self.ngrams is not None:
-            score = score + NGRAM_WEIGHT * ngram_scores(self.ngrams, texts)
+            score = score + NGRAM_WEIGHT * (ngram_scores(self.ngrams, texts) if grams is None else grams)
         return score
+
+
+GROUP = 64  # columns per group in top_k
+
+
+def top_k(sims: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """The K largest of each row of ``sims`` among ``columns`` (a boolean mask), largest first: the values, and the
+    order, of ``-np.partition(-sims[:, columns], K - 1, axis=1)[:, :K]`` (for K <= 3 numpy's partition leaves the K
+    smallest sorted), without copying the columns out and selecting over all of them. Each run of wanted columns
+    is dealt into groups of GROUP (every groups-th column); a row's K largest lie in its K groups with the largest
+    maxima (or in the run's few leftover columns), and only those candidates are partitioned."""
+    n = len(sims)
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], columns, [False])).astype(np.int8)))
+    candidates = []
+    for a, b in zip(edges[::2], edges[1::2]):
+        groups = (b - a) // GROUP
+        if groups <= K:
+            candidates.append(sims[:, a:b])
+            continue
+        maxima = sims[:, a:a + groups * GROUP].reshape(n, GROUP, groups).max(axis=1)  # column a + i*groups + g
+        best = np.argpartition(maxima, groups - K, axis=1)[:, groups - K:]  # the K groups with the largest maxima
+        at = (a + best)[:, :, None] + np.arange(GROUP) * groups
+        candidates += [np.take_along_axis(sims, at.reshape(n, K * GROUP), axis=1), sims[:, a + groups * GROUP:b]]
+    pool = np.concatenate(candidates, axis=1) if candidates else np.zeros((n, 0), sims.dtype)
+    return -np.partition(-pool, K - 1, axis=1)[:, :K]
 
 
 @dataclass(frozen=True)
@@ -193,20 +218,41 @@ class Classifier:
         """The embedding model the classifier reads with (None without it)."""
         return str(self._embedder.model_id) if self._load() else None
 
+    def reads_with(self, embedder: object | None) -> bool:
+        """Whether ``embedder`` is the one this classifier embeds with (loaded)."""
+        return embedder is not None and self._load() and embedder is self._embedder
+
     @property
     def model(self) -> Model | None:
         return self._model if self._load() else None
 
-    def score_many(self, items: Sequence[Views], keep: Collection[str] = ()) -> list[Score | None]:
+    def start(self, texts: Sequence[str], store: Sequence[str] = ()) -> dict:
+        """Start the model now, on the pool, on what ``score_many`` will read of ``texts`` (each one's whole view
+        and sentence chunks, unless it is too short to score; decoded payloads are known only after the rules),
+        then on ``store``: texts an index of this model is about to store, kept for it (embed/alone.py). Returns
+        the futures by text, for ``score_many(..., soon=...)``; empty without the model."""
+        if not self._load():
+            return {}
+        read = []
+        for t in texts:
+            whole = view(t)[:MAX_WINDOW_CHARS]
+            if words(whole) >= MIN_WORDS:
+                read += [whole, *chunks(t)]
+        return embed_soon(self._embedder, [*read, *store], keep=set(store))
+
+    def score_many(self, items: Sequence[Views], keep: Collection[str] = (), soon: dict | None = None) -> list[Score | None]:
         """Every view of every item through the model; None for each when the model is missing. Each text is
         embedded alone (embed/alone.py): the quantised model scales activations over its whole batch, so in a
         batch a text's vector (and a borderline verdict) would depend on the other texts, which a bulk write
-        chooses. The vectors of the texts in ``keep`` are kept for the index that stores them."""
+        chooses. The vectors of the texts in ``keep`` are kept for the index that stores them. ``soon``: what
+        ``start`` began, by text."""
         if not items or not self._load():
             return [None] * len(items)
         texts = list(dict.fromkeys(t for v in items if not v.too_short for t in v.texts()))
-        vectors = np.stack(embed_each(self._embedder, texts, keep)) if texts else None
-        scores = dict(zip(texts, self._model.score_vectors(vectors, texts))) if texts else {}
+        # The n-grams need no vectors: read them while the model may still be running (started by ``start``).
+        grams = ngram_scores(self._model.ngrams, texts) if texts and self._model.ngrams is not None else None
+        vectors = np.stack(embed_each(self._embedder, texts, keep, soon)) if texts else None
+        scores = dict(zip(texts, self._model.score_vectors(vectors, texts, grams))) if texts else {}
         out: list[Score | None] = []
         for v in items:
             if v.too_short:

@@ -30,17 +30,51 @@ _MIX = np.uint64(0xC2B2AE3D27D4EB4F)
 
 def features(text: str) -> np.ndarray:
     """The distinct hashed n-grams of ``text`` (folded, with a space at each end), as indices into the table."""
-    codes = np.frombuffer(f" {fold(text)} ".encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    found = []
+    return _features_of(_codes(text))
+
+
+def _codes(text: str) -> np.ndarray:
+    return np.frombuffer(f" {fold(text)} ".encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+
+
+def _hashes(codes: np.ndarray, n: int) -> np.ndarray:
+    """The hash of every n-gram of ``codes`` (one per start position), as indices into the table."""
+    h = np.full(len(codes) - n + 1, np.uint64(n))
     with np.errstate(over="ignore"):
-        for n in SIZES:
-            if len(codes) < n:
-                continue
-            h = np.full(len(codes) - n + 1, np.uint64(n))
-            for k in range(n):
-                h = (h * _MUL) ^ (codes[k:len(codes) - n + 1 + k] * _MIX)
-            found.append(h >> np.uint64(64 - BITS))
+        for k in range(n):
+            h = (h * _MUL) ^ (codes[k:len(codes) - n + 1 + k] * _MIX)
+    return h >> np.uint64(64 - BITS)
+
+
+def _features_of(codes: np.ndarray) -> np.ndarray:
+    found = [_hashes(codes, n) for n in SIZES if len(codes) >= n]
     return np.unique(np.concatenate(found)).astype(np.int32) if found else np.zeros(0, np.int32)
+
+
+def features_many(texts: Sequence[str]) -> list[np.ndarray]:
+    """``features`` of each text, hashed in one pass over all of them: n-grams that would cross from one text into
+    the next are dropped, so each text gets exactly its own n-grams, sorted and distinct as ``features`` gives them."""
+    codes = [_codes(t) for t in texts]
+    if not codes:
+        return []
+    lengths = np.array([len(c) for c in codes])
+    joined = np.concatenate(codes)
+    owner = np.repeat(np.arange(len(codes)), lengths)  # the text each code point belongs to
+    keys = []
+    for n in SIZES:
+        if len(joined) < n:
+            continue
+        h = _hashes(joined, n).astype(np.int64)
+        pos = np.arange(len(h))
+        inside = owner[pos] == owner[pos + n - 1]  # the n-gram starts and ends in one text
+        keys.append(owner[pos][inside] * DIM + h[inside])
+    if not keys:
+        return [np.zeros(0, np.int32) for _ in texts]
+    ordered = np.sort(np.concatenate(keys))  # by text, then by n-gram
+    distinct = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]  # each text's own np.unique
+    cuts = np.searchsorted(distinct, np.arange(len(codes) + 1) * DIM)
+    grams = (distinct % DIM).astype(np.int32)
+    return [grams[cuts[i]:cuts[i + 1]] for i in range(len(codes))]
 
 
 def log_ratio(texts: Sequence[str], labels: Sequence[int],
@@ -58,8 +92,7 @@ def log_ratio(texts: Sequence[str], labels: Sequence[int],
 def scores(table: np.ndarray, texts: Sequence[str]) -> np.ndarray:
     """Each text's summed log ratios over its distinct n-grams, divided by the square root of their number."""
     out = np.zeros(len(texts))
-    for i, t in enumerate(texts):
-        f = features(t)
+    for i, f in enumerate(features_many(texts)):
         if len(f):
             out[i] = float(table[f].sum()) / np.sqrt(len(f))
     return np.maximum(out, 0.0) if ONE_SIDED else out

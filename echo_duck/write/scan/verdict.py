@@ -21,12 +21,14 @@ from .exfil import find as find_leak
 from .invisible import hidden_positions, kind as hidden_kind, strong as strong_hidden
 from .phrases import find as find_phrase
 from .secrets import spans as secret_spans
-from .classifier import Classifier, Score, Views, views_of
+from ...embed.alone import KEEP_MAX
+from .classifier import MAX_WINDOW_CHARS, MIN_WORDS, Classifier, Score, Views, views_of, words
 from .decode import EXACT, decodings
-from .normalise import fold
+from .normalise import fold, view
 
 REASONS = ("invisible_unicode", "exfiltration", "secret", "prompt_injection")
 MAX_HIDDEN = 64
+BULK_FROM = 32  # texts: a scan of this many starts the model before the rules (Scanner._start)
 
 
 @dataclass(frozen=True)
@@ -128,14 +130,24 @@ class Scanner:
         self.classifier = classifier or Classifier()
 
     def scan_many(self, texts: Sequence[str], protected_paths: Sequence[str] = (),
-                  labels: Sequence[bool] | None = None, keep_for: str | None = None) -> list[Finding | None]:
+                  labels: Sequence[bool] | None = None, keep_for: str | None = None,
+                  store_embedder: object | None = None) -> list[Finding | None]:
         """A verdict per text, one model pass for all. ``labels`` marks keys, tags and entities (see ``decide``).
         ``keep_for``: the texts are about to be stored by an index of this model_id; where the scanner's model is
         that model and read exactly the text (its view is itself), the vector is kept for the index
-        (embed/alone.py), so the text is embedded once."""
+        (embed/alone.py), so the text is embedded once. ``store_embedder``: that index's embedder; when it is the
+        scanner's own, a bulk scan also starts it on the stored texts it does not read as they are (``_start``)."""
         for t in texts:
             if not isinstance(t, str):
                 raise TypeError(f"scan() needs a str, got {type(t).__name__}")
+        labels = [False] * len(texts) if labels is None else list(labels)
+        # The same text in the same role gets the same verdict (a bulk load repeats its tags on every row): each once.
+        distinct = {pair: k for k, pair in enumerate(dict.fromkeys(zip(texts, labels)))}
+        if len(distinct) < len(texts):
+            found = self.scan_many([t for t, _ in distinct], protected_paths, [lab for _, lab in distinct], keep_for,
+                                   store_embedder)
+            return [found[distinct[pair]] for pair in zip(texts, labels)]
+        soon = self._start(texts, labels, keep_for, store_embedder) if len(texts) >= BULK_FROM else {}
         decoded = [decodings(t) for t in texts]
         evidence = [rule_evidence(t, d, protected_paths) for t, d in zip(texts, decoded)]
         # Sure rule evidence decides alone; only the rest needs the model.
@@ -144,14 +156,27 @@ class Scanner:
         if not self.classifier.available:
             need = []
         views: list[Views] = [views_of(texts[i], decoded[i]) for i in need]
-        labels = [False] * len(texts) if labels is None else list(labels)
         keep = {texts[i] for i, v in zip(need, views) if not labels[i] and v.whole == texts[i]} \
             if keep_for is not None and self.classifier.model_id == keep_for else set()
-        for i, s in zip(need, self.classifier.score_many(views, keep)):
+        for i, s in zip(need, self.classifier.score_many(views, keep, soon)):
             scores[i] = s
         model = self.classifier.model if need else None
         block, quarantine = (model.block, model.quarantine) if model else (float("inf"), float("inf"))
         return [decide(t, ev, s, block, quarantine, lab) for t, ev, s, lab in zip(texts, evidence, scores, labels)]
+
+    def _start(self, texts: Sequence[str], labels: Sequence[bool], keep_for: str | None, store_embedder: object | None) -> dict:
+        """A bulk scan starts the model before the rules run (the model releases the GIL, the rules hold it): on
+        the views the classifier will read and, when the store's index embeds with the scanner's own embedder, on
+        each stored text (not a key, tag or entity) whose vector the scanner will not have made itself, so the
+        index takes it instead of embedding it after the scan (embed/alone.py). Another embedder of the same
+        model_id (a lookup of precomputed vectors, say) still embeds those texts itself. The vectors are the ones
+        each text alone gives, whenever they are made: verdicts and stored vectors are what a scan without this gives."""
+        if not self.classifier.available:
+            return {}
+        own = keep_for is not None and self.classifier.model_id == keep_for and self.classifier.reads_with(store_embedder)
+        store = [t for t, label in zip(texts, labels)
+                 if not label and (view(t)[:MAX_WINDOW_CHARS] != t or words(t) < MIN_WORDS)] if own else []
+        return self.classifier.start(texts, store[:KEEP_MAX // 2])  # the keep's bound: the rest as before
 
     def scan(self, text: str, protected_paths: Sequence[str] = ()) -> Finding | None:
         return self.scan_many([text], protected_paths)[0]
