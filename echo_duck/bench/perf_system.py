@@ -107,7 +107,7 @@ def cache_figure(mem: Any) -> dict:
 STAGES = (
     ("segment query", "query_text"),
     ("embed query (default model)", "embed"),
-    ("caller groups + settings (kept; SQL after a write)", ("run:caller_memberships", "run:ranking_settings_plain")),
+    ("caller groups + settings (kept; SQL after a write)", ("run:caller_memberships", "run:all_settings")),
     ("keyword arm (BM25 in-process, with its state query)", "keyword_search"),
     ("vector top-N (in-process: int8 first pass, float32 scores)", "search"),
     ("eligible candidates + decay terms (in-process copy, with its state query)", "eligible"),

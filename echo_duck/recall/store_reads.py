@@ -1,5 +1,5 @@
-"""The small reads every recall makes, kept in process while nothing is written: the caller's groups, the
-ranking settings, and the open contradictions.
+"""The small reads every recall makes, kept in process while nothing is written: the caller's groups and
+the open contradictions (the ranking settings come from ``Db.settings()``, kept the same way).
 
 Each was a DuckDB query per recall (~0.3-2.5 ms each at 10k rows, more on a busy host). They are read
 again after any write through this store but recall bookkeeping (``Db.writes_but_reviews``: reinforcing
@@ -27,19 +27,18 @@ class StoreReads:
         self._lock = threading.Lock()
         self._written: int | None = None
         self._groups: dict[str, tuple[list[str], list[str]]] = {}
-        self._settings: dict[str, float] | None = None
         self._conflicts: list[tuple] | None = None  # every open contradiction; None: not read (or too many)
 
     def _current(self) -> int | None:
         """The write count these reads are valid for, clearing them when it moved; None inside a transaction."""
         written = self.db.writes_but_reviews
         if written is not None and written != self._written:
-            self._groups, self._settings, self._conflicts, self._written = {}, None, None, written
+            self._groups, self._conflicts, self._written = {}, None, written
         return written
 
     def caller_context(self, agent_id: str) -> tuple[list[str], list[str], dict[str, float]]:
         """The agent's teams and tenants (as caller_groups(agent) lists them) and the ranking tunables,
-        as ``caller_memberships`` and ``ranking_settings_plain`` return them (fresh lists and dict)."""
+        as ``caller_memberships`` and ``Db.settings`` return them (fresh lists and dict)."""
         with self.db.reading(catch_up=False), self._lock:
             written = self._current()
             groups = self._groups.get(agent_id) if written is not None else None
@@ -51,12 +50,7 @@ class StoreReads:
                     if len(self._groups) >= MAX_AGENTS:
                         self._groups.clear()
                     self._groups[agent_id] = groups
-            settings = self._settings if written is not None else None
-            if settings is None:
-                settings = dict(self.db.run("ranking_settings_plain").fetchall())
-                if written is not None:
-                    self._settings = settings
-            return list(groups[0]), list(groups[1]), dict(settings)
+            return list(groups[0]), list(groups[1]), self.db.settings()
 
     def conflicts(self, ids: Sequence[str], id_literal: str) -> list[tuple]:
         """The open contradictions touching these memories (``recall_conflicts``: memory_a, memory_b,
@@ -73,7 +67,7 @@ class StoreReads:
 
     def invalidate(self) -> None:
         with self._lock:
-            self._groups, self._settings, self._conflicts, self._written = {}, None, None, None
+            self._groups, self._conflicts, self._written = {}, None, None
 
     def memory_figure(self) -> dict[str, Any]:
         """What is kept, for the bench's memory figure."""

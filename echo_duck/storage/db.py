@@ -121,10 +121,10 @@ class Db:
             rows = cur.fetchall()
         return [dict(zip(columns, row)) for row in rows]
 
-    def setting(self, name: str) -> float | None:
-        """A tunable from the settings table, as SQL's setting(name) returns it (None if there is none).
-        The table is read once until the next write through this Db (recall bookkeeping aside), and
-        always inside a transaction; writes through the bare connection count after ``wrote()``."""
+    def settings(self) -> dict[str, float]:
+        """The settings table by name (a fresh dict). Read once until the next write through this Db
+        (recall bookkeeping aside), and always inside a transaction; writes through the bare connection
+        count after ``wrote()``."""
         with self.lock:
             written = self.writes_but_reviews
             if written is None or self._settings is None or self._settings[0] != written:
@@ -132,7 +132,11 @@ class Db:
                 self._settings = None if written is None else (written, values)
             else:
                 values = self._settings[1]
-            return values.get(name)
+            return dict(values)
+
+    def setting(self, name: str) -> float | None:
+        """A tunable, as SQL's setting(name) returns it (None if there is none): from ``settings()``."""
+        return self.settings().get(name)
 
     def arrow(self, name: str, /, **params: Any):
         """The query's result as a pyarrow Table, fetched under the lock like ``scalar`` and ``dicts``."""
