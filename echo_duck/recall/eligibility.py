@@ -25,6 +25,7 @@ Raw SQL through ``EchoDuck.sql(write=True)`` drops the copy; writes through the 
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Mapping
@@ -74,8 +75,7 @@ class EligibilityCopy:
         # "vector" (matrix rows) and "keyword" (BM25 doc rows) -> (that index's generation, copy row of each)
         self._order_maps: dict[str, tuple[int, np.ndarray]] = {}
         # (index, caller, filters) -> (generation, mask in that index's row order): kept while the copy stands
-        # (cleared whenever it takes in a write or starts again), so a repeated filtered recall skips the
-        # full-table mask
+        # (cleared on a write or a reload), so a repeated filtered recall skips the full-table mask
         self._masks: dict[tuple, tuple[int, np.ndarray]] = {}
 
     def invalidate(self) -> None:
@@ -116,11 +116,8 @@ class EligibilityCopy:
                 raise RuntimeError("inside a transaction a filtered recall runs its vector arm in SQL, not the copy")
             self._follow()
             key = ("vector", *_mask_key(who, include_superseded, filters))
-
-            def keep(matrix_ids: list[str], generation: int) -> np.ndarray:
-                return self._mask_in_order(key, matrix_ids, generation, who, include_superseded, filters)
-
-            return search(query_vector, n, keep=keep)
+            return search(query_vector, n, keep=functools.partial(self._mask_in_order, key, who=who,
+                                                                  include_superseded=include_superseded, filters=filters))
 
     def keyword_keep(self, *, who: dict[str, Any], include_superseded: bool,
                      filters: dict[str, Any] | None) -> Callable[[list[str], int], np.ndarray]:
@@ -133,11 +130,12 @@ class EligibilityCopy:
                 if self.db.in_transaction:
                     raise RuntimeError("inside a transaction a filtered recall runs its keyword arm in SQL")
                 self._follow()
-                return self._mask_in_order(key, doc_ids, generation, who, include_superseded, filters)
+                return self._mask_in_order(key, doc_ids, generation, who=who, include_superseded=include_superseded,
+                                           filters=filters)
 
         return keep
 
-    def _mask_in_order(self, key: tuple, ids: list[str], generation: int, who: dict[str, Any],
+    def _mask_in_order(self, key: tuple, ids: list[str], generation: int, *, who: dict[str, Any],
                        include_superseded: bool, filters: dict[str, Any] | None) -> np.ndarray:
         """The visibility (and filters) mask in an index's row order (``key[0]``: "vector" or "keyword")."""
         known = self._masks.get(key)
@@ -174,9 +172,8 @@ class EligibilityCopy:
                 return {i: dict(self._stored[i]) for i in ids if i in self._stored}
 
     def reinforced(self, rows: Sequence[tuple]) -> None:
-        """What the recall journal's reinforcement just committed, (id, access_count, last_accessed,
-        row_version) per memory (RETURNING of reinforce_recalled, which writes only these columns): a kept
-        winner's row takes them, so it stays what recall_rows returns instead of being read again."""
+        """Rows reinforce_recalled just committed (id, access_count, last_accessed, row_version: all it writes):
+        a kept winner's row takes them, so it stays what recall_rows returns instead of being read again."""
         with self._lock:
             for memory_id, count, last, version in rows:
                 kept = self._stored.get(memory_id)
@@ -210,9 +207,8 @@ class EligibilityCopy:
         if table.num_rows == 0:
             return
         ids = [str(v) for v in table.column("id").to_pylist()]
-        for memory_id, version in zip(ids, table.column("row_version").to_pylist()):
-            kept = self._stored.get(memory_id)
-            if kept is not None and kept["row_version"] != version:  # written since: the kept row is stale
+        for memory_id, version in zip(ids, table.column("row_version").to_pylist()):  # written since: stale
+            if memory_id in self._stored and self._stored[memory_id]["row_version"] != version:
                 del self._stored[memory_id]
         values = dict(
             status=_encode(table.column("status"), lambda v: _STATUS.get(v, 0), np.int8),
@@ -251,9 +247,8 @@ class EligibilityCopy:
         return self._codes.setdefault(value, len(self._codes))
 
     def _copy_rows_of(self, index: str, ids: list[str], generation: int) -> np.ndarray:
-        """The copy row of each row of an index (the vector matrix, the BM25 docs), -1 where the copy has no
-        such memory. Kept between calls: both sides only append until they reload (a new generation of the
-        index, or _reset)."""
+        """The copy row of each row of an index (vector matrix, BM25 docs), -1 where the copy has no such memory.
+        Kept between calls: both sides only append until they reload (a new index generation, or _reset)."""
         known_generation, rows = self._order_maps.get(index, (-1, np.zeros(0, np.int64)))
         if known_generation != generation:
             rows = np.zeros(0, np.int64)
