@@ -4,6 +4,8 @@ Folding needs meaning: these tests use the packaged model."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 import echo_duck
@@ -60,6 +62,24 @@ def test_a_restatement_at_write_time_reinforces_instead_of_adding_a_live_row(db_
         assert "restate" in [e.action for e in mem.history(original.id).events]
         other = mem.remember(NEAR_MISSES[0], type="environment")  # a near miss is its own memory
         assert other.id != original.id and other.status == "active"
+
+
+def test_each_thread_folds_the_row_its_own_write_inserted(db_path):
+    """remember() folds a restatement only for a row its write inserted; which rows that were is kept per
+    thread, so another thread's write between the two (threads sharing one facade) cannot hide it."""
+    with echo_duck.open(db_path, embedder="hash") as mem:
+        mine = mem.remember("The first thread's note about the build cache", type="environment")
+        theirs = {}
+
+        def other() -> None:
+            m = mem.remember("Another thread's note about lunch", type="environment")
+            theirs.update(id=m.id, inserted=mem.writer.last_inserted)
+
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        assert mem.writer.last_inserted == {mine.id}
+        assert theirs["inserted"] == {theirs["id"]}
 
 
 def test_the_same_words_again_update_what_the_restatement_adds(db_path, clock):

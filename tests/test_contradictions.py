@@ -121,6 +121,34 @@ def test_higher_provenance_wins(db_path, clock, old_provenance, new_provenance, 
         assert [h.id for h in hits] == [win.id] and hits[0].conflicts_with == ()
 
 
+def test_a_side_replaced_while_the_verifier_ran_is_not_resolved_again(db_path, clock):
+    """The verifier runs outside the store lock, so another thread may write a new version of the
+    candidate meanwhile. Recording the stale pair then retired the fact's live head a second time (its
+    superseded_by pointed away from its own next version; a key was left with no active version: found
+    by 16 threads sharing one facade). Here the write happens inside the verifier, deterministically."""
+    state = {"mem": None, "replaced": None}
+
+    def verifier(a, b) -> Verdict:
+        if state["replaced"] is None and a.content.endswith("eu-west-1"):
+            state["replaced"] = "busy"  # the update below runs this verifier again
+            state["replaced"] = state["mem"].update("deploy:target", "Deploy target is ap-south-1")
+        return Verdict(True, 0.9, f"'{a.content}' vs '{b.content}'")
+
+    with open_store(db_path, clock, verifier=verifier) as mem:
+        state["mem"] = mem
+        v1 = mem.remember("Deploy target is eu-west-1", type="environment", key="deploy:target")
+        clock.advance(minutes=1)
+        us = mem.remember("Deploy target is us-east-1", type="environment", key="deploy:target:us")
+        v2 = state["replaced"]
+        assert mem.get(v1.id).superseded_by == v2.id  # v1's chain is intact: superseded once, by its next version
+        assert len(events(mem, v1.id, "supersede")) == 1
+        pairs = {(c.memory_a, c.memory_b) for c in mem.contradictions(None)} | {
+            (c.memory_a, c.memory_b) for c in mem.contradictions()}
+        assert (v1.id, us.id) not in pairs  # the stale pair is not recorded
+        live = mem.sql("SELECT key FROM memories WHERE status = 'active' AND key LIKE 'deploy:target%'").rows()
+        assert len(live) == 1  # the one that won the recorded contradiction (v2 against us-east-1) stands
+
+
 def test_same_provenance_same_source_session_newer_wins(db_path, clock):
     with open_store(db_path, clock, verifier=always(0.9)) as mem:
         old = mem.remember("The deploy freeze starts on the 15th", type="environment", key="deploy:freeze",

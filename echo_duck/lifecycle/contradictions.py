@@ -74,12 +74,15 @@ class ContradictionChecker:
         memory_ids = [str(i) for i in memory_ids]
         with self.db.reading():
             rows = {str(r["id"]): r for r in self.db.dicts("memories_by_ids", ids=uuid_list(memory_ids))}
+            read_at = self.db.writes_but_reviews
         # Only a new version has a predecessor whose source may differ (check_versions changes no memory row).
         found = self.check_versions(caller, [i for i in memory_ids if i in rows and rows[i]["supersedes"] is not None])
-        recorded = False  # a recorded contradiction may retire a later id of this batch: read it again then
         for memory_id in memory_ids:
             with self.db.reading():
-                me_row = self.db.dict("memory_by_id", id=memory_id) if recorded else rows.get(memory_id)
+                # the rows read above, unless anything was written since (a contradiction recorded here, or
+                # another thread's write on the same store, may have retired this one)
+                fresh = read_at is not None and self.db.writes_but_reviews == read_at
+                me_row = rows.get(memory_id) if fresh else self.db.dict("memory_by_id", id=memory_id)
                 if me_row is None or me_row["status"] != "active":
                     continue
                 settings = {n: self.db.setting(n) for n in
@@ -93,8 +96,9 @@ class ContradictionChecker:
                 verdict = self._verify(other, me)
                 if not verdict.contradicts or verdict.confidence < settings["contradiction_min_confidence"]:
                     continue
-                found.append(self._record(caller, other, me, verdict, settings["contradiction_auto_confidence"]))
-                recorded = True
+                recorded = self._record(caller, other, me, verdict, settings["contradiction_auto_confidence"])
+                if recorded is not None:
+                    found.append(recorded)
         return found
 
     def check_versions(self, caller: Caller, memory_ids: Iterable[str]) -> list[Contradiction]:
@@ -207,8 +211,11 @@ class ContradictionChecker:
                             before=None, after=None)
             return Contradiction.from_row(self.db.dict("contradiction_by_id", id=row["id"]))
 
-    def _record(self, caller: Caller, older: Memory, newer: Memory, verdict: Verdict, auto: float) -> Contradiction:
-        """Provenance first, then recency, for a confident verdict; pending otherwise. Both sources kept."""
+    def _record(self, caller: Caller, older: Memory, newer: Memory, verdict: Verdict,
+                auto: float) -> Contradiction | None:
+        """Provenance first, then recency, for a confident verdict; pending otherwise. Both sources kept.
+        None when either side is no longer active, or the pair was recorded meanwhile (the
+        verifier runs outside the store lock: another thread may have written a new version of either)."""
         status, resolution, winner, loser = "pending", None, None, None
         # Only one owner's memories are resolved automatically: another agent's claim never retires its own.
         if verdict.confidence >= auto and older.agent_id == newer.agent_id:
@@ -219,6 +226,8 @@ class ContradictionChecker:
                 winner, loser, resolution = newer, older, "newer"
             status = "resolved"
         with self.db.transaction("recording a contradiction"):
+            if not self.db.scalar("contradiction_still_open", a=older.id, b=newer.id):
+                return None
             contradiction = self._insert(older, newer, verdict, status, resolution, winner)
             if loser is not None:
                 self._supersede(caller, uuid.UUID(loser.id), uuid.UUID(winner.id),

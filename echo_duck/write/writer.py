@@ -7,6 +7,7 @@ there is no second path that could skip the scanner or the provenance guard.
 from __future__ import annotations
 
 import contextlib
+import threading
 import uuid
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -40,7 +41,13 @@ class Writer:
         self._tick_offset = 0
         self._base: datetime | None = None  # this transaction's first write time
         self._last: datetime | None = None  # the last write time handed out, across transactions
-        self.last_inserted: frozenset[str] = frozenset()  # ids of the rows the last write transaction inserted
+        self._mine = threading.local()  # per thread: what its own last write transaction inserted
+
+    @property
+    def last_inserted(self) -> frozenset[str]:
+        """Ids of the rows this thread's last write transaction inserted (threads sharing a store each see
+        their own: another thread's write in between must not hide a new row from its writer's checks)."""
+        return getattr(self._mine, "inserted", frozenset())
 
     # -- public operations -------------------------------------------------------------------
 
@@ -241,7 +248,7 @@ class Writer:
                 yield
                 self.indexer.index(self._staged, ahead)
                 self._last = self._now()
-                self.last_inserted = frozenset(str(r.memory_id) for r in self._staged)
+                self._mine.inserted = frozenset(str(r.memory_id) for r in self._staged)
             finally:
                 self._staged, self._tick_offset, self._base = [], 0, None
 

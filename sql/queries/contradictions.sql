@@ -27,6 +27,13 @@ LIMIT $limit;
 -- name: vector_of
 SELECT vector FROM memory_vectors WHERE memory_id = $id AND model_id = $model_id;
 
+-- Both memories still active and no contradiction recorded between them: checked inside the transaction
+-- that records one (the verifier ran outside the store lock, so another thread may have written since).
+-- name: contradiction_still_open
+SELECT (SELECT count(*) FROM memories WHERE id IN ($a::UUID, $b::UUID) AND status = 'active') = 2
+   AND NOT EXISTS (SELECT 1 FROM contradictions c WHERE (c.memory_a = $a::UUID AND c.memory_b = $b::UUID)
+                                                    OR (c.memory_a = $b::UUID AND c.memory_b = $a::UUID));
+
 -- name: insert_contradiction
 INSERT INTO contradictions (id, memory_a, memory_b, description, confidence, detected_by, detected_at,
                             status, resolution, winner, resolved_at, source_a, source_b)
