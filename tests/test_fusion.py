@@ -22,10 +22,11 @@ from echo_duck.bench import synthetic
 from echo_duck.index.keyword import query_text
 from echo_duck.recall import fusion
 from echo_duck.recall.hybrid import OVERFETCH, keyword_cut
+from echo_duck.text.when import text_script
 
 
 FIELDS = ("bm25_rank", "bm25_score", "vec_rank", "similarity", "keyword_conf", "vector_conf", "coverage",
-          "similarity_z", "relevance", "recency_boost", "time_boost", "gate", "effective_importance", "tier_weight",
+          "similarity_z", "script_credit", "relevance", "recency_boost", "time_boost", "gate", "effective_importance", "tier_weight",
           "feedback_weight", "decay_factor", "score")
 QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", "nothing-matches-zzzz", "the of and",
                                                       "what is the current deploy port now", "部署 上个月"]
@@ -34,7 +35,7 @@ QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", 
 def vector_arm(mem, query: str, n: int, keep=None) -> fusion.VectorArm:
     vectors = mem.indexer.vectors
     ids, sims, scripts, sums = vectors.search_with_stats(vectors.embed([query])[0], n, keep)
-    return fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums))
+    return fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums), text_script(query))
 
 
 def both_rankings(mem, query: str, k: int, include_archived: bool, time: fusion.TimeTerms | None = None,
@@ -207,12 +208,16 @@ def test_the_constants_are_the_sql_ones(world):
 
 
 def test_recall_uses_the_in_process_path_and_returns_what_sql_ranks(world):
-    for q in QUERIES[:10]:
+    credited = 0
+    for q in QUERIES[:10] + ["部署", "部署 上个月"]:  # the Chinese ones credit English rows (script_credit)
         hits = world.recall(q, 10, reinforce=False, explain=True)
         expected, _ = both_rankings(world, q, 10, False)
         assert [h.id for h in hits] == [str(r["id"]) for r in expected]
         assert [h.score for h in hits] == [r["score"] for r in expected]
         assert all(h.explanation.vector_arm == "exact (in-process)" for h in hits)
+        assert [h.explanation.script_credit for h in hits] == [r["script_credit"] for r in expected]
+        credited += sum(h.explanation.script_credit is not None for h in hits)
+    assert credited > 0
 
 
 FILTERED = [dict(types=["environment", "procedure"]), dict(tiers=["archival"]), dict(tags=["infra"]),
@@ -236,7 +241,7 @@ def test_filtered_in_process_ranking_equals_the_sql_macro(world, include_archive
             ids, sims, scripts, sums = world.recaller.eligibility.vector_candidates(
                 vectors.search_with_stats, vectors.embed([query])[0], vector_pool * OVERFETCH, who=who,
                 include_superseded=include_archived, filters={k[2:]: v for k, v in params.items()})
-            vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums))
+            vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums), text_script(query))
             time = world.recaller.time_terms(query)
             got = world.recaller._fused_in_process(keyword, vector, who, include_archived, time, None, 30,
                                                    {k[2:]: v for k, v in params.items()}, settings)

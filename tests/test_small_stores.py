@@ -95,17 +95,24 @@ PROFILE = [  # (fact, question in the other language)
 def test_a_bilingual_profile_asked_about_in_the_other_language(tmp_path, model_available):
     """20 facts about one named user, half English, half Chinese; each asked about in the other language.
     The name is in every fact of its language, so it must count for (almost) nothing: before issue 21 it
-    decided the ranking and 2 of 20 came first. The model's cross-language similarities are weak (the
-    vector arm alone puts 13 first, 18 in the top 3); incidental keyword matches on same-language facts
-    still cost the hybrid some of them."""
+    decided the ranking and 2 of 20 came first. Incidental keyword matches on same-language facts ("what
+    app", 周日) then still put 8 first; a fact in the other script now takes script_credit for the keyword
+    terms (the keyword arm cannot see a translation), and the hybrid does at least as well as the vector
+    arm alone (13 first, 18 in the top 3 with this model; the hybrid 14 and 18)."""
     with echo_duck.open(tmp_path / "profile.duckdb", now=T0) as mem:
         stored = mem.remember_many([dict(content=fact, type="user", observed_at=T0 - timedelta(days=30 - i))
                                     for i, (fact, _) in enumerate(PROFILE)])
-        ranks = []
-        for memory, (_, question) in zip(stored, PROFILE):
-            hits = mem.recall(question, k=20, reinforce=False)
-            ranks.append([h.id for h in hits].index(memory.id) + 1)
-        assert sum(r == 1 for r in ranks) >= 8 and sum(r <= 3 for r in ranks) >= 15, ranks
+        ranks = {}
+        for arms in (["keyword", "vector"], ["vector"]):
+            ranks[arms[0]] = []
+            for memory, (_, question) in zip(stored, PROFILE):
+                hits = mem.recall(question, k=20, reinforce=False, arms=arms, explain=True)
+                ranks[arms[0]].append([h.id for h in hits].index(memory.id) + 1)
+                if arms[0] == "keyword" and hits[0].id == memory.id and hits[0].explanation.bm25_rank is None:
+                    assert hits[0].explanation.script_credit > 0  # what put it first: not a keyword match
+        hybrid, vector = ranks["keyword"], ranks["vector"]
+        assert sum(r == 1 for r in hybrid) >= max(12, sum(r == 1 for r in vector)), (hybrid, vector)
+        assert sum(r <= 3 for r in hybrid) >= max(16, sum(r <= 3 for r in vector)), (hybrid, vector)
 
 
 def test_a_name_in_half_the_rows_carries_almost_no_keyword_weight(tmp_path):

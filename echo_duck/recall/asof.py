@@ -83,7 +83,8 @@ class TimeTravel:
                 vec_ids += [g["id"] for g in gone]
                 vec_sims += [float(x) for x in matrix @ qvec]
                 vec_scripts += [text_script(g["content"]) for g in gone]
-            vector = fusion.VectorArm(vec_ids, vec_sims, vec_scripts, fusion.calibration_stats(*sums))
+            vector = fusion.VectorArm(vec_ids, vec_sims, vec_scripts, fusion.calibration_stats(*sums),
+                                      text_script(query.text))
             arm = "exact (in-process, as of)"
         candidates = list(dict.fromkeys([*keyword.ids, *vector.ids]))
         if not candidates:

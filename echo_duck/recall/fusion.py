@@ -53,6 +53,7 @@ class Fused:
     vector_conf: float | None
     coverage: float | None
     similarity_z: float | None
+    script_credit: float | None
     relevance: float
     recency_boost: float
     time_boost: float
@@ -66,20 +67,24 @@ class Fused:
 
 @dataclass(frozen=True)
 class VectorArm:
-    """The vector candidates in rank order with each one's script, and the query's similarity
-    statistics per script (``calibration_stats``: [mean_0, sd_0, mean_1, sd_1])."""
+    """The vector candidates in rank order with each one's script, the query's similarity statistics
+    per script (``calibration_stats``: [mean_0, sd_0, mean_1, sd_1]) and the query's own script
+    (text/when.py text_script; None: no credit for memories in another script)."""
 
     ids: Sequence[str] = ()
     sims: Sequence[float] = ()
     scripts: Sequence[int] = ()
     stats: Sequence[float] | None = None
+    query_script: int | None = None
 
-    def as_sql(self) -> dict[str, str | None]:
+    def as_sql(self) -> dict[str, Any]:
         if not self.ids:
-            return dict(p_vec_ids=None, p_vec_sims=None, p_vec_scripts=None, p_vec_stats=None)
+            return dict(p_vec_ids=None, p_vec_sims=None, p_vec_scripts=None, p_vec_stats=None,
+                        p_vec_query_script=None)
         return dict(p_vec_ids="[" + ",".join(self.ids) + "]", p_vec_sims=_floats(float(s) for s in self.sims),
                     p_vec_scripts="[" + ",".join(str(int(s)) for s in self.scripts) + "]",
-                    p_vec_stats=None if self.stats is None else _floats(self.stats))
+                    p_vec_stats=None if self.stats is None else _floats(self.stats),
+                    p_vec_query_script=self.query_script)
 
 
 NO_VECTORS = VectorArm()
@@ -139,6 +144,7 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
     stats = vector.stats
     in_vector = {i: (rank, s, (s - stats[2 * sc]) / stats[1 + 2 * sc]) if stats is not None else (rank, s, None)
                  for rank, (i, s, sc) in enumerate(vector_hits[:vec_pool], start=1)}
+    script_of = {i: sc for i, _, sc in vector_hits[:vec_pool]}
     pooled = in_keyword.keys() | in_vector.keys()
 
     # arms: each arm's confidence over the candidates the caller may see, and their time span
@@ -149,16 +155,17 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
         keyword_conf = max(c for _, _, c in in_keyword.values()) / idf_all
     zs = sorted((z for _, _, z in in_vector.values() if z is not None), reverse=True)
     vector_conf = min(1.0, (zs[0] - zs[min(10, len(zs)) - 1]) / GAP_SCALE) if zs else None
+    z_top = zs[0] if zs else None
     times = [rows[i]["at_us"] for i in pooled]
     at_min, at_max = (min(times), max(times)) if times else (0, 0)
-    arms = (bm25_max, keyword_conf, vector_conf, at_min, at_max)
+    arms = (bm25_max, keyword_conf, vector_conf, z_top, vector.query_script, at_min, at_max)
 
     out = []
     for memory_id in pooled:
         bm25_rank, bm25_score, covered = in_keyword.get(memory_id, (None, None, None))
         vec_rank, similarity, z = in_vector.get(memory_id, (None, None, None))
         fused = _fused(settings, rows[memory_id], memory_id, bm25_rank, bm25_score, covered, rarest.get(memory_id),
-                       vec_rank, similarity, z, idf_all, arms, vector_arm_ran, time)
+                       vec_rank, similarity, z, script_of.get(memory_id), idf_all, arms, vector_arm_ran, time)
         if min_score is None or fused.relevance >= min_score:
             out.append(fused)
     out.sort(key=lambda f: (f.gate != KEPT, -f.score, f.memory_id))  # canonical uuid texts sort as DuckDB's UUIDs
@@ -166,12 +173,17 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
 
 
 def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered, rarest_df_ratio, vec_rank,
-           similarity, z, idf_all, arms: tuple, vector_arm_ran: bool, time: TimeTerms) -> Fused:
-    bm25_max, keyword_conf, vector_conf, at_min, at_max = arms
-    # fused: calibrated_score (sql/macros/20_ranking.sql), each NULL term 0
+           similarity, z, script, idf_all, arms: tuple, vector_arm_ran: bool, time: TimeTerms) -> Fused:
+    bm25_max, keyword_conf, vector_conf, z_top, query_script, at_min, at_max = arms
+    # fused: script_credit, then calibrated_score (sql/macros/20_ranking.sql), each NULL term 0
     coverage = None if covered is None else covered / idf_all
-    relevance = ((0.0 if bm25_score is None else keyword_conf * bm25_score / bm25_max)
-                 + COVERAGE_WEIGHT * (0.0 if coverage is None else coverage)
+    script_credit = None
+    if (query_script is not None and script is not None and script != query_script and keyword_conf is not None
+            and z is not None and z_top > 0):
+        script_credit = keyword_conf * (1 + COVERAGE_WEIGHT) * max(z, 0) / z_top
+    words = ((0.0 if bm25_score is None else keyword_conf * bm25_score / bm25_max)
+             + COVERAGE_WEIGHT * (0.0 if coverage is None else coverage))
+    relevance = (max(words, 0.0 if script_credit is None else script_credit)
                  + (0.0 if z is None or vector_conf is None else VECTOR_WEIGHT * vector_conf * max(z, 0)))
     share = (row["at_us"] - at_min) / (at_max - at_min) if row["active"] and at_max > at_min else 0
     recency_boost = 1 + (0.0 if time.recency is None else float(time.recency)) * share
@@ -190,7 +202,7 @@ def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered,
     decay_factor = floor + (1 - floor) * row["effective_importance"]
     score = relevance * recency_boost * time_boost * decay_factor * row["tier_weight"] * row["feedback_weight"]
     return Fused(memory_id, bm25_rank, bm25_score, rarest_df_ratio, vec_rank, similarity, keyword_conf, vector_conf,
-                 coverage, z, relevance, recency_boost, time_boost, gate, row["effective_importance"],
+                 coverage, z, script_credit, relevance, recency_boost, time_boost, gate, row["effective_importance"],
                  row["tier_weight"], row["feedback_weight"], decay_factor, score)
 
 

@@ -98,6 +98,7 @@ class Explanation:
     vector_conf: float | None  # how far the vector arm's best stands above its 10th (in standard deviations / 2)
     coverage: float | None  # the share of the query's IDF mass this memory matches
     similarity_z: float | None  # standard deviations above the mean similarity of memories in its script
+    script_credit: float | None  # in another script than the question: the keyword credit its meaning earns
     relevance: float  # calibrated_score: the sum of the arms' terms
     recency_boost: float  # > 1 when the question asks for the current state and this is among the newest
     time_boost: float  # > 1 when it was observed in the time the question names
@@ -203,7 +204,7 @@ class Recaller:
                     ids, sims, scripts = self.db.run("exact_vector_candidates", p_qvec=literal, p_model=vectors.model_id,
                                                      p_n=pool, **who, **filters).fetchone()
                     stats = self.db.scalar("query_similarity_stats", p_qvec=literal, p_model=vectors.model_id)
-                    vector = fusion.VectorArm(ids, sims, scripts, stats)
+                    vector = fusion.VectorArm(ids, sims, scripts, stats, when.text_script(query.text))
                     arm = "exact (sql)"
                 else:
                     if query.filtered:  # the top-N among the rows the filters keep, not the top-N filtered
@@ -214,7 +215,8 @@ class Recaller:
                     else:
                         ids, sims, scripts, sums = vectors.search_with_stats(qvec, pool)
                         arm = "exact (in-process)"
-                    vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums))
+                    vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums),
+                                              when.text_script(query.text))
         if q_tokens is not None and not in_sql and query.filtered:
             # Filtered: among the matches the caller may see and asked for, fusion ranks the best keyword_pool,
             # and reads the rarest-term ratio of any of them in the vector arm; the rest cannot change the list.
@@ -332,7 +334,8 @@ def _hit(row: dict, arm: str, explain: bool) -> Hit:
         explanation = Explanation(
             bm25_rank=row["bm25_rank"], bm25_score=row["bm25_score"], vector_rank=row["vec_rank"],
             similarity=row["similarity"], keyword_conf=row["keyword_conf"], vector_conf=row["vector_conf"],
-            coverage=row["coverage"], similarity_z=row["similarity_z"], relevance=row["relevance"],
+            coverage=row["coverage"], similarity_z=row["similarity_z"], script_credit=row["script_credit"],
+            relevance=row["relevance"],
             recency_boost=row["recency_boost"], time_boost=row["time_boost"], vector_arm=arm, gate=row["gate"],
             effective_importance=row["effective_importance"], decay_factor=row["decay_factor"],
             tier_weight=row["tier_weight"], feedback_weight=row["feedback_weight"],

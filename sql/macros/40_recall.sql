@@ -18,6 +18,10 @@
 --              memories of the candidate's script (p_vec_stats, query_similarity_stats); vector_conf =
 --              min(1, (best z - 10th best z) / 2). Rank fusion (RRF) gave a weak arm's first candidate
 --              full credit; on LongMemEval the hybrid fell below its own vector arm.
+--              A memory in another script than the question (p_vec_query_script, content_script of the
+--              question) takes script_credit for the keyword terms when that is more: the keyword arm
+--              cannot see a translation, so a Chinese fact that answers an English question is credited
+--              as if it matched as well as the keyword arm's best match, scaled by z / the best z.
 --   time       × recency_boost: when the question asks for the current state (p_recency = the weight,
 --              set by echo_duck/text/when.py wants_current), 1 + p_recency × (t - oldest) / (newest -
 --              oldest) over the candidates, t = observed_at else created_at; superseded versions get none
@@ -114,12 +118,13 @@ CREATE OR REPLACE MACRO query_similarity_stats(p_qvec, p_model) AS TABLE
     SELECT calibration_stats(n0, total0, squares0, n1, total1, squares1) AS stats FROM sums;
 
 -- recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_covered, p_kw_idf_all, p_vec_ids, p_vec_sims,
---              p_vec_scripts, p_vec_stats, caller…, p_k, p_recency, p_time_from, p_time_to, p_min_score,
+--              p_vec_scripts, p_vec_stats, p_vec_query_script, caller…, p_k, p_recency, p_time_from, p_time_to, p_min_score,
 --              filters…, p_now): the keyword arm as keyword_candidates returns it (or the same lists as
 -- '[…]' texts, which the agent's in-process arm binds); the vector arm as ids, similarities and scripts
--- in rank order plus the query's similarity statistics (query_similarity_stats).
+-- in rank order plus the query's similarity statistics (query_similarity_stats) and the query's own
+-- script (content_script; NULL: no script_credit).
 CREATE OR REPLACE MACRO recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_covered, p_kw_idf_all,
-                                     p_vec_ids, p_vec_sims, p_vec_scripts, p_vec_stats,
+                                     p_vec_ids, p_vec_sims, p_vec_scripts, p_vec_stats, p_vec_query_script,
                                      p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants, p_k,
                                      p_recency, p_time_from, p_time_to, p_min_score, p_types, p_tiers,
                                      p_tags, p_entities, p_since, p_until, p_session, p_include_superseded,
@@ -174,6 +179,7 @@ WITH
                CASE WHEN e.vec_rank <= cfg.vector_pool
                     THEN (e.similarity - CAST(p_vec_stats AS DOUBLE[])[1 + 2 * e.script])
                          / CAST(p_vec_stats AS DOUBLE[])[2 + 2 * e.script] END AS similarity_z,
+               CASE WHEN e.vec_rank <= cfg.vector_pool THEN e.script END AS script,
                (SELECT count(*) > 0 FROM eligible WHERE vec_rank IS NOT NULL) AS vector_arm_ran
         FROM eligible e, cfg
         WHERE e.bm25_rank <= cfg.keyword_pool OR e.vec_rank <= cfg.vector_pool
@@ -186,13 +192,20 @@ WITH
                          - (list(p.similarity_z ORDER BY p.similarity_z DESC)
                                 FILTER (WHERE p.similarity_z IS NOT NULL))[least(10, count(p.similarity_z))])
                         / any_value(cfg.gap_scale)) AS vector_conf,
+               max(p.similarity_z) AS z_top,
                min(p.at_us) AS at_min, max(p.at_us) AS at_max
         FROM pooled p, cfg
+    ),
+    credited AS (
+        SELECT p.*, script_credit(p.script, CAST(p_vec_query_script AS INTEGER), a.keyword_conf, p.similarity_z,
+                                  a.z_top, cfg.coverage_weight) AS script_credit
+        FROM pooled p, arms a, cfg
     ),
     fused AS (
         SELECT p.*, a.keyword_conf, a.vector_conf, p.covered_idf / CAST(p_kw_idf_all AS DOUBLE) AS coverage,
                calibrated_score(p.bm25_score, a.bm25_max, p.covered_idf, CAST(p_kw_idf_all AS DOUBLE), a.keyword_conf,
-                                p.similarity_z, a.vector_conf, cfg.coverage_weight, cfg.vector_weight) AS relevance,
+                                p.similarity_z, a.vector_conf, cfg.coverage_weight, cfg.vector_weight,
+                                p.script_credit) AS relevance,
                1 + coalesce(CAST(p_recency AS DOUBLE), 0)
                    * CASE WHEN p.status = 'active' AND a.at_max > a.at_min
                           THEN (p.at_us - a.at_min) / (a.at_max - a.at_min) ELSE 0 END AS recency_boost,
@@ -211,11 +224,12 @@ WITH
                CASE WHEN p.tier = 'archival' THEN cfg.archived_weight ELSE 1.0 END AS tier_weight,
                pow(1 - cfg.unhelpful_penalty, greatest(p.unhelpful_count - p.helpful_count, 0)) AS feedback_weight,
                cfg.importance_floor
-        FROM pooled p, arms a, cfg
+        FROM credited p, arms a, cfg
     ),
     top AS MATERIALIZED (
         SELECT f.memory_id, f.bm25_rank, f.bm25_score, f.rarest_df_ratio, f.vec_rank, f.similarity,
-               f.keyword_conf, f.vector_conf, f.coverage, f.similarity_z, f.relevance, f.recency_boost, f.time_boost,
+               f.keyword_conf, f.vector_conf, f.coverage, f.similarity_z, f.script_credit, f.relevance,
+               f.recency_boost, f.time_boost,
                f.gate, f.effective_importance, f.tier_weight, f.feedback_weight,
                f.importance_floor + (1 - f.importance_floor) * f.effective_importance AS decay_factor,
                f.relevance * f.recency_boost * f.time_boost
@@ -263,7 +277,7 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_
     SELECT * FROM recall_fused((SELECT ids FROM kw), (SELECT scores FROM kw), (SELECT rarest FROM kw),
                                (SELECT covered FROM kw), (SELECT query_idf_all FROM kw),
                                (SELECT ids FROM exact), (SELECT sims FROM exact), (SELECT scripts FROM exact),
-                               (SELECT stats FROM stats), p_caller_agent, p_caller_session,
+                               (SELECT stats FROM stats), content_script(p_query), p_caller_agent, p_caller_session,
                                (SELECT teams FROM g), (SELECT tenants FROM g), p_k, p_recency, p_time_from, p_time_to,
                                NULL, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
                                p_include_superseded, p_now);

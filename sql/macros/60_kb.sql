@@ -131,7 +131,7 @@ WITH
                b.bm25_rank, b.bm25_score, b.rarest_df_ratio, v.vec_rank, v.similarity, a.keyword_conf, a.vector_conf,
                b.covered_idf / b.query_idf_all AS coverage, v.similarity_z, cfg.kb_weight,
                calibrated_score(b.bm25_score, a.bm25_max, b.covered_idf, b.query_idf_all, a.keyword_conf,
-                                v.similarity_z, a.vector_conf, cfg.coverage_weight, cfg.vector_weight) AS relevance,
+                                v.similarity_z, a.vector_conf, cfg.coverage_weight, cfg.vector_weight, NULL) AS relevance,
                CASE
                    WHEN v.chunk_id IS NULL AND b.rarest_df_ratio > cfg.gate_df_ratio AND EXISTS (SELECT 1 FROM vec)
                        THEN 'ranked last: only common keywords'

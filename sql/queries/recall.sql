@@ -28,7 +28,7 @@ SELECT stats FROM query_similarity_stats($p_qvec::VARCHAR, $p_model::VARCHAR);
 SELECT * FROM recall_fused(
     $p_kw_ids::VARCHAR, $p_kw_scores::VARCHAR, $p_kw_rarest::VARCHAR, $p_kw_covered::VARCHAR, $p_kw_idf_all::DOUBLE,
     $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_vec_scripts::VARCHAR, $p_vec_stats::VARCHAR,
-    $p_caller_agent, $p_caller_session::VARCHAR, $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k,
+    $p_vec_query_script::INTEGER, $p_caller_agent, $p_caller_session::VARCHAR, $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k,
     $p_recency::DOUBLE, $p_time_from::TIMESTAMP, $p_time_to::TIMESTAMP, $p_min_score::DOUBLE,
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
@@ -103,7 +103,8 @@ WITH kw AS MATERIALIZED (SELECT * FROM keyword_candidates($p_query, true))
 SELECT * FROM recall_fused(
     (SELECT ids FROM kw), (SELECT scores FROM kw), (SELECT rarest FROM kw), (SELECT covered FROM kw),
     (SELECT query_idf_all FROM kw), $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_vec_scripts::VARCHAR,
-    $p_vec_stats::VARCHAR, $p_caller_agent, $p_caller_session::VARCHAR, $p_caller_teams::VARCHAR[],
+    $p_vec_stats::VARCHAR, $p_vec_query_script::INTEGER, $p_caller_agent, $p_caller_session::VARCHAR,
+    $p_caller_teams::VARCHAR[],
     $p_caller_tenants::VARCHAR[], $p_k, $p_recency::DOUBLE, $p_time_from::TIMESTAMP, $p_time_to::TIMESTAMP,
     $p_min_score::DOUBLE, $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
