@@ -19,6 +19,15 @@ from typing import Any, Callable, Iterable
 from ..errors import InvalidInput
 from ..store.facade import EchoDuck
 
+
+def stored_pairs(batch: list, items: list) -> list[tuple[Any, Any]]:
+    """(memory, item) for each item a ``remember_many`` batch stored. A write the scanner blocked is left
+    out of the batch (``batch.blocked`` holds its position), so zipping the batch with the input would
+    give every later memory the next item's name."""
+    blocked = {position for position, _ in getattr(batch, "blocked", ())}
+    return list(zip(batch, [item for i, item in enumerate(items) if i not in blocked]))
+
+
 KS = (1, 5, 10)
 VARIANTS = {
     # name: (recall arms, apply decay by ingesting each session at its own time)
@@ -68,7 +77,7 @@ class ConversationStore:
             records = [dict(content=turn_content(t), type="environment", tier="episodic",
                             source_session=t["session"], observed_at=t.get("timestamp"), importance=0.5)
                        for t in batch]  # no key=: keys are indexed, a turn id would add its words
-            for memory, turn in zip(self.store.remember_many(records), batch):
+            for memory, turn in stored_pairs(self.store.remember_many(records), batch):
                 self.by_id[memory.id] = turn["mem_id"]
         stamps = [datetime.fromisoformat(t["timestamp"]) for t in turns if t.get("timestamp")]
         self.clock_now = (max(stamps) if stamps else self.clock_now) + timedelta(days=1)

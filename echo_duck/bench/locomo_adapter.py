@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import echo_duck
-from echo_duck.bench.locomo import turn_content
+from echo_duck.bench.locomo import stored_pairs, turn_content
 
 _stores: dict[str, tuple[echo_duck.EchoDuck, dict[str, str]]] = {}
 
@@ -16,7 +16,7 @@ def index(conv_id, memories):
     store = echo_duck.open(":memory:", agent_id="locomo", admin=True)
     records = [dict(content=turn_content(m), type="environment", tier="episodic", source_session=m["session"],
                     observed_at=m.get("timestamp")) for m in memories]
-    by_id = {memory.id: m["mem_id"] for memory, m in zip(store.remember_many(records), memories)}  # keys are indexed
+    by_id = {memory.id: m["mem_id"] for memory, m in stored_pairs(store.remember_many(records), memories)}  # no key=
     _stores[conv_id] = (store, by_id)
 
 

@@ -43,6 +43,7 @@ import numpy as np
 from ..embed.embedder import default_embedder, embedder_by_name
 from ..errors import EchoDuckError, InvalidInput
 from ..store.facade import EchoDuck
+from .locomo import stored_pairs
 
 OWN_SETS = Path(__file__).resolve().parent.parent.parent / "data_fixtures" / "recall_sets"
 SETS = ("locomo", "longmemeval", "bilingual", "zh_daily")
@@ -192,7 +193,9 @@ class _Conversation:
     def __init__(self, memories: list[dict], embedder: Any):
         self.clock_now = datetime(2000, 1, 1)
         self.store = EchoDuck(":memory:", agent_id="bench", now=lambda: self.clock_now, embedder=embedder)
-        self.key_of: dict[str, str] = {}  # memory id -> mem_id (no key= : keys are indexed, an id would leak)
+        # memory id -> the mem_ids stored as it (no key= : keys are indexed, an id would leak); a turn repeated
+        # word for word is one memory (remember() restates it), so a memory can stand for several turns
+        self.key_of: dict[str, list[str]] = {}
         self.refused = 0
         records = [dict(content=m["content"], type="environment", tier="episodic", source_session=m.get("session"),
                         observed_at=m.get("timestamp"), importance=0.5) for m in memories]
@@ -204,21 +207,28 @@ class _Conversation:
 
     def _remember(self, records: list[dict], names: list[str]) -> None:
         try:
-            pairs = list(zip(self.store.remember_many(records), names))
-        except EchoDuckError:  # the scanner refused one of them: the others one by one
+            batch = self.store.remember_many(records)
+            pairs = stored_pairs(batch, names)
+            self.refused += len(batch.blocked)
+        except EchoDuckError:  # the batch failed as a whole: the records one by one
             pairs = []
             for record, name in zip(records, names):
                 try:
-                    pairs += [(memory, name) for memory in self.store.remember_many([record])]
+                    stored = self.store.remember_many([record])
                 except EchoDuckError:
-                    self.refused += 1
+                    stored = []
+                pairs += [(memory, name) for memory in stored]
+                self.refused += not stored
         for memory, name in pairs:
-            self.key_of[memory.id] = name
+            self.key_of.setdefault(memory.id, []).append(name)
 
-    def recall(self, question: str, at: datetime, arms: tuple[str, ...]) -> list[str]:
+    def recall(self, question: str, at: datetime, arms: tuple[str, ...], evidence: Iterable[str] = ()) -> list[str]:
+        """The mem_ids of the top K, each hit named by the turn it stands for (of several repeated word for
+        word, one in ``evidence`` if any is)."""
         self.clock_now = at
+        evidence = set(evidence)
         hits = self.store.recall(question, K, arms=arms, reinforce=False)
-        return [self.key_of[h.id] for h in hits]
+        return [next((n for n in self.key_of[h.id] if n in evidence), self.key_of[h.id][0]) for h in hits]
 
 
 def run_set(name: str, folder: Path, embedder: Any, *, columns: Iterable[str] = COLUMNS,
@@ -257,7 +267,7 @@ def run_set(name: str, folder: Path, embedder: Any, *, columns: Iterable[str] = 
                     row["plain_vector"] = score([keys[i] for i in top], evidence)
                 for column in (c for c in columns if c in ARMS):
                     t0 = time.perf_counter()
-                    row[column] = score(store.recall(q["question"], at, ARMS[column]), evidence)
+                    row[column] = score(store.recall(q["question"], at, ARMS[column], evidence), evidence)
                     timings[f"{column}_s"] += time.perf_counter() - t0
                 rows.append(row)
         finally:
