@@ -1,7 +1,9 @@
 """`echo-duck bench scanner`: how well the write scanner generalises, what it costs, and what it does to real chats.
 
-Three parts, written to scanner.json and scanner.md:
+Four parts, written to scanner.json and scanner.md:
   * generalisation: held-out splits of the scanner corpus (scanner_splits.py), per family and per language;
+  * hold-out set: texts written apart from the corpus and never fitted on (data_fixtures/scan_holdout), as
+    the shipped scanner judges them, per family and per kind;
   * real conversations: every turn of LongMemEval / LoCoMo (memories.jsonl[.gz], read from the paths given,
     never copied) scanned as an import would scan it: how many are blocked or quarantined, with examples;
   * cost: model load, latency per write (one at a time and in batches), 100,000-character inputs of shapes
@@ -97,6 +99,37 @@ def _turns(path: Path) -> list[str]:
         return [t for line in f if line.strip() and (t := json.loads(line).get("text"))]
 
 
+def holdout(folder: Path) -> dict:
+    """The shipped scanner over a hold-out set (attacks.jsonl: text, family; benign.jsonl: text, kind): attacks
+    detected (blocked or quarantined) and blocked, benign blocked and quarantined, overall and per group."""
+    def read(name: str) -> list[dict]:
+        with open(folder / name, encoding="utf-8") as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    attacks, benign = read("attacks.jsonl"), read("benign.jsonl")
+    scanner = Scanner()
+    found_a = scanner.scan_many([a["text"] for a in attacks])
+    found_b = scanner.scan_many([b["text"] for b in benign])
+
+    def rates(pairs_a: list, pairs_b: list) -> dict:
+        out: dict = {"attacks": len(pairs_a), "benign": len(pairs_b)}
+        if pairs_a:
+            out["detected"] = sum(f is not None for f in pairs_a) / len(pairs_a)
+            out["blocked"] = sum(bool(f and f.blocked) for f in pairs_a) / len(pairs_a)
+        if pairs_b:
+            out["false_block"] = sum(bool(f and f.blocked) for f in pairs_b) / len(pairs_b)
+            out["quarantined"] = sum(bool(f and not f.blocked) for f in pairs_b) / len(pairs_b)
+        return out
+
+    groups: dict[str, dict] = {}
+    for family in sorted({a["family"] for a in attacks}):
+        groups[family] = rates([f for a, f in zip(attacks, found_a) if a["family"] == family], [])
+    for kind in sorted({b["kind"] for b in benign}):
+        groups[kind] = rates([], [f for b, f in zip(benign, found_b) if b["kind"] == kind])
+    return {"folder": str(folder), "overall": rates(found_a, found_b), "by_group": groups,
+            "missed": [a["text"][:160] for a, f in zip(attacks, found_a) if f is None]}
+
+
 def real_chats(paths: Sequence[Path], limit: int | None = None, batch: int = 256) -> dict:
     scanner = Scanner()
     out = {}
@@ -136,12 +169,15 @@ def rebuild(corpus: Path, out: Path, progress: Callable[[str], None] | None = No
 
 
 def run(corpus: Path, chats: Sequence[Path], kinds: Sequence[str], out: Path, chat_limit: int | None = None,
-        progress: Callable[[str], None] | None = None) -> dict:
+        progress: Callable[[str], None] | None = None, holdout_dir: Path | None = None) -> dict:
     report: dict = {"corpus": str(corpus)}
     say = progress or (lambda _: None)
     if kinds:
         records = scanner_splits.load_corpus(corpus)
         report["generalisation"] = scanner_splits.run(records, embedder_by_name("use-multilingual"), kinds, progress=say)
+    if holdout_dir is not None:
+        say("scanning the hold-out set")
+        report["holdout"] = holdout(holdout_dir)
     if chats:
         say("scanning real conversations")
         report["real_chats"] = real_chats(chats, chat_limit)
@@ -173,6 +209,13 @@ def markdown(report: dict) -> str:
                   f"All held-out records: attacks detected {_pct(o.get('detected'))} (blocked {_pct(o.get('blocked'))}); "
                   f"benign blocked {_pct(o.get('false_block'))}, quarantined {_pct(o.get('quarantined'))}.", "",
                   "Per family:", "", *_table(res["by_family"]), "", "Per language:", "", *_table(res["by_language"]), ""]
+    if "holdout" in report:
+        h = report["holdout"]
+        o = h["overall"]
+        lines += [f"## Hold-out set ({Path(h['folder']).name}: never fitted on)", "",
+                  f"Attacks detected {_pct(o.get('detected'))} (blocked {_pct(o.get('blocked'))}); benign blocked "
+                  f"{_pct(o.get('false_block'))}, quarantined {_pct(o.get('quarantined'))}.", "",
+                  *_table(h["by_group"]), ""]
     for path, r in report.get("real_chats", {}).items():
         lines += [f"## Real conversation turns: {Path(path).parent.name}", "",
                   f"{r['turns']} turns: {r['blocked']} blocked, {r['quarantined']} quarantined ({r['seconds']} s).", ""]

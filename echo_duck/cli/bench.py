@@ -110,12 +110,15 @@ def bench_compression(data, as_json):
 @click.option("--chat-limit", type=int, help="Only the first N turns of each --chats file.")
 @click.option("--splits", default="group,family,language", show_default=True,
               help="Held-out splits: any of group, family, language (empty: none).")
+@click.option("--holdout", default="data_fixtures/scan_holdout", show_default=True,
+              help="Folder with attacks.jsonl and benign.jsonl never fitted on (empty: skip).")
 @click.option("--out", type=click.Path(file_okay=False), default="bench-scanner", show_default=True,
               help="Folder for scanner.json and scanner.md.")
 @click.option("--rebuild", is_flag=True, help="Refit the shipped classifier on the whole corpus first (about 2 minutes).")
 @click.option("--json", "as_json", is_flag=True)
-def bench_scanner(corpus, chats, chat_limit, splits, out, rebuild, as_json):
-    """Write scanner: generalisation (held-out groups, families, languages), real chats, latency and cost.
+def bench_scanner(corpus, chats, chat_limit, splits, holdout, out, rebuild, as_json):
+    """Write scanner: generalisation (held-out groups, families, languages, the hold-out set), real chats,
+    latency and cost.
 
     Example:  echo-duck bench scanner --chats ../shared/bench/locomo/memories.jsonl
     """
@@ -131,8 +134,20 @@ def bench_scanner(corpus, chats, chat_limit, splits, out, rebuild, as_json):
             click.echo(f"rebuilt: {scanner_bench.rebuild(Path(corpus), target, say)}", err=True)
     with fail_cleanly():
         report = scanner_bench.run(Path(corpus), [Path(c) for c in chats], kinds, Path(out), chat_limit,
-                                   progress=None if as_json else lambda msg: click.echo(msg, err=True))
+                                   progress=None if as_json else lambda msg: click.echo(msg, err=True),
+                                   holdout_dir=_holdout_folder(holdout))
     emit(report, as_json, scanner_bench.markdown(report) + f"\nwritten: {Path(out) / 'scanner.json'}, {Path(out) / 'scanner.md'}")
+
+
+def _holdout_folder(holdout: str) -> Path | None:
+    if not holdout:
+        return None
+    folder = Path(holdout)
+    if not (folder / "attacks.jsonl").is_file() or not (folder / "benign.jsonl").is_file():
+        from ..errors import InvalidInput
+
+        raise InvalidInput(f"--holdout {holdout}: no attacks.jsonl and benign.jsonl there (pass --holdout '' to skip)")
+    return folder
 
 
 @bench.command(name="purge")
