@@ -187,20 +187,24 @@ def spans(text: str) -> list[Secret]:
                     found.append(Secret(pair.end() - len(value), pair.end(), f"{kind} (paired secret)", True))
     runs = [r.span() for r in _TOKEN_RUN_RE.finditer(t)]  # where a token (8+ printable ASCII) can start
     run_ends = [b for _, b in runs]
+    values: dict[str, tuple[str, int]] = {}  # raw token -> (value, its offset): a long note repeats its tokens
+    verdicts: dict[tuple[bool, str], bool] = {}  # (strong label, value) -> password_like / random_looking
     for m in _LABEL_RE.finditer(t):
         first = bisect.bisect_left(run_ends, m.end() + 8)  # the first run with 8 characters after the label
         if first == len(runs) or runs[first][0] > m.end() + 40:
             continue  # no token starts within 40 characters of it (a note that repeats 密码 in prose)
-        check = password_like if m.group("strong") else random_looking
+        strong = bool(m.group("strong"))
         for tok in _TOKEN_RE.finditer(t, m.end(), min(len(t), m.end() + 168)):
             if tok.start() > m.end() + 40:
                 break
-            token = tok.group().rstrip("'\"`.,;:)]}>")
-            if "://" not in token:  # NAME=value inside one token ("_ACCESS_KEY=5Spe…"): the value
-                token = re.split(r"[=:]", token)[-1] if re.search(r"[=:].", token) else token
-            token = token.lstrip("=:'\"`")
-            start = tok.start() + tok.group().rfind(token) if token else tok.start()
-            if check(token) or _UUID_RE.fullmatch(token) and _ASSIGN_RE.fullmatch(t, m.end(), start):
+            raw = tok.group()
+            if raw not in values:
+                values[raw] = _labelled_value(raw)
+            token, offset = values[raw]
+            start = tok.start() + offset
+            if (strong, token) not in verdicts:
+                verdicts[strong, token] = (password_like if strong else random_looking)(token)
+            if verdicts[strong, token] or _UUID_RE.fullmatch(token) and _ASSIGN_RE.fullmatch(t, m.end(), start):
                 found.append(Secret(start, start + len(token), "labelled credential", False))
                 break
     for m in _ACCOUNT_RE.finditer(t):
@@ -209,6 +213,16 @@ def spans(text: str) -> list[Secret]:
         if value and random_looking(value):
             found.append(Secret(tok.start(), tok.start() + len(value), "account password", False))
     return _merged(found)
+
+
+def _labelled_value(raw: str) -> tuple[str, int]:
+    """The value a token after a label holds, and where it starts in the token: trailing quotes and
+    punctuation off, NAME=value inside one token ("_ACCESS_KEY=5Spe…") reduced to the value."""
+    token = raw.rstrip("'\"`.,;:)]}>")
+    if "://" not in token:
+        token = re.split(r"[=:]", token)[-1] if re.search(r"[=:].", token) else token
+    token = token.lstrip("=:'\"`")
+    return token, raw.rfind(token) if token else 0
 
 
 def _merged(found: list[Secret]) -> list[Secret]:
