@@ -100,34 +100,18 @@ def _turns(path: Path) -> list[str]:
 
 
 def holdout(folder: Path) -> dict:
-    """The shipped scanner over a hold-out set (attacks.jsonl: text, family; benign.jsonl: text, kind): attacks
-    detected (blocked or quarantined) and blocked, benign blocked and quarantined, overall and per group."""
-    def read(name: str) -> list[dict]:
+    """The shipped scanner over a hold-out set (attacks.jsonl: text, family, lang; benign.jsonl: text, kind,
+    lang), counted as the corpus splits are (scanner_splits.summary): overall, per family or kind, per language."""
+    records = []
+    for name, label, group in (("attacks.jsonl", 1, "family"), ("benign.jsonl", 0, "kind")):
         with open(folder / name, encoding="utf-8") as f:
-            return [json.loads(line) for line in f if line.strip()]
-
-    attacks, benign = read("attacks.jsonl"), read("benign.jsonl")
-    scanner = Scanner()
-    found_a = scanner.scan_many([a["text"] for a in attacks])
-    found_b = scanner.scan_many([b["text"] for b in benign])
-
-    def rates(pairs_a: list, pairs_b: list) -> dict:
-        out: dict = {"attacks": len(pairs_a), "benign": len(pairs_b)}
-        if pairs_a:
-            out["detected"] = sum(f is not None for f in pairs_a) / len(pairs_a)
-            out["blocked"] = sum(bool(f and f.blocked) for f in pairs_a) / len(pairs_a)
-        if pairs_b:
-            out["false_block"] = sum(bool(f and f.blocked) for f in pairs_b) / len(pairs_b)
-            out["quarantined"] = sum(bool(f and not f.blocked) for f in pairs_b) / len(pairs_b)
-        return out
-
-    groups: dict[str, dict] = {}
-    for family in sorted({a["family"] for a in attacks}):
-        groups[family] = rates([f for a, f in zip(attacks, found_a) if a["family"] == family], [])
-    for kind in sorted({b["kind"] for b in benign}):
-        groups[kind] = rates([], [f for b, f in zip(benign, found_b) if b["kind"] == kind])
-    return {"folder": str(folder), "overall": rates(found_a, found_b), "by_group": groups,
-            "missed": [a["text"][:160] for a, f in zip(attacks, found_a) if f is None]}
+            rows = [json.loads(line) for line in f if line.strip()]
+        records += [scanner_splits.Record(r["text"], label, r[group], r["lang"], f"{name}-{i}", False)
+                    for i, r in enumerate(rows)]
+    found = Scanner().scan_many([r.text for r in records])
+    outcome = {i: "pass" if f is None else f.outcome for i, f in enumerate(found)}
+    return {"folder": str(folder), **scanner_splits.summary(records, outcome),
+            "missed": [r.text[:160] for r, f in zip(records, found) if r.label == 1 and f is None]}
 
 
 def real_chats(paths: Sequence[Path], limit: int | None = None, batch: int = 256) -> dict:
@@ -215,7 +199,8 @@ def markdown(report: dict) -> str:
         lines += [f"## Hold-out set ({Path(h['folder']).name}: never fitted on)", "",
                   f"Attacks detected {_pct(o.get('detected'))} (blocked {_pct(o.get('blocked'))}); benign blocked "
                   f"{_pct(o.get('false_block'))}, quarantined {_pct(o.get('quarantined'))}.", "",
-                  *_table(h["by_group"]), ""]
+                  "Per family (attacks) and kind (benign notes):", "", *_table(h["by_family"]), "",
+                  "Per language:", "", *_table(h["by_language"]), ""]
     for path, r in report.get("real_chats", {}).items():
         lines += [f"## Real conversation turns: {Path(path).parent.name}", "",
                   f"{r['turns']} turns: {r['blocked']} blocked, {r['quarantined']} quarantined ({r['seconds']} s).", ""]
