@@ -31,7 +31,7 @@ from ...embed.embedder import MODEL_INSTALL_HINT, default_embedder
 from ...index.matvec import matvec  # float32 products on the calling thread (OpenBLAS's helper thread spins)
 from .decode import decodings
 from .ngrams import scores as ngram_scores
-from .normalise import view
+from .normalise import cosmetic, view
 
 K = 3
 KNN_WEIGHT = 10.0
@@ -139,9 +139,17 @@ def words(text: str) -> float:
     return sum(1 for t in _CJK_RE.sub(" ", text).split() if _WORD_RE.search(t) and not t.isdigit()) + cjk / 2
 
 
+def reading(text: str) -> str:
+    """What the model reads of a whole note: the note itself when its view differs from it only cosmetically
+    (normalise.cosmetic: spacing, the width of punctuation), so that a note is embedded once, for the scanner and
+    for the index that stores it; else its view. Cut to MAX_WINDOW_CHARS."""
+    whole = view(text)[:MAX_WINDOW_CHARS]
+    return text if len(text) <= MAX_WINDOW_CHARS and text != whole and cosmetic(text) == whole else whole
+
+
 def views_of(text: str, decoded: Sequence[tuple[str, str]] | None = None) -> Views:
     decoded = decodings(text) if decoded is None else decoded
-    return Views(view(text)[:MAX_WINDOW_CHARS], tuple((how, view(d)[:MAX_WINDOW_CHARS]) for how, d in decoded if view(d)),
+    return Views(reading(text), tuple((how, view(d)[:MAX_WINDOW_CHARS]) for how, d in decoded if view(d)),
                  tuple(chunks(text)))
 
 
@@ -235,7 +243,7 @@ class Classifier:
             return {}
         read = []
         for t in texts:
-            whole = view(t)[:MAX_WINDOW_CHARS]
+            whole = reading(t)
             if words(whole) >= MIN_WORDS:
                 read += [whole, *chunks(t)]
         return embed_soon(self._embedder, [*read, *store], keep=set(store))

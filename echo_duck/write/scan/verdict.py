@@ -22,7 +22,7 @@ from .invisible import hidden_positions, kind as hidden_kind, strong as strong_h
 from .phrases import find as find_phrase
 from .secrets import spans as secret_spans
 from ...embed.alone import KEEP_MAX
-from .classifier import MAX_WINDOW_CHARS, MIN_WORDS, Classifier, Score, Views, views_of, words
+from .classifier import MIN_WORDS, Classifier, Score, Views, reading, views_of, words
 from .decode import EXACT, decodings
 from .normalise import fold, view
 
@@ -175,7 +175,7 @@ class Scanner:
             return {}
         own = keep_for is not None and self.classifier.model_id == keep_for and self.classifier.reads_with(store_embedder)
         store = [t for t, label in zip(texts, labels)
-                 if not label and (view(t)[:MAX_WINDOW_CHARS] != t or words(t) < MIN_WORDS)] if own else []
+                 if not label and (reading(t) != t or words(t) < MIN_WORDS)] if own else []
         return self.classifier.start(texts, store[:KEEP_MAX // 2])  # the keep's bound: the rest as before
 
     def scan(self, text: str, protected_paths: Sequence[str] = ()) -> Finding | None:
