@@ -166,6 +166,12 @@ def take(model_id: str, texts: Sequence[str]) -> dict[str, np.ndarray]:
     return found
 
 
+def forget() -> None:
+    """Drop the cached vectors (not the kept ones an index has yet to take): a benchmark times the model, not the cache."""
+    with _kept_lock:
+        _cache.clear()
+
+
 def embed_alone(embedder: Any, texts: Sequence[str]) -> np.ndarray:
     """(len(texts), dim) float32: each text alone, the kept vectors of the embedder's model used first."""
     texts = list(texts)

@@ -15,6 +15,13 @@ def _rx(*parts: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in parts))
 
 
+def _word_rx(*parts: str) -> re.Pattern[str]:
+    """_rx of rules that each start a word: the engine tries them only where a word starts (half the time on 100,000
+    characters of prose, where it would try every rule at every character)."""
+    assert all(p.startswith(r"\b") for p in parts)
+    return re.compile(r"(?=\b\w)(?:" + "|".join(f"(?:{p})" for p in parts) + ")")
+
+
 # "do not ignore previous instructions" is advice: a match right after one of these is skipped ("why not ignore…" is
 # not). Checked after the match rather than as a lookbehind, which would slow the search at every position.
 _NEGATED_RE = re.compile(r"\b(?:(?:do|does|must|should|will|would|can|may) not|don t|dont|doesn t|never|cannot|can t|won t|"
@@ -39,7 +46,7 @@ _ROLE = r"assistant|ai|chatbot|bot|model|persona|character|hacker|pirate|villain
 _USER = r"(?:the|your) (?:user|human|operator|owner)s?\b(?! (?:to|s)\b)"  # "don't tell the user to reinstall" is advice
 _SYS_NOUN = r"flag|option|setting|parameter|param|env|variable|feature|field|config|test|file|support|hook|function|method|api|argument"
 
-_EN_WORDS = _rx(
+_EN_WORDS = _word_rx(
     # ignore / disregard / forget … previous … instructions, and the same aimed at "your" rules or the system prompt
     rf"\b(?:{_VERB}) (?:(?:{_FILL}) ){{0,4}}(?:{_TEMP}) (?:(?:{_FILL}|{_TEMP}|subsequent|later|future|s) ){{0,3}}(?:{_OBJ})\b",
     r"\boverride (?:all |the |any )?(?:previous|prior|earlier|above|preceding|system) (?:instructions|directives|guidelines|prompts|"

@@ -189,7 +189,7 @@ def spans(text: str) -> list[Secret]:
     run_ends = [b for _, b in runs]
     values: dict[str, tuple[str, int]] = {}  # raw token -> (value, its offset): a long note repeats its tokens
     verdicts: dict[tuple[bool, str], bool] = {}  # (strong label, value) -> password_like / random_looking
-    for m in _LABEL_RE.finditer(t):
+    for m in _LABEL_RE.finditer(t) if runs else ():  # no token anywhere: no label has a value
         first = bisect.bisect_left(run_ends, m.end() + 8)  # the first run with 8 characters after the label
         if first == len(runs) or runs[first][0] > m.end() + 40:
             continue  # no token starts within 40 characters of it (a note that repeats 密码 in prose)

@@ -101,8 +101,8 @@ def fold_lookalikes(text: str) -> str:
     """Words that mix Latin with look-alike letters of other scripts (or hide wholly in them inside Latin text)
     rewritten with the Latin letters they imitate."""
     table = latin_lookalikes()
-    if not table or text.isascii():
-        return text
+    if not table or text.isascii() or table.keys().isdisjoint(text):
+        return text  # a word without a look-alike letter is left as it is: nothing to fold
     words = list(_WORD_RE.finditer(text))
     latin = sum(1 for w in words if w.group().isascii())
     mostly_latin = latin * 2 >= len(words)
