@@ -37,6 +37,7 @@ def long_inputs() -> dict[str, str]:
     return {
         "prose": ("The user prefers short answers and deploys on Fridays. " * 2000)[:n],
         "one letter": "a" * n,
+        "one long word": ("x y z " + "a" * n)[:n],
         "spaced letters": ("i g n o r e " * 10_000)[:n],
         "dotted path mentions": (".env ~/.ssh " * 10_000)[:n],
         "base64 blob": ("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3" * 2600)[:n],

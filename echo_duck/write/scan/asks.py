@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from itertools import islice
 
+from .leading import leading
 from .normalise import fold
 
 MAX_CANDIDATES = 100
@@ -117,6 +118,13 @@ _EARLIER_RE, _RULES_RE, _SET_ASIDE_RE, _MINE_RE = (re.compile(p) for p in (_EARL
 _QUOTED_RE = re.compile(r"(?<!\w)'[^'\n]{8,300}'(?!\w)|\"[^\"\n]{8,300}\"|«[^»\n]{1,300}»|“[^”\n]{1,300}”|„[^“”\n]{1,300}[“”]|"
                         r"「[^」\n]{1,300}」|『[^』\n]{1,300}』|‘[^’\n]{8,300}’")
 _USER_RE = re.compile(_USER)
+
+
+# Each rule with a lookahead for the characters it can start with (leading.py): the same matches, without trying
+# every rule at every position of a long note.
+(_AI_RE, _EARLIER_RE, _GIVE_RE, _MINE_RE, _NEG_RE, _QUOTED_RE, _RULES_RE, _SECRET_RE, _SELF_RE, _SET_ASIDE_RE, _TELL_RE,
+ _USER_RE) = map(leading, (_AI_RE, _EARLIER_RE, _GIVE_RE, _MINE_RE, _NEG_RE, _QUOTED_RE, _RULES_RE, _SECRET_RE, _SELF_RE,
+                          _SET_ASIDE_RE, _TELL_RE, _USER_RE))
 
 
 def _clause(low: str, a: int, b: int) -> str:

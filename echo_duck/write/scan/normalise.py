@@ -70,9 +70,12 @@ def _view_long(text: str) -> str:
 
 
 def forget() -> None:
-    """Drop the remembered views: a benchmark times the scan, not the cache."""
+    """Drop the remembered views and secrets: a benchmark times the scan, not the cache."""
+    from .secrets import forget as forget_secrets
+
     for cached in (_view_short, _view_long, fold):
         cached.cache_clear()
+    forget_secrets()
 
 
 def _view(text: str) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from .leading import leading
+
 
 def _rx(*parts: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in parts))
@@ -172,6 +174,11 @@ _ZH = _rx(
     r"(?:不要|别|不准|不得|切勿|不能)(?:(?:向|对|跟)(?:用户|使用者)(?:透露|提及|提起|泄露)|把.{0,10}?(?:告诉|透露给|告知)(?:用户|使用者))",
     r"(?:不要|别|不准|不能)让(?:用户|使用者)(?:知道|发现|察觉)|(?:瞒着|背着)(?:用户|使用者)|对(?:用户|使用者)(?:保密|隐瞒)",
 )
+
+
+# Each rule with a lookahead for the characters it can start with (leading.py): the same matches, without trying
+# every rule at every position of a long note.
+_ZH, _ZH_OVERRIDE = leading(_ZH), leading(_ZH_OVERRIDE)
 
 
 # Traditional forms of the characters the Chinese rules use.

@@ -21,6 +21,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from .leading import leading
+
 # Full-width letters, digits and the symbols keys use, read as ASCII (position for position); full-width punctuation
 # (，：；) stays, so it still ends a token as it does for a CJK reader.
 _HALF_WIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F) if chr(cp - 0xFEE0).isalnum() or chr(cp - 0xFEE0) in "-_/+="} \
@@ -37,6 +39,7 @@ _WEAK_LATIN = r"secret|token|api[\s_-]?key|apikey|access[\s_-]?key|private[\s_-]
 _WEAK_OTHER = r"密钥|密鑰|秘钥|令牌|凭证|憑證|签名|加签|トークン|シークレット|キー|시크릿|토큰|키|مفتاح|סוד|कुंजी"
 _LABEL_RE = re.compile(rf"(?i)(?<![a-z])(?:(?P<strong>(?:{_STRONG_LATIN})(?-i:(?![a-z]))|{_STRONG_OTHER})|"
                        rf"(?:{_WEAK_LATIN})(?-i:(?![a-z]))|{_WEAK_OTHER})")
+_LABEL_RE = leading(_LABEL_RE)  # the same matches, tried only where a label can start (leading.py)
 _TOKEN_RE = re.compile(r"[!-~]{8,128}")
 _TOKEN_RUN_RE = re.compile(r"[!-~]{8,}")
 _NOT_TOKEN_RE = re.compile(r"^(?:https?://|https?/\d|www\.|/|~/|\.{0,2}/)|^[\w.+-]+@[\w-]+\.[\w.]+$|^[\w-]+\.(?:com|org|net|io|md|txt|"
@@ -150,7 +153,28 @@ def _ascii_letter_before(text: str, a: int) -> bool:
 
 
 def spans(text: str) -> list[Secret]:
-    """Every secret in ``text``, sorted by position, overlaps merged (the surer kind wins)."""
+    """Every secret in ``text``, sorted by position, overlaps merged (the surer kind wins). A scan asks for the same
+    text's secrets more than once (the rules, then the excerpt that masks them): remembered, as views are."""
+    return list(_spans_short(text) if len(text) <= 4000 else _spans_long(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _spans_short(text: str) -> tuple[Secret, ...]:
+    return tuple(_spans(text))
+
+
+@functools.lru_cache(maxsize=32)
+def _spans_long(text: str) -> tuple[Secret, ...]:
+    return tuple(_spans(text))
+
+
+def forget() -> None:
+    """Drop the remembered secrets: a benchmark times the scan, not the cache."""
+    _spans_short.cache_clear()
+    _spans_long.cache_clear()
+
+
+def _spans(text: str) -> list[Secret]:
     t = text.translate(_HALF_WIDTH)
     found: list[Secret] = []
     for kind, rx, needs in _plugins():
@@ -189,30 +213,44 @@ def spans(text: str) -> list[Secret]:
     run_ends = [b for _, b in runs]
     values: dict[str, tuple[str, int]] = {}  # raw token -> (value, its offset): a long note repeats its tokens
     verdicts: dict[tuple[bool, str], bool] = {}  # (strong label, value) -> password_like / random_looking
+    # What follows a label decides alone (the 168 characters after it): a long note that repeats its labels and values
+    # is read once per distinct (label strength, what follows).
+    seen: dict[tuple[bool, str], tuple[int, int] | None] = {}
     for m in _LABEL_RE.finditer(t) if runs else ():  # no token anywhere: no label has a value
         first = bisect.bisect_left(run_ends, m.end() + 8)  # the first run with 8 characters after the label
         if first == len(runs) or runs[first][0] > m.end() + 40:
             continue  # no token starts within 40 characters of it (a note that repeats 密码 in prose)
-        strong = bool(m.group("strong"))
-        for tok in _TOKEN_RE.finditer(t, m.end(), min(len(t), m.end() + 168)):
-            if tok.start() > m.end() + 40:
-                break
-            raw = tok.group()
-            if raw not in values:
-                values[raw] = _labelled_value(raw)
-            token, offset = values[raw]
-            start = tok.start() + offset
-            if (strong, token) not in verdicts:
-                verdicts[strong, token] = (password_like if strong else random_looking)(token)
-            if verdicts[strong, token] or _UUID_RE.fullmatch(token) and _ASSIGN_RE.fullmatch(t, m.end(), start):
-                found.append(Secret(start, start + len(token), "labelled credential", False))
-                break
+        key = (bool(m.group("strong")), t[m.end():m.end() + _AFTER_LABEL])
+        if key not in seen:
+            seen[key] = _labelled(key[1], key[0], values, verdicts)
+        if (hit := seen[key]) is not None:
+            found.append(Secret(m.end() + hit[0], m.end() + hit[1], "labelled credential", False))
     for m in _ACCOUNT_RE.finditer(t):
         tok = _TOKEN_RE.match(t, m.end())
         value = tok.group().rstrip("'\"`.,;:)]}>") if tok else ""
         if value and random_looking(value):
             found.append(Secret(tok.start(), tok.start() + len(value), "account password", False))
     return _merged(found)
+
+
+_AFTER_LABEL = 168  # characters after a label where its value is looked for (a token starting within the first 40)
+
+
+def _labelled(after: str, strong: bool, values: dict, verdicts: dict) -> tuple[int, int] | None:
+    """Where in ``after`` (the text right after a label) the label's value is, when it looks like a credential."""
+    for tok in _TOKEN_RE.finditer(after):
+        if tok.start() > 40:
+            break
+        raw = tok.group()
+        if raw not in values:
+            values[raw] = _labelled_value(raw)
+        token, offset = values[raw]
+        start = tok.start() + offset
+        if (strong, token) not in verdicts:
+            verdicts[strong, token] = (password_like if strong else random_looking)(token)
+        if verdicts[strong, token] or _UUID_RE.fullmatch(token) and _ASSIGN_RE.fullmatch(after, 0, start):
+            return start, start + len(token)
+    return None
 
 
 def _labelled_value(raw: str) -> tuple[str, int]:

@@ -24,7 +24,7 @@ from .secrets import spans as secret_spans
 from ...embed.alone import KEEP_MAX
 from .classifier import MIN_WORDS, Classifier, Score, Views, reading, views_of, words
 from .decode import EXACT, decodings
-from .normalise import fold, view
+from .normalise import fold
 
 REASONS = ("invisible_unicode", "exfiltration", "secret", "prompt_injection")
 MAX_HIDDEN = 64
