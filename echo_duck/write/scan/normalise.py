@@ -56,7 +56,7 @@ def view(text: str) -> str:
     return _view_short(text) if len(text) <= _SHORT else _view_long(text)
 
 
-_SHORT = 4000  # characters: 4,096 remembered views of such texts hold at most ~64 MB
+_SHORT = 2000  # characters: 4,096 remembered views of such texts (and the texts) hold at most ~65 MB, ~16 MB in ASCII
 
 
 @functools.lru_cache(maxsize=4096)
