@@ -17,6 +17,7 @@ import echo_duck
 from echo_duck.bench import synthetic
 from echo_duck.index.keyword import query_text
 from echo_duck.index.keyword_search import KeywordArm
+from echo_duck.recall.vector_text import vector_question
 
 QUERIES = ["deploy borealis", "which database does atlas run on", "部署 流程", "吴婷 负责", "postgres port",
            "the", "nothing-matches-this-zzzz", "atlas 数据库 backup", "", "borealis zzunseenzz qqunknownqq 完全陌生的词"]
@@ -136,13 +137,50 @@ def test_a_rolled_back_write_the_copy_saw_is_forgotten(store):
     assert_same(store, "zebra quantum")
 
 
+def sql_common(mem, query: str) -> list[str]:
+    return [w for (w,) in mem.sql("SELECT word FROM bm25_common_words($q)", {"q": query_text(query)}).rows()]
+
+
+def test_common_words_match_sql_as_the_store_changes(db_path):
+    """The words the vector arm leaves out of a question (more than half of the memories hold them): the copy's
+    answer equals bm25_common_words after writes, a purge, a compaction and a raw write."""
+    queries = ["What did Alice say about the deploy?", "alice alice deploy", "Alice's dog", "the and of", "部署 Alice",
+               "Zoë and Alice", "nothing here", ""]
+    with echo_duck.open(db_path, agent_id="bench", embedder="hash", admin=True) as m:
+        ids = [m.remember(f"Alice note {i}: deploy step {i}", type="user").id for i in range(6)]
+        m.remember_many([{"content": f"Bob note {i}: 部署 step", "type": "user"} for i in range(4)])
+        search = m.indexer.keyword_search
+
+        def same() -> dict[str, list[str]]:
+            got = {q: search.common_words(query_text(q)) for q in queries}
+            assert got == {q: sql_common(m, q) for q in queries}
+            return got
+
+        assert same()["What did Alice say about the deploy?"] == ["alice", "deploy"]  # 6 of 10: more than half
+        assert same()["the and of"] == []  # stop words are never indexed, so never common
+        m.forget(ids[0], purge=True)
+        m.forget(ids[1], purge=True)  # 4 of 8: not more than half
+        assert same()["alice alice deploy"] == []
+        m.indexer.keyword.compact()
+        m.sql("UPDATE bm25_postings SET tf = tf + 1 WHERE doc % 2 = 0", write=True)
+        same()
+        with m.db.transaction("inside a transaction the copy asks SQL"):
+            m.indexer.keyword.add([("00000000-0000-4000-8000-000000000003", "alice deploy")])
+            # the uncommitted doc counts (5 of 9 hold both words): the copy asks SQL on the transaction's connection
+            assert search.common_words(query_text("alice deploy")) == ["alice", "deploy"]
+        same()
+
+
 def test_agent_recall_equals_the_analysts_sql_recall(store):
-    """recall() (both arms in process) and recall_hits (both arms in SQL) rank the same memories."""
+    """recall() (both arms in process) and recall_hits (both arms in SQL) rank the same memories; the analyst
+    embeds the question less its common words (bm25_common_words), as recall does."""
     for query in ["deploy borealis", "部署 流程", "atlas backup", "the"]:
         for types in (None, ["procedure", "user"]):
             hits = store.recall(query, 10, types=types, reinforce=False, explain=True)
             store.sql("DELETE FROM recall_log", write=True)  # keep access counts and logs out of the comparison
-            qvec = "[" + ",".join(repr(float(x)) for x in store.indexer.vectors.embed([query])[0]) + "]"
+            vtext = vector_question(query, sql_common(store, query))
+            assert all(h.explanation.vector_question == (vtext if vtext != query else None) for h in hits)
+            qvec = "[" + ",".join(repr(float(x)) for x in store.indexer.vectors.embed([vtext])[0]) + "]"
             rows = store.sql(
                 "SELECT id::VARCHAR AS id, score FROM recall_hits($q, $qvec, $model, 'bench', NULL, 10, NULL, NULL, "
                 "NULL, $types, NULL, NULL, NULL, NULL, NULL, NULL, false, $now)",
@@ -157,7 +195,8 @@ def test_agent_recall_equals_sql_recall_with_the_real_model(tmp_path):
         m.remember_many(synthetic.memories(300))
         for query in ["who owns the borealis deploy", "数据库 备份", "postgres"]:
             hits = m.recall(query, 8, reinforce=False, explain=True)
-            qvec = "[" + ",".join(repr(float(x)) for x in m.indexer.vectors.embed([query])[0]) + "]"
+            vtext = vector_question(query, sql_common(m, query))
+            qvec = "[" + ",".join(repr(float(x)) for x in m.indexer.vectors.embed([vtext])[0]) + "]"
             rows = m.sql("SELECT id::VARCHAR FROM recall_hits($q, $qvec, $model, 'bench', NULL, 8, NULL, NULL, NULL, "
                          "NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, $now)",
                          {"q": query_text(query), "qvec": qvec, "model": m.indexer.vectors.model_id,

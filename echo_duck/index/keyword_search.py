@@ -123,15 +123,34 @@ class KeywordSearcher:
         match at all: then the arm is the ``top`` best of those, followed by any other kept match whose id
         is in ``also`` (the vector arm's candidates, whose rarest-term ratio fusion reads), in rank order."""
         with self.db.reading(catch_up=False), self._lock:  # the store lock first, as every caller takes it
-            written = self.db.writes_but_reviews  # None inside a transaction: always ask SQL there
-            if written is None or written != self._followed:
-                state = self.db.dict("keyword_state")
-                self._follow(state)
-                self._followed, self._stats = written, (state["n_docs"], state["total_len"])
+            written = self._catch_up()
             if top is not None and top <= 0:
                 return NO_MATCH
             terms = np.array(self._terms.of(query_tokens, written), dtype=np.uint64)
             return self._score(terms, *self._stats, top, keep, also)
+
+    def common_words(self, query_tokens: str) -> list[str]:
+        """The query's words that more than half of the live memories hold, sorted: ``bm25_common_words``."""
+        with self.db.reading(catch_up=False), self._lock:
+            written = self._catch_up()
+            if written is None or not _SIMPLE.fullmatch(query_tokens):
+                return [w for (w,) in self.db.run("keyword_common_words", q=query_tokens).fetchall()]
+            postings, live, n = self._postings, self._docs.live, self._stats[0]
+            common = []
+            for word, term in self._terms.words(query_tokens, written):
+                hits = postings.matching(np.uint64(term))
+                if 2 * int(live[postings.columns.row[hits]].sum()) > n:
+                    common.append(word)
+            return sorted(common)
+
+    def _catch_up(self) -> int | None:
+        """Follow the tables when something was written; the write count (None inside a transaction: ask SQL there)."""
+        written = self.db.writes_but_reviews
+        if written is None or written != self._followed:
+            state = self.db.dict("keyword_state")
+            self._follow(state)
+            self._followed, self._stats = written, (state["n_docs"], state["total_len"])
+        return written
 
     # -- keeping the copy in step --------------------------------------------------------------
 
@@ -275,15 +294,19 @@ class QueryTerms:
     def of(self, query_tokens: str, written: int | None) -> list[int]:
         if written is None or not _SIMPLE.fullmatch(query_tokens):
             return list(self.db.scalar("keyword_query_terms", q=query_tokens) or [])
+        return list(dict.fromkeys(term for word, term in self.words(query_tokens, written) if word not in self._stop))
+
+    def words(self, query_tokens: str, written: int) -> list[tuple[str, int]]:
+        """Each distinct word of a simple query (stop words too) with its term; ``written`` is not None."""
         if written != self._written:
             self._stop = frozenset(w for (w,) in self.db.run("keyword_stopwords").fetchall())
             self._words, self._written = {}, written
-        words = [w for w in query_tokens.lower().split(" ") if w and w not in self._stop]
+        words = list(dict.fromkeys(w for w in query_tokens.lower().split(" ") if w))
         if any(w not in self._words for w in words):
             if len(self._words) > self.MAX_WORDS:
                 self._words = {}
             self._words.update(self.db.run("keyword_query_words", q=query_tokens).fetchall())
-        return list(dict.fromkeys(self._words[w] for w in words))
+        return [(w, self._words[w]) for w in words]
 
 
 _SIMPLE = re.compile("[\x20-\x7e\u4e00-\u9fff]*")

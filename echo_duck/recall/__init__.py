@@ -4,6 +4,7 @@
 the candidates a caller may see over an in-process copy, ``fusion`` repeats ``recall_fused``'s
 arithmetic in process (tested bit-equal to the SQL, which stays the definition), ``recall_log``
 writes reinforcement and the recall log behind the recall, ``rerank`` is the optional reranker, and
-``snapshot`` renders what an agent sees every turn.
+``snapshot`` renders what an agent sees every turn; ``vector_text`` is the question as the vector arm
+embeds it (without the words most of the store holds).
 May import: ``storage``, ``index``, ``write``, ``text``, ``embed``, ``errors``, ``models``.
 """

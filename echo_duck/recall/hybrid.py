@@ -29,6 +29,7 @@ from ..text import segment, when
 from ..write import validate
 from ..write.writer import Caller
 from . import fusion
+from .vector_text import vector_question
 from .eligibility import FILTERS, EligibilityCopy
 from .recall_log import RecallJournal
 from .store_reads import StoreReads
@@ -112,6 +113,7 @@ class Explanation:
     source_refs: tuple[str, ...]
     rerank: str | None = None  # None when no reranker is configured
     rerank_score: float | None = None
+    vector_question: str | None = None  # the question less the store's common words, when it left any out (vector_text.py)
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,8 @@ class Recaller:
                 kb: Any) -> list[Hit]:
         vectors = self.indexer.vectors if "vector" in query.arms else None
         q_tokens = query_text(query.text) if "keyword" in query.arms else None  # before the lock: jieba is slow
+        reads_common = vectors is not None and query_vector is None  # the vector arm drops the store's common words
+        v_tokens = (q_tokens if q_tokens is not None else query_text(query.text)) if reads_common else None
         with self.db.reading(catch_up=False):  # queued bookkeeping (recall_log.py) stays queued: see _fused_*
             teams, tenants, settings = self.caller_context(caller.agent_id)
             # Inside a transaction only SQL sees its uncommitted rows, so a filtered recall there runs
@@ -183,6 +187,7 @@ class Recaller:
             keyword = NO_MATCH
             if q_tokens is not None and not in_sql and not query.filtered:  # filtered: after the vector arm
                 keyword = self.indexer.keyword_search.search(q_tokens, keyword_cut(settings))
+            v_text = vector_question(query.text, self.indexer.keyword_search.common_words(v_tokens)) if reads_common else None
         who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
                    p_caller_tenants=tenants)
         filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
@@ -196,7 +201,7 @@ class Recaller:
             self.indexer.warn_keyword_only_once()
             arm = "unavailable: no embedding model installed (keyword-only)"
         else:
-            qvec = vectors.embed([query.text])[0] if query_vector is None else _checked(query_vector, vectors.embedder.dim)
+            qvec = vectors.embed([v_text])[0] if query_vector is None else _checked(query_vector, vectors.embedder.dim)
             with self.db.reading(catch_up=False):
                 pool = int(settings["vector_pool"]) * OVERFETCH
                 if in_sql:
@@ -232,7 +237,7 @@ class Recaller:
             else:
                 rows = self._fused_in_process(keyword, vector, who, query.include_archived, time, query.min_score,
                                               fetch, wanted, settings)
-        hits = [_hit(row, arm, explain) for row in rows]
+        hits = [_hit(row, arm, explain, v_text if v_text != query.text else None) for row in rows]
         gated = {str(row["id"]) for row in rows if row["gate"] != fusion.KEPT}  # returned, but no review (SPEC R10)
         if kb is not None:  # KB chunks score on the same scale (sql/macros/60_kb.sql): one sort by score merges
             hits = sorted([*hits, *kb.search(caller, query.text, fetch, tags=query.tags, explain=explain)],
@@ -327,7 +332,7 @@ def keyword_cut(settings: dict[str, float]) -> int:
     return math.floor(10 * settings["keyword_pool"])
 
 
-def _hit(row: dict, arm: str, explain: bool) -> Hit:
+def _hit(row: dict, arm: str, explain: bool, vector_text: str | None = None) -> Hit:
     memory = Memory.from_row(row)
     explanation = None
     if explain:
@@ -339,7 +344,7 @@ def _hit(row: dict, arm: str, explain: bool) -> Hit:
             recency_boost=row["recency_boost"], time_boost=row["time_boost"], vector_arm=arm, gate=row["gate"],
             effective_importance=row["effective_importance"], decay_factor=row["decay_factor"],
             tier_weight=row["tier_weight"], feedback_weight=row["feedback_weight"],
-            provenance=memory.provenance_name, source_refs=memory.source_refs)
+            provenance=memory.provenance_name, source_refs=memory.source_refs, vector_question=vector_text)
     conflicts = tuple(str(c) for c in (row.get("conflicts_with") or ()))
     return Hit(memory, float(row["score"]), conflicts, explanation)
 

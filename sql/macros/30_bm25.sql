@@ -78,3 +78,18 @@ CREATE OR REPLACE MACRO bm25_token_df(q) AS TABLE
             WHERE p.term = toks.term AND p.doc NOT IN (SELECT doc FROM bm25_dead)) AS df,
            (SELECT count(*) FROM bm25_docs) AS n_docs
     FROM toks;
+
+-- bm25_common_words(q) -> (word) the words of the segmented query q that more than half of the indexed memories
+-- hold, sorted. Such a word tells no memory from another (its RSJ weight is ~0); the vector arm reads the question
+-- without it (recall/vector_text.py). Stop words are never indexed, so never common.
+-- (bm25_token_df's counts, spelled out here: a table macro that calls another does not survive IMPORT DATABASE.)
+CREATE OR REPLACE MACRO bm25_common_words(q) AS TABLE
+    WITH toks AS (
+        SELECT DISTINCT t, hash(stem(t, 'porter')) AS term
+        FROM (SELECT unnest(bm25_tokens(q)) AS t) WHERE len(t) > 0
+    )
+    SELECT toks.t AS word FROM toks
+    WHERE 2 * (SELECT count(*) FROM bm25_postings p
+               WHERE p.term = toks.term AND p.doc NOT IN (SELECT doc FROM bm25_dead))
+          > (SELECT count(*) FROM bm25_docs)
+    ORDER BY toks.t;

@@ -109,6 +109,9 @@ FROM (SELECT coalesce(list(sw), []) AS words FROM bm25_stopwords);
 -- name: keyword_query_words
 SELECT DISTINCT w, hash(stem(w, 'porter')) AS term FROM (SELECT unnest(bm25_tokens($q)) AS w) WHERE len(w) > 0;
 
+-- name: keyword_common_words
+SELECT word FROM bm25_common_words($q);
+
 -- name: keyword_stopwords
 SELECT sw FROM bm25_stopwords;
 

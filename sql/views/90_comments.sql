@@ -44,6 +44,7 @@ COMMENT ON MACRO TABLE bm25_doc_terms IS 'bm25_doc_terms(text) -> (term, tf): th
 COMMENT ON MACRO TABLE bm25_scores IS 'bm25_scores(q) -> (memory_id, score, rarest_df_ratio, query_idf, query_spec, covered_idf, query_idf_all) for every indexed memory matching a term of the segmented query q; scores equal fts match_bm25 (k1 1.2, b 0.75, log10 IDF); covered_idf / query_idf_all is the share of the query''s IDF mass the memory matches (terms no memory has count at the largest IDF). Needs fts (stem)';
 COMMENT ON MACRO TABLE bm25_search IS 'bm25_search(q, n) -> the n best (memory_id, score) by BM25 for the segmented query q, ties by id. Needs fts (stem). Example: SELECT m.content, s.score FROM bm25_search(''pnpm'', 5) s JOIN memories m ON m.id = s.memory_id';
 COMMENT ON MACRO TABLE bm25_token_df IS 'bm25_token_df(q) -> (token, df, n_docs) for each distinct token of the segmented query q: how common each word is (feeds the query entropy). Needs fts (stem)';
+COMMENT ON MACRO TABLE bm25_common_words IS 'bm25_common_words(q) -> (word): the words of the segmented query q that more than half of the indexed memories hold; recall embeds the question without them. Needs fts (stem)';
 
 -- 40_recall
 COMMENT ON MACRO TABLE exact_vector_candidates IS 'exact_vector_candidates(qvec, model, n, caller…, filters…) -> (memory_id, similarity, script): the n nearest visible rows of embedding model `model` that pass the filters, by exact inner product, with each memory''s content_script';
