@@ -103,6 +103,15 @@ def test_as_of_now_ranks_exactly_as_recall(db_path, clock):
             assert [(h.id, h.score) for h in past] == [(h.id, h.score) for h in live], q
             assert [h.explanation.effective_importance for h in past] == \
                 [h.explanation.effective_importance for h in live]
+        # a question naming what most memories hold: both read it without that word (recall/vector_text.py)
+        mem.remember_many([dict(content=f"Alice note {i}: the deploy of service {i} went fine", type="user") for i in range(400)])
+        clock.advance(days=1)
+        q = "What did Alice say about the deploy of service 7?"
+        live = mem.recall(q, k=10, reinforce=False, explain=True)
+        past = mem.recall(q, k=10, as_of=clock.now, explain=True)
+        assert [(h.id, h.score) for h in past] == [(h.id, h.score) for h in live]
+        dropped = "What did say about the of 7?"  # alice, deploy, service: each in 400 of 700 memories
+        assert live[0].explanation.vector_question == past[0].explanation.vector_question == dropped
 
 
 def test_exported_versions_come_back_and_purged_ones_never(db_path, clock):

@@ -27,6 +27,7 @@ from ..text.when import text_script
 from ..write.writer import Caller
 from . import fusion
 from .hybrid import OVERFETCH, Hit, Recaller, RecallQuery, _conflicts_by_side, _hit
+from .vector_text import vector_question
 
 MAX_REEMBEDDED = 2000  # exported memories embedded again for one as-of recall
 
@@ -71,9 +72,12 @@ class TimeTravel:
         keyword = self.recaller.indexer.keyword_search.search(query_text(query.text), None) \
             if "keyword" in query.arms else _no_keywords()
         vector = fusion.NO_VECTORS
+        v_text = None
         arm = "disabled by the caller" if "vector" not in query.arms else "unavailable: no embedding model installed"
         if vectors is not None:
-            qvec = vectors.embed([query.text])[0] if query_vector is None else np.asarray(query_vector, np.float32)
+            v_text = None if query_vector is not None else vector_question(  # as recall reads it (vector_text.py)
+                query.text, self.recaller.indexer.keyword_search.common_words(query_text(query.text)))
+            qvec = vectors.embed([v_text])[0] if v_text is not None else np.asarray(query_vector, np.float32)
             ids, sims, scripts, sums = vectors.search_with_stats(qvec, int(settings["vector_pool"]) * OVERFETCH * 4)
             vec_ids, vec_sims, vec_scripts = list(ids), [float(s) for s in sims], list(scripts)
             with self.db.reading():
@@ -108,7 +112,7 @@ class TimeTravel:
             for side, other in _conflicts_by_side(self.db.run("conflicts_as_of", ids=winners, ts=ts).fetchall(), stored):
                 stored[side]["conflicts_with"] = [*(stored[side]["conflicts_with"] or []), other]
         rows = [{**stored[f.memory_id], **vars(f)} for f in ranked if f.memory_id in stored]
-        return [_hit(row, arm, explain) for row in rows]
+        return [_hit(row, arm, explain, v_text if v_text != query.text else None) for row in rows]
 
 
 def _who(caller: Caller) -> dict[str, Any]:
