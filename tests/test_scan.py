@@ -18,9 +18,8 @@ import numpy as np
 import pytest
 
 from echo_duck.write.scan import _HIDDEN, Finding, Scanner, excerpt, redact, scan, scan_many, secret_spans
-from echo_duck.write.scan.classifier import Classifier
+from echo_duck.write.scan.classifier import MAX_WINDOW_CHARS, Classifier, reading
 from echo_duck.write.scan.decode import decodings
-from echo_duck.write.scan.classifier import MAX_WINDOW_CHARS, reading
 from echo_duck.write.scan.normalise import cosmetic, view
 
 CORPUS = Path(__file__).resolve().parent.parent / "data_fixtures" / "scan_corpus"
