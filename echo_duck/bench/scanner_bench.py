@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 from ..embed.alone import forget as forget_vectors
 from ..embed.embedder import embedder_by_name
 from ..write.scan.classifier import Classifier, load_shipped
-from ..write.scan.normalise import forget as forget_views
+from ..write.scan.memo import forget as forget_views
 from ..write.scan.verdict import Scanner, redact
 from . import scanner_splits
 

@@ -19,6 +19,7 @@ import re
 import unicodedata
 
 from .invisible import HIDDEN, PUA, VS
+from .memo import per_text, remember
 from .skeleton import fold_enclosed, fold_lookalikes
 
 _STRIP_RE = re.compile(f"[{HIDDEN}{VS}{PUA}]+")
@@ -49,36 +50,9 @@ def strip_hidden(text: str) -> str:
     return _STRIP_RE.sub("", text)
 
 
+@per_text
 def view(text: str) -> str:
-    """What the prompt shows, folded: the form the classifier embeds and the rules read. The layers read the same
-    text's view several times in one scan, and a bulk scan reads all of its texts before any rule runs: views of
-    ordinary notes are remembered for a few thousand texts, those of long ones for a few."""
-    return _view_short(text) if len(text) <= _SHORT else _view_long(text)
-
-
-_SHORT = 2000  # characters: 4,096 remembered views of such texts (and the texts) hold at most ~65 MB, ~16 MB in ASCII
-
-
-@functools.lru_cache(maxsize=4096)
-def _view_short(text: str) -> str:
-    return _view(text)
-
-
-@functools.lru_cache(maxsize=32)
-def _view_long(text: str) -> str:
-    return _view(text)
-
-
-def forget() -> None:
-    """Drop the remembered views and secrets: a benchmark times the scan, not the cache."""
-    from .secrets import forget as forget_secrets
-
-    for cached in (_view_short, _view_long, fold):
-        cached.cache_clear()
-    forget_secrets()
-
-
-def _view(text: str) -> str:
+    """What the prompt shows, folded: the form the classifier embeds and the rules read."""
     s = _STRIP_RE.sub("", text.replace("\u2800", " "))
     s = unicodedata.normalize("NFC", fold_enclosed(s))  # i + U+0301 is one letter when runs are joined
     s = _LETTER_RUN_RE.sub(_join_run, s)  # before NFKC, which makes a hair space a space
@@ -106,6 +80,7 @@ def cosmetic(text: str) -> str:
     return " ".join(s.split())
 
 
+@remember
 @functools.lru_cache(maxsize=256)
 def fold(text: str) -> str:
     """view() without accents, case-folded: the comparable form for the phrase and exfiltration rules."""

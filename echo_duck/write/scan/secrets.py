@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .leading import leading
+from .memo import per_text
 
 # Full-width letters, digits and the symbols keys use, read as ASCII (position for position); full-width punctuation
 # (，：；) stays, so it still ends a token as it does for a CJK reader.
@@ -154,24 +155,13 @@ def _ascii_letter_before(text: str, a: int) -> bool:
 
 def spans(text: str) -> list[Secret]:
     """Every secret in ``text``, sorted by position, overlaps merged (the surer kind wins). A scan asks for the same
-    text's secrets more than once (the rules, then the excerpt that masks them): remembered, as views are."""
-    return list(_spans_short(text) if len(text) <= 2000 else _spans_long(text))  # bounded as views are
+    text's secrets more than once (the rules, then the excerpt that masks them): remembered (memo.py)."""
+    return list(_spans_remembered(text))
 
 
-@functools.lru_cache(maxsize=4096)
-def _spans_short(text: str) -> tuple[Secret, ...]:
+@per_text
+def _spans_remembered(text: str) -> tuple[Secret, ...]:
     return tuple(_spans(text))
-
-
-@functools.lru_cache(maxsize=32)
-def _spans_long(text: str) -> tuple[Secret, ...]:
-    return tuple(_spans(text))
-
-
-def forget() -> None:
-    """Drop the remembered secrets: a benchmark times the scan, not the cache."""
-    _spans_short.cache_clear()
-    _spans_long.cache_clear()
 
 
 def _spans(text: str) -> list[Secret]:
