@@ -31,6 +31,7 @@ from ...embed.embedder import MODEL_INSTALL_HINT, default_embedder
 from ...index.matvec import matvec  # float32 products on the calling thread (OpenBLAS's helper thread spins)
 from .decode import decodings
 from .ngrams import scores as ngram_scores
+from .memo import per_text
 from .normalise import cosmetic, view
 
 K = 3
@@ -139,6 +140,7 @@ def words(text: str) -> float:
     return sum(1 for t in _CJK_RE.sub(" ", text).split() if _WORD_RE.search(t) and not t.isdigit()) + cjk / 2
 
 
+@per_text  # a bulk write asks for it three times per note (start, the store list, views_of)
 def reading(text: str) -> str:
     """What the model reads of a whole note: the note itself when its view differs from it only cosmetically
     (normalise.cosmetic: spacing, the width of punctuation), so that a note is embedded once, for the scanner and
