@@ -27,7 +27,6 @@ from ..text.when import text_script
 from ..write.writer import Caller
 from . import fusion
 from .hybrid import OVERFETCH, Hit, Recaller, RecallQuery, _conflicts_by_side, _hit
-from .vector_text import vector_question
 
 MAX_REEMBEDDED = 2000  # exported memories embedded again for one as-of recall
 
@@ -75,8 +74,7 @@ class TimeTravel:
         v_text = None
         arm = "disabled by the caller" if "vector" not in query.arms else "unavailable: no embedding model installed"
         if vectors is not None:
-            v_text = None if query_vector is not None else vector_question(  # as recall reads it (vector_text.py)
-                query.text, self.recaller.indexer.keyword_search.common_words(query_text(query.text)))
+            v_text = None if query_vector is not None else self.recaller.vector_text(query.text)  # as recall reads it
             qvec = vectors.embed([v_text])[0] if v_text is not None else np.asarray(query_vector, np.float32)
             ids, sims, scripts, sums = vectors.search_with_stats(qvec, int(settings["vector_pool"]) * OVERFETCH * 4)
             vec_ids, vec_sims, vec_scripts = list(ids), [float(s) for s in sims], list(scripts)

@@ -168,6 +168,12 @@ class Recaller:
         load does not compete with the open itself), ready for the first Chinese query."""
         segment.preload()
 
+    def vector_text(self, question: str, tokens: str | None = None) -> str:
+        """The question as the vector arm embeds it, less the words more than half of the store holds (vector_text.py);
+        ``tokens``: its query_text, when already made."""
+        common = self.indexer.keyword_search.common_words(query_text(question) if tokens is None else tokens)
+        return vector_question(question, common)
+
     def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
                query_vector: np.ndarray | None = None, kb: Any = None) -> list[Hit]:
         with self.journal.recalling() if self.journal is not None else contextlib.nullcontext():
@@ -187,7 +193,7 @@ class Recaller:
             keyword = NO_MATCH
             if q_tokens is not None and not in_sql and not query.filtered:  # filtered: after the vector arm
                 keyword = self.indexer.keyword_search.search(q_tokens, keyword_cut(settings))
-            v_text = vector_question(query.text, self.indexer.keyword_search.common_words(v_tokens)) if reads_common else None
+            v_text = self.vector_text(query.text, v_tokens) if reads_common else None
         who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
                    p_caller_tenants=tenants)
         filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
