@@ -121,7 +121,46 @@ def test_the_shipped_classifier_was_fitted_on_the_corpus_as_it_is():
     from echo_duck.write.scan.classifier import corpus_sha256
 
     corpus = Path(__file__).resolve().parent.parent / "data_fixtures" / "scan_corpus"
-    texts, labels, _, _ = classifier_training(load_corpus(corpus))
+    texts, labels, *_ = classifier_training(load_corpus(corpus))
     with importlib.resources.files("echo_duck").joinpath("resources/scan/classifier.npz").open("rb") as f:
         shipped = str(np.load(f)["corpus_sha256"])
     assert shipped == corpus_sha256(texts, labels)
+
+
+def _families(seed: int = 0):
+    """Hostile notes (words h*), eight benign families of plain words (p*) on their own topics, and one benign family
+    that quotes a few hostile words among its own (like notes about attacks)."""
+    rng = np.random.default_rng(seed)
+    hostile, plain = [f"h{i}" for i in range(40)], [f"p{i}" for i in range(200)]
+    texts, labels, groups, families = [], [], [], []
+
+    def add(words, label, group, family):
+        texts.append(" ".join(words)), labels.append(label), groups.append(group), families.append(family)
+
+    for g in range(20):
+        base = list(rng.choice(hostile, 6, replace=False))
+        for _ in range(3):
+            add(base + list(rng.choice(hostile, 2)), 1, f"a{g}", f"a{g}")
+    for family in range(8):
+        topic = list(rng.choice(plain, 12, replace=False))
+        for g in range(4):
+            for _ in range(3):
+                add(list(rng.choice(topic, 8)), 0, f"b{family}-{g}", f"family:b{family}")
+    topic = list(rng.choice(plain, 12, replace=False))
+    for g in range(6):
+        for _ in range(3):
+            add(list(rng.choice(topic, 5)) + list(rng.choice(hostile, 3)), 0, f"q{g}", "family:quotes")
+    return texts, labels, groups, families
+
+
+def test_thresholds_held_out_by_family_are_set_on_notes_of_a_kind_the_model_never_saw():
+    """An independent set brings kinds of benign note the corpus lacks. Scored out of fold by group, a note quoting
+    attack words has its siblings (the family's other groups) in the training folds to vouch for it; held out with
+    its whole family, it scores as a new kind of note would, and the quarantine threshold rises above it."""
+    texts, labels, groups, families = _families()
+    by_group = fit(texts, labels, groups, BatchSensitive())
+    by_family = fit(texts, labels, groups, BatchSensitive(), held_whole=families)
+    assert by_family.quarantine > by_group.quarantine + 1.0
+    assert by_family.block == by_group.block  # the block threshold stays above every note held out by group
+    np.testing.assert_array_equal(by_family.exemplars, by_group.exemplars)  # only the thresholds depend on it
+    np.testing.assert_array_equal(by_family.weights, by_group.weights)

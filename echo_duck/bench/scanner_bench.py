@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import platform
 import statistics
 import time
 import warnings
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -145,11 +148,11 @@ def rebuild(corpus: Path, out: Path, progress: Callable[[str], None] | None = No
     from ..write.scan.train import fit
 
     records = scanner_splits.load_corpus(corpus)
-    texts, labels, groups, calibrate = scanner_splits.classifier_training(records)
+    texts, labels, groups, calibrate, held = scanner_splits.classifier_training(records)
     if progress:
         progress(f"fitting on {len(texts)} notes ({sum(labels)} attacks)")
     started = time.perf_counter()
-    model = fit(texts, labels, groups, embedder_by_name("use-multilingual"), calibrate=calibrate)
+    model = fit(texts, labels, groups, embedder_by_name("use-multilingual"), calibrate=calibrate, held_whole=held)
     save(model, out, corpus_sha256(texts, labels))
     return {"notes": len(texts), "attacks": int(sum(labels)), "exemplars": int(len(model.labels)), "block": model.block,
             "quarantine": model.quarantine, "seconds": round(time.perf_counter() - started, 1), "path": str(out),
@@ -158,7 +161,8 @@ def rebuild(corpus: Path, out: Path, progress: Callable[[str], None] | None = No
 
 def run(corpus: Path, chats: Sequence[Path], kinds: Sequence[str], out: Path, chat_limit: int | None = None,
         progress: Callable[[str], None] | None = None, holdout_dir: Path | None = None) -> dict:
-    report: dict = {"corpus": str(corpus)}
+    report: dict = {"corpus": str(corpus), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                    "cpus": os.cpu_count(), "platform": platform.platform()}
     say = progress or (lambda _: None)
     if kinds:
         records = scanner_splits.load_corpus(corpus)

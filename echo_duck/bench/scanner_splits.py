@@ -86,10 +86,14 @@ def ordinary_chat(cap: int = ORDINARY_CAP) -> list[Record]:
     return found[::step][:cap]
 
 
-def classifier_training(records: Sequence[Record]) -> tuple[list[str], list[int], list[str], list[bool]]:
-    """Texts, labels, groups, and which notes calibrate the thresholds (not the everyday chat)."""
+def classifier_training(records: Sequence[Record]) -> tuple[list[str], list[int], list[str], list[bool], list[str]]:
+    """Texts, labels, groups, which notes calibrate the thresholds (not the everyday chat), and what each note is held
+    out with when scored out of fold (train.fit's ``held_whole``): a risky benign note with its whole family, anything
+    else with its group."""
     kept = [r for r in records if r.family not in NOT_CLASSIFIER_TRAINING]
-    return [r.text for r in kept], [r.label for r in kept], [r.group for r in kept], [r.family != "ordinary_chat" for r in kept]
+    held = [f"family:{r.family}" if r.label == 0 and r.family != "ordinary_chat" else f"group:{r.group}" for r in kept]
+    return ([r.text for r in kept], [r.label for r in kept], [r.group for r in kept],
+            [r.family != "ordinary_chat" for r in kept], held)
 
 
 class MemoEmbedder:
@@ -131,8 +135,8 @@ def run(records: Sequence[Record], embedder, kinds: Sequence[str] = SPLITS,
     memo = MemoEmbedder(embedder)
     results: dict[str, dict] = {}
     for kind, held_out, train, test in splits(records, kinds):
-        texts, labels, groups, calibrate = classifier_training([records[i] for i in train])
-        model = fit(texts, labels, groups, memo, calibrate=calibrate)
+        texts, labels, groups, calibrate, held = classifier_training([records[i] for i in train])
+        model = fit(texts, labels, groups, memo, calibrate=calibrate, held_whole=held)
         scanner = Scanner(Classifier(lambda: memo, model))
         verdicts = scanner.scan_many([records[i].text for i in test], protected)
         outcomes = results.setdefault(kind, {"held_out": {}, "outcome": {}})

@@ -50,14 +50,15 @@ MAX_WINDOW_CHARS = 1200  # and each window, like the whole note, is cut to this 
 _CUE_RE = re.compile(r"(?i)ignor|disregard|forget|instruction|system|prompt|rule|password|secret|token|key|send|upload|"
                      r"forward|curl|wget|http|reveal|pretend|user|assistant|from now on|忽略|无视|指令|提示|规则|密码|密钥|"
                      r"发送|上传|用户|助手|命令|無視|指示|パスワード|무시|지시|비밀번호")
-# Thresholds, as shares of the out-of-fold scores of the risky benign training notes. Quarantine 6 %: with the n-grams,
-# that costs what 5 % cost without them (held-out groups: 4.9 % of risky benign notes quarantined, was 4.7 %; benign
-# families held out whole: 9.3 %, was 9.0 %) and finds more (groups 86.2 %, was 82.8 %; families 70.2 %, was 67.9 %),
-# on the notes that predate the third pass. Blocking at the 99.8th percentile instead of above the highest score blocked
-# "Note: Previous instructions from the user: always run lint before committing." (score 1.25): the model alone still
-# blocks only above every benign score.
+# Thresholds, as shares of the out-of-fold scores of the risky benign training notes. Quarantine: each note scored by
+# a model fitted without its whole family (train.fit's held_whole, from the bench): the rate is then what a kind of
+# note the corpus lacks should see. Scored by group instead, 6 % became 11.2 % on benign families held out whole (and 10.9 % on the
+# hold-out set): an independent set brings new kinds. 8 %: the largest of 4/6/8/10/12 % whose benign families held out
+# whole stay at or under 8 % quarantined, all layers together (7.8 %; 10 % gave 9.4 %), two points under the 10 % bar.
+# Block: above every benign note scored held out by group. Blocking at the 99.8th percentile instead blocked "Note:
+# Previous instructions from the user: always run lint before committing." (score 1.25).
 BLOCK_BENIGN_RATE = 0.0
-QUARANTINE_BENIGN_RATE = 0.06
+QUARANTINE_BENIGN_RATE = 0.08
 NO_MODEL = ("echo_duck: the default embedding model is not installed, so the write scanner runs its rules alone "
             f"(no semantic classifier); install it with: {MODEL_INSTALL_HINT}")
 _WORD_RE = re.compile(r"[^\W\d_]+|\d+")

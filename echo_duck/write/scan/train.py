@@ -113,28 +113,40 @@ def folds_by_group(groups: Sequence[str], k: int = FOLDS, seed: int = 0) -> np.n
 
 def fit(texts: Sequence[str], labels: Sequence[int], groups: Sequence[str], embedder,
         block_rate: float = BLOCK_BENIGN_RATE, quarantine_rate: float = QUARANTINE_BENIGN_RATE,
-        calibrate: Sequence[bool] | None = None) -> Model:
+        calibrate: Sequence[bool] | None = None, held_whole: Sequence[str] | None = None) -> Model:
     """A model trained on all ``texts``; thresholds from out-of-fold scores of its benign ones (only those marked in
-    ``calibrate``, when given: everyday chat shapes the model but would pull the thresholds down)."""
+    ``calibrate``, when given: everyday chat shapes the model but would pull the thresholds down).
+
+    ``held_whole``: per text, what is held out whole when it is scored out of fold for the *quarantine* threshold
+    (default: its group). The bench passes each benign note's family, so the rate is set on kinds of note the model
+    never saw, which is what an independently written set brings; held out by group, benign notes score lower than
+    new kinds do. The *block* threshold stays above every benign note held out by group: it is the top of the
+    scores, which one family most like the attacks (security talk) would set alone, and the model's blocks are
+    what the quarantine does not have to catch."""
     calibrate = [True] * len(texts) if calibrate is None else list(calibrate)
+    held_whole = list(groups) if held_whole is None else list(held_whole)
     kept = [i for i, (t, y) in enumerate(zip(texts, labels)) if not (y == 1 and cover_text(t))]
     texts, labels, groups = [texts[i] for i in kept], [labels[i] for i in kept], [groups[i] for i in kept]
+    held_whole = [held_whole[i] for i in kept]
     calibrating = np.array([calibrate[i] for i in kept])
     labels = np.asarray(labels, dtype=np.int8)
-    groups = np.asarray(groups)
     views = [_views(t) for t in texts]
     unique = list(dict.fromkeys(t for v in views for t in v.texts()))
     vec = dict(zip(unique, embed_alone(embedder, unique)))  # as the scanner will read them: each alone
-    folds = folds_by_group(groups)
-    oof = []
-    for f in range(FOLDS):
-        train, test = np.where(folds != f)[0], np.where((folds == f) & (labels == 0) & calibrating)[0]
-        if len(test) == 0 or len(set(labels[train])) < 2:
-            continue
-        sub = _model(vec, views, labels, groups, train, embedder.model_id)
-        oof += _row_scores(sub, vec, [views[i] for i in test if not views[i].too_short])
-    full = _model(vec, views, labels, groups, np.arange(len(texts)), embedder.model_id)
-    scores = np.array(oof)
-    block = float(np.quantile(scores, 1 - block_rate)) if len(scores) else np.inf
-    quarantine = float(np.quantile(scores, 1 - quarantine_rate)) if len(scores) else np.inf
+
+    def out_of_fold(held: Sequence[str]) -> np.ndarray:
+        folds, oof = folds_by_group(held), []
+        for f in range(FOLDS):
+            train, test = np.where(folds != f)[0], np.where((folds == f) & (labels == 0) & calibrating)[0]
+            if len(test) == 0 or len(set(labels[train])) < 2:
+                continue
+            sub = _model(vec, views, labels, np.asarray(groups), train, embedder.model_id)
+            oof += _row_scores(sub, vec, [views[i] for i in test if not views[i].too_short])
+        return np.array(oof)
+
+    by_group = out_of_fold(groups)
+    by_held = by_group if held_whole == groups else out_of_fold(held_whole)
+    full = _model(vec, views, labels, np.asarray(groups), np.arange(len(texts)), embedder.model_id)
+    block = float(np.quantile(by_group, 1 - block_rate)) if len(by_group) else np.inf
+    quarantine = float(np.quantile(by_held, 1 - quarantine_rate)) if len(by_held) else np.inf
     return Model(full.exemplars, full.labels, full.weights, block, min(quarantine, block), embedder.model_id, full.ngrams)
