@@ -1,10 +1,11 @@
-"""``echo-duck bench summary``: one short table from perf.json and recall.json, written between
+"""``echo-duck bench summary``: one short table from perf.json, recall.json and scanner.json, written between
 ``<!-- bench-summary:start -->`` and ``<!-- bench-summary:end -->`` in README.md and RESULTS.md.
 
 Rows only for what the inputs hold: per perf size, hybrid recall p50 (query vector given) beside
 LanceDB and sqlite-vec + FTS5, the filtered recall against the unfiltered one, and ingest with the
 model in the loop (short and ~500-character texts); per recall set, hybrid R@10 / MRR on the
-held-out questions beside plain BM25 and a plain vector scan. Ratios are echo_duck ÷ peer from the
+held-out questions beside plain BM25 and a plain vector scan; the write scanner on its hold-out set beside its
+corpus held out by family and by language, and its cost per write. Ratios are echo_duck ÷ peer from the
 same run; every number is the input's, rounded for display only.
 """
 
@@ -91,7 +92,33 @@ def recall_rows(recall: dict) -> list[dict]:
     return rows
 
 
+def scanner_rows(scanner: dict) -> list[dict]:
+    """The hold-out set (never fitted on) beside the corpus held out by family and by language, and the cost."""
+    rows = []
+    held = (scanner.get("holdout") or {}).get("overall")
+    if held and "detected" in held:
+        splits = scanner.get("generalisation") or {}
+        rows.append({"measure": f"write scanner on {held['attacks']} attacks and {held['benign']} risky-looking benign notes "
+                                "written apart from its corpus: attacks detected / benign blocked / benign quarantined",
+                     "unit": "scanner", "echo_duck": _scanner_value(held),
+                     "peers": [{"peer": f"its corpus, {label} held out whole", "value": _scanner_value(splits[kind]["overall"])}
+                               for kind, label in (("family", "families"), ("language", "languages"))
+                               if "overall" in (splits.get(kind) or {})]})
+    cost = scanner.get("cost") or {}
+    if "single_write_ms_p50" in cost:
+        rows.append({"measure": "write scanner CPU per write (model included): one write p50 / in a bulk write",
+                     "unit": "ms", "echo_duck": cost["single_write_ms_p50"], "long": cost.get("batch_ms_per_write"),
+                     "peers": []})
+    return rows
+
+
+def _scanner_value(rates: dict) -> list[float | None]:
+    return [rates.get("detected"), rates.get("false_block"), rates.get("quarantined")]
+
+
 def _value(row: dict, value: Any, long: Any = None) -> str:
+    if row["unit"] == "scanner":
+        return " / ".join("—" if v is None else f"{100 * v:.1f}%" for v in value)
     if row["unit"] == "R@10 / MRR":
         return " / ".join(f"{v:.3f}" for v in value)
     return f"{_fmt(value, 1)}{'' if long is None else ' / ' + _fmt(long, 1)} {row['unit']}"
@@ -113,7 +140,7 @@ def _peer_cell(row: dict) -> str:
     return " · ".join(cells) or "—"
 
 
-def caption(perf: dict | None, recall: dict | None) -> str:
+def caption(perf: dict | None, recall: dict | None, scanner: dict | None = None) -> str:
     runs = []
     host = None
     if perf:
@@ -127,11 +154,17 @@ def caption(perf: dict | None, recall: dict | None) -> str:
         runs.append(f"`echo-duck bench recall --sets {','.join(recall['sets'])}{limit}` ({_when(recall.get('date'))}, "
                     f"model {recall.get('model_id')})")
         host = host or (recall.get("cpus"), recall.get("platform"))
+    if scanner:
+        runs.append(f"`echo-duck bench scanner` ({_when(scanner.get('date'))})")
+        host = host or (scanner.get("cpus"), scanner.get("platform"))
     cpus, plat = host or (None, None)
     where = f"on a {cpus}-core {str(plat).split('-')[0]} host" if cpus and plat else "host not recorded"
     notes = (["× = echo_duck ÷ peer in the same run (latency: below 1 is faster; ingest: above 1 is faster)"]
-             if perf else []) + (["R@10 / MRR on the questions no ranking constant was fitted on"] if recall else [])
-    return f"Measured {where}: " + " and ".join(runs) + ". " + "; ".join(notes) + "."
+             if perf else []) + (["R@10 / MRR on the questions no ranking constant was fitted on"] if recall else []) + (
+        ["the scanner's corpus rows refit its classifier without the part held out"] if scanner else [])
+    listed = runs[0] if len(runs) == 1 else ", ".join(runs[:-1]) + " and " + runs[-1]
+    said = "; ".join(notes)
+    return f"Measured {where}: {listed}. {said[:1].upper()}{said[1:]}."
 
 
 def _when(date: str | None) -> str:
@@ -148,14 +181,15 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def build(perf: dict | None = None, recall: dict | None = None) -> dict:
+def build(perf: dict | None = None, recall: dict | None = None, scanner: dict | None = None) -> dict:
     """{"caption", "rows", "markdown"} for the given inputs (at least one)."""
-    if perf is None and recall is None:
-        raise InvalidInput("bench summary needs perf (perf.json) or recall (recall.json), or both")
-    rows = (perf_rows(perf) if perf else []) + (recall_rows(recall) if recall else [])
+    if perf is None and recall is None and scanner is None:
+        raise InvalidInput("bench summary needs perf (perf.json), recall (recall.json) or scanner (scanner.json)")
+    rows = ((perf_rows(perf) if perf else []) + (recall_rows(recall) if recall else [])
+            + (scanner_rows(scanner) if scanner else []))
     if not rows:
         raise InvalidInput("the given bench outputs hold no echo_duck results to summarise")
-    text = caption(perf, recall)
+    text = caption(perf, recall, scanner)
     return {"caption": text, "rows": rows, "markdown": f"{text}\n\n{table(rows)}"}
 
 

@@ -228,26 +228,30 @@ def bench_recall(locomo, longmemeval, sets, columns, limit, model, cache, out, a
               help="perf.json, or the --out folder of 'echo-duck bench perf'.")
 @click.option("--recall", "recall_path", type=click.Path(exists=True),
               help="recall.json, or the --out folder of 'echo-duck bench recall'.")
+@click.option("--scanner", "scanner_path", type=click.Path(exists=True),
+              help="scanner.json, or the --out folder of 'echo-duck bench scanner'.")
 @click.option("--readme", "readmes", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="A file whose block between <!-- bench-summary:start --> and <!-- bench-summary:end --> is "
                    "replaced by the table (repeatable; every other byte is kept). Without it: print only.")
 @click.option("--json", "as_json", is_flag=True)
-def bench_summary(perf_path, recall_path, readmes, as_json):
-    """One short results table from the outputs of bench perf and bench recall (either or both): recall
-    p50 and ingest beside LanceDB and sqlite-vec + FTS5, filtered vs unfiltered recall, and R@10 / MRR on
-    each recall set's held-out questions beside plain BM25 and a plain vector scan.
+def bench_summary(perf_path, recall_path, scanner_path, readmes, as_json):
+    """One short results table from the outputs of bench perf, bench recall and bench scanner (any of them):
+    recall p50 and ingest beside LanceDB and sqlite-vec + FTS5, filtered vs unfiltered recall, R@10 / MRR on
+    each recall set's held-out questions beside plain BM25 and a plain vector scan, and the write scanner on
+    its hold-out set.
 
-    Example:  echo-duck bench summary --perf bench-perf --recall bench-recall --readme README.md --readme echo_duck/bench/results/RESULTS.md
+    Example:  echo-duck bench summary --perf bench-perf --recall bench-recall --scanner bench-scanner --readme README.md --readme echo_duck/bench/results/RESULTS.md
     """
     from ..bench import summary
     from ..errors import InvalidInput
 
     with fail_cleanly():
-        if not perf_path and not recall_path:
-            raise InvalidInput("give --perf DIR_OR_FILE, --recall DIR_OR_FILE, or both")
+        if not perf_path and not recall_path and not scanner_path:
+            raise InvalidInput("give --perf DIR_OR_FILE, --recall DIR_OR_FILE or --scanner DIR_OR_FILE (any of them)")
         perf = summary.load(perf_path, "perf.json", ("meta", "results")) if perf_path else None
         recall = summary.load(recall_path, "recall.json", ("sets",)) if recall_path else None
-        result = summary.build(perf, recall)
+        scanner = summary.load(scanner_path, "scanner.json", ("corpus", "cost")) if scanner_path else None
+        result = summary.build(perf, recall, scanner)
         written = summary.write(list(readmes), result["markdown"])
     emit({"caption": result["caption"], "rows": result["rows"], "written": written}, as_json,
          result["markdown"] + (f"\n\nwritten: {', '.join(written)}" if written else ""))
