@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import random
+import re
 
 import numpy as np
 import pytest
@@ -100,3 +102,36 @@ def test_a_repeated_text_is_scanned_once_per_role_with_the_verdict_it_gets_alone
     distinct = scanner.scan_many([t for t, _ in pairs], labels=[lab for _, lab in pairs])
     first = dict(zip(pairs, distinct))
     assert got == [first[p] for p in zip(texts, labels)]  # exactly the findings of the batch of distinct ones
+
+
+def _reference_alphabet(text: str) -> list[tuple[str, str]]:
+    """decode._alphabet without its shortcut for segments that are prose already."""
+    out = []
+    for seg in re.split(r"\n+|[:：]\s+", text):
+        low = seg.lower()
+        base = [low.count(c) for c in "abcdefghijklmnopqrstuvwxyz"]
+        if sum(base) < 12 or not decode._mostly_ascii_letters(seg):
+            continue
+        best_k, fits = decode._best_shift(base)
+        if fits and (decode._reads_better(seg, shifted := decode._shift(seg, best_k)) or not re.search(r"[a-z]{4}", low)):
+            out.append((f"caesar{best_k}", shifted))
+            continue
+        if decode._reads_better(seg, decode._atbash(seg)):
+            out.append(("atbash", decode._atbash(seg)))
+    return out
+
+
+def test_the_caesar_search_skips_only_segments_no_shift_could_change():
+    """Prose is not searched for a shift (a shift keeps every word in place, and a decoding must read better than a
+    text with almost no common words): the same decodings as the full search, on the corpus and its disguises."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "data_fixtures"
+    texts = [json.loads(line)["text"] for path in sorted(root.glob("scan_*/*.jsonl")) for line in path.open()]
+    texts += [decode._shift(t, k) for t in texts[::7] for k in (3, 13, 25)] + [decode._atbash(t) for t in texts[::11]]
+    texts += [f"{a}\n{decode._shift(b, 5)}: {b}" for a, b in zip(texts[::13], texts[5::13])]
+    searched = 0
+    for text in texts:
+        assert decode._alphabet(text) == _reference_alphabet(text), text
+        searched += bool(_reference_alphabet(text))
+    assert searched > 100  # the sample has payloads to find, not only prose

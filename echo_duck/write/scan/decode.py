@@ -193,6 +193,8 @@ def _alphabet(text: str) -> list[tuple[str, str]]:
         base = [low.count(c) for c in "abcdefghijklmnopqrstuvwxyz"]
         if sum(base) < 12 or not _mostly_ascii_letters(seg):
             continue
+        if re.search(r"[a-z]{4}", low) and _common_words(seg) > 0.05 * (len(re.findall(r"[a-zA-Z]+", seg)) or 1):
+            continue  # prose already: a shift or mirror keeps the words where they are, so none can read better
         best_k, fits = _best_shift(base)
         if fits and (_reads_better(seg, shifted := _shift(seg, best_k)) or not re.search(r"[a-z]{4}", low)):
             out.append((f"caesar{best_k}", shifted))
