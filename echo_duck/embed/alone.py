@@ -50,9 +50,10 @@ _pending: dict[tuple[str, str], concurrent.futures.Future] = {}  # kept texts st
 def embed_each(embedder: Any, texts: Sequence[str], keep: Collection[str] = (),
                soon: Mapping[str, concurrent.futures.Future] | None = None) -> list[np.ndarray]:
     """Each text through ``embedder`` on its own (float32 rows, in order), cached texts first. Many texts run on
-    THREADS threads (onnxruntime releases the GIL); a text's vector does not depend on the thread. Texts in
-    ``keep`` are kept for ``take`` under the embedder's model_id. ``soon``: futures from ``embed_soon`` of this
-    embedder, by text; those texts are waited for, not embedded again."""
+    THREADS threads (onnxruntime releases the GIL; two threads run two sessions, models.LazySession); a text's
+    vector does not depend on the thread. Texts in ``keep`` are kept for ``take`` under the embedder's model_id.
+    ``soon``: futures from ``embed_soon`` of this embedder, by text; those texts are waited for, not embedded
+    again."""
     texts = list(texts)
     model = str(embedder.model_id)
     cached = getattr(embedder, "deterministic", False) is True
