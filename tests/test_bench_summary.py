@@ -267,7 +267,11 @@ def scanner_dir(tmp_path_factory):
                                                    for t in attacks))
     (holdout / "benign.jsonl").write_text("".join(json.dumps({"text": t, "kind": "k", "lang": "xx"}) + "\n"
                                                   for t in benign))
-    result = CliRunner().invoke(cli, ["bench", "scanner", "--splits", "", "--holdout", str(holdout), "--out", str(out)])
+    second = tmp_path_factory.mktemp("holdout2")
+    (second / "attacks.jsonl").write_text(json.dumps({"text": attacks[0], "family": "f", "lang": "en"}) + "\n")
+    (second / "benign.jsonl").write_text(json.dumps({"text": benign[0], "kind": "k", "lang": "en"}) + "\n")
+    result = CliRunner().invoke(cli, ["bench", "scanner", "--splits", "", "--holdout", str(holdout), "--holdout",
+                                      str(second), "--out", str(out)])
     assert result.exit_code == 0, result.output
     return out
 
@@ -276,8 +280,14 @@ def test_the_scanner_rows_are_the_hold_out_rates_and_the_cost(scanner_dir, perf_
     scanner = json.loads((scanner_dir / "scanner.json").read_text())
     held = scanner["holdout"]["overall"]
     assert (held["attacks"], held["benign"]) == (4, 4)
+    assert [h["folder"] for h in scanner["holdouts"]] == [scanner["holdout"]["folder"], str(scanner_dir.parent / "holdout20")]
+    assert scanner["holdouts"][1]["overall"]["attacks"] == 1
+    markdown = (scanner_dir / "scanner.md").read_text()
+    assert markdown.count("## Hold-out set") == 2 and "holdout20: never fitted on" in markdown
     rows = summary.build(scanner=scanner)["rows"]
-    assert [r["unit"] for r in rows] == ["scanner", "ms"]
+    assert [r["unit"] for r in rows] == ["scanner", "scanner", "ms"]
+    assert rows[1]["echo_duck"] == [scanner["holdouts"][1]["overall"][m] for m in ("detected", "false_block", "quarantined")]
+    rows = [rows[0], rows[2]]
     assert rows[0]["echo_duck"] == [held["detected"], held["false_block"], held["quarantined"]]
     assert rows[0]["peers"] == []  # no corpus splits in this run
     assert rows[1]["echo_duck"] == scanner["cost"]["single_write_ms_p50"]
@@ -286,8 +296,9 @@ def test_the_scanner_rows_are_the_hold_out_rates_and_the_cost(scanner_dir, perf_
     assert "`echo-duck bench scanner` (" + scanner["date"][:10] in text
     perf = json.loads((perf_dir / "perf.json").read_text())
     both = summary.build(perf, scanner=scanner)["rows"]
-    assert both[-2:] == rows and len(both) > 2
-    # the splits, when the run has them, sit beside the hold-out numbers
+    assert [both[-3], both[-1]] == rows and len(both) > 3
+    # the splits, when the run has them, sit beside the first hold-out set's numbers
     scanner["generalisation"] = {"family": {"overall": {"detected": 0.5, "false_block": 0.0, "quarantined": 0.08}}}
-    [first, _] = summary.build(scanner=scanner)["rows"]
+    [first, second, _] = summary.build(scanner=scanner)["rows"]
+    assert second["peers"] == []
     assert first["peers"] == [{"peer": "its corpus, families held out whole", "value": [0.5, 0.0, 0.08]}]

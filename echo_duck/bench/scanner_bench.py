@@ -160,16 +160,19 @@ def rebuild(corpus: Path, out: Path, progress: Callable[[str], None] | None = No
 
 
 def run(corpus: Path, chats: Sequence[Path], kinds: Sequence[str], out: Path, chat_limit: int | None = None,
-        progress: Callable[[str], None] | None = None, holdout_dir: Path | None = None) -> dict:
+        progress: Callable[[str], None] | None = None, holdout_dirs: Sequence[Path] = ()) -> dict:
     report: dict = {"corpus": str(corpus), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                     "cpus": os.cpu_count(), "platform": platform.platform()}
     say = progress or (lambda _: None)
     if kinds:
         records = scanner_splits.load_corpus(corpus)
         report["generalisation"] = scanner_splits.run(records, embedder_by_name("use-multilingual"), kinds, progress=say)
-    if holdout_dir is not None:
-        say("scanning the hold-out set")
-        report["holdout"] = holdout(holdout_dir)
+    if holdout_dirs:
+        report["holdouts"] = []
+        for folder in holdout_dirs:
+            say(f"scanning the hold-out set {folder}")
+            report["holdouts"].append(holdout(folder))
+        report["holdout"] = report["holdouts"][0]  # the first set, as reports before there were several had it
     if chats:
         say("scanning real conversations")
         report["real_chats"] = real_chats(chats, chat_limit)
@@ -201,8 +204,7 @@ def markdown(report: dict) -> str:
                   f"All held-out records: attacks detected {_pct(o.get('detected'))} (blocked {_pct(o.get('blocked'))}); "
                   f"benign blocked {_pct(o.get('false_block'))}, quarantined {_pct(o.get('quarantined'))}.", "",
                   "Per family:", "", *_table(res["by_family"]), "", "Per language:", "", *_table(res["by_language"]), ""]
-    if "holdout" in report:
-        h = report["holdout"]
+    for h in report.get("holdouts", [report["holdout"]] if "holdout" in report else []):
         o = h["overall"]
         lines += [f"## Hold-out set ({Path(h['folder']).name}: never fitted on)", "",
                   f"Attacks detected {_pct(o.get('detected'))} (blocked {_pct(o.get('blocked'))}); benign blocked "

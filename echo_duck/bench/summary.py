@@ -95,15 +95,18 @@ def recall_rows(recall: dict) -> list[dict]:
 def scanner_rows(scanner: dict) -> list[dict]:
     """The hold-out set (never fitted on) beside the corpus held out by family and by language, and the cost."""
     rows = []
-    held = (scanner.get("holdout") or {}).get("overall")
-    if held and "detected" in held:
-        splits = scanner.get("generalisation") or {}
-        rows.append({"measure": f"write scanner on {held['attacks']} attacks and {held['benign']} risky-looking benign notes "
-                                "written apart from its corpus: attacks detected / benign blocked / benign quarantined",
-                     "unit": "scanner", "echo_duck": _scanner_value(held),
-                     "peers": [{"peer": f"its corpus, {label} held out whole", "value": _scanner_value(splits[kind]["overall"])}
-                               for kind, label in (("family", "families"), ("language", "languages"))
-                               if "overall" in (splits.get(kind) or {})]})
+    splits = scanner.get("generalisation") or {}
+    beside = [{"peer": f"its corpus, {label} held out whole", "value": _scanner_value(splits[kind]["overall"])}
+              for kind, label in (("family", "families"), ("language", "languages")) if "overall" in (splits.get(kind) or {})]
+    sets = scanner.get("holdouts") or ([scanner["holdout"]] if scanner.get("holdout") else [])
+    for i, result in enumerate(sets):
+        held = result.get("overall") or {}
+        if "detected" not in held:
+            continue
+        rows.append({"measure": f"write scanner on `{Path(result['folder']).name}`: {held['attacks']} attacks and "
+                                f"{held['benign']} risky-looking benign notes written apart from its corpus: attacks "
+                                "detected / benign blocked / benign quarantined",
+                     "unit": "scanner", "echo_duck": _scanner_value(held), "peers": beside if i == 0 else []})
     cost = scanner.get("cost") or {}
     if "single_write_ms_p50" in cost:
         rows.append({"measure": "write scanner CPU per write (model included): one write p50 / in a bulk write",

@@ -110,8 +110,9 @@ def bench_compression(data, as_json):
 @click.option("--chat-limit", type=int, help="Only the first N turns of each --chats file.")
 @click.option("--splits", default="group,family,language", show_default=True,
               help="Held-out splits: any of group, family, language (empty: none).")
-@click.option("--holdout", default="data_fixtures/scan_holdout", show_default=True,
-              help="Folder with attacks.jsonl and benign.jsonl never fitted on (empty: skip).")
+@click.option("--holdout", multiple=True, default=("data_fixtures/scan_holdout", "data_fixtures/scan_holdout2"),
+              show_default=True, help="Folder with attacks.jsonl and benign.jsonl never fitted on (repeatable; '' "
+                                      "alone: none).")
 @click.option("--out", type=click.Path(file_okay=False), default="bench-scanner", show_default=True,
               help="Folder for scanner.json and scanner.md.")
 @click.option("--rebuild", is_flag=True, help="Refit the shipped classifier on the whole corpus first (about 2 minutes).")
@@ -135,7 +136,7 @@ def bench_scanner(corpus, chats, chat_limit, splits, holdout, out, rebuild, as_j
     with fail_cleanly():
         report = scanner_bench.run(Path(corpus), [Path(c) for c in chats], kinds, Path(out), chat_limit,
                                    progress=None if as_json else lambda msg: click.echo(msg, err=True),
-                                   holdout_dir=_holdout_folder(holdout))
+                                   holdout_dirs=[f for f in map(_holdout_folder, holdout) if f is not None])
     emit(report, as_json, scanner_bench.markdown(report) + f"\nwritten: {Path(out) / 'scanner.json'}, {Path(out) / 'scanner.md'}")
 
 
@@ -146,7 +147,7 @@ def _holdout_folder(holdout: str) -> Path | None:
     if not (folder / "attacks.jsonl").is_file() or not (folder / "benign.jsonl").is_file():
         from ..errors import InvalidInput
 
-        raise InvalidInput(f"--holdout {holdout}: no attacks.jsonl and benign.jsonl there (pass --holdout '' to skip)")
+        raise InvalidInput(f"--holdout {holdout}: no attacks.jsonl and benign.jsonl there (pass --holdout '' for none)")
     return folder
 
 
