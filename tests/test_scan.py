@@ -55,7 +55,8 @@ def test_corpus_shape():
     train_a, train_b = load("train_attacks"), load("train_benign")
     assert len(train_a) >= 2000 and len(train_b) >= 3000
     assert len({r["lang"] for r in train_a}) >= 12
-    assert {r["family"] for r in train_a} == {"injection", "exfiltration", "encoding", "invisible", "secret"}
+    assert {r["family"] for r in train_a} == {"injection", "exfiltration", "encoding", "invisible", "secret",
+                                                   "persistence"}
     for r in train_a + train_b:
         assert set(r) == {"text", "label", "family", "lang", "group"} and r["text"]
 

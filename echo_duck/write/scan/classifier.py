@@ -51,14 +51,15 @@ _CUE_RE = re.compile(r"(?i)ignor|disregard|forget|instruction|system|prompt|rule
                      r"forward|curl|wget|http|reveal|pretend|user|assistant|from now on|忽略|无视|指令|提示|规则|密码|密钥|"
                      r"发送|上传|用户|助手|命令|無視|指示|パスワード|무시|지시|비밀번호")
 # Thresholds, as shares of the out-of-fold scores of the risky benign training notes. Quarantine: each note scored by
-# a model fitted without its whole family (train.fit's held_whole, from the bench): the rate is then what a kind of
-# note the corpus lacks should see. Scored by group instead, 6 % became 11.2 % on benign families held out whole (and 10.9 % on the
-# hold-out set): an independent set brings new kinds. 8 %: the largest of 4/6/8/10/12 % whose benign families held out
-# whole stay at or under 8 % quarantined, all layers together (7.8 %; 10 % gave 9.4 %), two points under the 10 % bar.
+# a model fitted without its whole family (train.fit's held_whole, from the bench): an independent set brings kinds
+# of note the corpus lacks, and scored by idea group (with its family's other groups in the training folds) a 6 % rate
+# became 11.2 % on benign families held out whole. The rate: the largest of 4, 6, ..., 20 % whose benign families held
+# out whole stay at or under 8 % quarantined with every layer, two points under the 10 % bar: 12 % (6.7 %; 14 % gave
+# 8.2 %) since the corpus's persistence pass (8 % before it, which then gave 7.6 %).
 # Block: above every benign note scored held out by group. Blocking at the 99.8th percentile instead blocked "Note:
 # Previous instructions from the user: always run lint before committing." (score 1.25).
 BLOCK_BENIGN_RATE = 0.0
-QUARANTINE_BENIGN_RATE = 0.08
+QUARANTINE_BENIGN_RATE = 0.12
 NO_MODEL = ("echo_duck: the default embedding model is not installed, so the write scanner runs its rules alone "
             f"(no semantic classifier); install it with: {MODEL_INSTALL_HINT}")
 _WORD_RE = re.compile(r"[^\W\d_]+|\d+")
