@@ -130,6 +130,7 @@ def fit(texts: Sequence[str], labels: Sequence[int], groups: Sequence[str], embe
     held_whole = [held_whole[i] for i in kept]
     calibrating = np.array([calibrate[i] for i in kept])
     labels = np.asarray(labels, dtype=np.int8)
+    group_ids = np.asarray(groups)  # what _model's Wilson editing compares; ``groups`` stays a list for the folds
     views = [_views(t) for t in texts]
     unique = list(dict.fromkeys(t for v in views for t in v.texts()))
     vec = dict(zip(unique, embed_alone(embedder, unique)))  # as the scanner will read them: each alone
@@ -140,13 +141,13 @@ def fit(texts: Sequence[str], labels: Sequence[int], groups: Sequence[str], embe
             train, test = np.where(folds != f)[0], np.where((folds == f) & (labels == 0) & calibrating)[0]
             if len(test) == 0 or len(set(labels[train])) < 2:
                 continue
-            sub = _model(vec, views, labels, np.asarray(groups), train, embedder.model_id)
+            sub = _model(vec, views, labels, group_ids, train, embedder.model_id)
             oof += _row_scores(sub, vec, [views[i] for i in test if not views[i].too_short])
         return np.array(oof)
 
     by_group = out_of_fold(groups)
     by_held = by_group if held_whole == groups else out_of_fold(held_whole)
-    full = _model(vec, views, labels, np.asarray(groups), np.arange(len(texts)), embedder.model_id)
+    full = _model(vec, views, labels, group_ids, np.arange(len(texts)), embedder.model_id)
     block = float(np.quantile(by_group, 1 - block_rate)) if len(by_group) else np.inf
     quarantine = float(np.quantile(by_held, 1 - quarantine_rate)) if len(by_held) else np.inf
     return Model(full.exemplars, full.labels, full.weights, block, min(quarantine, block), embedder.model_id, full.ngrams)
