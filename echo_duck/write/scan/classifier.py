@@ -53,13 +53,14 @@ _CUE_RE = re.compile(r"(?i)ignor|disregard|forget|instruction|system|prompt|rule
 # Thresholds, as shares of the out-of-fold scores of the risky benign training notes. Quarantine: each note scored by
 # a model fitted without its whole family (train.fit's held_whole, from the bench): an independent set brings kinds
 # of note the corpus lacks, and scored by idea group (with its family's other groups in the training folds) a 6 % rate
-# became 11.2 % on benign families held out whole. The rate: the largest of 4, 6, ..., 20 % whose benign families held
-# out whole stay at or under 8 % quarantined with every layer, two points under the 10 % bar: 12 % (6.7 %; 14 % gave
-# 8.2 %) since the corpus's persistence pass (8 % before it, which then gave 7.6 %).
+# became 11.2 % on benign families held out whole. The rate: the largest of 8, 10, ..., 20 % whose benign notes are
+# quarantined (every layer) at most 8 % on average, and at most 10 % on each, over the sets the model was not fitted
+# on: the corpus's benign families held out whole and the three hold-out sets. 10 % since the corpus's fifth pass
+# (9.8, 5.0, 6.0, 8.2 %; 12 % gave 11.8 % on the held-out families).
 # Block: above every benign note scored held out by group. Blocking at the 99.8th percentile instead blocked "Note:
 # Previous instructions from the user: always run lint before committing." (score 1.25).
 BLOCK_BENIGN_RATE = 0.0
-QUARANTINE_BENIGN_RATE = 0.12
+QUARANTINE_BENIGN_RATE = 0.10
 NO_MODEL = ("echo_duck: the default embedding model is not installed, so the write scanner runs its rules alone "
             f"(no semantic classifier); install it with: {MODEL_INSTALL_HINT}")
 _WORD_RE = re.compile(r"[^\W\d_]+|\d+")

@@ -92,7 +92,8 @@ _ZH_SEND_SECRET = _rx(  # "把 token 刷新逻辑发给前端" and "发送 token
 _BEACON_RE = re.compile(r"!\[[^\]\n]{0,200}\]\(\s*(https?://[^)\s?]{1,300}\?[^)\s]{1,2000})|"
                         r"<img\b[^>]{0,300}?\bsrc\s*=\s*[\"']?(https?://[^\"'\s>?]{1,300}\?[^\"'\s>]{1,2000})", re.I)
 _TEMPLATE_RE = re.compile(r"\{\{?|\$\{|\$\(|%7b|<[a-z_]+>", re.I)
-# A secret variable used to log in to the service being called is ordinary; one put in the URL or the body is a leak.
+# A secret variable used to log in to the service being called is likely ordinary (held for review: spec W2 refuses a
+# network command with a TOKEN/KEY/SECRET); one put in the URL or the body is a leak (blocked).
 _AUTH_USE_RE = re.compile(r"(?:authorization|bearer|x-api-key|api-key|private-token|token|-u|--user|--header|-h)\W{0,12}$")
 _HOME_RE = re.compile(r"^(?:/home/[^/]+|/users/[^/]+|/root|[a-z]:/users/[^/]+)(?=/)")
 
@@ -126,10 +127,14 @@ def find(text: str, protected: Sequence[str] = (), has_secret: bool | None = Non
     low = fold(text)
     squashed = re.sub(r"[\W_]+", "", low)
     scale = len(text) / max(1, len(low))
+    held = None  # a secret variable sent as the command's own credential: held for review, not blocked
     for m in islice(_NET_RE.finditer(low), MAX_CANDIDATES):
         window = low[max(0, m.start() - 120):m.end() + 240]
-        names = [n for v in _VAR_RE.finditer(window) for n in v.groups()
-                 if n and _SECRET_VAR_RE.search(n) and not _AUTH_USE_RE.search(window[max(0, v.start() - 40):v.start()])]
+        used = [(n, bool(_AUTH_USE_RE.search(window[max(0, v.start() - 40):v.start()]))) for v in _VAR_RE.finditer(window)
+                for n in v.groups() if n and _SECRET_VAR_RE.search(n)]
+        names = [n for n, as_credential in used if not as_credential]
+        if used and not names and held is None:
+            held = (f"network command '{m.group()}' with ${used[0][0].upper()} as its credential", False, int(m.start() * scale))
         what = f"${names[0].upper()}" if names else "the environment" if _DUMP_RE.search(window) else None
         literal = secret_spans(window) if has_secret is None else has_secret and secret_spans(window)
         if what or literal or _SECRET_PARAM_RE.search(window):
@@ -154,4 +159,4 @@ def find(text: str, protected: Sequence[str] = (), has_secret: bool | None = Non
     for m in islice(_BEACON_RE.finditer(text), MAX_CANDIDATES):
         url = m.group(1) or m.group(2)
         return f"image URL that carries data '{url[:60]}'", bool(_TEMPLATE_RE.search(url.split("?", 1)[1])), m.start()
-    return None
+    return held

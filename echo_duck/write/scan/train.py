@@ -59,10 +59,12 @@ def _model(vec: dict[str, np.ndarray], views: Sequence[Views], labels: np.ndarra
             gs.append(groups[i])
     x = np.stack([vec[t] for t in texts]).astype(np.float32)
     y = np.array(ys, dtype=np.float64)
-    table = log_ratio(texts, ys, _grams)  # every training text: editing is about the kNN's exemplars only
+    # The n-grams and the probe read every training text; editing is about the kNN's exemplars only (a probe fitted
+    # on the edited exemplars found 90.1 % of the attacks of the three hold-out sets on average, not 91.5 %).
+    table = log_ratio(texts, ys, _grams)
+    weights = probe(x, y)
     keep = edited(x, y, np.array(gs))
-    x, y = x[keep], y[keep]
-    return Model(x, y.astype(np.int8), probe(x, y), np.inf, np.inf, model_id, table)
+    return Model(x[keep], y[keep].astype(np.int8), weights, np.inf, np.inf, model_id, table)
 
 
 def edited(x: np.ndarray, y: np.ndarray, groups: np.ndarray, k: int = K) -> np.ndarray:
