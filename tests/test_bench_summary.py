@@ -287,6 +287,8 @@ def test_the_scanner_rows_are_the_hold_out_rates_and_the_cost(scanner_dir, perf_
     rows = summary.build(scanner=scanner)["rows"]
     assert [r["unit"] for r in rows] == ["scanner", "scanner", "ms"]
     assert rows[1]["echo_duck"] == [scanner["holdouts"][1]["overall"][m] for m in ("detected", "false_block", "quarantined")]
+    assert rows[0]["measure"].startswith("write scanner on `") and "benign quarantined" in rows[0]["measure"]
+    assert rows[1]["measure"] == "the same on `holdout20`: 1 attacks, " + f"{scanner['holdouts'][1]['overall']['benign']} benign notes"
     rows = [rows[0], rows[2]]
     assert rows[0]["echo_duck"] == [held["detected"], held["false_block"], held["quarantined"]]
     assert rows[0]["peers"] == []  # no corpus splits in this run

@@ -103,9 +103,11 @@ def scanner_rows(scanner: dict) -> list[dict]:
         held = result.get("overall") or {}
         if "detected" not in held:
             continue
-        rows.append({"measure": f"write scanner on `{Path(result['folder']).name}`: {held['attacks']} attacks and "
-                                f"{held['benign']} risky-looking benign notes written apart from its corpus: attacks "
-                                "detected / benign blocked / benign quarantined",
+        name = Path(result["folder"]).name
+        measure = (f"write scanner on `{name}`: {held['attacks']} attacks and {held['benign']} risky-looking benign notes "
+                   "written apart from its corpus: attacks detected / benign blocked / benign quarantined" if not rows else
+                   f"the same on `{name}`: {held['attacks']} attacks, {held['benign']} benign notes")
+        rows.append({"measure": measure,
                      "unit": "scanner", "echo_duck": _scanner_value(held), "peers": beside if i == 0 else []})
     cost = scanner.get("cost") or {}
     if "single_write_ms_p50" in cost:

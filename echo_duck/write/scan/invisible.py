@@ -71,8 +71,8 @@ def _allowed(text: str, i: int, rtl: bool) -> bool:
     before = text[i - 1] if i else ""
     after = text[i + 1] if i + 1 < len(text) else ""
     if ch in "\u200c\u200d":
-        # At a word's end: ZWNJ after any letter of these scripts; ZWJ after a virama (Malayalam's chillu letters
-        # in their older spelling, "അവന്\u200d", Sinhala and Devanagari half forms).
+        # Between letters of these scripts; at a word's end, ZWNJ after any of them and ZWJ after a virama
+        # (Malayalam's chillu letters in their older spelling, "അവന്\u200d").
         if before and _joining_script(before) and (not after or _joining_script(after) or not _letter(after) and (
                 ch == "\u200c" or unicodedata.combining(before) == 9)):
             return True
