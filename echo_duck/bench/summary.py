@@ -99,16 +99,15 @@ def scanner_rows(scanner: dict) -> list[dict]:
     beside = [{"peer": f"its corpus, {label} held out whole", "value": _scanner_value(splits[kind]["overall"])}
               for kind, label in (("family", "families"), ("language", "languages")) if "overall" in (splits.get(kind) or {})]
     sets = scanner.get("holdouts") or ([scanner["holdout"]] if scanner.get("holdout") else [])
-    for i, result in enumerate(sets):
+    for result in sets:
         held = result.get("overall") or {}
         if "detected" not in held:
             continue
-        name = Path(result["folder"]).name
+        name, first = Path(result["folder"]).name, not rows  # the first row shown says what is measured
         measure = (f"write scanner on `{name}`: {held['attacks']} attacks and {held['benign']} risky-looking benign notes "
-                   "written apart from its corpus: attacks detected / benign blocked / benign quarantined" if not rows else
+                   "written apart from its corpus: attacks detected / benign blocked / benign quarantined" if first else
                    f"the same on `{name}`: {held['attacks']} attacks, {held['benign']} benign notes")
-        rows.append({"measure": measure,
-                     "unit": "scanner", "echo_duck": _scanner_value(held), "peers": beside if i == 0 else []})
+        rows.append({"measure": measure, "unit": "scanner", "echo_duck": _scanner_value(held), "peers": beside if first else []})
     cost = scanner.get("cost") or {}
     if "single_write_ms_p50" in cost:
         rows.append({"measure": "write scanner CPU per write (model included): one write p50 / in a bulk write",
