@@ -131,7 +131,7 @@ def test_scenario_2_revoked_permission_hides_memory_everywhere(db_path, clock):
         alice = host.for_agent("alice", team_id="core")
         bridge = alice.remember("The core team's incident bridge is Zoom room 4471", type="environment",
                                 scope="team", tags=["incident"])
-        other = alice.remember("The core team's incident bridge passcode is 5582", type="environment",
+        other = alice.remember("The core team's backup incident bridge is Zoom room 5582", type="environment",
                                scope="team", tags=["incident"])
         public = alice.remember("Incidents are announced in the #status channel", type="environment", scope="public")
     team_ids = {bridge.id, other.id}

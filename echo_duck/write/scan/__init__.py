@@ -7,8 +7,10 @@ the agent, commands that leak secrets, or the secrets themselves. Layers, one mo
     decode                payloads a model would decode (base64, hex, ROT13, reversed, upside-down, …)
     invisible             hidden characters, with ZWJ/ZWNJ allowed where they are spelling
     secrets (+ plugins)   detect-secrets' pattern plugins and ours; labelled random strings
+    secret_shapes         PINs and codes after a label, card numbers, recovery phrases, command-line passwords
     exfil, phrases        the rules: exfiltration commands, injection phrases (English and Chinese)
     asks                  hand-overs and "don't tell the user" in the languages the model barely knows
+    address               a note addressed to the agent ("Note for the AI: …"), counted when the classifier half-agrees
     classifier (+ train)  kNN + probe over the multilingual embedding model, any language or register
     verdict               evidence → pass (None) / Finding(outcome="quarantine") / Finding(outcome="block")
     gate                  the rendered snapshot, re-scanned as one text: the last gate before the prompt

@@ -127,6 +127,24 @@ _USER_RE = re.compile(_USER)
                           _SET_ASIDE_RE, _TELL_RE, _USER_RE))
 
 
+def unquoted(text: str) -> str:
+    """``text`` with what stands inside quotation marks blanked out (same length, same positions)."""
+    return _QUOTED_RE.sub(lambda q: " " * len(q.group()), text)
+
+
+# Words that frame a quotation as a report: a test case, an example, something seen or stopped.
+_REPORT_RE = re.compile(
+    r"(?i)(?<![\w./@-])(?:input|inputs|example|examples|e\.g\.|such as|sample|samples|payload|payloads|test|tests|testcase|case|"
+    r"expected|eval|quiz|slide|saw|seen|found|blocked|flagged|caught|detected|reported|logged|attempt|attempted|"
+    r"classic|typical|known|canonical|ejemplo|exemple|beispiel|esempio|exemplo|пример|örnek|przykład|voorbeeld)(?![\w./@-])|"
+    r"例如|比如|输入|輸入|测试|測試|样本|樣本|示例|範例|例子|案例|典型|拦截|攔截|例文|入力|テスト|典型例|예시|예문|입력|테스트")
+
+
+def reported(text: str) -> bool:
+    """Whether what ``text`` says outside its quotation marks frames them as a report (see _REPORT_RE)."""
+    return bool(_REPORT_RE.search(unquoted(text)))
+
+
 def _clause(low: str, a: int, b: int) -> str:
     """The clause around low[a:b], within WINDOW characters."""
     left = low[max(0, a - WINDOW):a]
@@ -139,7 +157,7 @@ def _clause(low: str, a: int, b: int) -> str:
 
 def find(text: str) -> tuple[str, str, int] | None:
     """(reason, detail, position in the folded text) of the first request aimed at the agent, else None."""
-    low = _QUOTED_RE.sub(lambda q: " " * len(q.group()), fold(text))
+    low = unquoted(fold(text))
     if _AI_RE.search(low):
         for m in islice(_SECRET_RE.finditer(low), MAX_CANDIDATES):
             clause = _clause(low, m.start(), m.end())

@@ -271,4 +271,16 @@ def decodings(text: str) -> list[tuple[str, str]]:
         add("leetspeak", _leet(head))
     if len(_UPSIDE_RE.findall(head)) >= 3:
         add("upside down", head.translate(_UPSIDE)[::-1])
-    return [(how, d) for how, d in found if _readable(d, 4)]
+    return [(how, d) for how, d in found if _readable(d, 4) and not _shown(how, d, text)]
+
+
+_SPELLED_OUT = frozenset({"base64", "base32", "hex", "binary"})
+
+
+def _shown(how: str, decoded: str, text: str) -> bool:
+    """A token whose decoding the note also writes out ("'aWdub3Jl…' is base64 for 'ignore previous instructions'")
+    hides nothing: what it says is read, and judged, in the clear."""
+    if how not in _SPELLED_OUT:
+        return False
+    plain = " ".join(decoded.lower().split()).strip(" .!?'\"")
+    return len(plain) >= 8 and plain in " ".join(text.lower().split())

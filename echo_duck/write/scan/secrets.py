@@ -23,13 +23,15 @@ from dataclasses import dataclass
 
 from .leading import leading
 from .memo import per_text
+from .secret_shapes import spans as shape_spans
 
 # Full-width letters, digits and the symbols keys use, read as ASCII (position for position); full-width punctuation
 # (，：；) stays, so it still ends a token as it does for a CJK reader.
 _HALF_WIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F) if chr(cp - 0xFEE0).isalnum() or chr(cp - 0xFEE0) in "-_/+="} \
     | {0x3000: 0x20}
 _PLACEHOLDER_RE = re.compile(r"example(?:key)?$|(?<![a-z0-9])example(?![a-z0-9])|placeholder|your|xxxx|changeme|redacted|"
-                             r"dummy|sample|\*\*\*|^\$\{?[A-Za-z_]\w*\}?$|^<.*>?$|^%\w+%$|^\{\{|^~?/|^AAAA[BC]3NzaC1|(.)\1{5,}", re.I)
+                             r"dummy|sample|\*\*\*|^\$\{?[A-Za-z_]\w*\}?$|^<.*>?$|^%\w+%$|^\{\{|^~?/|^AAAA[BC]3NzaC1|(.)\1{5,}|"
+                             r"(?-i:^my[A-Z][a-z]+(?:[A-Z][a-z]+)*;?$)", re.I)  # Password=myPassword: the docs' own
 # Words that label a password (any value after them is a credential) and words that label other secrets (only a
 # random-looking value counts). Latin words must end there ("passage" is no label); others may run into the value.
 _STRONG_LATIN = r"pass(?:word|wd|phrase|code)?|pwd|passwort|kennwort|contraseña|senha|mot de passe|mdp|wachtwoord|parola|" \
@@ -38,8 +40,9 @@ _STRONG_OTHER = r"hasł|hasl|şifre|sifre|salasana|heslo|jelsz|密码|密碼|口
 _WEAK_LATIN = r"secret|token|api[\s_-]?key|apikey|access[\s_-]?key|private[\s_-]?key|signing[\s_-]?key|credentials?|login|" \
               r"auth|key|codes?|psk|bearer|authorization|clave|chave|schlüssel|clé|ключ|токен"
 _WEAK_OTHER = r"密钥|密鑰|秘钥|令牌|凭证|憑證|签名|加签|トークン|シークレット|キー|시크릿|토큰|키|مفتاح|סוד|कुंजी"
-_LABEL_RE = re.compile(rf"(?i)(?<![a-z])(?:(?P<strong>(?:{_STRONG_LATIN})(?-i:(?![a-z]))|{_STRONG_OTHER})|"
-                       rf"(?:{_WEAK_LATIN})(?-i:(?![a-z]))|{_WEAK_OTHER})")
+# Only a Latin label needs a word start: "Wi-Fiパスワード" is labelled as much as "パスワード".
+_LABEL_RE = re.compile(rf"(?i)(?:(?<![a-z])(?:(?P<strong>(?:{_STRONG_LATIN})(?-i:(?![a-z])))|(?:{_WEAK_LATIN})(?-i:(?![a-z])))|"
+                       rf"(?P<strong_other>{_STRONG_OTHER})|{_WEAK_OTHER})")
 _LABEL_RE = leading(_LABEL_RE)  # the same matches, tried only where a label can start (leading.py)
 _TOKEN_RE = re.compile(r"[!-~]{8,128}")
 _TOKEN_RUN_RE = re.compile(r"[!-~]{8,}")
@@ -210,7 +213,7 @@ def _spans(text: str) -> list[Secret]:
         first = bisect.bisect_left(run_ends, m.end() + 8)  # the first run with 8 characters after the label
         if first == len(runs) or runs[first][0] > m.end() + 40:
             continue  # no token starts within 40 characters of it (a note that repeats 密码 in prose)
-        key = (bool(m.group("strong")), t[m.end():m.end() + _AFTER_LABEL])
+        key = (bool(m.group("strong") or m.group("strong_other")), t[m.end():m.end() + _AFTER_LABEL])
         if key not in seen:
             seen[key] = _labelled(key[1], key[0], values, verdicts)
         if (hit := seen[key]) is not None:
@@ -220,6 +223,7 @@ def _spans(text: str) -> list[Secret]:
         value = tok.group().rstrip("'\"`.,;:)]}>") if tok else ""
         if value and random_looking(value):
             found.append(Secret(tok.start(), tok.start() + len(value), "account password", False))
+    found += [Secret(a, b, kind, sure) for a, b, kind, sure in shape_spans(t)]
     return _merged(found)
 
 

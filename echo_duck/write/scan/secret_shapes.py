@@ -1,0 +1,124 @@
+"""Secrets that are not random strings: short codes after a PIN or password label, payment card numbers, wallet
+recovery phrases, Google app passwords and passwords given to a command on its command line.
+
+secrets.py finds provider formats and random-looking values after a label; none of these is random-looking (a PIN
+is four digits, a recovery phrase is twelve dictionary words), so each needs its own shape. All are evidence for
+a person to look at (quarantine), except a recovery phrase whose BIP-39 checksum holds, which is one for sure.
+``spans(text)`` gives (start, end, kind, sure) for each, on the half-width text secrets.py reads.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from .leading import leading
+
+# Labels of a short numeric code. "PIN" in capitals only (a pin is also a pin); password labels of every language
+# secrets.py knows; the payment, card and phone-unlock words.
+_CODE_LABEL = (r"(?-i:PIN)(?:[\s-]?(?:code|kode|número|numero|nummer|码|碼))?|passcode|unlock code|security code|"
+               r"cvv2?|cvc2?|cryptogramme|code secret|code confidentiel|geheimzahl|pin-code|codice pin|código pin|"
+               r"password|passwort|contraseña|senha|mot de passe|пароль|пин-код|пин|şifre|hasło|heslo|"
+               r"密码|密碼|支付密码|支付密碼|取款密码|口令|暗証番号|パスコード|パスワード|비밀번호|암호|"
+               r"كلمة المرور|رمز|סיסמה|पिन|पासवर्ड|รหัสผ่าน|รหัส")
+# Between the label and the code: a few characters of "is", ":", "=", quotes and CJK particles.
+_JOIN = r"(?:\s|[:：=「『\"'“]|is|was|ist|est|es|é|è|è il|是|为|為|は|：|는|은|:)"
+# Right after the label ("PIN 5821", "密码是 604917"), or after a few words and a colon or "is" ("Geheimzahl der
+# EC-Karte: 7302", "PIN for the garage is 5821").
+_CODE_RE = leading(re.compile(rf"(?i)(?<![a-z])(?:{_CODE_LABEL})(?-i:(?![a-z]))(?:{_JOIN}{{0,6}}|[^\d\n:：=@/<>]{{1,24}}"
+                              rf"(?:[:：=]|\sis|\sist|是|为|は)\s*)(?<![\d.,])(\d{{4,8}})"
+                              r"(?![\d.,]\d|\s*(?:位|桁|자리|digits?|characters?|chars|stellig|chiffres|dígitos|cifre|"
+                              r"знак|%|年|x\d))"))
+_SEQUENCES = "0123456789012345678"
+_CARD_RE = re.compile(r"(?<![\w-])(?:[2-6]\d{3}(?:([ -]?)\d{4}){2}[ -]?\d{1,7}|3[47]\d{2}([ -]?)\d{6}[ -]?\d{5})(?![\w-])")
+# A run of digits with no separators is a card only next to a word for one (else an order, parcel or account number).
+_CARD_WORD_RE = re.compile(r"(?i)card|carte|tarjeta|karte|kaart|carta|cartão|cartao|карт|kart|visa|master|amex|卡|カード|카드|بطاقة")
+# Published test cards (payment providers' documentation): examples, not secrets.
+_TEST_CARDS = {"4111111111111111", "4242424242424242", "4000056655665556", "5555555555554444", "5200828282828210",
+               "5105105105105100", "378282246310005", "371449635398431", "6011111111111117", "3566002020360505",
+               "4012888888881881", "4000000000000002", "2223003122003222", "6011000990139424"}
+_APP_PASSWORD_RE = leading(re.compile(r"(?i)(?<![a-z])(?:app[\s-]?password|app[\s-]?passwort|application password|"
+                                      r"mot de passe d'application|contraseña de aplicación|应用专用密码|アプリ パスワード|"
+                                      r"アプリパスワード|password)(?![a-z])\W{0,12}(?:is\W{1,4})?"
+                                      r"((?-i:[a-z]{4}) (?-i:[a-z]{4}) (?-i:[a-z]{4}) (?-i:[a-z]{4}))(?![a-z])"))
+# A password given to a command: mysql -pSECRET / -p'SECRET', sshpass -p SECRET, PGPASSWORD=SECRET psql.
+_CLI_RE = leading(re.compile(r"(?<![\w-])(?:(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]{0,120}?\s-p(['\"]?)"
+                             r"([^\s'\"]{6,64})\1(?!\S)|sshpass\s+-p\s*(['\"]?)([^\s'\"]{6,64})\3(?!\S))"))
+_SEED_WORD_RE = re.compile(r"[^\W\d_]{3,8}")
+_SEED_GAP_RE = re.compile(r"(?:[\s,;·-]|\d{1,2}[.)]|\(\d{1,2}\))*")
+SEED_WORDS = 12
+
+
+def spans(t: str) -> list[tuple[int, int, str, bool]]:
+    out = []
+    for m in _CODE_RE.finditer(t):
+        code = m.group(1)
+        if len(set(code)) > 1 and code not in _SEQUENCES and code not in _SEQUENCES[::-1]:  # not 0000, 1234, 4321
+            out.append((m.start(1), m.end(1), "labelled PIN or code", False))
+    for m in _CARD_RE.finditer(t):
+        digits = re.sub(r"\D", "", m.group())
+        spaced = bool(m.group(1) or m.group(2))
+        if not spaced and not _CARD_WORD_RE.search(t, max(0, m.start() - 40), m.start()):
+            continue
+        if 13 <= len(digits) <= 19 and digits not in _TEST_CARDS and len(set(digits)) > 2 and _luhn(digits):
+            out.append((m.start(), m.end(), "payment card number", False))
+    for m in _APP_PASSWORD_RE.finditer(t):
+        out.append((m.start(1), m.end(1), "app password", False))
+    for m in _CLI_RE.finditer(t):
+        g = 2 if m.group(2) else 4
+        if not m.group(g).startswith(("$", "<", "{", "%")):
+            out.append((m.start(g), m.end(g), "command-line password", False))
+    out += _seed_phrases(t)
+    return out
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+@functools.lru_cache(maxsize=1)
+def _wordlists() -> tuple[dict[str, frozenset[str]], dict]:
+    """BIP-39's alphabetic word lists (the mnemonic package: Trezor's reference implementation) and their checkers."""
+    try:
+        from mnemonic import Mnemonic  # noqa: PLC0415 - on the first scan, not with echo_duck
+    except ImportError:
+        return {}, {}
+    names = ("english", "spanish", "french", "italian", "portuguese", "czech", "turkish")
+    checkers = {n: Mnemonic(n) for n in names}
+    return {n: frozenset(c.wordlist) for n, c in checkers.items()}, checkers
+
+
+def _seed_phrases(t: str) -> list[tuple[int, int, str, bool]]:
+    """Runs of SEED_WORDS or more words of one BIP-39 list, separated by spaces, commas or numbering."""
+    lists, checkers = _wordlists()
+    if not lists:
+        return []
+    out, run, langs, end = [], [], set(), 0
+    for m in _SEED_WORD_RE.finditer(t):
+        w = m.group()  # seeds are written in lower case ("Fire Spin, Flame Wheel, …" is a list of names)
+        still = {n for n in langs if w in lists[n]} if run and _SEED_GAP_RE.fullmatch(t, end, m.start()) else set()
+        if still:
+            run.append(m)
+            langs = still
+        else:
+            _close(run, langs, checkers, out)
+            langs = {n for n, words in lists.items() if w in words}
+            run = [m] if langs else []
+        end = m.end()
+    _close(run, langs, checkers, out)
+    return out
+
+
+def _close(run: list, langs: set[str], checkers: dict, out: list) -> None:
+    if len(run) < SEED_WORDS:
+        return
+    words = [m.group() for m in run]
+    if len(set(words)) < 0.75 * len(words):  # "word word word …": a seed repeats a word rarely
+        return
+    sure = len(words) <= 48 and any(checkers[n].check(" ".join(words[i:i + k])) for n in sorted(langs)
+                                    for k in (12, 15, 18, 21, 24) for i in range(len(words) - k + 1))
+    out.append((run[0].start(), run[-1].end(), "wallet recovery phrase", sure))
