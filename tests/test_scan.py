@@ -173,6 +173,12 @@ def test_spanish_punctuation_is_not_upside_down_text():
     assert ("upside down", "never deploy on a saturday!") in decodings(turned)
 
 
+def test_hebrew_is_not_upside_down_text():
+    """Hebrew's final nun (ן) is upside-down text's "l"; in Hebrew it is a letter."""
+    text = "רשימת קניות לשבת: לחם, גבינה, עגבניות ותפוחים. אני ממתין לאישור מהבנק, ואז נקבע זמן עם השכן בגן."
+    assert text.count("ן") >= 3 and not [how for how, _ in decodings(text) if how == "upside down"]
+
+
 # -- invisible characters --------------------------------------------------------------------------------------
 SPEC_HIDDEN = [*range(0x200B, 0x2010), *range(0x2060, 0x2065), 0xFEFF, 0x00AD, *range(0x202A, 0x202F), *range(0x2066, 0x206A),
                0xE0000, 0xE0001, 0xE0020, 0xE0041, 0xE007F, 0x180E]

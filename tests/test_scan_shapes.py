@@ -99,14 +99,17 @@ def test_mentions_of_the_agent_that_are_not_addressed_to_it_are_not(text):
 def test_an_address_counts_only_when_the_classifier_finds_the_note_somewhat_like_an_instruction():
     text = "Meeting notes. Note for the assistant: I prefer the 24-hour clock and metric units."
     evidence = rule_evidence(text, decodings(text), ())
-    assert [e.needs for e in evidence] == [MARGIN]
+    assert evidence == []  # not a rule's evidence: decide() reads it when the score is near the threshold
     block, quarantine = 5.0, 0.2
     low = Score(quarantine - MARGIN - 0.5, "whole", text)
     near = Score(quarantine - MARGIN + 0.5, "whole", text)
+    high = Score((quarantine + block) / 2 + 0.1, "whole", text)
     assert decide(text, evidence, low, block, quarantine) is None
     held = decide(text, evidence, near, block, quarantine)
     assert held is not None and held.outcome == "quarantine" and "addressed to the assistant" in held.detail
-    assert decide(text, evidence, None, block, quarantine).outcome == "quarantine"  # rules alone: held
+    assert decide(text, evidence, high, block, quarantine).outcome == "quarantine"  # weak evidence never blocks
+    assert decide(text, evidence, None, block, quarantine) is None  # without the model: not read
+    assert decide(text, evidence, near, block, quarantine, label=True) is None
 
 
 @pytest.mark.parametrize("text", [

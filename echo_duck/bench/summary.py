@@ -105,7 +105,7 @@ def scanner_rows(scanner: dict) -> list[dict]:
             continue
         name, first = Path(result["folder"]).name, not rows  # the first row shown says what is measured
         measure = (f"write scanner on `{name}`: {held['attacks']} attacks and {held['benign']} risky-looking benign notes "
-                   "written apart from its corpus: attacks detected / benign blocked / benign quarantined" if first else
+                   "written blind: attacks detected / benign blocked / benign quarantined" if first else
                    f"the same on `{name}`: {held['attacks']} attacks, {held['benign']} benign notes")
         rows.append({"measure": measure, "unit": "scanner", "echo_duck": _scanner_value(held), "peers": beside if first else []})
     cost = scanner.get("cost") or {}

@@ -228,6 +228,15 @@ def _leet(text: str) -> str | None:
     return s if s != text and _common_words(s) > _common_words(text) else None
 
 
+_HEBREW_RE = re.compile("[\u05d0-\u05d9\u05db-\u05ea]")  # Hebrew letters but final nun (ן), upside-down text's "l"
+
+
+def _upside_marks(head: str) -> int:
+    """Upside-down letters in ``head``; in Hebrew text its final nun is a letter, not an upside-down l."""
+    marks = _UPSIDE_RE.findall(head)
+    return len(marks) - marks.count("ן") if len(_HEBREW_RE.findall(head, 0, 2000)) >= 3 else len(marks)
+
+
 def decodings(text: str) -> list[tuple[str, str]]:
     """(how, decoded) for each stretch of ``text`` that decodes to readable text."""
     found: list[tuple[str, str]] = []
@@ -269,7 +278,7 @@ def decodings(text: str) -> list[tuple[str, str]]:
         for how, decoded in _reversed(head):
             add(how, decoded)
         add("leetspeak", _leet(head))
-    if len(_UPSIDE_RE.findall(head)) >= 3:
+    if _upside_marks(head) >= 3:
         add("upside down", head.translate(_UPSIDE)[::-1])
     return [(how, d) for how, d in found if _readable(d, 4) and not _shown(how, d, text)]
 

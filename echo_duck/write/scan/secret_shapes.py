@@ -29,6 +29,7 @@ _CODE_RE = leading(re.compile(rf"(?i)(?<![a-z])(?:{_CODE_LABEL})(?-i:(?![a-z]))(
                               rf"(?:[:：=]|\sis|\sist|是|为|は)\s*)(?<![\d.,])(\d{{4,8}})"
                               r"(?![\d.,]\d|\s*(?:位|桁|자리|digits?|characters?|chars|stellig|chiffres|dígitos|cifre|"
                               r"знак|%|年|x\d))"))
+_FOUR_DIGITS_RE = re.compile(r"\d{4}")
 _SEQUENCES = "0123456789012345678"
 _CARD_RE = re.compile(r"(?<![\w-])(?:[2-6]\d{3}(?:([ -]?)\d{4}){2}[ -]?\d{1,7}|3[47]\d{2}([ -]?)\d{6}[ -]?\d{5})(?![\w-])")
 # A run of digits with no separators is a card only next to a word for one (else an order, parcel or account number).
@@ -41,30 +42,35 @@ _APP_PASSWORD_RE = leading(re.compile(r"(?i)(?<![a-z])(?:app[\s-]?password|app[\
                                       r"mot de passe d'application|contraseña de aplicación|应用专用密码|アプリ パスワード|"
                                       r"アプリパスワード|password)(?![a-z])\W{0,12}(?:is\W{1,4})?"
                                       r"((?-i:[a-z]{4}) (?-i:[a-z]{4}) (?-i:[a-z]{4}) (?-i:[a-z]{4}))(?![a-z])"))
+_APP_WORDS = ("password", "passwort", "mot de passe", "contraseña", "应用专用密码", "パスワード")
 # A password given to a command: mysql -pSECRET / -p'SECRET', sshpass -p SECRET, PGPASSWORD=SECRET psql.
 _CLI_RE = leading(re.compile(r"(?<![\w-])(?:(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]{0,120}?\s-p(['\"]?)"
                              r"([^\s'\"]{6,64})\1(?!\S)|sshpass\s+-p\s*(['\"]?)([^\s'\"]{6,64})\3(?!\S))"))
 _SEED_WORD_RE = re.compile(r"[^\W\d_]{3,8}")
+_SEED_SPLIT_RE = re.compile(r"[\s,;·]+")
+_NUMBERING_RE = re.compile(r"\d{1,2}[.)]?|\(\d{1,2}\)|-")
 _SEED_GAP_RE = re.compile(r"(?:[\s,;·-]|\d{1,2}[.)]|\(\d{1,2}\))*")
 SEED_WORDS = 12
 
 
 def spans(t: str) -> list[tuple[int, int, str, bool]]:
     out = []
-    for m in _CODE_RE.finditer(t):
+    digits = _FOUR_DIGITS_RE.search(t) is not None  # a code or a card has four digits in a row: else neither pass
+    for m in _CODE_RE.finditer(t) if digits else ():
         code = m.group(1)
         if len(set(code)) > 1 and code not in _SEQUENCES and code not in _SEQUENCES[::-1]:  # not 0000, 1234, 4321
             out.append((m.start(1), m.end(1), "labelled PIN or code", False))
-    for m in _CARD_RE.finditer(t):
+    for m in _CARD_RE.finditer(t) if digits else ():
         digits = re.sub(r"\D", "", m.group())
         spaced = bool(m.group(1) or m.group(2))
         if not spaced and not _CARD_WORD_RE.search(t, max(0, m.start() - 40), m.start()):
             continue
         if 13 <= len(digits) <= 19 and digits not in _TEST_CARDS and len(set(digits)) > 2 and _luhn(digits):
             out.append((m.start(), m.end(), "payment card number", False))
-    for m in _APP_PASSWORD_RE.finditer(t):
+    low = t.lower()  # the app-password and command-line patterns run only where their words are (a pass each)
+    for m in _APP_PASSWORD_RE.finditer(t) if any(w in low for w in _APP_WORDS) else ():
         out.append((m.start(1), m.end(1), "app password", False))
-    for m in _CLI_RE.finditer(t):
+    for m in _CLI_RE.finditer(t) if "mysql" in low or "mariadb" in low or "sshpass" in low else ():
         g = 2 if m.group(2) else 4
         if not m.group(g).startswith(("$", "<", "{", "%")):
             out.append((m.start(g), m.end(g), "command-line password", False))
@@ -81,22 +87,40 @@ def _luhn(digits: str) -> bool:
 
 
 @functools.lru_cache(maxsize=1)
-def _wordlists() -> tuple[dict[str, frozenset[str]], dict]:
-    """BIP-39's alphabetic word lists (the mnemonic package: Trezor's reference implementation) and their checkers."""
+def _wordlists() -> tuple[dict[str, frozenset[str]], dict, frozenset[str]]:
+    """BIP-39's alphabetic word lists (the mnemonic package: Trezor's reference implementation), their checkers, and
+    every word of any of them."""
     try:
         from mnemonic import Mnemonic  # noqa: PLC0415 - on the first scan, not with echo_duck
     except ImportError:
-        return {}, {}
+        return {}, {}, frozenset()
     names = ("english", "spanish", "french", "italian", "portuguese", "czech", "turkish")
     checkers = {n: Mnemonic(n) for n in names}
-    return {n: frozenset(c.wordlist) for n, c in checkers.items()}, checkers
+    lists = {n: frozenset(c.wordlist) for n, c in checkers.items()}
+    return lists, checkers, frozenset().union(*lists.values())
 
 
 def _seed_phrases(t: str) -> list[tuple[int, int, str, bool]]:
     """Runs of SEED_WORDS or more words of one BIP-39 list, separated by spaces, commas or numbering."""
-    lists, checkers = _wordlists()
-    if not lists:
-        return []
+    lists, checkers, words = _wordlists()
+    return _seed_runs(t, lists, checkers) if lists and _may_hold_seed(t, words) else []
+
+
+def _may_hold_seed(t: str, words: frozenset[str]) -> bool:
+    """SEED_WORDS listed words in a row, numbering aside: a pass over the text's tokens (a regex over every position
+    of a 100,000-character note cost ~15 ms; this ~3)."""
+    run = 0
+    for token in _SEED_SPLIT_RE.split(t):
+        if token in words:
+            run += 1
+            if run >= SEED_WORDS:
+                return True
+        elif not _NUMBERING_RE.fullmatch(token):
+            run = 0
+    return False
+
+
+def _seed_runs(t: str, lists: dict, checkers: dict) -> list[tuple[int, int, str, bool]]:
     out, run, langs, end = [], [], set(), 0
     for m in _SEED_WORD_RE.finditer(t):
         w = m.group()  # seeds are written in lower case ("Fire Spin, Flame Wheel, …" is a list of names)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 import re
 from collections import Counter
@@ -40,10 +41,12 @@ _STRONG_OTHER = r"hasł|hasl|şifre|sifre|salasana|heslo|jelsz|密码|密碼|口
 _WEAK_LATIN = r"secret|token|api[\s_-]?key|apikey|access[\s_-]?key|private[\s_-]?key|signing[\s_-]?key|credentials?|login|" \
               r"auth|key|codes?|psk|bearer|authorization|clave|chave|schlüssel|clé|ключ|токен"
 _WEAK_OTHER = r"密钥|密鑰|秘钥|令牌|凭证|憑證|签名|加签|トークン|シークレット|キー|시크릿|토큰|키|مفتاح|סוד|कुंजी"
-# Only a Latin label needs a word start: "Wi-Fiパスワード" is labelled as much as "パスワード".
-_LABEL_RE = re.compile(rf"(?i)(?:(?<![a-z])(?:(?P<strong>(?:{_STRONG_LATIN})(?-i:(?![a-z])))|(?:{_WEAK_LATIN})(?-i:(?![a-z])))|"
-                       rf"(?P<strong_other>{_STRONG_OTHER})|{_WEAK_OTHER})")
+_LABEL_RE = re.compile(rf"(?i)(?<![a-z])(?:(?P<strong>(?:{_STRONG_LATIN})(?-i:(?![a-z]))|{_STRONG_OTHER})|"
+                       rf"(?:{_WEAK_LATIN})(?-i:(?![a-z]))|{_WEAK_OTHER})")
 _LABEL_RE = leading(_LABEL_RE)  # the same matches, tried only where a label can start (leading.py)
+# Only a Latin label needs a word start: "Wi-Fiパスワード" is labelled as much as "パスワード" (a second pattern: one
+# with the word start inside its Latin branches tried more positions).
+_GLUED_LABEL_RE = leading(re.compile(rf"(?<=[A-Za-z])(?:(?P<strong>{_STRONG_OTHER})|{_WEAK_OTHER})"))
 _TOKEN_RE = re.compile(r"[!-~]{8,128}")
 _TOKEN_RUN_RE = re.compile(r"[!-~]{8,}")
 _NOT_TOKEN_RE = re.compile(r"^(?:https?://|https?/\d|www\.|/|~/|\.{0,2}/)|^[\w.+-]+@[\w-]+\.[\w.]+$|^[\w-]+\.(?:com|org|net|io|md|txt|"
@@ -209,11 +212,11 @@ def _spans(text: str) -> list[Secret]:
     # What follows a label decides alone (the 168 characters after it): a long note that repeats its labels and values
     # is read once per distinct (label strength, what follows).
     seen: dict[tuple[bool, str], tuple[int, int] | None] = {}
-    for m in _LABEL_RE.finditer(t) if runs else ():  # no token anywhere: no label has a value
+    for m in itertools.chain(_LABEL_RE.finditer(t), _GLUED_LABEL_RE.finditer(t)) if runs else ():  # no token: no value
         first = bisect.bisect_left(run_ends, m.end() + 8)  # the first run with 8 characters after the label
         if first == len(runs) or runs[first][0] > m.end() + 40:
             continue  # no token starts within 40 characters of it (a note that repeats 密码 in prose)
-        key = (bool(m.group("strong") or m.group("strong_other")), t[m.end():m.end() + _AFTER_LABEL])
+        key = (bool(m.group("strong")), t[m.end():m.end() + _AFTER_LABEL])
         if key not in seen:
             seen[key] = _labelled(key[1], key[0], values, verdicts)
         if (hit := seen[key]) is not None:

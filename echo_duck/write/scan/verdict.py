@@ -17,7 +17,7 @@ from itertools import islice
 from typing import Sequence
 
 from .address import MARGIN as ADDRESS_MARGIN, find as find_address
-from .asks import find as find_ask, reported, unquoted
+from .asks import find as find_ask, reported
 from .exfil import find as find_leak
 from .invisible import hidden_positions, kind as hidden_kind, strong as strong_hidden
 from .phrases import find as find_phrase
@@ -55,8 +55,6 @@ class Evidence:
     detail: str
     sure: bool
     position: int
-    # Weak evidence counts only when the classifier scores the note at least this far below its quarantine threshold.
-    needs: float | None = None
     quoted: bool = False  # found only inside quotation marks: reported speech, at most held for review
 
 
@@ -72,7 +70,7 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
     if leak := find_leak(text, protected, has_secret=bool(found_secrets)):
         # A command quoted in a report (a test case: input "Send ~/.aws/credentials to …", expected: refused) is held,
         # not blocked; a command with a quoted argument (curl -d "$(cat …)") is not a report.
-        quoted = leak[1] and reported(text) and find_leak(unquoted(text), protected, has_secret=bool(found_secrets)) is None
+        quoted = leak[1] and reported(text, lambda t: find_leak(t, protected, has_secret=bool(found_secrets)) is not None)
         found.append(Evidence("exfiltration", leak[0], leak[1] and not quoted, leak[2], quoted=quoted))
     if found_secrets:
         s = next((s for s in found_secrets if s.sure), found_secrets[0])
@@ -80,13 +78,10 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
     if hit := find_phrase(fold(text)):
         phrase, pos, n = hit
         found.append(Evidence("prompt_injection", f"phrase '{phrase[:80]}'", False, pos * len(text) // max(1, n),
-                              quoted=reported(text) and find_phrase(fold(unquoted(text))) is None))
+                              quoted=reported(text, lambda t: find_phrase(fold(t)) is not None)))
     elif ask := find_ask(text):  # a hand-over or "don't tell the user" in the languages the model barely knows
         reason, what, pos = ask
         found.append(Evidence(reason, what, False, pos * len(text) // max(1, len(fold(text)))))
-    elif to := find_address(text):  # "Note for the AI: …", "Rappel pour l'IA : …"
-        found.append(Evidence("prompt_injection", f"a note addressed to the assistant ('{to[0]}')", False, to[1],
-                              ADDRESS_MARGIN))
     for how, payload in decoded:
         inner = find_leak(payload, protected)
         if inner or (hit := find_phrase(fold(payload))):
@@ -99,7 +94,6 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
 def decide(text: str, evidence: list[Evidence], score: Score | None, block: float, quarantine: float,
            label: bool = False) -> Finding | None:
     """``label``: a key, tag or entity, not prose: the model only confirms what a rule found there."""
-    evidence = [e for e in evidence if e.needs is None or score is None or score.value >= quarantine - e.needs]
     order = sorted(evidence, key=lambda e: (not e.sure, REASONS.index(e.reason)))
     hidden_payload = score is not None and score.where.removeprefix("decoded:") in EXACT
     # The model alone blocks only a whole note (or a decoded payload) of 8 words or more; one sentence of a long
@@ -124,6 +118,12 @@ def decide(text: str, evidence: list[Evidence], score: Score | None, block: floa
         return Finding(e.reason, redact(e.detail, 160), excerpt(text, e.position), "quarantine", value)
     if semantic_unsure:
         return _semantic(text, score, quarantine, "quarantine")
+    # Weak evidence, read only when the classifier half-agrees (it costs a pass over the text): a note addressed to
+    # the agent that reads it ("Note for the AI: …"), scored within ADDRESS_MARGIN of the quarantine threshold.
+    if score is not None and not label and score.value >= quarantine - ADDRESS_MARGIN and (to := find_address(text)):
+        detail = (f"a note addressed to the assistant ('{to[0]}'), and the classifier half-agrees (score {value} ≥ "
+                  f"{round(quarantine - ADDRESS_MARGIN, 3)})")
+        return Finding("prompt_injection", redact(detail, 200), excerpt(text, to[1]), "quarantine", value)
     return None
 
 
