@@ -70,7 +70,7 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
     if leak := find_leak(text, protected, has_secret=bool(found_secrets)):
         # A command quoted in a report (a test case: input "Send ~/.aws/credentials to …", expected: refused) is held,
         # not blocked; a command with a quoted argument (curl -d "$(cat …)") is not a report.
-        quoted = leak[1] and reported(text, lambda t: find_leak(t, protected, has_secret=bool(found_secrets)) is not None)
+        quoted = leak[1] and reported(text, lambda t: find_leak(t, protected, bool(found_secrets)) is not None)
         found.append(Evidence("exfiltration", leak[0], leak[1] and not quoted, leak[2], quoted=quoted))
     if found_secrets:
         s = next((s for s in found_secrets if s.sure), found_secrets[0])
