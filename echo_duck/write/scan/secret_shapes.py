@@ -43,7 +43,7 @@ _APP_PASSWORD_RE = leading(re.compile(r"(?i)(?<![a-z])(?:app[\s-]?password|app[\
                                       r"アプリパスワード|password)(?![a-z])\W{0,12}(?:is\W{1,4})?"
                                       r"((?-i:[a-z]{4}) (?-i:[a-z]{4}) (?-i:[a-z]{4}) (?-i:[a-z]{4}))(?![a-z])"))
 _APP_WORDS = ("password", "passwort", "mot de passe", "contraseña", "应用专用密码", "パスワード")
-# A password given to a command: mysql -pSECRET / -p'SECRET', sshpass -p SECRET, PGPASSWORD=SECRET psql.
+# A password given to a command: mysql -pSECRET / -p'SECRET', sshpass -p SECRET (PGPASSWORD=… is a label: secrets.py).
 _CLI_RE = leading(re.compile(r"(?<![\w-])(?:(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]{0,120}?\s-p(['\"]?)"
                              r"([^\s'\"]{6,64})\1(?!\S)|sshpass\s+-p\s*(['\"]?)([^\s'\"]{6,64})\3(?!\S))"))
 _SEED_WORD_RE = re.compile(r"[^\W\d_]{3,8}")
@@ -61,11 +61,11 @@ def spans(t: str) -> list[tuple[int, int, str, bool]]:
         if len(set(code)) > 1 and code not in _SEQUENCES and code not in _SEQUENCES[::-1]:  # not 0000, 1234, 4321
             out.append((m.start(1), m.end(1), "labelled PIN or code", False))
     for m in _CARD_RE.finditer(t) if digits else ():
-        digits = re.sub(r"\D", "", m.group())
+        number = re.sub(r"\D", "", m.group())
         spaced = bool(m.group(1) or m.group(2))
         if not spaced and not _CARD_WORD_RE.search(t, max(0, m.start() - 40), m.start()):
             continue
-        if 13 <= len(digits) <= 19 and digits not in _TEST_CARDS and len(set(digits)) > 2 and _luhn(digits):
+        if 13 <= len(number) <= 19 and number not in _TEST_CARDS and len(set(number)) > 2 and _luhn(number):
             out.append((m.start(), m.end(), "payment card number", False))
     low = t.lower()  # the app-password and command-line patterns run only where their words are (a pass each)
     for m in _APP_PASSWORD_RE.finditer(t) if any(w in low for w in _APP_WORDS) else ():
