@@ -180,7 +180,7 @@ def test_agent_recall_equals_the_analysts_sql_recall(store):
             store.sql("DELETE FROM recall_log", write=True)  # keep access counts and logs out of the comparison
             vtext = vector_question(query, sql_common(store, query))
             assert all(h.explanation.vector_question == (vtext if vtext != query else None) for h in hits)
-            qvec = "[" + ",".join(repr(float(x)) for x in store.indexer.vectors.embed([vtext])[0]) + "]"
+            qvec = "[" + ",".join(repr(float(x)) for x in store.indexer.vectors.embed_question(vtext)) + "]"
             rows = store.sql(
                 "SELECT id::VARCHAR AS id, score FROM recall_hits($q, $qvec, $model, 'bench', NULL, 10, NULL, NULL, "
                 "NULL, $types, NULL, NULL, NULL, NULL, NULL, NULL, false, $now)",
@@ -196,7 +196,7 @@ def test_agent_recall_equals_sql_recall_with_the_real_model(tmp_path):
         for query in ["who owns the borealis deploy", "数据库 备份", "postgres"]:
             hits = m.recall(query, 8, reinforce=False, explain=True)
             vtext = vector_question(query, sql_common(m, query))
-            qvec = "[" + ",".join(repr(float(x)) for x in m.indexer.vectors.embed([vtext])[0]) + "]"
+            qvec = "[" + ",".join(repr(float(x)) for x in m.indexer.vectors.embed_question(vtext)) + "]"
             rows = m.sql("SELECT id::VARCHAR FROM recall_hits($q, $qvec, $model, 'bench', NULL, 8, NULL, NULL, NULL, "
                          "NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, $now)",
                          {"q": query_text(query), "qvec": qvec, "model": m.indexer.vectors.model_id,

@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from ..embed.alone import embed_alone
 from ..embed.embedder import Embedder
+from ..embed.question_axis import as_question
 from ..storage.db import Db
 from ..text.when import text_script
 from .quantised_scan import QuantisedScan
@@ -53,6 +54,11 @@ class VectorIndex:
         on the batch it was written in (and is the one a query of the same text gets); the write scanner's
         vector of a text is used when it kept one (embed/alone.py)."""
         return embed_alone(self.embedder, texts)
+
+    def embed_question(self, text: str) -> np.ndarray:
+        """The vector recall searches with for the question ``text``: embedded, then without the model's
+        direction of asking (embed/question_axis.py), so a memory is not found for asking something too."""
+        return as_question(self.embed([text])[0], self.model_id)
 
     def add(self, memory_ids: Sequence[uuid.UUID | str], vectors: np.ndarray, texts: Sequence[str] | None = None) -> None:
         """Store (or replace) vectors; call inside the write's transaction. ``texts``: what was embedded

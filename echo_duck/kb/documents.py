@@ -184,7 +184,7 @@ class KnowledgeBase:
             self.indexer.warn_keyword_only_once()
             arm = "unavailable: no embedding model installed (keyword-only)"
         else:
-            qvec = vectors.embed([query])[0]
+            qvec = vectors.embed_question(query)
             params["p_model"] = vectors.model_id
             if sources or tags:  # filters: the macro scans only the eligible chunks itself
                 params["p_qvec"], arm = _literal(qvec), "exact (sql)"

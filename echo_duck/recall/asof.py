@@ -75,7 +75,7 @@ class TimeTravel:
         arm = "disabled by the caller" if "vector" not in query.arms else "unavailable: no embedding model installed"
         if vectors is not None:
             v_text = None if query_vector is not None else self.recaller.vector_text(query.text)  # as recall reads it
-            qvec = vectors.embed([v_text])[0] if v_text is not None else np.asarray(query_vector, np.float32)
+            qvec = vectors.embed_question(v_text) if v_text is not None else np.asarray(query_vector, np.float32)
             ids, sims, scripts, sums = vectors.search_with_stats(qvec, int(settings["vector_pool"]) * OVERFETCH * 4)
             vec_ids, vec_sims, vec_scripts = list(ids), [float(s) for s in sims], list(scripts)
             with self.db.reading():

@@ -178,9 +178,9 @@ def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered,
     # fused: script_credit, then calibrated_score (sql/macros/20_ranking.sql), each NULL term 0
     coverage = None if covered is None else covered / idf_all
     script_credit = None
-    if (query_script is not None and script is not None and script != query_script and keyword_conf is not None
-            and z is not None and z_top > 0):
-        script_credit = keyword_conf * (1 + COVERAGE_WEIGHT) * max(z, 0) / z_top
+    if keyword_conf is not None and z is not None and z_top > 0:
+        other_script = query_script is not None and script is not None and script != query_script
+        script_credit = keyword_conf * ((1 + COVERAGE_WEIGHT) if other_script else 1.0) * max(z, 0) / z_top
     words = ((0.0 if bm25_score is None else keyword_conf * bm25_score / bm25_max)
              + COVERAGE_WEIGHT * (0.0 if coverage is None else coverage))
     relevance = (max(words, 0.0 if script_credit is None else script_credit)

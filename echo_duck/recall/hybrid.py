@@ -99,7 +99,7 @@ class Explanation:
     vector_conf: float | None  # how far the vector arm's best stands above its 10th (in standard deviations / 2)
     coverage: float | None  # the share of the query's IDF mass this memory matches
     similarity_z: float | None  # standard deviations above the mean similarity of memories in its script
-    script_credit: float | None  # in another script than the question: the keyword credit its meaning earns
+    script_credit: float | None  # the keyword credit its meaning earns (both keyword terms in another script)
     relevance: float  # calibrated_score: the sum of the arms' terms
     recency_boost: float  # > 1 when the question asks for the current state and this is among the newest
     time_boost: float  # > 1 when it was observed in the time the question names
@@ -207,7 +207,7 @@ class Recaller:
             self.indexer.warn_keyword_only_once()
             arm = "unavailable: no embedding model installed (keyword-only)"
         else:
-            qvec = vectors.embed([v_text])[0] if query_vector is None else _checked(query_vector, vectors.embedder.dim)
+            qvec = vectors.embed_question(v_text) if query_vector is None else _checked(query_vector, vectors.embedder.dim)
             with self.db.reading(catch_up=False):
                 pool = int(settings["vector_pool"]) * OVERFETCH
                 if in_sql:

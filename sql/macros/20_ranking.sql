@@ -87,8 +87,8 @@ CREATE OR REPLACE MACRO calibration_constants() AS
 --                                                                the query the arm's best match covers
 --         + coverage_weight × covered_idf / query_idf_all,       the share of the query's IDF mass this
 --                                                                memory matches (every content term counts)
---         script_credit)                                         (a memory in another script than the
---                                                                question: see script_credit)
+--         script_credit)                                         (what its meaning earns when the words
+--                                                                miss: see script_credit)
 --   + vector_weight × vector_conf × max(similarity_z, 0)         standard deviations above the mean
 --                                                                similarity of its script, scaled by how far
 --                                                                the vector arm's best stands above its 10th
@@ -99,17 +99,19 @@ CREATE OR REPLACE MACRO calibrated_score(bm25_score, bm25_max, covered_idf, quer
              + coverage_weight * coalesce(covered_idf / query_idf_all, 0), coalesce(script_credit, 0))
     + coalesce(vector_weight * vector_conf * greatest(similarity_z, 0), 0);
 
--- script_credit(...) -> DOUBLE or NULL: the keyword credit a memory written in another script than the
--- question gets from its meaning. The keyword arm cannot see a translation (an English question shares
--- no word with the Chinese fact that answers it, at most a name), so such a memory is credited as if it
--- matched the question's words as well as the keyword arm's best match does (keyword_conf × (1 +
--- coverage_weight): that match's two keyword terms), scaled by how its similarity_z compares with the
--- best similarity_z of the recall. NULL (no credit) for a memory in the question's script, when the
--- keyword arm found nothing, or when the vector arm did not rank it.
+-- script_credit(...) -> DOUBLE or NULL: the keyword credit a memory's meaning earns. The keyword arm cannot
+-- see a translation (an English question shares no word with the Chinese fact that answers it, at most a
+-- name), nor a paraphrase ("supervise" / "act as her interim supervisor"). So a memory the vector arm ranked is
+-- credited as if it matched the question's words as well as the keyword arm's best match does, scaled by how
+-- its similarity_z compares with the best similarity_z of the recall: a memory in another script than the
+-- question with that match's two keyword terms (keyword_conf × (1 + coverage_weight)), one in the question's
+-- script with its BM25 term (keyword_conf), since it could have matched the words and did not. NULL (no
+-- credit) when the keyword arm found nothing or the vector arm did not rank it.
 CREATE OR REPLACE MACRO script_credit(script, query_script, keyword_conf, similarity_z, z_top, coverage_weight) AS
-    CASE WHEN query_script IS NOT NULL AND script IS NOT NULL AND script <> query_script
-              AND keyword_conf IS NOT NULL AND similarity_z IS NOT NULL AND z_top > 0
-         THEN keyword_conf * (1 + coverage_weight) * greatest(similarity_z, 0) / z_top END;
+    CASE WHEN keyword_conf IS NOT NULL AND similarity_z IS NOT NULL AND z_top > 0
+         THEN keyword_conf * (CASE WHEN query_script IS NOT NULL AND script IS NOT NULL AND script <> query_script
+                                   THEN 1 + coverage_weight ELSE 1.0::DOUBLE END)
+              * greatest(similarity_z, 0) / z_top END;
 
 -- calibration_stats(n0, sum0, sumsq0, n1, sum1, sumsq1) -> DOUBLE[4] [mean_0, sd_0, mean_1, sd_1]: a query's
 -- similarity statistics per script (0 Latin, 1 Han) from the count, sum and sum of squares of its

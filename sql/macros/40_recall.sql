@@ -18,10 +18,11 @@
 --              memories of the candidate's script (p_vec_stats, query_similarity_stats); vector_conf =
 --              min(1, (best z - 10th best z) / 2). Rank fusion (RRF) gave a weak arm's first candidate
 --              full credit; on LongMemEval the hybrid fell below its own vector arm.
---              A memory in another script than the question (p_vec_query_script, content_script of the
---              question) takes script_credit for the keyword terms when that is more: the keyword arm
---              cannot see a translation, so a Chinese fact that answers an English question is credited
---              as if it matched as well as the keyword arm's best match, scaled by z / the best z.
+--              A memory the vector arm ranked takes script_credit for the keyword terms when that is more:
+--              the keyword arm cannot see a translation or a paraphrase, so a fact that answers the question
+--              in other words is credited as if it matched as well as the keyword arm's best match, scaled
+--              by z / the best z (both keyword terms in another script than the question's,
+--              p_vec_query_script; the BM25 term in the same script).
 --   time       × recency_boost: when the question asks for the current state (p_recency = the weight,
 --              set by echo_duck/text/when.py wants_current), 1 + p_recency × (t - oldest) / (newest -
 --              oldest) over the candidates, t = observed_at else created_at; superseded versions get none
