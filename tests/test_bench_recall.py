@@ -3,6 +3,9 @@ the turn it stands for, whatever the scanner leaves out of a batch."""
 
 from __future__ import annotations
 
+import pytest
+
+from echo_duck.bench import recall_quality as rq
 from echo_duck.bench.locomo import stored_pairs
 from echo_duck.bench.recall_quality import _Conversation
 
@@ -37,3 +40,20 @@ def test_stored_pairs_skips_blocked_positions():
         blocked = [(1, "finding")]
     assert stored_pairs(Batch(["m0", "m2"]), ["a", "b", "c"]) == [("m0", "a"), ("m2", "c")]
     assert stored_pairs(["m0", "m1"], ["a", "b"]) == [("m0", "a"), ("m1", "b")]  # a plain list: nothing blocked
+
+
+@pytest.mark.parametrize("name", rq.OWN_SET_NAMES)
+def test_every_own_set_loads_and_its_evidence_exists(name):
+    """The own recall sets (data_fixtures/recall_sets) as the bench reads them: every question's evidence is a
+    memory of its conversation; a chat log's turns are remembered as "Speaker: text", as LoCoMo's are."""
+    convs = rq.load_set(name, rq.OWN_SETS / name)
+    questions = 0
+    for _, memories, queries in convs:
+        ids = {m["mem_id"] for m in memories}
+        assert len(ids) == len(memories)
+        for q in queries:
+            assert q["question"].strip() and set(q["evidence"]) <= ids, q
+        questions += len(queries)
+        if name in rq.TRANSCRIPTS:
+            assert all(m["content"] == f"{m['speaker']}: {m['text']}" for m in memories)
+    assert len(convs) >= 4 and questions >= 96

@@ -4,9 +4,10 @@ Sets (one store per conversation; every question recalled against its conversati
 
 - ``locomo``: LoCoMo (CC BY-NC 4.0, never shipped: ``--locomo`` names the folder), 10 conversations.
 - ``longmemeval``: 100 LongMemEval_S questions (``--longmemeval``), one haystack of ~490 turns each.
-- ``bilingual``, ``zh_daily`` and ``bilingual_holdout``: echo_duck's own hand-written sets
-  (data_fixtures/recall_sets); ``bilingual_holdout`` was written by someone who had seen neither the ranking
-  nor the other sets, and nothing may be fitted on it.
+- ``bilingual``, ``zh_daily``, ``bilingual_holdout`` and ``chat_holdout``: echo_duck's own hand-written sets
+  (data_fixtures/recall_sets); ``bilingual_holdout`` and ``chat_holdout`` (chat logs between two people, English
+  and Chinese) were written by someone who had seen neither the ranking nor the other sets, and nothing may be
+  fitted on them.
 
 Columns, all over the same texts and the same embedding model:
 
@@ -16,14 +17,14 @@ Columns, all over the same texts and the same embedding model:
 - ``keyword`` / ``vector`` / ``hybrid``: echo_duck's ``recall(q, 10, arms=...)`` through the public API.
 
 Metrics per question, then averaged: R@k (share of the evidence in the top k), H@1 (the first hit is
-evidence), MRR (reciprocal rank of the first evidence within the top 10). A turn of LoCoMo or
-LongMemEval is remembered as "Speaker: text [shared a photo: caption]", a memory of the own sets as its
-text; observed_at is the turn's time. Each question is asked at its question_date when it has one (the
+evidence), MRR (reciprocal rank of the first evidence within the top 10). A turn of LoCoMo,
+LongMemEval or chat_holdout is remembered as "Speaker: text [shared a photo: caption]", a memory of the other
+own sets as its text; observed_at is the turn's time. Each question is asked at its question_date when it has one (the
 store's clock), else a day after the conversation's last turn.
 
 Splits: ranking constants were fitted on LoCoMo conversations 0-4 and LongMemEval questions 0-49, and the
-cross-script credit (script_credit) was chosen on ``bilingual`` ("fit"); the rest ("held"), zh_daily and
-bilingual_holdout were not used to fit anything. Reports give all of them.
+cross-script credit (script_credit) was chosen on ``bilingual`` ("fit"); the rest ("held"), zh_daily,
+bilingual_holdout and chat_holdout were not used to fit anything. Reports give all of them.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ from ..store.facade import EchoDuck
 from .locomo import stored_pairs
 
 OWN_SETS = Path(__file__).resolve().parent.parent.parent / "data_fixtures" / "recall_sets"
-SETS = ("locomo", "longmemeval", "bilingual", "zh_daily", "bilingual_holdout")
+OWN_SET_NAMES = ("bilingual", "zh_daily", "bilingual_holdout", "chat_holdout")
+SETS = ("locomo", "longmemeval", *OWN_SET_NAMES)
+TRANSCRIPTS = ("locomo", "longmemeval", "chat_holdout")  # a turn is remembered as "Speaker: text"
 COLUMNS = ("plain_bm25", "plain_vector", "keyword", "vector", "hybrid")
 ARMS = {"keyword": ("keyword",), "vector": ("vector",), "hybrid": ("keyword", "vector")}
 METRICS = ("R@1", "R@5", "R@10", "H@1", "MRR")
@@ -81,7 +84,7 @@ def load_set(name: str, folder: Path) -> list[tuple[str, list[dict], list[dict]]
     """[(conv_id, memories, queries)] in file order; each memory gets its ``content``."""
     if not (folder / "memories.jsonl").exists() and not (folder / "memories.jsonl.gz").exists():
         raise InvalidInput(f"no memories.jsonl(.gz) in {folder} (set {name})")
-    transcript = name in ("locomo", "longmemeval")
+    transcript = name in TRANSCRIPTS
     convs: dict[str, list[dict]] = collections.OrderedDict()
     for m in _read_jsonl(folder / "memories.jsonl"):
         m["content"] = turn_content(m) if transcript else m["text"]

@@ -23,7 +23,8 @@ START, END = "<!-- bench-summary:start -->", "<!-- bench-summary:end -->"
 PEERS = ("lancedb", "sqlite")
 BASELINES = {"plain_bm25": "plain BM25", "plain_vector": "plain vector"}
 SET_LABELS = {"locomo": "LoCoMo", "longmemeval": "LongMemEval_S", "bilingual": "bilingual (own set)",
-              "zh_daily": "zh_daily (own set)", "bilingual_holdout": "bilingual_holdout (own set, never fitted on)"}
+              "zh_daily": "zh_daily (own set)", "bilingual_holdout": "bilingual_holdout (own set, never fitted on)",
+              "chat_holdout": "chat_holdout (own set, never fitted on)"}
 DEFAULT_SYSTEMS = ["echo_duck", "lancedb", "sqlite", "numpy"]
 
 

@@ -180,8 +180,8 @@ def bench_purge(sizes, purges, dim, as_json):
 @click.option("--longmemeval", type=click.Path(exists=True, file_okay=False),
               help="LongMemEval folder (memories.jsonl.gz, queries.jsonl.gz), e.g. ../shared/bench/longmemeval_dev.")
 @click.option("--sets", default="all", show_default=True,
-              help="Comma-separated: locomo, longmemeval, bilingual, zh_daily, bilingual_holdout; 'all' = the "
-                   "own three sets plus those given a folder.")
+              help="Comma-separated: locomo, longmemeval, bilingual, zh_daily, bilingual_holdout, chat_holdout; "
+                   "'all' = the own four sets plus those given a folder.")
 @click.option("--columns", default=",".join(("plain_bm25", "plain_vector", "keyword", "vector", "hybrid")),
               show_default=True, help="Which rankers to score.")
 @click.option("--limit", type=int, help="Only the first N conversations of each set.")
@@ -202,7 +202,7 @@ def bench_recall(locomo, longmemeval, sets, columns, limit, model, cache, out, a
 
     with fail_cleanly():
         folders = {"locomo": locomo and Path(locomo), "longmemeval": longmemeval and Path(longmemeval),
-                   **{name: rq.OWN_SETS / name for name in ("bilingual", "zh_daily", "bilingual_holdout")}}
+                   **{name: rq.OWN_SETS / name for name in rq.OWN_SET_NAMES}}
         wanted = [s.strip() for s in sets.split(",") if s.strip()]
         if wanted == ["all"]:
             wanted = [s for s in rq.SETS if folders[s]]
