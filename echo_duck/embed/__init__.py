@@ -1,3 +1,5 @@
 """Embeddings: the ``Embedder`` protocol, the packaged ONNX models (found inside other PyPI packages,
-loaded lazily, once per process) and a hash embedder for tests. May import: ``errors``.
+loaded lazily, once per process), a hash embedder for tests, and each packaged model's direction of
+asking, which a question's vector loses before recall searches with it (``question_axis``).
+May import: ``errors``.
 """

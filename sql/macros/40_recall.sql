@@ -48,7 +48,9 @@
 --             p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
 --             p_include_superseded, p_now)
 --   p_query       segmented query text (echo_duck.text.segment.segment_for_index)
---   p_qvec        '[f, …]' query embedding text or NULL (then no vector arm); p_model its model id
+--   p_qvec        '[f, …]' query embedding text or NULL (then no vector arm); p_model its model id. The
+--                 agent's recall passes the question's vector less the model's direction of asking
+--                 (echo_duck.embed.question_axis.as_question); pass the same to rank as it does
 --   p_recency     NULL, or the recency weight when the question asks for the current state
 --   p_time_from/p_time_to  TIMESTAMP window the question names, or NULL
 --   p_types, p_tiers, p_tags (all required), p_entities (any) VARCHAR[] or NULL; p_since/p_until TIMESTAMP
