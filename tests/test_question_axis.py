@@ -20,12 +20,10 @@ def model():
     return embedder
 
 
-def test_shipped_axes_are_unit_vectors_of_their_models():
+def test_the_default_model_ships_a_unit_axis_and_minilm_none():
     use = question_axis.axis(USE)
-    minilm = question_axis.axis("all-minilm-l6-v2-int8")
-    assert use is not None and use.shape == (512,) and minilm is not None and minilm.shape == (384,)
-    for u in (use, minilm):
-        assert abs(float(np.linalg.norm(u)) - 1) < 1e-5
+    assert use is not None and use.shape == (512,) and abs(float(np.linalg.norm(use)) - 1) < 1e-5
+    assert question_axis.axis("all-minilm-l6-v2-int8") is None  # trained on question-answer pairs already
 
 
 def test_projection_leaves_nothing_along_the_axis_and_stays_unit():
@@ -41,7 +39,8 @@ def test_projection_leaves_nothing_along_the_axis_and_stays_unit():
     assert float(v @ u) > 0.4  # the input did lean that way
 
 
-@pytest.mark.parametrize("model_id", ["hash-64", "someone-elses-model", "../scan/classifier", "/etc/passwd"])
+@pytest.mark.parametrize("model_id", ["hash-64", "all-minilm-l6-v2-int8", "someone-elses-model", "../scan/classifier",
+                                      "/etc/passwd"])
 def test_a_model_without_a_shipped_axis_reads_questions_unchanged(model_id):
     v = np.ones(64, np.float32) / 8
     assert question_axis.axis(model_id) is None
