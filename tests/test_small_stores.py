@@ -113,7 +113,7 @@ def test_a_bilingual_profile_asked_about_in_the_other_language(tmp_path, model_a
                     assert hits[0].explanation.script_credit > 0  # what put it first: not a keyword match
         hybrid, vector = ranks["keyword"], ranks["vector"]
         assert sum(r == 1 for r in hybrid) >= max(12, sum(r == 1 for r in vector)), (hybrid, vector)
-        mrr = {name: sum(1 / r for r in ranks) / len(ranks) for name, ranks in (("hybrid", hybrid), ("vector", vector))}
+        mrr = {name: sum(1 / r for r in found) / len(found) for name, found in (("hybrid", hybrid), ("vector", vector))}
         assert mrr["hybrid"] >= mrr["vector"] and sum(r <= 3 for r in hybrid) >= 17, (hybrid, vector)
 
 
