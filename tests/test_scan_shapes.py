@@ -55,6 +55,9 @@ def test_a_recovery_phrase_is_a_secret_and_sure_when_its_checksum_holds():
     broken = " ".join(words[:-1] + [next(w for w in ("zoo", "abandon", "ability") if w != words[-1])])
     kinds = _found(f"Wallet backup: {broken}")
     assert kinds and kinds[0][1] == "wallet recovery phrase"
+    for written in (" ".join(f"{i}.{w}" for i, w in enumerate(words, 1)), " ".join(f"({i}){w}" for i, w in
+                    enumerate(words, 1)), "-".join(words), "\n".join(f"{i}. {w}" for i, w in enumerate(words, 1))):
+        assert [kind for _, kind, _ in _found(f"Wallet backup: {written}")] == ["wallet recovery phrase"], written
     assert not _found("Flame Wheel, Flame Charge, Fire Spin, Fire Blast, Solar Beam, Quick Attack, Body Slam, Hyper Beam")
     assert not _found("we walked along the river and then took the train back home after a long day out")
 
