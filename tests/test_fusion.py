@@ -26,7 +26,7 @@ from echo_duck.text.when import text_script
 
 
 FIELDS = ("bm25_rank", "bm25_score", "vec_rank", "similarity", "keyword_conf", "vector_conf", "coverage",
-          "similarity_z", "script_credit", "relevance", "recency_boost", "time_boost", "gate", "effective_importance", "tier_weight",
+          "similarity_z", "script_credit", "session_credit", "relevance", "recency_boost", "time_boost", "gate", "effective_importance", "tier_weight",
           "feedback_weight", "decay_factor", "score")
 QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", "nothing-matches-zzzz", "the of and",
                                                       "what is the current deploy port now", "部署 上个月"]
@@ -91,10 +91,14 @@ def built(tmp_path_factory):
         bob.remember_many([{**r, "scope": "team", "team_id": "other"} for r in synthetic.memories(30, seed=5)])
         bob.remember_many([{**r, "scope": "public"} for r in synthetic.memories(40, seed=6)])
         bob.remember_many([{**r, "scope": "tenant", "tenant_id": "acme"} for r in synthetic.memories(30, seed=8)])
+        bob.remember_many([{**r, "source_session": "c0"} for r in synthetic.memories(30, seed=13)])  # private, c0
     with echo_duck.open(path, agent_id="alice", session_id="s1", embedder="hash", now=clock, admin=True) as alice:
         alice.grant(team="core")
         alice.grant(tenant="acme")
         stored = alice.remember_many(synthetic.memories(400))
+        # three conversations (source sessions), a day each: within a day the write order is the turn order
+        alice.remember_many([{**r, "source_session": f"c{i % 3}", "observed_at": datetime(2025, 12, 1 + i % 3)}
+                             for i, r in enumerate(synthetic.memories(90, seed=12))])
         alice.remember_many([{**r, "scope": "session", "source_session": s}
                              for r, s in zip(synthetic.memories(40, seed=9), ["s1", "s2"] * 20)])
         for version in range(3):  # superseded versions, visible only with include_archived
@@ -132,6 +136,8 @@ def test_in_process_fusion_equals_the_sql_macro(world, include_archived):
     assert any(r["tier_weight"] < 1 for rows in ranked for r in rows)  # archived rows
     assert any(r["feedback_weight"] < 1 for rows in ranked for r in rows)  # unhelpful marks
     assert {r["scope"] for rows in ranked for r in rows} >= {"private", "team", "public", "tenant", "session"}
+    # a candidate lifted by the one before it in its source session (session_credit)
+    assert any(r["session_credit"] is not None and r["relevance"] == r["session_credit"] for rows in ranked for r in rows)
     assert all(r["agent_id"] == "alice" or r["scope"] != "private" for rows in ranked for r in rows)
     assert all(r["team_id"] in (None, "core") for rows in ranked for r in rows)
     if include_archived:
@@ -200,7 +206,8 @@ def test_the_constants_are_the_sql_ones(world):
     (row,) = world.sql("SELECT unnest(calibration_constants())").to_dicts()
     assert row == dict(coverage_weight=fusion.COVERAGE_WEIGHT, vector_weight=fusion.VECTOR_WEIGHT,
                        gap_scale=fusion.GAP_SCALE, recency_weight=fusion.RECENCY_WEIGHT, time_weight=fusion.TIME_WEIGHT,
-                       prior_rows=fusion.PRIOR_ROWS, prior_mean=fusion.PRIOR_MEAN, prior_sd=fusion.PRIOR_SD)
+                       prior_rows=fusion.PRIOR_ROWS, prior_mean=fusion.PRIOR_MEAN, prior_sd=fusion.PRIOR_SD,
+                       follow_weight=fusion.FOLLOW_WEIGHT)
     for sums in [(0, 0, 0, 0, 0, 0), (5, 1.0, 0.5, 0, 0, 0), (300, 21.5, 4.25, 7, 1.5, 0.75), (2, 0.6, 0.2, 1, 0.2, 0.04)]:
         (expected,) = world.sql("SELECT calibration_stats($a, $b, $c, $d, $e, $f)",
                                 dict(zip("abcdef", sums))).rows()[0]
@@ -208,7 +215,7 @@ def test_the_constants_are_the_sql_ones(world):
 
 
 def test_recall_uses_the_in_process_path_and_returns_what_sql_ranks(world):
-    credited = 0
+    credited = followed = 0
     for q in QUERIES[:10] + ["部署", "部署 上个月"]:  # the Chinese ones credit English rows (script_credit)
         hits = world.recall(q, 10, reinforce=False, explain=True)
         expected, _ = both_rankings(world, q, 10, False)
@@ -216,8 +223,10 @@ def test_recall_uses_the_in_process_path_and_returns_what_sql_ranks(world):
         assert [h.score for h in hits] == [r["score"] for r in expected]
         assert all(h.explanation.vector_arm == "exact (in-process)" for h in hits)
         assert [h.explanation.script_credit for h in hits] == [r["script_credit"] for r in expected]
+        assert [h.explanation.session_credit for h in hits] == [r["session_credit"] for r in expected]
         credited += sum(h.explanation.script_credit is not None for h in hits)
-    assert credited > 0
+        followed += sum(h.explanation.session_credit is not None for h in hits)
+    assert credited > 0 and followed > 0
 
 
 FILTERED = [dict(types=["environment", "procedure"]), dict(tiers=["archival"]), dict(tags=["infra"]),

@@ -62,10 +62,12 @@ class EligibilityCopy:
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
         self._codes: dict[str, int] = {}  # agent, team, tenant and session ids as integers
+        self._texts: list[str] = []  # and back
         self._cols = GrowingColumns(status=np.int8, scope=np.int8, agent=np.int32, team=np.int32, tenant=np.int32,
                                     session=np.int32, global_tag=bool, shown=bool, exempt=bool, archival=bool,
                                     importance=np.float64, access_count=np.int64, last_touch_us=np.int64,
-                                    net_unhelpful=np.int64, type=np.int8, tier=np.int8, at_us=np.int64)
+                                    net_unhelpful=np.int64, type=np.int8, tier=np.int8, at_us=np.int64,
+                                    created_us=np.int64)
         self._tags: list[list[str]] = []  # per row, for the tags and entities filters
         self._entities: list[list[str]] = []
         self._has_label: dict[tuple[str, str], np.ndarray] = {}  # ("tags" | "entities", value) -> per row
@@ -221,7 +223,7 @@ class EligibilityCopy:
             shown=table.column("another_agent_may_see").to_numpy(),
             **{name: table.column(name).to_numpy() for name in ("global_tag", "exempt", "archival", "importance",
                                                                 "access_count", "last_touch_us", "net_unhelpful",
-                                                                "at_us")})
+                                                                "at_us", "created_us")})
         tags, entities = table.column("tags").to_pylist(), table.column("entities").to_pylist()
         known = np.fromiter((self._row.get(i, -1) for i in ids), np.int64, len(ids))
         old = known >= 0
@@ -244,7 +246,10 @@ class EligibilityCopy:
                 self._entities.append(entities[i])
 
     def _text_code(self, value: str) -> int:
-        return self._codes.setdefault(value, len(self._codes))
+        code = self._codes.setdefault(value, len(self._codes))
+        if code == len(self._texts):
+            self._texts.append(value)
+        return code
 
     def _copy_rows_of(self, index: str, ids: list[str], generation: int) -> np.ndarray:
         """The copy row of each row of an index (vector matrix, BM25 docs), -1 where the copy has no such memory.
@@ -321,8 +326,8 @@ class EligibilityCopy:
                      reviews: dict[str, tuple[int, datetime]]) -> Callable[[str, int], dict[str, Any]]:
         """effective_importance (sql/macros/20_ranking.sql), tier and feedback weights of one copy row, as
         recall_eligible computes them: the same libm calls on the same doubles, in the same order; and
-        what the time terms read (active, at_us)."""
-        c = self._cols  # a reload replaces it: a lazy read still sees this one
+        what the time terms and session_credit read (active, at_us, the source session's code, created_us)."""
+        c, texts = self._cols, self._texts  # a reload replaces them: a lazy read still sees these
         now_s = _epoch_seconds(_micros(now))
         base_days = max(float(settings["importance_decay_days"]), 1.0)
         archived_weight = float(settings["archived_weight"])
@@ -341,7 +346,9 @@ class EligibilityCopy:
             return {"memory_id": memory_id, "effective_importance": effective,
                     "tier_weight": archived_weight if c.archival[row] else 1.0,
                     "feedback_weight": math.pow(kept_share, max(int(c.net_unhelpful[row]), 0)),
-                    "active": bool(c.status[row] == _STATUS["active"]), "at_us": int(c.at_us[row])}
+                    "active": bool(c.status[row] == _STATUS["active"]), "at_us": int(c.at_us[row]),
+                    "session": None if c.session[row] == _NULL else texts[c.session[row]],
+                    "created_us": int(c.created_us[row])}
         return terms
 
 

@@ -16,7 +16,7 @@ definition: the analysts' ``recall_hits`` and filtered recalls inside a transact
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Mapping, Sequence
 
@@ -36,6 +36,7 @@ TIME_WEIGHT = 0.5
 PRIOR_ROWS = 10.0
 PRIOR_MEAN = 0.1
 PRIOR_SD = 0.1
+FOLLOW_WEIGHT = 0.8
 _EPOCH = datetime(1970, 1, 1)
 
 
@@ -54,6 +55,7 @@ class Fused:
     coverage: float | None
     similarity_z: float | None
     script_credit: float | None
+    session_credit: float | None
     relevance: float
     recency_boost: float
     time_boost: float
@@ -166,8 +168,8 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
         vec_rank, similarity, z = in_vector.get(memory_id, (None, None, None))
         fused = _fused(settings, rows[memory_id], memory_id, bm25_rank, bm25_score, covered, rarest.get(memory_id),
                        vec_rank, similarity, z, script_of.get(memory_id), idf_all, arms, vector_arm_ran, time)
-        if min_score is None or fused.relevance >= min_score:
-            out.append(fused)
+        out.append(fused)
+    out = [f for f in _followed(out, rows) if min_score is None or f.relevance >= min_score]
     out.sort(key=lambda f: (f.gate != KEPT, -f.score, f.memory_id))  # canonical uuid texts sort as DuckDB's UUIDs
     return out[:k]
 
@@ -202,8 +204,38 @@ def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered,
     decay_factor = floor + (1 - floor) * row["effective_importance"]
     score = relevance * recency_boost * time_boost * decay_factor * row["tier_weight"] * row["feedback_weight"]
     return Fused(memory_id, bm25_rank, bm25_score, rarest_df_ratio, vec_rank, similarity, keyword_conf, vector_conf,
-                 coverage, z, script_credit, relevance, recency_boost, time_boost, gate, row["effective_importance"],
+                 coverage, z, script_credit, None, relevance, recency_boost, time_boost, gate, row["effective_importance"],
                  row["tier_weight"], row["feedback_weight"], decay_factor, score)
+
+
+def _followed(fused: list[Fused], rows: Mapping[str, dict[str, Any]]) -> list[Fused]:
+    """recall_fused's followed and related steps: a kept candidate with a source session takes session_credit,
+    FOLLOW_WEIGHT × the relevance of the nearest earlier kept candidate of its session (at_us, then created_us,
+    then id), as its relevance when that is more; the score follows."""
+    by_session: dict[Any, list[Fused]] = {}
+    for f in fused:
+        session = rows[f.memory_id]["session"]
+        if session is not None:
+            by_session.setdefault(session, []).append(f)
+    credit: dict[str, float] = {}
+    for members in by_session.values():
+        members.sort(key=lambda f: (rows[f.memory_id]["at_us"], rows[f.memory_id]["created_us"], f.memory_id))
+        before = None  # the relevance of the last kept candidate so far
+        for f in members:
+            if f.gate == KEPT:
+                if before is not None:
+                    credit[f.memory_id] = FOLLOW_WEIGHT * before
+                before = f.relevance
+    out = []
+    for f in fused:
+        c = credit.get(f.memory_id)
+        if c is None:
+            out.append(f)
+            continue
+        relevance = max(f.relevance, c)
+        score = relevance * f.recency_boost * f.time_boost * f.decay_factor * f.tier_weight * f.feedback_weight
+        out.append(replace(f, session_credit=c, relevance=relevance, score=score))
+    return out
 
 
 def _micros(at: datetime) -> int:

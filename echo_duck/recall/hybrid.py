@@ -100,7 +100,8 @@ class Explanation:
     coverage: float | None  # the share of the query's IDF mass this memory matches
     similarity_z: float | None  # standard deviations above the mean similarity of memories in its script
     script_credit: float | None  # the keyword credit its meaning earns (both keyword terms in another script)
-    relevance: float  # calibrated_score: the sum of the arms' terms
+    session_credit: float | None  # follow_weight × the relevance of the candidate before it in its source session
+    relevance: float  # calibrated_score (the sum of the arms' terms), or session_credit when that is more
     recency_boost: float  # > 1 when the question asks for the current state and this is among the newest
     time_boost: float  # > 1 when it was observed in the time the question names
     vector_arm: str  # 'exact (in-process)', 'exact (in-process, filtered)', 'exact (sql)', or 'unavailable: …'
@@ -346,7 +347,7 @@ def _hit(row: dict, arm: str, explain: bool, vector_text: str | None = None) -> 
             bm25_rank=row["bm25_rank"], bm25_score=row["bm25_score"], vector_rank=row["vec_rank"],
             similarity=row["similarity"], keyword_conf=row["keyword_conf"], vector_conf=row["vector_conf"],
             coverage=row["coverage"], similarity_z=row["similarity_z"], script_credit=row["script_credit"],
-            relevance=row["relevance"],
+            session_credit=row["session_credit"], relevance=row["relevance"],
             recency_boost=row["recency_boost"], time_boost=row["time_boost"], vector_arm=arm, gate=row["gate"],
             effective_importance=row["effective_importance"], decay_factor=row["decay_factor"],
             tier_weight=row["tier_weight"], feedback_weight=row["feedback_weight"],

@@ -76,10 +76,12 @@ CREATE OR REPLACE MACRO content_script(t) AS
 --   time_weight      0.5  a memory observed inside the time the question names scores half more
 --   prior_rows       10   similarity statistics lean on 10 pseudo-rows: the store's, then a prior
 --   prior_mean, prior_sd  0.1, 0.1: the prior for unrelated texts (what a store of a few rows leans on)
+--   follow_weight    0.8  a candidate from a source session scores at least this share of the nearest earlier
+--                         candidate of that session (session_credit in recall_fused)
 CREATE OR REPLACE MACRO calibration_constants() AS
     {'coverage_weight': 0.5::DOUBLE, 'vector_weight': 0.2::DOUBLE, 'gap_scale': 2.0::DOUBLE,
      'recency_weight': 0.5::DOUBLE, 'time_weight': 0.5::DOUBLE, 'prior_rows': 10.0::DOUBLE,
-     'prior_mean': 0.1::DOUBLE, 'prior_sd': 0.1::DOUBLE};
+     'prior_mean': 0.1::DOUBLE, 'prior_sd': 0.1::DOUBLE, 'follow_weight': 0.8::DOUBLE};
 
 -- calibrated_score(...) -> DOUBLE: how relevant one candidate is, from what each arm knows about its
 -- own confidence (no rank enters, so a weak arm's first candidate gets no credit for being first):

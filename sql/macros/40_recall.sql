@@ -32,6 +32,12 @@
 --              gate_df_ratio, when the vector arm ran) and vector-only candidates below
 --              vector_min_similarity are ranked after every other candidate, so a small store still
 --              returns its best guess and lists are never cut short
+--   session    a kept candidate with a source_session takes session_credit when that is more: follow_weight
+--              (0.8) × the relevance of the nearest earlier kept candidate of the same session (observed
+--              time, then write time, then id). In a conversation the turn after a question holds its answer
+--              ("What do you watch?" / "Music videos, mostly"), and shares few of the question's words.
+--              Only candidates take part (what the caller may see and asked for), so no hidden memory moves
+--              a visible one. LoCoMo held-out R@10 +0.04, a blind chat set +0.06, LongMemEval -0.004.
 --   score      relevance × recency_boost × time_boost × (floor + (1 - floor) × effective importance)
 --              × archived weight × feedback weight; p_min_score (NULL: none) drops candidates whose
 --              relevance is below it, for callers who want "nothing relevant"
@@ -156,6 +162,7 @@ WITH
     eligible AS MATERIALIZED (
         SELECT c.*, m.status, m.type, m.tier, m.importance, m.pinned, m.access_count, m.last_accessed, m.created_at,
                m.helpful_count, m.unhelpful_count, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us,
+               m.source_session, epoch_us(m.created_at) AS created_us,
                CASE WHEN c.bm25_score IS NOT NULL THEN row_number() OVER (
                    PARTITION BY c.bm25_score IS NULL ORDER BY c.bm25_score DESC, c.memory_id) END AS bm25_rank,
                CASE WHEN c.similarity IS NOT NULL THEN row_number() OVER (
@@ -208,7 +215,7 @@ WITH
         SELECT p.*, a.keyword_conf, a.vector_conf, p.covered_idf / CAST(p_kw_idf_all AS DOUBLE) AS coverage,
                calibrated_score(p.bm25_score, a.bm25_max, p.covered_idf, CAST(p_kw_idf_all AS DOUBLE), a.keyword_conf,
                                 p.similarity_z, a.vector_conf, cfg.coverage_weight, cfg.vector_weight,
-                                p.script_credit) AS relevance,
+                                p.script_credit) AS own_relevance,
                1 + coalesce(CAST(p_recency AS DOUBLE), 0)
                    * CASE WHEN p.status = 'active' AND a.at_max > a.at_min
                           THEN (p.at_us - a.at_min) / (a.at_max - a.at_min) ELSE 0 END AS recency_boost,
@@ -226,19 +233,35 @@ WITH
                                     coalesce(p.last_accessed, p.created_at), p_now, cfg.decay_days) AS effective_importance,
                CASE WHEN p.tier = 'archival' THEN cfg.archived_weight ELSE 1.0 END AS tier_weight,
                pow(1 - cfg.unhelpful_penalty, greatest(p.unhelpful_count - p.helpful_count, 0)) AS feedback_weight,
-               cfg.importance_floor
+               cfg.importance_floor, cfg.follow_weight
         FROM credited p, arms a, cfg
+    ),
+    -- A kept candidate of a source session takes follow_weight × the relevance of the nearest earlier kept
+    -- candidate of the same session (by observed time, then write time) when that is more: the turn after a
+    -- question is where its answer is.
+    followed AS (
+        SELECT f.*,
+               CASE WHEN f.gate = 'kept' AND f.source_session IS NOT NULL
+                    THEN f.follow_weight * last_value(CASE WHEN f.gate = 'kept' THEN f.own_relevance END IGNORE NULLS)
+                         OVER (PARTITION BY f.source_session ORDER BY f.at_us, f.created_us, f.memory_id
+                               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) END AS session_credit
+        FROM fused f
+    ),
+    related AS (
+        SELECT f.* EXCLUDE (own_relevance, follow_weight),
+               greatest(f.own_relevance, coalesce(f.session_credit, 0)) AS relevance
+        FROM followed f
     ),
     top AS MATERIALIZED (
         SELECT f.memory_id, f.bm25_rank, f.bm25_score, f.rarest_df_ratio, f.vec_rank, f.similarity,
-               f.keyword_conf, f.vector_conf, f.coverage, f.similarity_z, f.script_credit, f.relevance,
-               f.recency_boost, f.time_boost,
+               f.keyword_conf, f.vector_conf, f.coverage, f.similarity_z, f.script_credit, f.session_credit,
+               f.relevance, f.recency_boost, f.time_boost,
                f.gate, f.effective_importance, f.tier_weight, f.feedback_weight,
                f.importance_floor + (1 - f.importance_floor) * f.effective_importance AS decay_factor,
                f.relevance * f.recency_boost * f.time_boost
                    * (f.importance_floor + (1 - f.importance_floor) * f.effective_importance)
                    * f.tier_weight * f.feedback_weight AS score
-        FROM fused f
+        FROM related f
         WHERE p_min_score IS NULL OR f.relevance >= p_min_score
         ORDER BY f.gate = 'kept' DESC, score DESC, f.memory_id
         LIMIT p_k
@@ -296,5 +319,6 @@ CREATE OR REPLACE MACRO eligibility_rows() AS TABLE
            tier = 'archival' AS archival, importance, access_count::BIGINT AS access_count,
            epoch_us(coalesce(last_accessed, created_at)) AS last_touch_us,
            (unhelpful_count - helpful_count)::BIGINT AS net_unhelpful,
-           type, tier, epoch_us(coalesce(observed_at, created_at)) AS at_us, tags, entities
+           type, tier, epoch_us(coalesce(observed_at, created_at)) AS at_us, epoch_us(created_at) AS created_us,
+           tags, entities
     FROM memories;
