@@ -60,6 +60,7 @@ class KbExplanation:
     vector_conf: float | None
     coverage: float | None
     similarity_z: float | None
+    script_credit: float | None  # the keyword credit its meaning earns (as a memory's, Explanation)
     relevance: float
     kb_weight: float
     vector_arm: str

@@ -59,7 +59,8 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
 --   bm / vec   the two arms, each ranked among eligible chunks, top keyword_pool / vector_pool;
 --              vec is given by the caller (p_vec_ids/p_vec_sims, an exact in-process scan) or
 --              computed here exactly over kb_vectors of model p_model (other models: left out)
---   relevance  calibrated_score, as recall_fused; z against the query's similarity over every chunk
+--   relevance  calibrated_score with script_credit, as recall_fused (the chunk's and the query's
+--              content_script); z against the query's similarity over every chunk
 --              vector of the model (one script: documents rarely mix languages), from p_vec_stats
 --              ([mean, sd, mean, sd], calibration_stats of the count, sum and sum of squares) or
 --              computed here when the vectors are
@@ -113,25 +114,36 @@ WITH
         SELECT coalesce(CAST(CAST(p_vec_stats AS VARCHAR) AS DOUBLE[]), calibration_stats(n, total, squares, 0, 0, 0)) AS st
         FROM sums
     ),
-    vec AS MATERIALIZED (
+    vec_ranked AS MATERIALIZED (
         SELECT x.chunk_id, x.similarity, (x.similarity - st[1]) / st[2] AS similarity_z,
                row_number() OVER (ORDER BY x.similarity DESC, x.chunk_id) AS vec_rank
         FROM (SELECT * FROM vec_given UNION ALL SELECT * FROM vec_exact) x, stats
         WHERE x.chunk_id IN (SELECT id FROM eligible)
         QUALIFY vec_rank <= (SELECT vector_pool FROM cfg)
     ),
+    vec AS MATERIALIZED (
+        SELECT v.*, content_script(c.content) AS script
+        FROM vec_ranked v JOIN kb_chunks c ON c.id = v.chunk_id
+    ),
     arms AS MATERIALIZED (
         SELECT (SELECT max(bm25_score) FROM bm) AS bm25_max,
                (SELECT max(covered_idf) / any_value(query_idf_all) FROM bm) AS keyword_conf,
                (SELECT least(1, (max(similarity_z) - (list(similarity_z ORDER BY similarity_z DESC))[least(10, count(*))])
-                                / any_value(cfg.gap_scale)) FROM vec, cfg) AS vector_conf
+                                / any_value(cfg.gap_scale)) FROM vec, cfg) AS vector_conf,
+               (SELECT max(similarity_z) FROM vec) AS z_top
+    ),
+    credited AS (
+        SELECT v.*, script_credit(v.script, content_script(p_query), a.keyword_conf, v.similarity_z, a.z_top,
+                                  cfg.coverage_weight) AS script_credit
+        FROM vec v, arms a, cfg
     ),
     fused AS (
         SELECT coalesce(b.chunk_id, v.chunk_id) AS chunk_id,
                b.bm25_rank, b.bm25_score, b.rarest_df_ratio, v.vec_rank, v.similarity, a.keyword_conf, a.vector_conf,
-               b.covered_idf / b.query_idf_all AS coverage, v.similarity_z, cfg.kb_weight,
+               b.covered_idf / b.query_idf_all AS coverage, v.similarity_z, v.script_credit, cfg.kb_weight,
                calibrated_score(b.bm25_score, a.bm25_max, b.covered_idf, b.query_idf_all, a.keyword_conf,
-                                v.similarity_z, a.vector_conf, cfg.coverage_weight, cfg.vector_weight, NULL) AS relevance,
+                                v.similarity_z, a.vector_conf, cfg.coverage_weight, cfg.vector_weight,
+                                v.script_credit) AS relevance,
                CASE
                    WHEN v.chunk_id IS NULL AND b.rarest_df_ratio > cfg.gate_df_ratio AND EXISTS (SELECT 1 FROM vec)
                        THEN 'ranked last: only common keywords'
@@ -139,7 +151,7 @@ WITH
                        THEN 'ranked last: weak meaning match'
                    ELSE 'kept'
                END AS gate
-        FROM bm b FULL OUTER JOIN vec v ON b.chunk_id = v.chunk_id
+        FROM bm b FULL OUTER JOIN credited v ON b.chunk_id = v.chunk_id
         CROSS JOIN cfg CROSS JOIN arms a
     ),
     top AS (

@@ -62,7 +62,7 @@ COMMENT ON MACRO memory_source IS 'memory_source(source_session, source_refs, ag
 -- 60_kb
 COMMENT ON MACRO TABLE kb_bm25_scores IS 'kb_bm25_scores(q) -> (chunk_id, score, rarest_df_ratio, query_idf, covered_idf, query_idf_all): bm25_scores over the knowledge base. Needs fts (stem)';
 COMMENT ON MACRO TABLE kb_bm25_token_df IS 'kb_bm25_token_df(q) -> (token, df, n_docs): bm25_token_df over the knowledge base. Needs fts (stem)';
-COMMENT ON MACRO TABLE kb_search_hits IS 'kb_search_hits(query, vec_ids, vec_sims, vec_stats, qvec, model, k, sources, tags, caller_agent, caller_session) -> the top k knowledge-base chunks (never memories) of documents the caller may see (can_see on the document''s owner, scope and sensitivity), with their document''s source, path, title and tags and the explain columns; ranked as recall_fused ranks memories (calibrated relevance × kb_weight), so the two lists merge by score. Needs fts (stem)';
+COMMENT ON MACRO TABLE kb_search_hits IS 'kb_search_hits(query, vec_ids, vec_sims, vec_stats, qvec, model, k, sources, tags, caller_agent, caller_session) -> the top k knowledge-base chunks (never memories) of documents the caller may see (can_see on the document''s owner, scope and sensitivity), with their document''s source, path, title and tags and the explain columns; ranked as recall_fused ranks memories (calibrated relevance with script_credit, × kb_weight; chunks have no session, so no session_credit), so the two lists merge by score. Needs fts (stem)';
 
 -- 10_memory_views and 20_audit (the table macros behind the views)
 COMMENT ON MACRO utc_now IS 'utc_now() -> TIMESTAMP: the current time as naive UTC, the store''s convention (now()::TIMESTAMP would be local time)';
