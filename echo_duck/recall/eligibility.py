@@ -328,27 +328,32 @@ class EligibilityCopy:
         recall_eligible computes them: the same libm calls on the same doubles, in the same order; and
         what the time terms and session_credit read (active, at_us, the source session's code, created_us)."""
         c, texts = self._cols, self._texts  # a reload replaces them: a lazy read still sees these
+        # each column read once per recall, not once per candidate (a GrowingColumns attribute is a fresh view)
+        importance_of, exempt_of, touch_of, count_of = c.importance, c.exempt, c.last_touch_us, c.access_count
+        archival_of, unhelpful_of, status_of, at_of = c.archival, c.net_unhelpful, c.status, c.at_us
+        session_of, created_of = c.session, c.created_us
+        active = _STATUS["active"]
         now_s = _epoch_seconds(_micros(now))
         base_days = max(float(settings["importance_decay_days"]), 1.0)
         archived_weight = float(settings["archived_weight"])
         kept_share = 1 - float(settings["unhelpful_penalty"])
 
         def terms(memory_id: str, row: int) -> dict[str, Any]:
-            importance = float(c.importance[row])
+            importance = float(importance_of[row])
             queued, at = reviews.get(memory_id, (0, None))
-            if c.exempt[row]:
+            if exempt_of[row]:
                 effective = importance
             else:
-                touched = _epoch_seconds(_micros(at) if at is not None else int(c.last_touch_us[row]))
+                touched = _epoch_seconds(_micros(at) if at is not None else int(touch_of[row]))
                 days = max(now_s - touched, 0) / 86400.0
-                count = int(c.access_count[row])
+                count = int(count_of[row])
                 effective = importance * math.pow(0.5, days / (base_days * (1 + math.log2(1 + count + queued))))
+            session = session_of[row]
             return {"memory_id": memory_id, "effective_importance": effective,
-                    "tier_weight": archived_weight if c.archival[row] else 1.0,
-                    "feedback_weight": math.pow(kept_share, max(int(c.net_unhelpful[row]), 0)),
-                    "active": bool(c.status[row] == _STATUS["active"]), "at_us": int(c.at_us[row]),
-                    "session": None if c.session[row] == _NULL else texts[c.session[row]],
-                    "created_us": int(c.created_us[row])}
+                    "tier_weight": archived_weight if archival_of[row] else 1.0,
+                    "feedback_weight": math.pow(kept_share, max(int(unhelpful_of[row]), 0)),
+                    "active": bool(status_of[row] == active), "at_us": int(at_of[row]),
+                    "session": None if session == _NULL else texts[session], "created_us": int(created_of[row])}
         return terms
 
 
