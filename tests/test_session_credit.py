@@ -1,7 +1,7 @@
 """session_credit: a candidate from a source session scores at least FOLLOW_WEIGHT × the relevance of the nearest
 earlier candidate of that session (sql/macros/40_recall.sql, recall_fused's followed step). With the real model: the
 answer to a question asked in a conversation shares few of its words, and is lifted by the turn that asked it.
-Only candidates the caller may see pass credit on. (tests/test_fusion.py holds the in-process ranking equal to the
+Only the caller's visible candidates of one owner pass credit on. (tests/test_fusion.py holds the in-process ranking equal to the
 macro, session_credit included.)"""
 
 from __future__ import annotations
@@ -64,12 +64,15 @@ def test_the_turn_after_a_matching_question_is_lifted_by_it(tmp_path):
         assert all(h.explanation.session_credit is None for h in hits)
 
 
-def test_only_candidates_the_caller_may_see_pass_credit_on(tmp_path):
-    """Bob's private question and Alice's public answer in one source session: Alice's recall knows nothing of
-    Bob's turn, so her answer ranks on its own; Bob, who sees both, finds it lifted by his question."""
+def test_credit_passes_only_between_one_owners_memories_the_caller_may_see(tmp_path):
+    """Bob's private question and Alice's public answer in one source session. Alice's recall knows nothing of Bob's
+    turn; in Bob's, who sees both, her answer is not lifted by his question either: another agent cannot ride on a
+    relevant memory by writing into its session. Bob's own later turn is lifted by his question."""
     path = tmp_path / "shared.duckdb"
     question = "Bob: Where do we keep the deploy key for the staging cluster?"
     answer = "Alice: In the vault, under ops/staging; it is rotated every quarter."
+    thanks = "Bob: Thanks, I will keep the key safe."
+    ask = "where is the staging deploy key kept?"
     with echo_duck.open(path, agent_id="host", admin=True) as host:
         host.grant_right("alice", "publish:public")
     with echo_duck.open(path, agent_id="bob") as bob:
@@ -77,10 +80,13 @@ def test_only_candidates_the_caller_may_see_pass_credit_on(tmp_path):
     with echo_duck.open(path, agent_id="alice") as alice:
         alice.remember(answer, type="environment", source_session="standup", scope="public")
         alice.remember_many([dict(content=t, type="environment") for t in EARLIER])
-        mine = alice.recall("where is the staging deploy key kept?", 3, explain=True, reinforce=False)
+        mine = alice.recall(ask, 3, explain=True, reinforce=False)
     assert question not in [h.memory.content for h in mine]
     assert mine[0].memory.content == answer and mine[0].explanation.session_credit is None
     with echo_duck.open(path, agent_id="bob") as bob:
-        both = bob.recall("where is the staging deploy key kept?", 3, explain=True, reinforce=False)
-    assert [h.memory.content for h in both[:2]] == [question, answer]
-    assert both[1].explanation.session_credit == pytest.approx(fusion.FOLLOW_WEIGHT * both[0].explanation.relevance)
+        bob.remember(thanks, type="environment", source_session="standup")
+        both = {h.memory.content: h.explanation for h in bob.recall(ask, 10, explain=True, reinforce=False)}
+    assert {question, answer, thanks} <= both.keys()
+    assert both[answer].session_credit is None  # Alice's turn: another owner
+    assert both[thanks].session_credit == pytest.approx(fusion.FOLLOW_WEIGHT * both[question].relevance)
+    assert both[thanks].relevance == both[thanks].session_credit  # more than "key" alone earns it

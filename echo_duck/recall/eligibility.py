@@ -326,12 +326,12 @@ class EligibilityCopy:
                      reviews: dict[str, tuple[int, datetime]]) -> Callable[[str, int], dict[str, Any]]:
         """effective_importance (sql/macros/20_ranking.sql), tier and feedback weights of one copy row, as
         recall_eligible computes them: the same libm calls on the same doubles, in the same order; and
-        what the time terms and session_credit read (active, at_us, the source session's code, created_us)."""
+        what the time terms and session_credit read (active, at_us, owner, source session, created_us)."""
         c, texts = self._cols, self._texts  # a reload replaces them: a lazy read still sees these
         # each column read once per recall, not once per candidate (a GrowingColumns attribute is a fresh view)
         importance_of, exempt_of, touch_of, count_of = c.importance, c.exempt, c.last_touch_us, c.access_count
         archival_of, unhelpful_of, status_of, at_of = c.archival, c.net_unhelpful, c.status, c.at_us
-        session_of, created_of = c.session, c.created_us
+        agent_of, session_of, created_of = c.agent, c.session, c.created_us
         active = _STATUS["active"]
         now_s = _epoch_seconds(_micros(now))
         base_days = max(float(settings["importance_decay_days"]), 1.0)
@@ -353,7 +353,8 @@ class EligibilityCopy:
                     "tier_weight": archived_weight if archival_of[row] else 1.0,
                     "feedback_weight": math.pow(kept_share, max(int(unhelpful_of[row]), 0)),
                     "active": bool(status_of[row] == active), "at_us": int(at_of[row]),
-                    "session": None if session == _NULL else texts[session], "created_us": int(created_of[row])}
+                    "agent": texts[agent_of[row]], "session": None if session == _NULL else texts[session],
+                    "created_us": int(created_of[row])}
         return terms
 
 

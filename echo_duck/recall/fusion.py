@@ -210,13 +210,13 @@ def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered,
 
 def _followed(fused: list[Fused], rows: Mapping[str, dict[str, Any]]) -> list[Fused]:
     """recall_fused's followed and related steps: a kept candidate with a source session takes session_credit,
-    FOLLOW_WEIGHT × the relevance of the nearest earlier kept candidate of its session (at_us, then created_us,
-    then id), as its relevance when that is more; the score follows."""
-    by_session: dict[Any, list[Fused]] = {}
+    FOLLOW_WEIGHT × the relevance of the nearest earlier kept candidate of the same owner and session (at_us, then
+    created_us, then id), as its relevance when that is more; the score follows."""
+    by_session: dict[tuple, list[Fused]] = {}
     for f in fused:
-        session = rows[f.memory_id]["session"]
-        if session is not None:
-            by_session.setdefault(session, []).append(f)
+        row = rows[f.memory_id]
+        if row["session"] is not None:
+            by_session.setdefault((row["agent"], row["session"]), []).append(f)
     credit: dict[str, float] = {}
     for members in by_session.values():
         members.sort(key=lambda f: (rows[f.memory_id]["at_us"], rows[f.memory_id]["created_us"], f.memory_id))

@@ -77,7 +77,7 @@ CREATE OR REPLACE MACRO content_script(t) AS
 --   prior_rows       10   similarity statistics lean on 10 pseudo-rows: the store's, then a prior
 --   prior_mean, prior_sd  0.1, 0.1: the prior for unrelated texts (what a store of a few rows leans on)
 --   follow_weight    0.8  a candidate from a source session scores at least this share of the nearest earlier
---                         candidate of that session (session_credit in recall_fused)
+--                         candidate of the same owner and session (session_credit in recall_fused)
 CREATE OR REPLACE MACRO calibration_constants() AS
     {'coverage_weight': 0.5::DOUBLE, 'vector_weight': 0.2::DOUBLE, 'gap_scale': 2.0::DOUBLE,
      'recency_weight': 0.5::DOUBLE, 'time_weight': 0.5::DOUBLE, 'prior_rows': 10.0::DOUBLE,

@@ -33,11 +33,12 @@
 --              vector_min_similarity are ranked after every other candidate, so a small store still
 --              returns its best guess and lists are never cut short
 --   session    a kept candidate with a source_session takes session_credit when that is more: follow_weight
---              (0.8) × the relevance of the nearest earlier kept candidate of the same session (observed
---              time, then write time, then id). In a conversation the turn after a question holds its answer
+--              (0.8) × the relevance of the nearest earlier kept candidate of the same owner (agent_id) and
+--              session (observed time, then write time, then id). In a conversation the turn after a question holds its answer
 --              ("What do you watch?" / "Music videos, mostly"), and shares few of the question's words.
 --              Only candidates take part (what the caller may see and asked for), so no hidden memory moves
---              a visible one. LoCoMo held-out R@10 +0.04, a blind chat set +0.06, LongMemEval -0.004.
+--              a visible one; only the owner's own, so another agent cannot ride on a relevant memory by
+--              writing into its session. LoCoMo held-out R@10 +0.04, a blind chat set +0.06, LongMemEval -0.004.
 --   score      relevance × recency_boost × time_boost × (floor + (1 - floor) × effective importance)
 --              × archived weight × feedback weight; p_min_score (NULL: none) drops candidates whose
 --              relevance is below it, for callers who want "nothing relevant"
@@ -162,7 +163,7 @@ WITH
     eligible AS MATERIALIZED (
         SELECT c.*, m.status, m.type, m.tier, m.importance, m.pinned, m.access_count, m.last_accessed, m.created_at,
                m.helpful_count, m.unhelpful_count, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us,
-               m.source_session, epoch_us(m.created_at) AS created_us,
+               m.agent_id, m.source_session, epoch_us(m.created_at) AS created_us,
                CASE WHEN c.bm25_score IS NOT NULL THEN row_number() OVER (
                    PARTITION BY c.bm25_score IS NULL ORDER BY c.bm25_score DESC, c.memory_id) END AS bm25_rank,
                CASE WHEN c.similarity IS NOT NULL THEN row_number() OVER (
@@ -237,13 +238,14 @@ WITH
         FROM credited p, arms a, cfg
     ),
     -- A kept candidate of a source session takes follow_weight × the relevance of the nearest earlier kept
-    -- candidate of the same session (by observed time, then write time) when that is more: the turn after a
-    -- question is where its answer is.
+    -- candidate of the same owner and session (by observed time, then write time) when that is more: the turn
+    -- after a question is where its answer is. The same owner: another agent cannot ride on a relevant memory
+    -- by writing into its session.
     followed AS (
         SELECT f.*,
                CASE WHEN f.gate = 'kept' AND f.source_session IS NOT NULL
                     THEN f.follow_weight * last_value(CASE WHEN f.gate = 'kept' THEN f.own_relevance END IGNORE NULLS)
-                         OVER (PARTITION BY f.source_session ORDER BY f.at_us, f.created_us, f.memory_id
+                         OVER (PARTITION BY f.agent_id, f.source_session ORDER BY f.at_us, f.created_us, f.memory_id
                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) END AS session_credit
         FROM fused f
     ),
