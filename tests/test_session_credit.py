@@ -1,16 +1,18 @@
 """session_credit: a candidate from a source session scores at least FOLLOW_WEIGHT × the relevance of the nearest
-earlier candidate of that session (sql/macros/40_recall.sql, recall_fused's followed step). With the real model: the
-answer to a question asked in a conversation shares few of its words, and is lifted by the turn that asked it.
-Only the caller's visible candidates of one owner pass credit on. (tests/test_fusion.py holds the in-process ranking equal to the
-macro, session_credit included.)"""
+earlier candidate of the same owner and session (sql/macros/40_recall.sql, recall_fused's followed step). With the
+real model: the answer to a question asked in a conversation shares few of its words, and is lifted by the turn that
+asked it. Only the caller's visible candidates of one owner pass credit on. (tests/test_fusion.py holds the
+in-process ranking equal to the macro, session_credit included.)"""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 import pytest
+from click.testing import CliRunner
 
 import echo_duck
+from echo_duck.cli.main import cli
 from echo_duck.recall import fusion
 
 TURNS = [
@@ -56,8 +58,14 @@ def test_the_turn_after_a_matching_question_is_lifted_by_it(tmp_path):
         e = hits[_rank(hits, ANSWER)].explanation
         asked = hits[_rank(hits, TURNS[4])].explanation  # "What do you usually watch on it?", the turn before
         assert _rank(hits, ANSWER) == 1 and _rank(hits, TURNS[4]) == 0
-        assert e.session_credit == fusion.FOLLOW_WEIGHT * asked.relevance > e.bm25_score  # what it earned, not its words
+        assert e.session_credit == fusion.FOLLOW_WEIGHT * asked.relevance > e.bm25_score  # earned, not its words
         assert e.relevance == e.session_credit and hits[1].score < hits[0].score
+    said = CliRunner().invoke(cli, ["--db", str(tmp_path / "sessions.duckdb"), "--agent", "a", "recall", QUESTION,
+                                    "-k", "3", "--explain", "--no-reinforce"])
+    assert said.exit_code == 0, said.output
+    lines = said.output.splitlines()
+    lifted = [i for i, line in enumerate(lines) if line.endswith("lifted by the memory before it in its session")]
+    assert len(lifted) == 1 and "Mostly music videos" in lines[lifted[0] - 1]  # the explain line under its hit
     with _conversation(tmp_path / "loose.duckdb", sessions=False) as mem:  # the same turns, no source session
         hits = mem.recall(QUESTION, 5, explain=True, reinforce=False)
         assert _rank(hits, ANSWER) >= 3  # below two other turns about TVs and watching

@@ -59,6 +59,8 @@ def hits(found: Sequence[Any], explain: bool = False) -> str:
             e = h.explanation
             body += (f"\n    bm25 rank {e.bm25_rank}, vector rank {e.vector_rank}, similarity "
                      f"{'' if e.similarity is None else f'{e.similarity:.2f}'}, gate {e.gate}")
+            if getattr(e, "session_credit", None) is not None and e.relevance == e.session_credit:
+                body += ", lifted by the memory before it in its session"
         blocks.append(f"{head}\n{body}")
     return "\n".join(blocks)
 

@@ -204,8 +204,8 @@ def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered,
     decay_factor = floor + (1 - floor) * row["effective_importance"]
     score = relevance * recency_boost * time_boost * decay_factor * row["tier_weight"] * row["feedback_weight"]
     return Fused(memory_id, bm25_rank, bm25_score, rarest_df_ratio, vec_rank, similarity, keyword_conf, vector_conf,
-                 coverage, z, script_credit, None, relevance, recency_boost, time_boost, gate, row["effective_importance"],
-                 row["tier_weight"], row["feedback_weight"], decay_factor, score)
+                 coverage, z, script_credit, None, relevance, recency_boost, time_boost, gate,
+                 row["effective_importance"], row["tier_weight"], row["feedback_weight"], decay_factor, score)
 
 
 def _followed(fused: list[Fused], rows: Mapping[str, dict[str, Any]]) -> list[Fused]:
