@@ -145,6 +145,14 @@ def test_chinese_query_finds_chinese_memory_by_words(kw):
     assert _bm25_ids(kw, "数据库迁移") == set()  # no shared word
 
 
+def test_traditional_and_simplified_chinese_find_each_other(kw):
+    tw = kw.remember("我每天騎光陽的機車上班，十五分鐘就到學校", type="user")
+    cn = kw.remember("冰箱换成了美的十字对开门", type="environment")
+    assert [h.id for h in _keyword_recall(kw, "她骑什么机车？")] == [tw.id]  # simplified question
+    assert [h.id for h in _keyword_recall(kw, "換成了什麼對開門")] == [cn.id]  # traditional question
+    assert _bm25_ids(kw, "機車") == _bm25_ids(kw, "机车") == {tw.id}
+
+
 def test_english_query_finds_english_memory(kw):
     en = kw.remember("The nightly backup runs at 02:00 from the staging cluster", type="environment")
     kw.remember("项目使用 pnpm 管理依赖", type="environment")

@@ -33,6 +33,21 @@ def test_mixed_text_splits_on_non_letters_and_lowercases():
     ]
 
 
+@pytest.mark.parametrize("traditional, simplified", [
+    ("我每天騎光陽的機車上班", "我每天骑光阳的机车上班"),
+    ("日立那台除濕機終於壞了，換了 Panasonic 的", "日立那台除湿机终于坏了，换了 Panasonic 的"),
+    ("頭髮剪短了，麵包也戒掉了", "头发剪短了，面包也戒掉了"),
+])
+def test_traditional_characters_give_the_simplified_tokens(traditional, simplified):
+    assert segment(traditional) == segment(simplified)
+
+
+def test_simplified_text_and_phrase_exceptions_are_kept():
+    tokens = segment("乾隆皇帝的著作")  # OpenCC converts by phrase: not 干隆, not 着作
+    assert "乾隆" in tokens and "著作" in tokens
+    assert segment("干净的头发") == ["干净", "的", "头发"]
+
+
 def test_nfkc_folds_full_width_forms():
     assert segment("ＰＮＰＭ") == ["pnpm"]
     assert segment("ｎｐｍ　ｒｕｎ　１２３") == ["npm", "run", "123"]

@@ -138,6 +138,22 @@ def preload() -> None:
                 _preloading.start()
 
 
+_t2s = None
+
+
+@functools.lru_cache(maxsize=16384)
+def simplified(run: str) -> str:
+    """A run of Han characters in simplified characters (OpenCC's t2s tables, phrase by phrase: 乾衣 → 干衣 but
+    乾隆 stays), so traditional and simplified writing of a word match in the keyword index. Simplified text
+    comes back as it is."""
+    global _t2s
+    if _t2s is None:
+        import opencc
+
+        _t2s = opencc.OpenCC("t2s")
+    return _t2s.convert(run)
+
+
 @functools.lru_cache(maxsize=16384)
 def _cut_han(run: str) -> tuple[str, ...]:
     """`jieba.cut_for_search(run, HMM=False)` for a run of Han characters, about 1.7x faster.
@@ -178,8 +194,9 @@ def _cut_han(run: str) -> tuple[str, ...]:
 def segment(text: str) -> list[str]:
     """Split `text` into lower-cased search tokens made only of letters and numbers.
 
-    NFKC first (full-width "ＰＮＰＭ" becomes "pnpm"), then: a run of Han characters goes through
-    `jieba.cut_for_search` (words plus their dictionary sub-words, so "数据库" also yields "数据");
+    NFKC first (full-width "ＰＮＰＭ" becomes "pnpm"), then: a run of Han characters is read in simplified
+    characters (`simplified`: "機車" and "机车" are one word) and goes through `jieba.cut_for_search` (words
+    plus their dictionary sub-words, so "数据库" also yields "数据");
     a kana or hangul run is one token; anything else splits on every non letter/number character
     ("pnpm-lock.yaml" -> pnpm, lock, yaml). Stop words are kept: the index drops them itself.
     """
@@ -191,7 +208,7 @@ def segment(text: str) -> list[str]:
     out: list[str] = []
     for han, kana, hangul, word in _TOKEN_RE.findall(text):
         if han:
-            out.extend(_cut_han(han))
+            out.extend(_cut_han(simplified(han)))
         elif word:
             out.append(word.lower())
         else:
