@@ -216,8 +216,9 @@ def test_chinese_and_english_queries_find_the_right_chunk_with_the_real_model(on
     ("前端用什么包管理器", "faq.md", "Which package manager does the frontend use?"),
 ])
 def test_a_chunk_in_the_other_language_takes_script_credit_as_a_memory_does(onnx, query, file, heading):
-    """The keyword arm cannot see a translation; without script_credit an English chunk sharing one word with the
-    question ("connection", "rolled back", "前端") came first in each of these."""
+    """The keyword arm cannot see a translation; without script_credit another chunk came first in each of these
+    (one in the question's language sharing a word with it, "connection", "rolled back", "前端"; for the backups, a
+    neighbouring section of the manual)."""
     store, _ = onnx
     hits = store.kb_search(query, k=3, explain=True)
     assert top(hits)[0] == file and top(hits)[1][-1] == heading, [h.chunk.citation for h in hits]
