@@ -6,8 +6,8 @@ the definition: the status rule, ``can_see_as``, the filters and ``effective_imp
 keep a few hundred (the id filter joins after the scan, and no index or plan shape avoided it); here
 it is ~3 ms, its state query included. Visibility and filters are computed over integer codes with
 numpy; the decay terms, only for the candidates fusion reads (those that make an arm's pool), in
-Python with the ``math`` calls DuckDB makes (``pow``, ``log2``), in its order, so both agree to the
-last bit. Tests hold them equal.
+decay_terms.py with the ``math`` calls DuckDB makes (``pow``, ``log2``), in its order, so both agree to
+the last bit. Tests hold them equal.
 
 A filtered recall uses the copy too: the rows the caller may see and asked for, as a mask, pick the
 exact vector top-N out of the in-process similarities (``vector_candidates``), where SQL scanned
@@ -26,11 +26,10 @@ Raw SQL through ``EchoDuck.sql(write=True)`` drops the copy; writes through the 
 from __future__ import annotations
 
 import functools
-import math
 import threading
 from collections.abc import Mapping
-from datetime import datetime, timedelta
-from typing import Any, Callable, Iterator, Sequence
+from datetime import datetime
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -38,6 +37,7 @@ import pyarrow as pa
 from ..index.growing import GrowingColumns
 from ..models import PERSISTED_TIERS, TYPES
 from ..storage.db import Db, uuid_list
+from .decay_terms import EligibleRows, decay_terms, micros
 from .recall_log import reviews_json
 
 _STATUS = {"active": 1, "superseded": 2}  # any other status is never recalled
@@ -45,7 +45,6 @@ _SCOPE = {"public": 1, "private": 2, "session": 3, "team": 4, "tenant": 5}
 _TYPE = {name: i + 1 for i, name in enumerate(TYPES)}
 _TIER = {name: i + 1 for i, name in enumerate(PERSISTED_TIERS)}
 _NULL, _UNKNOWN, _NO_SESSION = -1, -2, -3  # codes of a NULL text, a text no row has, a caller without a session
-_EPOCH, _ONE_MICROSECOND = datetime(1970, 1, 1), timedelta(microseconds=1)
 FILTERS = ("types", "tiers", "tags", "entities", "since", "until", "session")
 _LABEL_MASKS = 64  # tag and entity values whose row masks are kept
 _STORED_ROWS = 4096  # winners' rows kept (winners_rows): a few MB at most
@@ -98,8 +97,9 @@ class EligibilityCopy:
                     rows = np.fromiter((self._row.get(c, -1) for c in candidates), np.int64, len(candidates))
                     rows = rows[rows >= 0]  # ids the table no longer has (the vector matrix may lag a purge)
                     rows = rows[self._allowed(rows, who, include_superseded, filters)]
-                    return _EligibleRows({self._ids[r]: r for r in rows.tolist()},
-                                         self._decay_terms(now, settings, reviews))
+                    return EligibleRows({self._ids[r]: r for r in rows.tolist()},
+                                        decay_terms(self._cols, self._texts, now, settings, reviews,
+                                                    active=_STATUS["active"], null=_NULL))
             if filters:
                 raise RuntimeError("inside a transaction a filtered recall runs recall_fused in SQL, not the copy")
             found = self.db.dicts("recall_eligible", p_ids=uuid_list(candidates),
@@ -293,9 +293,9 @@ class EligibilityCopy:
         if filters.get("tiers") is not None:
             ok &= np.isin(c.tier[rows], [_TIER[t] for t in filters["tiers"]])
         if filters.get("since") is not None:  # on coalesce(observed_at, created_at)
-            ok &= c.at_us[rows] >= _micros(filters["since"])
+            ok &= c.at_us[rows] >= micros(filters["since"])
         if filters.get("until") is not None:
-            ok &= c.at_us[rows] <= _micros(filters["until"])
+            ok &= c.at_us[rows] <= micros(filters["until"])
         if filters.get("session") is not None:  # a NULL source_session never equals it
             ok &= session == code(filters["session"], _UNKNOWN)
         if filters.get("tags") is not None:  # list_has_all(tags, wanted): true for an empty list
@@ -322,63 +322,6 @@ class EligibilityCopy:
             self._has_label[(kind, value)] = has
         return has
 
-    def _decay_terms(self, now: datetime, settings: dict[str, float],
-                     reviews: dict[str, tuple[int, datetime]]) -> Callable[[str, int], dict[str, Any]]:
-        """effective_importance (sql/macros/20_ranking.sql), tier and feedback weights of one copy row, as
-        recall_eligible computes them: the same libm calls on the same doubles, in the same order; and
-        what the time terms and session_credit read (active, at_us, owner, source session, created_us)."""
-        c, texts = self._cols, self._texts  # a reload replaces them: a lazy read still sees these
-        # each column read once per recall, not once per candidate (a GrowingColumns attribute is a fresh view)
-        importance_of, exempt_of, touch_of, count_of = c.importance, c.exempt, c.last_touch_us, c.access_count
-        archival_of, unhelpful_of, status_of, at_of = c.archival, c.net_unhelpful, c.status, c.at_us
-        agent_of, session_of, created_of = c.agent, c.session, c.created_us
-        active = _STATUS["active"]
-        now_s = _epoch_seconds(_micros(now))
-        base_days = max(float(settings["importance_decay_days"]), 1.0)
-        archived_weight = float(settings["archived_weight"])
-        kept_share = 1 - float(settings["unhelpful_penalty"])
-
-        def terms(memory_id: str, row: int) -> dict[str, Any]:
-            importance = float(importance_of[row])
-            queued, at = reviews.get(memory_id, (0, None))
-            if exempt_of[row]:
-                effective = importance
-            else:
-                touched = _epoch_seconds(_micros(at) if at is not None else int(touch_of[row]))
-                days = max(now_s - touched, 0) / 86400.0
-                count = int(count_of[row])
-                effective = importance * math.pow(0.5, days / (base_days * (1 + math.log2(1 + count + queued))))
-            session = session_of[row]
-            return {"memory_id": memory_id, "effective_importance": effective,
-                    "tier_weight": archived_weight if archival_of[row] else 1.0,
-                    "feedback_weight": math.pow(kept_share, max(int(unhelpful_of[row]), 0)),
-                    "active": bool(status_of[row] == active), "at_us": int(at_of[row]),
-                    "agent": texts[agent_of[row]], "session": None if session == _NULL else texts[session],
-                    "created_us": int(created_of[row])}
-        return terms
-
-
-class _EligibleRows(Mapping):
-    """Eligible candidate id -> its recall_eligible row; the decay terms are computed when first read."""
-
-    def __init__(self, rows: dict[str, int], terms: Callable[[str, int], dict[str, Any]]):
-        self._rows, self._terms, self._done = rows, terms, {}
-
-    def __getitem__(self, memory_id: str) -> dict[str, Any]:
-        done = self._done.get(memory_id)
-        if done is None:
-            done = self._done[memory_id] = self._terms(memory_id, self._rows[memory_id])
-        return done
-
-    def __contains__(self, memory_id: object) -> bool:
-        return memory_id in self._rows
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
 
 def _encode(column: pa.ChunkedArray, code_of, dtype) -> np.ndarray:
     """A text column as integer codes (NULL is _NULL), looking up each distinct value once."""
@@ -394,16 +337,6 @@ def _mask_key(who: dict[str, Any], include_superseded: bool, filters: dict[str, 
 
     return (tuple(sorted((k, frozen(v)) for k, v in who.items())), include_superseded,
             tuple(sorted((k, frozen(v)) for k, v in (filters or {}).items())))
-
-
-def _micros(at: datetime) -> int:
-    return (at - _EPOCH) // _ONE_MICROSECOND
-
-
-def _epoch_seconds(micros: int) -> int:
-    """Whole seconds since 1970, rounded down (also before 1970): date_diff('second', a, b) counts the
-    second boundaries crossed, the difference of two of these."""
-    return micros // 1_000_000
 
 
 def _pc():

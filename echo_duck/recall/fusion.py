@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Mapping, Sequence
 
 from ..index.keyword_search import KeywordArm
+from .decay_terms import micros
 
 KEPT = "kept"
 COMMON_ONLY = "ranked last: only common keywords"
@@ -37,7 +38,6 @@ PRIOR_ROWS = 10.0
 PRIOR_MEAN = 0.1
 PRIOR_SD = 0.1
 FOLLOW_WEIGHT = 0.8
-_EPOCH = datetime(1970, 1, 1)
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered,
                  + (0.0 if z is None or vector_conf is None else VECTOR_WEIGHT * vector_conf * max(z, 0)))
     share = (row["at_us"] - at_min) / (at_max - at_min) if row["active"] and at_max > at_min else 0
     recency_boost = 1 + (0.0 if time.recency is None else float(time.recency)) * share
-    in_window = time.window is not None and _micros(time.window[0]) <= row["at_us"] < _micros(time.window[1])
+    in_window = time.window is not None and micros(time.window[0]) <= row["at_us"] < micros(time.window[1])
     time_boost = 1.0 + (TIME_WEIGHT if in_window else 0.0)
 
     # gate: labels; the gated are ranked after the kept
@@ -202,7 +202,7 @@ def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered,
     # score: relevance × boosts × (floor + (1 - floor) × effective importance) × archived weight × feedback weight
     floor = cfg["importance_floor"]
     decay_factor = floor + (1 - floor) * row["effective_importance"]
-    score = relevance * recency_boost * time_boost * decay_factor * row["tier_weight"] * row["feedback_weight"]
+    score = _score(relevance, recency_boost, time_boost, decay_factor, row["tier_weight"], row["feedback_weight"])
     return Fused(memory_id, bm25_rank, bm25_score, rarest_df_ratio, vec_rank, similarity, keyword_conf, vector_conf,
                  coverage, z, script_credit, None, relevance, recency_boost, time_boost, gate,
                  row["effective_importance"], row["tier_weight"], row["feedback_weight"], decay_factor, score)
@@ -233,13 +233,15 @@ def _followed(fused: list[Fused], rows: Mapping[str, dict[str, Any]]) -> list[Fu
             out.append(f)
             continue
         relevance = max(f.relevance, c)
-        score = relevance * f.recency_boost * f.time_boost * f.decay_factor * f.tier_weight * f.feedback_weight
+        score = _score(relevance, f.recency_boost, f.time_boost, f.decay_factor, f.tier_weight, f.feedback_weight)
         out.append(replace(f, session_credit=c, relevance=relevance, score=score))
     return out
 
 
-def _micros(at: datetime) -> int:
-    return (at - _EPOCH) // timedelta(microseconds=1)
+def _score(relevance: float, recency_boost: float, time_boost: float, decay_factor: float, tier_weight: float,
+           feedback_weight: float) -> float:
+    """recall_fused's score, its factors multiplied in the macro's order (so the two agree to the last bit)."""
+    return relevance * recency_boost * time_boost * decay_factor * tier_weight * feedback_weight
 
 
 def _floats(values) -> str:

@@ -1,0 +1,83 @@
+"""What ``recall_eligible`` (sql/queries/recall.sql) returns for one eligible candidate, from the in-process copy's
+columns (eligibility.py): effective_importance (sql/macros/20_ranking.sql), the archived and feedback weights, and
+what the time terms and session_credit read (active, at_us, owner, source session, created_us). The same libm
+calls on the same doubles, in the same order, so both agree to the last bit (tests/test_eligibility.py).
+
+Computed only for the candidates fusion reads (those that make an arm's pool), when first read (``EligibleRows``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any, Callable, Iterator, Sequence
+
+_EPOCH, _ONE_MICROSECOND = datetime(1970, 1, 1), timedelta(microseconds=1)
+
+
+def decay_terms(cols: Any, texts: Sequence[str], now: datetime, settings: dict[str, float],
+                reviews: dict[str, tuple[int, datetime]], *, active: int,
+                null: int) -> Callable[[str, int], dict[str, Any]]:
+    """The terms of one copy row, by (memory id, row). ``cols``: the copy's GrowingColumns, ``texts``: its text
+    codes' values (owner and session ids), ``active``: the status code of an active row, ``null``: the code of a
+    NULL text; ``reviews``: the recalls still queued (recall_log.py), counted as if written."""
+    # each column read once per recall, not once per candidate (a GrowingColumns attribute is a fresh view)
+    importance_of, exempt_of, touch_of, count_of = cols.importance, cols.exempt, cols.last_touch_us, cols.access_count
+    archival_of, unhelpful_of, status_of, at_of = cols.archival, cols.net_unhelpful, cols.status, cols.at_us
+    agent_of, session_of, created_of = cols.agent, cols.session, cols.created_us
+    now_s = epoch_seconds(micros(now))
+    base_days = max(float(settings["importance_decay_days"]), 1.0)
+    archived_weight = float(settings["archived_weight"])
+    kept_share = 1 - float(settings["unhelpful_penalty"])
+
+    def terms(memory_id: str, row: int) -> dict[str, Any]:
+        importance = float(importance_of[row])
+        queued, at = reviews.get(memory_id, (0, None))
+        if exempt_of[row]:
+            effective = importance
+        else:
+            touched = epoch_seconds(micros(at) if at is not None else int(touch_of[row]))
+            days = max(now_s - touched, 0) / 86400.0
+            count = int(count_of[row])
+            effective = importance * math.pow(0.5, days / (base_days * (1 + math.log2(1 + count + queued))))
+        session = session_of[row]
+        return {"memory_id": memory_id, "effective_importance": effective,
+                "tier_weight": archived_weight if archival_of[row] else 1.0,
+                "feedback_weight": math.pow(kept_share, max(int(unhelpful_of[row]), 0)),
+                "active": bool(status_of[row] == active), "at_us": int(at_of[row]),
+                "agent": texts[agent_of[row]], "session": None if session == null else texts[session],
+                "created_us": int(created_of[row])}
+    return terms
+
+
+class EligibleRows(Mapping):
+    """Eligible candidate id -> its recall_eligible row; the decay terms are computed when first read."""
+
+    def __init__(self, rows: dict[str, int], terms: Callable[[str, int], dict[str, Any]]):
+        self._rows, self._terms, self._done = rows, terms, {}
+
+    def __getitem__(self, memory_id: str) -> dict[str, Any]:
+        done = self._done.get(memory_id)
+        if done is None:
+            done = self._done[memory_id] = self._terms(memory_id, self._rows[memory_id])
+        return done
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+def micros(at: datetime) -> int:
+    return (at - _EPOCH) // _ONE_MICROSECOND
+
+
+def epoch_seconds(micros: int) -> int:
+    """Whole seconds since 1970, rounded down (also before 1970): date_diff('second', a, b) counts the
+    second boundaries crossed, the difference of two of these."""
+    return micros // 1_000_000
