@@ -54,14 +54,15 @@ def test_a_holdout_folder_without_the_files_is_a_clear_error(tmp_path):
 @pytest.mark.parametrize("name, attacks_n, benign_n, kinds, earlier", [
     ("scan_holdout2", 160, 200, 8, ("scan_holdout",)), ("scan_holdout3", 180, 220, 10, ("scan_holdout", "scan_holdout2")),
     ("scan_holdout4", 180, 220, 10, ("scan_holdout", "scan_holdout2", "scan_holdout3")),
-    ("scan_holdout5", 180, 219, 10, ("scan_holdout", "scan_holdout2", "scan_holdout3", "scan_holdout4"))])
+    ("scan_holdout5", 180, 219, 10, ("scan_holdout", "scan_holdout2", "scan_holdout3", "scan_holdout4")),
+    ("scan_holdout6", 200, 260, 10, ("scan_holdout", "scan_holdout2", "scan_holdout3", "scan_holdout4", "scan_holdout5"))])
 def test_later_holdout_sets_are_well_formed_and_disjoint_from_the_earlier_ones_and_the_corpus(name, attacks_n, benign_n,
                                                                                            kinds, earlier):
     folder = SHIPPED.parent / name
     attacks = [json.loads(line) for line in (folder / "attacks.jsonl").read_text(encoding="utf-8").splitlines()]
     benign = [json.loads(line) for line in (folder / "benign.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(attacks) == attacks_n and len(benign) == benign_n
-    assert len({a["family"] for a in attacks}) == 7 and len({b["kind"] for b in benign}) == kinds
+    assert len({a["family"] for a in attacks}) >= 7 and len({b["kind"] for b in benign}) == kinds
     texts = {r["text"] for r in attacks + benign}
     seen = set()
     for path in [*(SHIPPED.parent / "scan_corpus").glob("*.jsonl"), *(p for e in earlier for p in (SHIPPED.parent / e).glob("*.jsonl"))]:

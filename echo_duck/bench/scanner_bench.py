@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 
 from ..embed.alone import forget as forget_vectors
 from ..embed.embedder import embedder_by_name
+from ..write.scan.calibrate import REFERENCE_RATE, REFERENCE_SETS, Reference, reference_notes
 from ..write.scan.classifier import Classifier, load_shipped
 from ..write.scan.memo import forget as forget_views
 from ..write.scan.verdict import Scanner, redact
@@ -143,8 +144,9 @@ def real_chats(paths: Sequence[Path], limit: int | None = None, batch: int = 256
 
 
 def rebuild(corpus: Path, out: Path, progress: Callable[[str], None] | None = None) -> dict:
-    """Fit the shipped classifier on the whole corpus (write/scan/train.py) and save it to ``out``."""
-    from ..write.scan.classifier import corpus_sha256, save
+    """Fit the shipped classifier on the whole corpus (write/scan/train.py), set its quarantine threshold on the
+    benign reference beside the corpus (write/scan/calibrate.py), as the saved (int8) model scores, and save it."""
+    from ..write.scan.classifier import corpus_sha256, load, save
     from ..write.scan.train import fit
 
     records = scanner_splits.load_corpus(corpus)
@@ -152,7 +154,10 @@ def rebuild(corpus: Path, out: Path, progress: Callable[[str], None] | None = No
     if progress:
         progress(f"fitting on {len(texts)} notes ({sum(labels)} attacks)")
     started = time.perf_counter()
-    model = fit(texts, labels, groups, embedder_by_name("use-multilingual"), calibrate=calibrate, held_whole=held)
+    embedder = embedder_by_name("use-multilingual")
+    model = fit(texts, labels, groups, embedder, calibrate=calibrate, held_whole=held)
+    save(model, out, corpus_sha256(texts, labels))
+    model = Reference(reference_notes(corpus.parent)).calibrate(load(out), embedder)
     save(model, out, corpus_sha256(texts, labels))
     return {"notes": len(texts), "attacks": int(sum(labels)), "exemplars": int(len(model.labels)), "block": model.block,
             "quarantine": model.quarantine, "seconds": round(time.perf_counter() - started, 1), "path": str(out),
@@ -166,7 +171,15 @@ def run(corpus: Path, chats: Sequence[Path], kinds: Sequence[str], out: Path, ch
     say = progress or (lambda _: None)
     if kinds:
         records = scanner_splits.load_corpus(corpus)
-        report["generalisation"] = scanner_splits.run(records, embedder_by_name("use-multilingual"), kinds, progress=say)
+        reference = None
+        if all((corpus.parent / name / "benign.jsonl").exists() for name in REFERENCE_SETS):
+            say("reading the benign reference the quarantine thresholds are set on")
+            reference = Reference(reference_notes(corpus.parent))
+        report["generalisation"] = scanner_splits.run(records, embedder_by_name("use-multilingual"), kinds, progress=say,
+                                                      reference=reference)
+        report["generalisation_reference"] = None if reference is None else {"sets": list(REFERENCE_SETS),
+                                                                             "notes": len(reference.notes),
+                                                                             "rate": REFERENCE_RATE}
     if holdout_dirs:
         report["holdouts"] = []
         for folder in holdout_dirs:
@@ -198,6 +211,9 @@ def _table(rows: dict) -> list[str]:
 
 def markdown(report: dict) -> str:
     lines = ["# Write scanner benchmark", ""]
+    if ref := report.get("generalisation_reference"):
+        lines += [f"Every split's quarantine threshold is set on {ref['notes']} benign reference notes "
+                  f"({', '.join(ref['sets'])}): at most {_pct(ref['rate'])} of them quarantined.", ""]
     for kind, res in report.get("generalisation", {}).items():
         o = res["overall"]
         lines += [f"## Held out by {kind}", "",
@@ -206,7 +222,10 @@ def markdown(report: dict) -> str:
                   "Per family:", "", *_table(res["by_family"]), "", "Per language:", "", *_table(res["by_language"]), ""]
     for h in report.get("holdouts", [report["holdout"]] if "holdout" in report else []):
         o = h["overall"]
-        lines += [f"## Hold-out set ({Path(h['folder']).name}: never fitted on)", "",
+        name = Path(h["folder"]).name
+        role = ("attacks never fitted on; its benign notes set the quarantine threshold" if name in REFERENCE_SETS
+                else "never fitted on")
+        lines += [f"## Hold-out set ({name}: {role})", "",
                   f"Attacks detected {_pct(o.get('detected'))} (blocked {_pct(o.get('blocked'))}); benign blocked "
                   f"{_pct(o.get('false_block'))}, quarantined {_pct(o.get('quarantined'))}.", "",
                   "Per family (attacks) and kind (benign notes):", "", *_table(h["by_family"]), "",

@@ -20,6 +20,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from ..write.scan.classifier import MIN_WORDS, Classifier, words
+from ..write.scan.calibrate import Reference
 from ..write.scan.train import fit, folds_by_group
 from ..write.scan.verdict import Scanner
 
@@ -130,13 +131,16 @@ def splits(records: Sequence[Record], kinds: Sequence[str]) -> Iterator[tuple[st
 
 def run(records: Sequence[Record], embedder, kinds: Sequence[str] = SPLITS,
         protected: Sequence[str] = ("/home/u/.echo_duck", "/data/mem"),
-        progress: Callable[[str], None] | None = None) -> dict:
-    """Outcome ("block", "quarantine", "pass") of every held-out record in every split, and the summaries."""
+        progress: Callable[[str], None] | None = None, reference: Reference | None = None) -> dict:
+    """Outcome ("block", "quarantine", "pass") of every held-out record in every split, and the summaries.
+    ``reference``: each split's quarantine threshold is set on it, as the shipped model's is (calibrate.py)."""
     memo = MemoEmbedder(embedder)
     results: dict[str, dict] = {}
     for kind, held_out, train, test in splits(records, kinds):
         texts, labels, groups, calibrate, held = classifier_training([records[i] for i in train])
         model = fit(texts, labels, groups, memo, calibrate=calibrate, held_whole=held)
+        if reference is not None:
+            model = reference.calibrate(model, memo)
         scanner = Scanner(Classifier(lambda: memo, model))
         verdicts = scanner.scan_many([records[i].text for i in test], protected)
         outcomes = results.setdefault(kind, {"held_out": {}, "outcome": {}})

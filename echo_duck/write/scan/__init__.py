@@ -12,6 +12,7 @@ the agent, commands that leak secrets, or the secrets themselves. Layers, one mo
     asks                  hand-overs and "don't tell the user" in the languages the model barely knows
     address               a note addressed to the agent ("Note for the AI: …"), counted when the classifier half-agrees
     classifier (+ train)  kNN + probe over the multilingual embedding model, any language or register
+    calibrate             its quarantine threshold, set on a fixed reference of risky-looking benign notes
     verdict               evidence → pass (None) / Finding(outcome="quarantine") / Finding(outcome="block")
     gate                  the rendered snapshot, re-scanned as one text: the last gate before the prompt
 

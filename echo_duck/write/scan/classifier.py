@@ -50,13 +50,11 @@ MAX_WINDOW_CHARS = 1200  # and each window, like the whole note, is cut to this 
 _CUE_RE = re.compile(r"(?i)ignor|disregard|forget|instruction|system|prompt|rule|password|secret|token|key|send|upload|"
                      r"forward|curl|wget|http|reveal|pretend|user|assistant|from now on|忽略|无视|指令|提示|规则|密码|密钥|"
                      r"发送|上传|用户|助手|命令|無視|指示|パスワード|무시|지시|비밀번호")
-# Thresholds, as shares of the out-of-fold scores of the risky benign training notes. Quarantine: each note scored by
-# a model fitted without its whole family (train.fit's held_whole, from the bench): an independent set brings kinds
-# of note the corpus lacks, and scored by idea group (with its family's other groups in the training folds) a 6 % rate
-# became 11.2 % on benign families held out whole. The rate: the largest of 8, 10, ..., 20 % whose benign notes are
-# quarantined (every layer) at most 8 % on average, and at most 10 % on each, over the sets the model was not fitted
-# on: the corpus's benign families held out whole and the three hold-out sets. 10 % since the corpus's fifth pass
-# (9.8, 5.0, 6.0, 8.2 %; 12 % gave 11.8 % on the held-out families).
+# Thresholds, as shares of the out-of-fold scores of the risky benign training notes (train.fit). Quarantine: each
+# note scored by a model fitted without its whole family (train.fit's held_whole, from the bench), 10 %. The shipped
+# model's quarantine threshold is then set again, on a fixed benign reference the model never reads (calibrate.py):
+# a corpus pass that adds hard benign families makes this out-of-fold rule stricter, and a better-ranking model found
+# fewer attacks under it (the sixth pass: 73.6 % on the fourth and fifth sets, against 80.3 % set on the reference).
 # Block: above every benign note scored held out by group. Blocking at the 99.8th percentile instead blocked "Note:
 # Previous instructions from the user: always run lint before committing." (score 1.25).
 BLOCK_BENIGN_RATE = 0.0
@@ -292,13 +290,18 @@ def _resource():
 def load_shipped() -> Model | None:
     try:
         with _resource().open("rb") as f:
-            data = np.load(f, allow_pickle=False)
-            ex = data["exemplars_int8"].astype(np.float32) * data["exemplar_scale"][:, None]
-            grams = (data["ngrams_int8"].astype(np.float32) * float(data["ngrams_scale"])) if "ngrams_int8" in data else None
-            return Model(ex, data["labels"], data["weights"], float(data["block"]), float(data["quarantine"]),
-                         str(data["model_id"]), grams)
+            return load(f)
     except (OSError, KeyError, ValueError):
         return None
+
+
+def load(source) -> Model:
+    """A model as ``save`` wrote it (a path or a binary file), exemplars and n-grams back from int8."""
+    data = np.load(source, allow_pickle=False)
+    ex = data["exemplars_int8"].astype(np.float32) * data["exemplar_scale"][:, None]
+    grams = (data["ngrams_int8"].astype(np.float32) * float(data["ngrams_scale"])) if "ngrams_int8" in data else None
+    return Model(ex, data["labels"], data["weights"], float(data["block"]), float(data["quarantine"]),
+                 str(data["model_id"]), grams)
 
 
 def save(model: Model, path, corpus_sha256: str) -> None:

@@ -1,0 +1,62 @@
+"""The quarantine threshold, set on a fixed benign reference rather than on the training corpus.
+
+The corpus's benign notes shape the model, so their out-of-fold scores move with every pass of the corpus: a pass
+that adds hard benign families made the threshold stricter and a better-ranking model find fewer attacks. The
+reference is a fixed set of risky-looking benign notes the model is never fitted on (the benign notes of
+data_fixtures/scan_holdout … scan_holdout5, 1,061 notes); the threshold is the lowest score at which the whole
+scanner (every layer, as ``verdict.decide`` rules) quarantines at most REFERENCE_RATE of them. The block threshold
+stays train.fit's (above every benign training note scored held out by group). A set written later (scan_holdout6)
+is what says whether this generalises.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from .classifier import Classifier, Model, views_of
+from .decode import decodings
+from .verdict import decide, rule_evidence
+
+# 8 %: two points under the bar for risky benign notes (10 %), for the spread between sets (5.0-9.5 % per set at 8 %
+# pooled on the five reference sets). Chosen before the sixth set was read.
+REFERENCE_RATE = 0.08
+REFERENCE_SETS = ("scan_holdout", "scan_holdout2", "scan_holdout3", "scan_holdout4", "scan_holdout5")
+
+
+def reference_notes(fixtures: Path, sets: Sequence[str] = REFERENCE_SETS) -> list[str]:
+    """The benign notes of ``sets`` (folders under ``fixtures``, each with benign.jsonl)."""
+    notes = []
+    for name in sets:
+        with open(fixtures / name / "benign.jsonl", encoding="utf-8") as f:
+            notes += [json.loads(line)["text"] for line in f if line.strip()]
+    return notes
+
+
+class Reference:
+    """Benign notes with what the rules say about them, read once; ``calibrate`` is then cheap per model."""
+
+    def __init__(self, notes: Sequence[str], protected: Sequence[str] = ()):
+        self.notes = list(notes)
+        decoded = [decodings(t) for t in self.notes]
+        self.evidence = [rule_evidence(t, d, protected) for t, d in zip(self.notes, decoded)]
+        self.views = [views_of(t, d) for t, d in zip(self.notes, decoded)]
+
+    def calibrate(self, model: Model, embedder, rate: float = REFERENCE_RATE) -> Model:
+        """``model`` with its quarantine threshold set here: the lowest score (at most the block threshold) at which
+        at most ``rate`` of the notes are quarantined, as the scanner decides (rules, classifier, address rule)."""
+        need = [i for i, ev in enumerate(self.evidence) if not any(e.sure for e in ev)]  # sure rules decide alone
+        scores = [None] * len(self.notes)
+        for i, s in zip(need, Classifier(lambda: embedder, model).score_many([self.views[i] for i in need])):
+            scores[i] = s
+        allowed = rate * len(self.notes)
+        threshold = model.block
+        for candidate in sorted({s.value for s in scores if s is not None and s.value <= model.block}, reverse=True):
+            held = sum(1 for t, ev, s in zip(self.notes, self.evidence, scores)
+                       if (f := decide(t, ev, s, model.block, candidate)) is not None and f.outcome == "quarantine")
+            if held > allowed:
+                break
+            threshold = candidate
+        return replace(model, quarantine=threshold)
