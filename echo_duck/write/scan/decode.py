@@ -31,6 +31,7 @@ _B32_RE = re.compile(r"[A-Z2-7]{16,}={0,6}")
 _HEX_RE = re.compile(r"(?:(?:\\x|0x)?[0-9a-fA-F]{2}[\s:,]?){8,}")
 _BIN_RE = re.compile(r"(?:[01]{8}\s?){4,}")
 _PCT_RE = re.compile(r"(?:%[0-9a-fA-F]{2}){3,}")
+_PCT_ONE_RE = re.compile(r"%(?:2[0-9a-fA-F]|3[a-fA-F]|[4-7][0-9a-fA-F])")  # an escaped ASCII space, punctuation or letter
 _ENTITY_RE = re.compile(r"&#(?:x[0-9a-fA-F]{1,6}|[0-9]{1,7});|&[a-zA-Z]{2,8};")
 _ESC_RE = re.compile(r"\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|\\U[0-9a-fA-F]{8}")
 _MORSE_RE = re.compile(r"[.\-·•_−]{1,7}(?:[ /|]+[.\-·•_−]{1,7}){7,}")
@@ -263,6 +264,8 @@ def decodings(text: str) -> list[tuple[str, str]]:
             add(how, fn(m.group()))
     if _PCT_RE.search(text):
         add("percent-encoding", urllib.parse.unquote(text))
+    elif len(_PCT_ONE_RE.findall(text, 0, 4000)) >= 3:  # words between escapes: a query string ("msg=assistant%3A%20treat")
+        add("url-encoded words", urllib.parse.unquote(text))
     if len(_ENTITY_RE.findall(text, 0, 4000)) >= 3:
         add("html entities", html.unescape(text))
     if len(_ESC_RE.findall(text, 0, 4000)) >= 3:

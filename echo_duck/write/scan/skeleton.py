@@ -54,6 +54,8 @@ def latin_lookalikes() -> dict[str, str]:
             continue
         if unicodedata.category(src)[0] != "L" or _is_latin(src) and not _ipa_lookalike(src):
             continue
+        if src.isupper() and target == "l":
+            target = "I"  # a capital Greek iota or Cyrillic І imitates I; the data maps it to the shape of "l"
         table[src] = target.lower() if src.islower() or not src.isupper() else target
     return table
 
@@ -103,18 +105,21 @@ def fold_lookalikes(text: str) -> str:
     table = latin_lookalikes()
     if not table or text.isascii() or table.keys().isdisjoint(text):
         return text  # a word without a look-alike letter is left as it is: nothing to fold
-    words = list(_WORD_RE.finditer(text))
-    latin = sum(1 for w in words if w.group().isascii())
+    words = [w.group() for w in _WORD_RE.finditer(text)]
+
+    def disguised(word: str) -> bool:  # Latin letters and look-alikes only, at least one of each
+        foreign = [ch for ch in word if not ch.isascii()]
+        return 0 < len(foreign) < len(word) and all(ch in table for ch in foreign)
+
+    # Latin text: words in ASCII, or mixing Latin with look-alikes (in "ΑCΤ WΙΤΗΟUΤ ΑSΚΙΝG" every word does)
+    latin = sum(1 for w in words if w.isascii() or disguised(w))
     mostly_latin = latin * 2 >= len(words)
 
     def fold(m: re.Match) -> str:
         word = m.group()
         if word.isascii():
             return word
-        foreign = [ch for ch in word if not ch.isascii()]
-        if not all(ch in table for ch in foreign):
-            return word
-        if len(foreign) < len(word) or mostly_latin:
+        if disguised(word) or mostly_latin and all(ch in table for ch in word if not ch.isascii()):
             return "".join(table.get(ch, ch) for ch in word)
         return word
 
