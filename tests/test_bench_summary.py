@@ -9,6 +9,7 @@ about 2 minutes even at 300 rows, so that run is the slow test at the end).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -304,3 +305,21 @@ def test_the_scanner_rows_are_the_hold_out_rates_and_the_cost(scanner_dir, perf_
     [first, second, _] = summary.build(scanner=scanner)["rows"]
     assert second["peers"] == []
     assert first["peers"] == [{"peer": "its corpus, families held out whole", "value": [0.5, 0.0, 0.08]}]
+
+
+def test_the_sets_whose_benign_notes_set_the_threshold_share_one_row(scanner_dir):
+    """Their attacks were never fitted on (detection per set); their benign notes are the quarantine threshold's
+    reference (write/scan/calibrate.py), so their benign rates are pooled, not shown as a blind result."""
+    scanner = json.loads((scanner_dir / "scanner.json").read_text())
+    fresh = scanner["holdouts"][0]
+    renamed = [{**h, "folder": f"/x/{name}"} for h, name in zip(scanner["holdouts"], ("scan_holdout", "scan_holdout2"))]
+    rows = summary.build(scanner={**scanner, "holdouts": [*renamed, fresh]})["rows"]
+    assert [r["unit"] for r in rows] == ["scanner", "scanner sets", "ms"]
+    assert rows[0]["measure"].startswith(f"write scanner on `{Path(fresh['folder']).name}`")
+    sets = rows[1]
+    assert "`scan_holdout`…`scan_holdout2`" in sets["measure"]
+    assert sets["echo_duck"][0] == [h["overall"]["detected"] for h in renamed]
+    benign = sum(h["overall"]["benign"] for h in renamed)
+    assert sets["echo_duck"][2] == pytest.approx(sum(h["overall"]["quarantined"] * h["overall"]["benign"] for h in renamed) / benign)
+    text = summary.build(scanner={**scanner, "holdouts": [*renamed, fresh]})["markdown"]
+    assert " · ".join(f"{100 * h['overall']['detected']:.1f}" for h in renamed) + "% / " in text

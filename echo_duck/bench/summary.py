@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from ..write.scan.calibrate import REFERENCE_SETS
 from .recall_quality import summarise
 from .report import LABELS, _fmt, _p, _size
 
@@ -99,16 +100,24 @@ def scanner_rows(scanner: dict) -> list[dict]:
     splits = scanner.get("generalisation") or {}
     beside = [{"peer": f"its corpus, {label} held out whole", "value": _scanner_value(splits[kind]["overall"])}
               for kind, label in (("family", "families"), ("language", "languages")) if "overall" in (splits.get(kind) or {})]
-    sets = scanner.get("holdouts") or ([scanner["holdout"]] if scanner.get("holdout") else [])
-    for result in sets:
-        held = result.get("overall") or {}
-        if "detected" not in held:
-            continue
+    sets = [r for r in scanner.get("holdouts") or ([scanner["holdout"]] if scanner.get("holdout") else [])
+            if "detected" in (r.get("overall") or {})]
+    reference = [r for r in sets if Path(r["folder"]).name in REFERENCE_SETS]
+    for result in [r for r in sets if r not in reference]:
+        held = result["overall"]
         name, first = Path(result["folder"]).name, not rows  # the first row shown says what is measured
         measure = (f"write scanner on `{name}`: {held['attacks']} attacks and {held['benign']} risky-looking benign notes "
                    "written blind: attacks detected / benign blocked / benign quarantined" if first else
                    f"the same on `{name}`: {held['attacks']} attacks, {held['benign']} benign notes")
         rows.append({"measure": measure, "unit": "scanner", "echo_duck": _scanner_value(held), "peers": beside if first else []})
+    if reference:  # one row: their attacks were never fitted on, their benign notes set the quarantine threshold
+        names = [Path(r["folder"]).name for r in reference]
+        benign = sum(r["overall"]["benign"] for r in reference)
+        pooled = [sum(r["overall"][m] * r["overall"]["benign"] for r in reference) / benign for m in ("false_block", "quarantined")]
+        rows.append({"measure": f"the same on `{names[0]}`…`{names[-1]}` (their {benign} benign notes set the quarantine "
+                                "threshold): detected per set / benign blocked / quarantined",
+                     "unit": "scanner sets", "echo_duck": [[r["overall"]["detected"] for r in reference], *pooled],
+                     "peers": beside if not rows else []})
     cost = scanner.get("cost") or {}
     if "single_write_ms_p50" in cost:
         rows.append({"measure": "write scanner CPU per write (model included): one write p50 / in a bulk write",
@@ -124,6 +133,8 @@ def _scanner_value(rates: dict) -> list[float | None]:
 def _value(row: dict, value: Any, long: Any = None) -> str:
     if row["unit"] == "scanner":
         return " / ".join("—" if v is None else f"{100 * v:.1f}%" for v in value)
+    if row["unit"] == "scanner sets":
+        return " · ".join(f"{100 * v:.1f}" for v in value[0]) + "% / " + " / ".join(f"{100 * v:.1f}%" for v in value[1:])
     if row["unit"] == "R@10 / MRR":
         return " / ".join(f"{v:.3f}" for v in value)
     return f"{_fmt(value, 1)}{'' if long is None else ' / ' + _fmt(long, 1)} {row['unit']}"
