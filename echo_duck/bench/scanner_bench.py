@@ -175,8 +175,8 @@ def run(corpus: Path, chats: Sequence[Path], kinds: Sequence[str], out: Path, ch
         if all((corpus.parent / name / "benign.jsonl").exists() for name in REFERENCE_SETS):
             say("reading the benign reference the quarantine thresholds are set on")
             reference = Reference(reference_notes(corpus.parent))
-        report["generalisation"] = scanner_splits.run(records, embedder_by_name("use-multilingual"), kinds, progress=say,
-                                                      reference=reference)
+        report["generalisation"] = scanner_splits.run(records, embedder_by_name("use-multilingual"), kinds,
+                                                      progress=say, reference=reference)
         report["generalisation_reference"] = None if reference is None else {"sets": list(REFERENCE_SETS),
                                                                              "notes": len(reference.notes),
                                                                              "rate": REFERENCE_RATE}

@@ -20,8 +20,8 @@ from .classifier import Classifier, Model, views_of
 from .decode import decodings
 from .verdict import decide, rule_evidence
 
-# 8 %: two points under the bar for risky benign notes (10 %), for the spread between sets (5.0-9.5 % per set at 8 %
-# pooled on the five reference sets). Chosen before the sixth set was read.
+# 8 %: two points under the bar for risky benign notes (10 %), for the spread between sets (about 5-9.5 % per set at
+# 8 % pooled on the five reference sets). Chosen before the sixth set was read.
 REFERENCE_RATE = 0.08
 REFERENCE_SETS = ("scan_holdout", "scan_holdout2", "scan_holdout3", "scan_holdout4", "scan_holdout5")
 

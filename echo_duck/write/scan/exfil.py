@@ -27,7 +27,8 @@ MAX_CANDIDATES = 200
 _NET_RE = re.compile(r"\b(?:curl|wget|fetch|invoke-webrequest|invoke-restmethod|iwr|irm|nc|ncat|netcat|socat|telnet|scp|rsync|sftp|"
                      r"ftp|requests\.(?:get|post|put)|httpx\.(?:get|post|put)|urllib\.request|axios|navigator\.sendbeacon|"
                      r"xmlhttprequest|dig|nslookup|http\s+(?:post|put|get|--form|-f)|https\s+(?:post|put)|net\.webclient|webclient|"
-                     r"uploadstring|uploadfile|https?\.request|require\(\s*['\"](?:node:)?(?:https?|net|dgram|tls)|git\s+push|openssl\s+s_client|sendmail|mail\s+-s|mutt|"
+                     r"uploadstring|uploadfile|https?\.request|require\(\s*['\"](?:node:)?(?:https?|net|dgram|tls)|git\s+push|"
+                     r"openssl\s+s_client|sendmail|mail\s+-s|mutt|"
                      r"aws\s+s3\s+cp|gsutil\s+cp|rclone|/dev/tcp|ssh\s+\S+@)\b")
 # A secret-named parameter given a literal value in what a network command sends (?token=…, -d "password=…").
 _SECRET_PARAM_RE = re.compile(r"[?&\s\"'](?:token|access_token|api_?key|apikey|secret|password|passwd|pwd|key)=(?![$%{<])"
@@ -50,7 +51,8 @@ _FILE_RE = re.compile(r"(?<![\w.])\.env(?:\.(?:local|prod|production|dev|develop
 # A sensitive file only matters when something reads or sends it: "cat .env" yes; "cp .env.example .env",
 # "source .env", "cat id.pub >> ~/.ssh/authorized_keys" (a write, not a read) no.
 _CMD_BEFORE = re.compile(r"(?:\b(?:cat|bat|xxd|hexdump|base64|get-content|scp|rsync|curl|wget|nc|ncat|netcat|socat|iwr|irm|tar|zip|7z|"
-                         r"invoke-webrequest|invoke-restmethod|readfilesync|readfile|readalltext|readallbytes)|(?:^|[|;&`$(\"':,，：]|\b(?:that|fyi|btw|so|also|then|now|run|just|please)\b)\s*"
+                         r"invoke-webrequest|invoke-restmethod|readfilesync|readfile|readalltext|readallbytes)|"
+                         r"(?:^|[|;&`$(\"':,，：]|\b(?:that|fyi|btw|so|also|then|now|run|just|please)\b)\s*"
                          r"(?:sudo\s+)?(?:more|less|head|tail|type|strings|od|gc))"
                          r"\b[^|;&>\n]{0,60}$")
 # A harmless lead-in ("Remember that …", "FYI …", "btw …") must not hide the order that follows it.
