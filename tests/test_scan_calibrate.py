@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from echo_duck.errors import InvalidInput
 from echo_duck.write.scan.calibrate import REFERENCE_RATE, Reference, reference_notes
 from echo_duck.write.scan.classifier import Classifier, load_shipped
 from echo_duck.write.scan.train import fit
@@ -71,6 +72,11 @@ def test_notes_only_the_rules_hold_count_against_the_rate():
     found = Scanner(Classifier(lambda: embedder, calibrated)).scan_many(notes)
     assert [f is not None and f.outcome for f in found[:2]] == ["quarantine", "quarantine"]
     assert all(f is None for f in found[2:])
+
+
+def test_a_missing_reference_set_is_a_clear_error(tmp_path):
+    with pytest.raises(InvalidInput, match="scan_holdout2"):
+        reference_notes(tmp_path, ("scan_holdout2",))
 
 
 def test_the_reference_is_the_benign_notes_of_the_first_five_holdout_sets():

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from ...errors import InvalidInput
 from .classifier import Classifier, Model, views_of
 from .decode import decodings
 from .verdict import decide, rule_evidence
@@ -30,7 +31,11 @@ def reference_notes(fixtures: Path, sets: Sequence[str] = REFERENCE_SETS) -> lis
     """The benign notes of ``sets`` (folders under ``fixtures``, each with benign.jsonl)."""
     notes = []
     for name in sets:
-        with open(fixtures / name / "benign.jsonl", encoding="utf-8") as f:
+        path = fixtures / name / "benign.jsonl"
+        if not path.is_file():
+            raise InvalidInput(f"the scanner's benign reference is missing: {path} (the quarantine threshold is set on "
+                               f"{', '.join(sets)} beside the corpus)")
+        with open(path, encoding="utf-8") as f:
             notes += [json.loads(line)["text"] for line in f if line.strip()]
     return notes
 
