@@ -86,8 +86,8 @@ def cost() -> dict:
     batch_s = _time(lambda: full.scan_many(batch))
     long = {}
     for name, text in long_inputs().items():
-        long[name] = {"rules_ms": round(_time(lambda: rules.scan(text)) * 1000, 1),
-                      "full_ms": round(_time(lambda: full.scan(text)) * 1000, 1)}
+        long[name] = {"rules_ms": round(_time(lambda: rules.scan(text), 3) * 1000, 1),  # best of 3: a busy host's noise
+                      "full_ms": round(_time(lambda: full.scan(text), 3) * 1000, 1)}
     return {
         "exemplars": int(len(model.labels)) if model else 0,
         "exemplar_matrix_mb": round(model.exemplars.nbytes / 2**20, 1) if model else 0,

@@ -30,6 +30,7 @@ from ...embed.alone import embed_each, embed_soon
 from ...embed.embedder import MODEL_INSTALL_HINT, default_embedder
 from ...index.matvec import matvec  # float32 products on the calling thread (OpenBLAS's helper thread spins)
 from .decode import decodings
+from .leading import leading
 from .ngrams import scores as ngram_scores
 from .memo import per_text
 from .normalise import cosmetic, view
@@ -50,6 +51,9 @@ MAX_WINDOW_CHARS = 1200  # and each window, like the whole note, is cut to this 
 _CUE_RE = re.compile(r"(?i)ignor|disregard|forget|instruction|system|prompt|rule|password|secret|token|key|send|upload|"
                      r"forward|curl|wget|http|reveal|pretend|user|assistant|from now on|忽略|无视|指令|提示|规则|密码|密钥|"
                      r"发送|上传|用户|助手|命令|無視|指示|パスワード|무시|지시|비밀번호")
+# Read in lower case (a case-insensitive pattern costs three times as much on 100,000 characters), tried only where a
+# cue word can start (leading.py).
+_CUE_RE = leading(re.compile(_CUE_RE.pattern.removeprefix("(?i)")))
 # Thresholds, as shares of the out-of-fold scores of the risky benign training notes (train.fit). Quarantine: each
 # note scored by a model fitted without its whole family (train.fit's held_whole, from the bench), 10 %. The shipped
 # model's quarantine threshold is then set again, on a fixed benign reference the model never reads (calibrate.py):
@@ -158,9 +162,14 @@ def views_of(text: str, decoded: Sequence[tuple[str, str]] | None = None) -> Vie
 
 def chunks(text: str) -> list[str]:
     """Sentences of ``text`` (as viewed), when there are at least MIN_CHUNKS; long notes in at most MAX_CHUNKS windows."""
+    return list(_chunks(text))
+
+
+@per_text  # a scan that starts the model early (Scanner._start) reads them twice
+def _chunks(text: str) -> tuple[str, ...]:
     parts = [p for p in _SENTENCE_RE.split(text) if p and len(p.strip()) >= 8]
     if len(parts) < MIN_CHUNKS:
-        return []
+        return ()
     windows, current = [], ""
     for p in parts:  # sentences, merged into windows of up to MAX_WINDOW_CHARS
         if current and len(current) + len(p) > MAX_WINDOW_CHARS:
@@ -171,10 +180,10 @@ def chunks(text: str) -> list[str]:
     if len(parts) <= MAX_CHUNKS:
         windows = parts  # a short note: every sentence on its own
     elif len(windows) > MAX_CHUNKS:  # first, last, and the windows with the most cue words
-        ranked = sorted(range(1, len(windows) - 1), key=lambda i: -len(_CUE_RE.findall(windows[i])))
+        ranked = sorted(range(1, len(windows) - 1), key=lambda i: -len(_CUE_RE.findall(windows[i].lower())))
         keep = sorted({0, len(windows) - 1, *ranked[:MAX_CHUNKS - 2]})
         windows = [windows[i] for i in keep]
-    return [v[:MAX_WINDOW_CHARS] for w in windows if len(v := view(w)) >= 8]
+    return tuple(v[:MAX_WINDOW_CHARS] for w in windows if len(v := view(w)) >= 8)
 
 
 def embed_alone(embedder, texts: Sequence[str]) -> np.ndarray:

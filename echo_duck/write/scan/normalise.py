@@ -33,6 +33,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_SPACED_RE = re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}])")
 _SENTENCE_RE = re.compile(r"[.!?;。！？；]+(?=\s|$)|[\r\n]+")
 _NON_WORD_RE = re.compile(r"(?:[^\w|]|_)+")
+_DIGIT_RE = re.compile(r"\d")
 _LEET_RE = re.compile(r"\b(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]+\b")
 _LEET = str.maketrans("013457", "oieast")
 
@@ -91,7 +92,8 @@ def fold(text: str) -> str:
 def words(folded: str) -> str:
     """Lower-case words separated by single spaces, with '|' at sentence ends; leetspeak digits as letters."""
     s = _NON_WORD_RE.sub(" ", _SENTENCE_RE.sub(" | ", folded))
-    s = _LEET_RE.sub(lambda m: m.group().translate(_LEET), s)
+    if _DIGIT_RE.search(s):  # a leetspeak word holds a digit
+        s = _LEET_RE.sub(lambda m: m.group().translate(_LEET), s)
     return " ".join(s.split())
 
 

@@ -125,15 +125,19 @@ _EN_GLUED = re.compile(
     r"(?:donot|dont|never)(?:ever)?tell(?:the|your)user(?!s?to)|systempromptoverride|reveal(?:your|the)systemprompt|"
     r"youarenow(?:dan|jailbroken|unrestricted)|doanythingnow")
 # Punctuation matters here, so these read the folded text: "new system prompt:" vs "the new system prompt is in v2.md".
-_EN_MARKUP = _rx(
+_MARKUP_TAGGED = (  # each starts with a word or a sign it can be found by
     r"\b(?:new|updated|real|actual|true|secret|hidden)\s+system\s+(?:prompt|instructions?|message)\s*[:=]|新的?系统提示词?\s*[:=]",
     r"\b(?:real|actual|true|secret|hidden)\s+(?:instructions|prompt|directives)\s*[:=]",
     r"<\|im_start\|>\s*system|<\|start_header_id\|>\s*system|<<sys>>",
-    # at the start of a line, or after a lead-in ("Remember that SYSTEM: …", "FYI ### System: …", "记住：system: …")
-    r"(?:^|\n|[:：,，]|\b(?:that|fyi|btw|so|also|note|reminder|important|ps)\b)\s*(?:#{1,3}\s*)?[\[<(]?(?:system|sys|admin|developer)"
-    r"[\])>]?\s*:\s*(?:you\s|ignore|disregard|forget|from now on|"
-    r"new\s|override)",
 )
+# at the start of a line, or after a lead-in ("Remember that SYSTEM: …", "FYI ### System: …", "记住：system: …")
+_MARKUP_ROLE = (r"(?:^|\n|[:：,，]|\b(?:that|fyi|btw|so|also|note|reminder|important|ps)\b)\s*(?:#{1,3}\s*)?[\[<(]?"
+                r"(?:system|sys|admin|developer)[\])>]?\s*:\s*(?:you\s|ignore|disregard|forget|from now on|new\s|override)")
+_EN_MARKUP = _rx(*_MARKUP_TAGGED, _MARKUP_ROLE)
+# A text without a role word cannot match the last rule; without it the rules say where they can start (leading.py),
+# which a lead-in that may be a line start or a comma hides: the same first match, a fraction of the cost.
+_EN_MARKUP_TAGGED = leading(_rx(*_MARKUP_TAGGED))
+_ROLE_WORDS = ("sys", "admin", "developer")
 
 # Chinese rules read the squashed view (no spaces or punctuation), where "忽 略-之前" is "忽略之前".
 _ZH_NO = r"(?<!我)(?<!们)(?<!他)(?<!她)(?<!不要)(?<!别)(?<!不能)(?<!不可)"  # "我忘记之前的设定了" is not an order
@@ -197,7 +201,8 @@ def find(folded: str) -> tuple[str, int, int] | None:
     for m in _EN_WORDS.finditer(words):
         if not _NEGATED_RE.search(words, max(0, m.start() - 12), m.start()):
             return m.group(), m.start(), len(words)
-    if m := _EN_MARKUP.search(folded):
+    markup = _EN_MARKUP if any(w in folded for w in _ROLE_WORDS) else _EN_MARKUP_TAGGED
+    if m := markup.search(folded):
         return m.group().strip(), m.start(), len(folded)
     for tok in dict.fromkeys(t for t in words.split() if len(t) >= 12):  # glued tokens only: spaced phrases had their turn
         if _EN_GLUED.search(tok):

@@ -221,7 +221,7 @@ def _spans(text: str) -> list[Secret]:
             seen[key] = _labelled(key[1], key[0], values, verdicts)
         if (hit := seen[key]) is not None:
             found.append(Secret(m.end() + hit[0], m.end() + hit[1], "labelled credential", False))
-    for m in _ACCOUNT_RE.finditer(t):
+    for m in _ACCOUNT_RE.finditer(t) if " / " in t or " | " in t else ():  # "user / password": a pass only then
         tok = _TOKEN_RE.match(t, m.end())
         value = tok.group().rstrip("'\"`.,;:)]}>") if tok else ""
         if value and random_looking(value):

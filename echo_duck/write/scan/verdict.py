@@ -31,6 +31,7 @@ from .normalise import fold
 REASONS = ("invisible_unicode", "exfiltration", "secret", "prompt_injection")
 MAX_HIDDEN = 64
 BULK_FROM = 32  # texts: a scan of this many starts the model before the rules (Scanner._start)
+LONG_FROM = 2000  # characters: so does a scan of a text this long (its sentence windows alone cost the model ~15 ms)
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,8 @@ class Scanner:
             found = self.scan_many([t for t, _ in distinct], protected_paths, [lab for _, lab in distinct], keep_for,
                                    store_embedder)
             return [found[distinct[pair]] for pair in zip(texts, labels)]
-        soon = self._start(texts, labels, keep_for, store_embedder) if len(texts) >= BULK_FROM else {}
+        early = len(texts) >= BULK_FROM or any(len(t) >= LONG_FROM for t in texts)
+        soon = self._start(texts, labels, keep_for, store_embedder) if early else {}
         decoded = [decodings(t) for t in texts]
         evidence = [rule_evidence(t, d, protected_paths) for t, d in zip(texts, decoded)]
         # Sure rule evidence decides alone; only the rest needs the model.
