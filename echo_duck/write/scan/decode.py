@@ -36,6 +36,7 @@ _ENTITY_RE = re.compile(r"&#(?:x[0-9a-fA-F]{1,6}|[0-9]{1,7});|&[a-zA-Z]{2,8};")
 _ESC_RE = re.compile(r"\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|\\U[0-9a-fA-F]{8}")
 _MORSE_RE = re.compile(r"[.\-·•_−]{1,7}(?:[ /|]+[.\-·•_−]{1,7}){7,}")
 _LATIN_LETTER_RE = re.compile(r"[A-Za-z]")
+_TAG_PLANE_RE = re.compile("[\U000e0000-\U0010ffff]")  # tag characters, supplementary variation selectors, private use
 _SELECTORS_RE = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{4,}")
 _REVERSE_SPLIT_RE = re.compile(r"[\n\u202a-\u202e\u2066-\u2069]+|(?<=[a-z0-9])[.!?]\s+(?=[.!?]?\w)")
 _UPSIDE = str.maketrans("ɐqɔpǝɟƃɥᴉɾʞןɯuodbɹsʇnʌʍxʎz∀ᗺƆᗡƎℲ⅁HIſꓘ⅂WNOԀΌᴚS⊥∩ΛMX⅄Z˙'¡¿‾",
@@ -246,7 +247,7 @@ def decodings(text: str) -> list[tuple[str, str]]:
         if decoded and decoded.strip() and len(found) < MAX_DECODINGS and (how, decoded) not in found:
             found.append((how, decoded))
 
-    if "\U000e0000" <= max(text, default="\x00"):
+    if not text.isascii() and _TAG_PLANE_RE.search(text):
         add("tag characters", tag_payload(text))
         for m in _SELECTORS_RE.finditer(text):  # bytes as variation selectors: 0-15 → U+FE00.., 16-255 → U+E0100..
             add("variation selectors", _utf8(bytes(ord(c) - 0xFE00 if c < "\ufe10" else ord(c) - 0xE0100 + 16

@@ -19,6 +19,7 @@ from itertools import islice
 
 from .leading import leading
 from .normalise import fold
+from .normalise import squashed as squash
 from .phrases import _rx
 from .secrets import spans as secret_spans
 
@@ -127,7 +128,7 @@ def find(text: str, protected: Sequence[str] = (), has_secret: bool | None = Non
     """(detail, sure, position in ``text``) of the first leak; sure means block, otherwise quarantine.
     ``has_secret``: whether the text holds a literal secret (the caller has looked already), else looked up per window."""
     low = fold(text)
-    squashed = re.sub(r"[\W_]+", "", low)
+    squashed = squash(low)
     scale = len(text) / max(1, len(low))
     held = None  # a secret variable sent as the command's own credential: held for review, not blocked
     for m in islice(_NET_RE.finditer(low), MAX_CANDIDATES):

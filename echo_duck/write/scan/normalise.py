@@ -97,5 +97,9 @@ def words(folded: str) -> str:
     return " ".join(s.split())
 
 
+@per_text  # the phrase rules and the exfiltration rules both read it
 def squashed(folded: str) -> str:
-    return re.sub(r"[\W_]+", "", folded)
+    return _SQUASH_RE.sub("", folded)
+
+
+_SQUASH_RE = re.compile(r"[\W_]+")
