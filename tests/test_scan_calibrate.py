@@ -45,7 +45,7 @@ def test_the_threshold_is_the_lowest_that_quarantines_at_most_the_rate(rate):
     calibrated = Reference(REFERENCE).calibrate(model, embedder, rate)
     assert calibrated.block == model.block and calibrated.quarantine <= model.block
     assert _held(calibrated, embedder, REFERENCE) <= rate * len(REFERENCE)
-    scores = [s.value for s in Classifier(lambda: embedder, model).score_many(Reference(REFERENCE).views) if s]
+    scores = [s.value for s in Classifier(lambda: embedder, model).score_many(Reference(REFERENCE).ruled.views) if s]
     lower = [s for s in scores if s < calibrated.quarantine]
     if lower:  # the next score down would hold one note too many
         from dataclasses import replace

@@ -17,9 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from ...errors import InvalidInput
-from .classifier import Classifier, Model, views_of
-from .decode import decodings
-from .verdict import decide, rule_evidence
+from .classifier import Classifier, Model
+from .verdict import RuleReading, decide
 
 # 8 %: two points under the bar for risky benign notes (10 %), for the spread between sets (about 5-9.5 % per set at
 # 8 % pooled on the five reference sets). Chosen before the sixth set was read.
@@ -45,16 +44,17 @@ class Reference:
 
     def __init__(self, notes: Sequence[str], protected: Sequence[str] = ()):
         self.notes = list(notes)
-        decoded = [decodings(t) for t in self.notes]
-        self.evidence = [rule_evidence(t, d, protected) for t, d in zip(self.notes, decoded)]
-        self.views = [views_of(t, d) for t, d in zip(self.notes, decoded)]
+        self.ruled = RuleReading(self.notes, protected)
+
+    @property
+    def evidence(self) -> list:
+        return self.ruled.evidence
 
     def calibrate(self, model: Model, embedder, rate: float = REFERENCE_RATE) -> Model:
         """``model`` with its quarantine threshold set here: the lowest score (at most the block threshold) at which
         at most ``rate`` of the notes are quarantined, as the scanner decides (rules, classifier, address rule)."""
-        need = [i for i, ev in enumerate(self.evidence) if not any(e.sure for e in ev)]  # sure rules decide alone
         scores = [None] * len(self.notes)
-        for i, s in zip(need, Classifier(lambda: embedder, model).score_many([self.views[i] for i in need])):
+        for i, s in zip(self.ruled.need, Classifier(lambda: embedder, model).score_many(self.ruled.views)):
             scores[i] = s
         allowed = rate * len(self.notes)
         threshold = model.block

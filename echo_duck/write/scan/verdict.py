@@ -140,6 +140,17 @@ def _semantic(text: str, score: Score, limit: float, outcome: str) -> Finding:
     return Finding("prompt_injection", detail, excerpt(text, position), outcome, round(score.value, 3))
 
 
+class RuleReading:
+    """What the rules say about each of ``texts`` (``evidence``), and which texts the model must still read (``need``,
+    indices: those no sure rule decided; none without the model) with their ``views``."""
+
+    def __init__(self, texts: Sequence[str], protected: Sequence[str] = (), with_model: bool = True):
+        decoded = [decodings(t) for t in texts]
+        self.evidence = [rule_evidence(t, d, protected) for t, d in zip(texts, decoded)]
+        self.need = [i for i, ev in enumerate(self.evidence) if not any(e.sure for e in ev)] if with_model else []
+        self.views: list[Views] = [views_of(texts[i], decoded[i]) for i in self.need]
+
+
 class Scanner:
     """The layers together. One per process (``default_scanner()``) unless a test needs another classifier."""
 
@@ -166,14 +177,9 @@ class Scanner:
             return [found[distinct[pair]] for pair in zip(texts, labels)]
         early = len(texts) >= BULK_FROM or any(len(t) >= LONG_FROM for t in texts)
         soon = self._start(texts, labels, keep_for, store_embedder) if early else {}
-        decoded = [decodings(t) for t in texts]
-        evidence = [rule_evidence(t, d, protected_paths) for t, d in zip(texts, decoded)]
-        # Sure rule evidence decides alone; only the rest needs the model.
-        need = [i for i, ev in enumerate(evidence) if not any(e.sure for e in ev)]
+        ruled = RuleReading(texts, protected_paths, self.classifier.available)
+        evidence, need, views = ruled.evidence, ruled.need, ruled.views
         scores: list[Score | None] = [None] * len(texts)
-        if not self.classifier.available:
-            need = []
-        views: list[Views] = [views_of(texts[i], decoded[i]) for i in need]
         keep = {texts[i] for i, v in zip(need, views) if not labels[i] and v.whole == texts[i]} \
             if keep_for is not None and self.classifier.model_id == keep_for else set()
         for i, s in zip(need, self.classifier.score_many(views, keep, soon)):
