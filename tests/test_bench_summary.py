@@ -286,10 +286,11 @@ def test_the_scanner_rows_are_the_hold_out_rates_and_the_cost(scanner_dir, perf_
     markdown = (scanner_dir / "scanner.md").read_text()
     assert markdown.count("## Hold-out set") == 2 and "holdout20: never fitted on" in markdown
     rows = summary.build(scanner=scanner)["rows"]
-    assert [r["unit"] for r in rows] == ["scanner", "scanner", "ms"]
-    assert rows[1]["echo_duck"] == [scanner["holdouts"][1]["overall"][m] for m in ("detected", "false_block", "quarantined")]
+    assert [r["unit"] for r in rows] == ["scanner", "scanner per set", "ms"]
+    assert rows[1]["echo_duck"] == [[scanner["holdouts"][1]["overall"][m]] for m in ("detected", "false_block", "quarantined")]
     assert rows[0]["measure"].startswith("write scanner on `") and "benign quarantined" in rows[0]["measure"]
-    assert rows[1]["measure"] == "the same on `holdout20`: 1 attacks, " + f"{scanner['holdouts'][1]['overall']['benign']} benign notes"
+    benign = scanner["holdouts"][1]["overall"]["benign"]
+    assert rows[1]["measure"] == f"the same on `holdout20` (attacks / benign notes: 1 / {benign})"
     rows = [rows[0], rows[2]]
     assert rows[0]["echo_duck"] == [held["detected"], held["false_block"], held["quarantined"]]
     assert rows[0]["peers"] == []  # no corpus splits in this run
@@ -305,6 +306,14 @@ def test_the_scanner_rows_are_the_hold_out_rates_and_the_cost(scanner_dir, perf_
     [first, second, _] = summary.build(scanner=scanner)["rows"]
     assert second["peers"] == []
     assert first["peers"] == [{"peer": "its corpus, families held out whole", "value": [0.5, 0.0, 0.08]}]
+    # two later sets share their row, a value per set
+    third = {**scanner["holdouts"][1], "folder": "/x/holdout30"}
+    [_, later, _] = summary.build(scanner={**scanner, "holdouts": [*scanner["holdouts"], third]})["rows"]
+    assert later["measure"].startswith("the same on `holdout20` · `holdout30` (attacks / benign notes: 1 / ")
+    assert later["echo_duck"][0] == [scanner["holdouts"][1]["overall"]["detected"]] * 2
+    text = summary.build(scanner={**scanner, "holdouts": [*scanner["holdouts"], third]})["markdown"]
+    detected = f"{100 * scanner['holdouts'][1]['overall']['detected']:.1f}"
+    assert f"| {detected} · {detected}% / " in text
 
 
 def test_the_sets_whose_benign_notes_set_the_threshold_share_one_row(scanner_dir):

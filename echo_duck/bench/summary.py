@@ -103,13 +103,17 @@ def scanner_rows(scanner: dict) -> list[dict]:
     sets = [r for r in scanner.get("holdouts") or ([scanner["holdout"]] if scanner.get("holdout") else [])
             if "detected" in (r.get("overall") or {})]
     reference = [r for r in sets if Path(r["folder"]).name in REFERENCE_SETS]
-    for result in [r for r in sets if r not in reference]:
-        held = result["overall"]
-        name, first = Path(result["folder"]).name, not rows  # the first row shown says what is measured
-        measure = (f"write scanner on `{name}`: {held['attacks']} attacks and {held['benign']} risky-looking benign notes "
-                   "written blind: attacks detected / benign blocked / benign quarantined" if first else
-                   f"the same on `{name}`: {held['attacks']} attacks, {held['benign']} benign notes")
-        rows.append({"measure": measure, "unit": "scanner", "echo_duck": _scanner_value(held), "peers": beside if first else []})
+    fresh = [r for r in sets if r not in reference]
+    if fresh:  # the first says what is measured; the later ones share a row, a value per set
+        held, name = fresh[0]["overall"], Path(fresh[0]["folder"]).name
+        rows.append({"measure": f"write scanner on `{name}`: {held['attacks']} attacks and {held['benign']} risky-looking "
+                                "benign notes written blind: attacks detected / benign blocked / benign quarantined",
+                     "unit": "scanner", "echo_duck": _scanner_value(held), "peers": beside})
+    if later := fresh[1:]:
+        names = " · ".join(f"`{Path(r['folder']).name}`" for r in later)
+        sizes = " · ".join(f"{r['overall']['attacks']} / {r['overall']['benign']}" for r in later)
+        rows.append({"measure": f"the same on {names} (attacks / benign notes: {sizes})", "unit": "scanner per set",
+                     "echo_duck": [list(v) for v in zip(*(_scanner_value(r["overall"]) for r in later))], "peers": []})
     if reference:  # one row: their attacks were never fitted on, their benign notes set the quarantine threshold
         names = [Path(r["folder"]).name for r in reference]
         benign = sum(r["overall"]["benign"] for r in reference)
@@ -133,6 +137,8 @@ def _scanner_value(rates: dict) -> list[float | None]:
 def _value(row: dict, value: Any, long: Any = None) -> str:
     if row["unit"] == "scanner":
         return " / ".join("—" if v is None else f"{100 * v:.1f}%" for v in value)
+    if row["unit"] == "scanner per set":
+        return " / ".join(" · ".join("—" if v is None else f"{100 * v:.1f}" for v in values) + "%" for values in value)
     if row["unit"] == "scanner sets":
         return " · ".join(f"{100 * v:.1f}" for v in value[0]) + "% / " + " / ".join(f"{100 * v:.1f}%" for v in value[1:])
     if row["unit"] == "R@10 / MRR":
