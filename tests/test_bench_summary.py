@@ -290,7 +290,7 @@ def test_the_scanner_rows_are_the_hold_out_rates_and_the_cost(scanner_dir, perf_
     assert rows[1]["echo_duck"] == [[scanner["holdouts"][1]["overall"][m]] for m in ("detected", "false_block", "quarantined")]
     assert rows[0]["measure"].startswith("write scanner on `") and "benign quarantined" in rows[0]["measure"]
     benign = scanner["holdouts"][1]["overall"]["benign"]
-    assert rows[1]["measure"] == f"the same on `holdout20` (attacks / benign notes: 1 / {benign})"
+    assert rows[1]["measure"] == f"the same on `holdout20` (1 attacks, {benign} benign notes each)"
     rows = [rows[0], rows[2]]
     assert rows[0]["echo_duck"] == [held["detected"], held["false_block"], held["quarantined"]]
     assert rows[0]["peers"] == []  # no corpus splits in this run
@@ -309,7 +309,7 @@ def test_the_scanner_rows_are_the_hold_out_rates_and_the_cost(scanner_dir, perf_
     # two later sets share their row, a value per set
     third = {**scanner["holdouts"][1], "folder": "/x/holdout30"}
     [_, later, _] = summary.build(scanner={**scanner, "holdouts": [*scanner["holdouts"], third]})["rows"]
-    assert later["measure"].startswith("the same on `holdout20` · `holdout30` (attacks / benign notes: 1 / ")
+    assert later["measure"].startswith("the same on `holdout20` · `holdout30` (1 attacks, ")
     assert later["echo_duck"][0] == [scanner["holdouts"][1]["overall"]["detected"]] * 2
     text = summary.build(scanner={**scanner, "holdouts": [*scanner["holdouts"], third]})["markdown"]
     detected = f"{100 * scanner['holdouts'][1]['overall']['detected']:.1f}"

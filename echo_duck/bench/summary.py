@@ -110,9 +110,13 @@ def scanner_rows(scanner: dict) -> list[dict]:
                                 "benign notes written blind: attacks detected / benign blocked / benign quarantined",
                      "unit": "scanner", "echo_duck": _scanner_value(held), "peers": beside})
     if later := fresh[1:]:
-        names = " · ".join(f"`{Path(r['folder']).name}`" for r in later)
-        sizes = " · ".join(f"{r['overall']['attacks']} / {r['overall']['benign']}" for r in later)
-        rows.append({"measure": f"the same on {names} (attacks / benign notes: {sizes})", "unit": "scanner per set",
+        names = [f"`{Path(r['folder']).name}`" for r in later]
+        attacks, benign = {r["overall"]["attacks"] for r in later}, sorted({r["overall"]["benign"] for r in later})
+        sizes = (f"{attacks.pop()} attacks, {'-'.join(map(str, benign[::max(1, len(benign) - 1)]))} benign notes each"
+                 if len(attacks) == 1 else
+                 "attacks / benign notes: " + " · ".join(f"{r['overall']['attacks']} / {r['overall']['benign']}" for r in later))
+        named = " · ".join(names) if len(names) <= 2 else f"{names[0]}…{names[-1]}"
+        rows.append({"measure": f"the same on {named} ({sizes})", "unit": "scanner per set",
                      "echo_duck": [list(v) for v in zip(*(_scanner_value(r["overall"]) for r in later))], "peers": []})
     if reference:  # one row: their attacks were never fitted on, their benign notes set the quarantine threshold
         names = [Path(r["folder"]).name for r in reference]
