@@ -123,7 +123,7 @@ def scanner_rows(scanner: dict) -> list[dict]:
         benign = sum(r["overall"]["benign"] for r in reference)
         pooled = [sum(r["overall"][m] * r["overall"]["benign"] for r in reference) / benign for m in ("false_block", "quarantined")]
         rows.append({"measure": f"the same on `{names[0]}`…`{names[-1]}` (their {benign} benign notes set the quarantine "
-                                "threshold): detected per set / benign blocked / quarantined",
+                                "threshold): detected per set / blocked / quarantined",
                      "unit": "scanner sets", "echo_duck": [[r["overall"]["detected"] for r in reference], *pooled],
                      "peers": beside if not rows else []})
     cost = scanner.get("cost") or {}
@@ -185,7 +185,7 @@ def caption(perf: dict | None, recall: dict | None, scanner: dict | None = None)
         host = host or (scanner.get("cpus"), scanner.get("platform"))
     cpus, plat = host or (None, None)
     where = f"on a {cpus}-core {str(plat).split('-')[0]} host" if cpus and plat else "host not recorded"
-    notes = (["× = echo_duck ÷ peer in the same run (latency: below 1 is faster; ingest: above 1 is faster)"]
+    notes = (["× = echo_duck ÷ peer in the same run (faster: below 1 for latency, above 1 for ingest)"]
              if perf else []) + (["R@10 / MRR on the questions no ranking constant was fitted on"] if recall else []) + (
         ["the scanner's corpus rows refit its classifier without the part held out"] if scanner else [])
     listed = runs[0] if len(runs) == 1 else ", ".join(runs[:-1]) + " and " + runs[-1]
