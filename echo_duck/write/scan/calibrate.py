@@ -46,10 +46,6 @@ class Reference:
         self.notes = list(notes)
         self.ruled = RuleReading(self.notes, protected)
 
-    @property
-    def evidence(self) -> list:
-        return self.ruled.evidence
-
     def calibrate(self, model: Model, embedder, rate: float = REFERENCE_RATE) -> Model:
         """``model`` with its quarantine threshold set here: the lowest score (at most the block threshold) at which
         at most ``rate`` of the notes are quarantined, as the scanner decides (rules, classifier, address rule)."""
@@ -59,7 +55,7 @@ class Reference:
         allowed = rate * len(self.notes)
         threshold = model.block
         for candidate in sorted({s.value for s in scores if s is not None and s.value <= model.block}, reverse=True):
-            held = sum(1 for t, ev, s in zip(self.notes, self.evidence, scores)
+            held = sum(1 for t, ev, s in zip(self.notes, self.ruled.evidence, scores)
                        if (f := decide(t, ev, s, model.block, candidate)) is not None and f.outcome == "quarantine")
             if held > allowed:
                 break
