@@ -20,16 +20,18 @@ import pytest
 import echo_duck
 from echo_duck.bench import synthetic
 from echo_duck.index.keyword import query_text
-from echo_duck.recall import fusion
+from echo_duck.index.keyword_search import NO_MATCH
+from echo_duck.recall import bridge_arm, fusion
 from echo_duck.recall.hybrid import OVERFETCH, keyword_cut
 from echo_duck.text.when import text_script
 
 
 FIELDS = ("bm25_rank", "bm25_score", "vec_rank", "similarity", "keyword_conf", "vector_conf", "coverage",
-          "similarity_z", "script_credit", "session_credit", "relevance", "recency_boost", "time_boost", "gate", "effective_importance", "tier_weight",
+          "similarity_z", "script_credit", "bridge_coverage", "session_credit", "relevance", "recency_boost", "time_boost", "gate", "effective_importance", "tier_weight",
           "feedback_weight", "decay_factor", "score")
 QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", "nothing-matches-zzzz", "the of and",
-                                                      "what is the current deploy port now", "部署 上个月"]
+                                                      "what is the current deploy port now", "部署 上个月",
+                                                      "which database do we deploy", "数据库 部署 端口"]
 
 
 def vector_arm(mem, query: str, n: int, keep=None) -> fusion.VectorArm:
@@ -48,9 +50,17 @@ def both_rankings(mem, query: str, k: int, include_archived: bool, time: fusion.
     who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
                p_caller_tenants=tenants)
     time = mem.recaller.time_terms(query) if time is None else time
+    bridge_words = bridge_arm.bridged_words(query, vector)
+    bridged = None
+    if bridge_words:  # as recall reads it, and every match: recall_fused uses only the other script's candidates
+        bridged = bridge_arm.bridge_coverage(bridge_words, vector, mem.indexer.keyword_search)
+        every = mem.indexer.keyword_search.search(bridge_words, None)
+        assert all(dict(zip(every.ids, every.covered))[i] == c for i, c in zip(bridged.ids, bridged.covered))
+        assert bridged.query_idf_all == every.query_idf_all
     in_process = mem.recaller._fused_in_process(keyword, vector, who, include_archived, time, min_score, k, None,
-                                                settings)
-    in_sql = mem.db.dicts("recall", **keyword.as_sql(), **vector.as_sql(), **who, p_k=k, **time.as_sql(),
+                                                settings, bridged)
+    in_sql = mem.db.dicts("recall", **keyword.as_sql(), **vector.as_sql(), **(bridged or NO_MATCH).as_bridge_sql(),
+                          **who, p_k=k, **time.as_sql(),
                           p_min_score=min_score, p_types=None, p_tiers=None, p_tags=None, p_entities=None,
                           p_since=None, p_until=None, p_session=None, p_include_superseded=include_archived,
                           p_now=mem.now())
@@ -255,7 +265,8 @@ def test_filtered_in_process_ranking_equals_the_sql_macro(world, include_archive
             got = world.recaller._fused_in_process(keyword, vector, who, include_archived, time, None, 30,
                                                    {k[2:]: v for k, v in params.items()}, settings)
             expected = world.db.dicts(
-                "recall", **keyword.as_sql(), **vector.as_sql(), **who, p_k=30, **time.as_sql(), p_min_score=None,
+                "recall", **keyword.as_sql(), **vector.as_sql(), **NO_MATCH.as_bridge_sql(), **who, p_k=30,
+                **time.as_sql(), p_min_score=None,
                 **params, p_include_superseded=include_archived, p_now=world.now())
             assert [str(r["id"]) for r in got] == [str(r["id"]) for r in expected], (f, query)
             for g, e in zip(got, expected):

@@ -18,6 +18,7 @@ from echo_duck.bench import synthetic
 from echo_duck.index.keyword import query_text
 from echo_duck.index.keyword_search import KeywordArm
 from echo_duck.recall.vector_text import vector_question
+from echo_duck.text.bridge import bridged_query
 
 QUERIES = ["deploy borealis", "which database does atlas run on", "部署 流程", "吴婷 负责", "postgres port",
            "the", "nothing-matches-this-zzzz", "atlas 数据库 backup", "", "borealis zzunseenzz qqunknownqq 完全陌生的词"]
@@ -174,7 +175,7 @@ def test_common_words_match_sql_as_the_store_changes(db_path):
 def test_agent_recall_equals_the_analysts_sql_recall(store):
     """recall() (both arms in process) and recall_hits (both arms in SQL) rank the same memories; the analyst
     embeds the question less its common words (bm25_common_words), as recall does."""
-    for query in ["deploy borealis", "部署 流程", "atlas backup", "the"]:
+    for query in ["deploy borealis", "部署 流程", "atlas backup", "the", "backup database"]:
         for types in (None, ["procedure", "user"]):
             hits = store.recall(query, 10, types=types, reinforce=False, explain=True)
             store.sql("DELETE FROM recall_log", write=True)  # keep access counts and logs out of the comparison
@@ -183,9 +184,9 @@ def test_agent_recall_equals_the_analysts_sql_recall(store):
             qvec = "[" + ",".join(repr(float(x)) for x in store.indexer.vectors.embed_question(vtext)) + "]"
             rows = store.sql(
                 "SELECT id::VARCHAR AS id, score FROM recall_hits($q, $qvec, $model, 'bench', NULL, 10, NULL, NULL, "
-                "NULL, $types, NULL, NULL, NULL, NULL, NULL, NULL, false, $now)",
+                "NULL, $types, NULL, NULL, NULL, NULL, NULL, NULL, false, $now, p_bridge := $bridge)",
                 {"q": query_text(query), "qvec": qvec, "model": store.indexer.vectors.model_id, "types": types,
-                 "now": store.now()}).rows()
+                 "now": store.now(), "bridge": bridged_query(query)}).rows()
             assert [h.id for h in hits] == [r[0] for r in rows], (query, types)
             np.testing.assert_allclose([h.score for h in hits], [r[1] for r in rows], rtol=1e-6)
 
@@ -193,12 +194,12 @@ def test_agent_recall_equals_the_analysts_sql_recall(store):
 def test_agent_recall_equals_sql_recall_with_the_real_model(tmp_path):
     with echo_duck.open(tmp_path / "real.duckdb", agent_id="bench", admin=True) as m:
         m.remember_many(synthetic.memories(300))
-        for query in ["who owns the borealis deploy", "数据库 备份", "postgres"]:
+        for query in ["who owns the borealis deploy", "数据库 备份", "postgres", "which database do we back up"]:
             hits = m.recall(query, 8, reinforce=False, explain=True)
             vtext = vector_question(query, sql_common(m, query))
             qvec = "[" + ",".join(repr(float(x)) for x in m.indexer.vectors.embed_question(vtext)) + "]"
             rows = m.sql("SELECT id::VARCHAR FROM recall_hits($q, $qvec, $model, 'bench', NULL, 8, NULL, NULL, NULL, "
-                         "NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, $now)",
+                         "NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, $now, p_bridge := $bridge)",
                          {"q": query_text(query), "qvec": qvec, "model": m.indexer.vectors.model_id,
-                          "now": m.now()}).rows()
+                          "now": m.now(), "bridge": bridged_query(query)}).rows()
             assert [h.id for h in hits] == [r[0] for r in rows], query

@@ -98,8 +98,8 @@ def test_a_bilingual_profile_asked_about_in_the_other_language(tmp_path, model_a
     decided the ranking and 2 of 20 came first. Incidental keyword matches on same-language facts ("what
     app", 周日) then still put 8 first; a fact in the other script now takes script_credit for the keyword
     terms (the keyword arm cannot see a translation), and the hybrid does at least as well as the vector
-    arm alone, first places and MRR (13 first, MRR 0.80 with this model; the hybrid 14 and 0.81; in the top 3
-    19 and 18)."""
+    arm alone, first places and MRR (13 first, MRR 0.80 with this model; the hybrid 14 and 0.81, and 15 and 0.86
+    with the dictionary bridge, text/bridge.py; in the top 3 19 and 19)."""
     with echo_duck.open(tmp_path / "profile.duckdb", now=T0) as mem:
         stored = mem.remember_many([dict(content=fact, type="user", observed_at=T0 - timedelta(days=30 - i))
                                     for i, (fact, _) in enumerate(PROFILE)])

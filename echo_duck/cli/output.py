@@ -61,6 +61,8 @@ def hits(found: Sequence[Any], explain: bool = False) -> str:
                      f"{'' if e.similarity is None else f'{e.similarity:.2f}'}, gate {e.gate}")
             if getattr(e, "session_credit", None) is not None and e.relevance == e.session_credit:
                 body += ", lifted by the memory before it in its session"
+            if getattr(e, "bridge_coverage", None):
+                body += f", its words translate {e.bridge_coverage:.0%} of the question's"
         blocks.append(f"{head}\n{body}")
     return "\n".join(blocks)
 

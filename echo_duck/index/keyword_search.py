@@ -57,6 +57,12 @@ class KeywordArm:
                     p_kw_rarest=_floats(self.rarest), p_kw_covered=_floats(self.covered),
                     p_kw_idf_all=self.query_idf_all)
 
+    def as_bridge_sql(self) -> dict[str, str | float | None]:
+        """The arm over a question's bridged words (text/bridge.py) as recall_fused's p_br_* parameters."""
+        sql = self.as_sql()
+        return dict(p_br_ids=sql["p_kw_ids"], p_br_covered=sql["p_kw_covered"],
+                    p_br_idf_all=sql["p_kw_idf_all"])
+
 
 NO_MATCH = KeywordArm((), (), (), None, None, 0)
 
@@ -128,6 +134,33 @@ class KeywordSearcher:
                 return NO_MATCH
             terms = np.array(self._terms.of(query_tokens, written), dtype=np.uint64)
             return self._score(terms, *self._stats, top, keep, also)
+
+    def covered(self, query_tokens: str, ids: Iterable[str]) -> KeywordArm:
+        """The coverage terms of ``bm25_scores`` (covered_idf, query_idf_all) for these memories only, those
+        holding a query term, in the order given (no scores): what recall's bridge reads for the vector arm's
+        candidates in the other script (text/bridge.py), without ranking every match of a common word."""
+        with self.db.reading(catch_up=False), self._lock:
+            written = self._catch_up()
+            terms = np.array(self._terms.of(query_tokens, written), dtype=np.uint64)
+            wanted = [(i, r) for i, r in ((i, self._row_of.get(i)) for i in ids) if r is not None]
+            rows = np.array([r for _, r in wanted], np.int64)
+            postings, live, n = self._postings, self._docs.live, float(self._stats[0])
+            covered, dfs = np.zeros(len(rows)), []
+            for term in np.unique(terms):  # the order _score adds them in
+                hits = postings.matching(term)
+                held = postings.columns.row[hits]
+                held = held[live[held]]
+                if len(held) == 0:
+                    continue
+                dfs.append(len(held))
+                covered[np.isin(rows, held)] += _information(n, len(held))
+            if not dfs:
+                return NO_MATCH
+            found = covered > 0
+            unseen = len(terms) - len(dfs)
+            return KeywordArm(ids=tuple(i for (i, _), f in zip(wanted, found) if f), scores=(), rarest=(), query_idf=None,
+                              query_spec=None, matches=int(found.sum()), covered=tuple(covered[found].tolist()),
+                              query_idf_all=sum(_information(n, df) for df in dfs) + unseen * _information(n, 0))
 
     def common_words(self, query_tokens: str) -> list[str]:
         """The query's words that more than half of the live memories hold, sorted: ``bm25_common_words``."""

@@ -6,6 +6,7 @@ terms), ``fusion`` repeats ``recall_fused``'s arithmetic in process (tested bit-
 stays the definition), ``recall_log`` writes reinforcement and the recall log behind the recall,
 ``rerank`` is the optional reranker, and
 ``snapshot`` renders what an agent sees every turn; ``vector_text`` is the question as the vector arm
-embeds it (without the words most of the store holds).
+embeds it (without the words most of the store holds), ``bridge_arm`` the coverage of its dictionary
+translations for the candidates written in the other language.
 May import: ``storage``, ``index``, ``write``, ``text``, ``embed``, ``errors``, ``models``.
 """

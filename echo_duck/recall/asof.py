@@ -25,7 +25,7 @@ from ..storage.db import Db, uuid_list
 from ..text import when
 from ..text.when import text_script
 from ..write.writer import Caller
-from . import fusion
+from . import bridge_arm, fusion
 from .hybrid import OVERFETCH, Hit, Recaller, RecallQuery, _conflicts_by_side, _hit
 
 MAX_REEMBEDDED = 2000  # exported memories embedded again for one as-of recall
@@ -101,7 +101,9 @@ class TimeTravel:
         eligible = {i: eligible[i] for i in candidates if i in eligible}
         time = fusion.TimeTerms(fusion.RECENCY_WEIGHT if when.wants_current(query.text) else None,
                                 when.time_window(query.text, ts))  # "now" is the instant asked about
-        ranked = fusion.fuse(keyword, vector, eligible, settings, query.k, time, query.min_score)
+        words = bridge_arm.bridged_words(query.text, vector) if "keyword" in query.arms else None
+        bridged = bridge_arm.bridge_coverage(words, vector, self.recaller.indexer.keyword_search) if words else None
+        ranked = fusion.fuse(keyword, vector, eligible, settings, query.k, time, query.min_score, bridged)
         if not ranked:
             return []
         winners = uuid_list([f.memory_id for f in ranked])

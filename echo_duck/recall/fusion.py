@@ -55,6 +55,7 @@ class Fused:
     coverage: float | None
     similarity_z: float | None
     script_credit: float | None
+    bridge_coverage: float | None
     session_credit: float | None
     relevance: float
     recency_boost: float
@@ -123,10 +124,11 @@ def calibration_stats(n0: float, sum0: float, sumsq0: float, n1: float, sum1: fl
 
 
 def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str, Any]], settings: dict[str, float],
-         k: int, time: TimeTerms = NO_TIME, min_score: float | None = None) -> list[Fused]:
+         k: int, time: TimeTerms = NO_TIME, min_score: float | None = None, bridge: KeywordArm | None = None) -> list[Fused]:
     """The best ``k`` candidates: kept ones first, then gated, each by score, then id. ``eligible`` maps
     each candidate the caller may see to its recall_eligible row (read only for the candidates that make
-    a pool: eligibility.py computes the decay terms on demand), ``settings`` the settings table by name."""
+    a pool: eligibility.py computes the decay terms on demand), ``settings`` the settings table by name;
+    ``bridge`` the keyword arm over the question's bridged words (text/bridge.py), None: none."""
     if not eligible:
         return []
     rows = eligible
@@ -161,13 +163,16 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
     times = [rows[i]["at_us"] for i in pooled]
     at_min, at_max = (min(times), max(times)) if times else (0, 0)
     arms = (bm25_max, keyword_conf, vector_conf, z_top, vector.query_script, at_min, at_max)
+    # bridge: the share of the bridged words' information a memory holds (bridge_coverage, for the other script)
+    bridged = {} if bridge is None or not bridge.ids else dict(zip(bridge.ids, bridge.covered))
 
     out = []
     for memory_id in pooled:
         bm25_rank, bm25_score, covered = in_keyword.get(memory_id, (None, None, None))
         vec_rank, similarity, z = in_vector.get(memory_id, (None, None, None))
         fused = _fused(settings, rows[memory_id], memory_id, bm25_rank, bm25_score, covered, rarest.get(memory_id),
-                       vec_rank, similarity, z, script_of.get(memory_id), idf_all, arms, vector_arm_ran, time)
+                       vec_rank, similarity, z, script_of.get(memory_id), idf_all, arms, vector_arm_ran, time,
+                       bridged.get(memory_id), None if bridge is None else bridge.query_idf_all)
         out.append(fused)
     out = [f for f in _followed(out, rows) if min_score is None or f.relevance >= min_score]
     out.sort(key=lambda f: (f.gate != KEPT, -f.score, f.memory_id))  # canonical uuid texts sort as DuckDB's UUIDs
@@ -175,18 +180,21 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
 
 
 def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered, rarest_df_ratio, vec_rank,
-           similarity, z, script, idf_all, arms: tuple, vector_arm_ran: bool, time: TimeTerms) -> Fused:
+           similarity, z, script, idf_all, arms: tuple, vector_arm_ran: bool, time: TimeTerms,
+           bridge_covered: float | None = None, bridge_idf_all: float | None = None) -> Fused:
     bm25_max, keyword_conf, vector_conf, z_top, query_script, at_min, at_max = arms
     # fused: script_credit, then calibrated_score (sql/macros/20_ranking.sql), each NULL term 0
     coverage = None if covered is None else covered / idf_all
     script_credit = None
+    other_script = query_script is not None and script is not None and script != query_script
+    bridge_coverage = bridge_covered / bridge_idf_all if other_script and bridge_covered is not None else None
     if keyword_conf is not None and z is not None and z_top > 0:
-        other_script = query_script is not None and script is not None and script != query_script
         script_credit = keyword_conf * ((1 + COVERAGE_WEIGHT) if other_script else 1.0) * max(z, 0) / z_top
     words = ((0.0 if bm25_score is None else keyword_conf * bm25_score / bm25_max)
              + COVERAGE_WEIGHT * (0.0 if coverage is None else coverage))
-    relevance = (max(words, 0.0 if script_credit is None else script_credit)
-                 + (0.0 if z is None or vector_conf is None else VECTOR_WEIGHT * vector_conf * max(z, 0)))
+    relevance = ((max(words, 0.0 if script_credit is None else script_credit)
+                  + (0.0 if z is None or vector_conf is None else VECTOR_WEIGHT * vector_conf * max(z, 0)))
+                 + COVERAGE_WEIGHT * (0.0 if bridge_coverage is None else bridge_coverage))
     share = (row["at_us"] - at_min) / (at_max - at_min) if row["active"] and at_max > at_min else 0
     recency_boost = 1 + (0.0 if time.recency is None else float(time.recency)) * share
     in_window = time.window is not None and micros(time.window[0]) <= row["at_us"] < micros(time.window[1])
@@ -204,7 +212,7 @@ def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered,
     decay_factor = floor + (1 - floor) * row["effective_importance"]
     score = _score(relevance, recency_boost, time_boost, decay_factor, row["tier_weight"], row["feedback_weight"])
     return Fused(memory_id, bm25_rank, bm25_score, rarest_df_ratio, vec_rank, similarity, keyword_conf, vector_conf,
-                 coverage, z, script_credit, None, relevance, recency_boost, time_boost, gate,
+                 coverage, z, script_credit, bridge_coverage, None, relevance, recency_boost, time_boost, gate,
                  row["effective_importance"], row["tier_weight"], row["feedback_weight"], decay_factor, score)
 
 

@@ -25,10 +25,10 @@ from ..index.keyword import query_text
 from ..index.keyword_search import NO_MATCH
 from ..models import PERSISTED_TIERS, TYPES, Memory
 from ..storage.db import Db
-from ..text import segment, when
+from ..text import bridge, segment, when
 from ..write import validate
 from ..write.writer import Caller
-from . import fusion
+from . import bridge_arm, fusion
 from .vector_text import vector_question
 from .eligibility import FILTERS, EligibilityCopy
 from .recall_log import RecallJournal
@@ -115,6 +115,7 @@ class Explanation:
     rerank: str | None = None  # None when no reranker is configured
     rerank_score: float | None = None
     vector_question: str | None = None  # the question less the store's common words, when it left any out (vector_text.py)
+    bridge_coverage: float | None = None  # the share of the question's dictionary translations it holds (other script)
 
 
 @dataclass(frozen=True)
@@ -165,9 +166,11 @@ class Recaller:
 
     @staticmethod
     def warm() -> None:
-        """Start loading jieba's dictionary in the background (the store calls this once it is open, so the
-        load does not compete with the open itself), ready for the first Chinese query."""
+        """Start loading jieba's dictionary and the bridge's (text/bridge.py) in the background (the store calls
+        this once it is open, so the load does not compete with the open itself), ready for the first Chinese or
+        cross-language query."""
         segment.preload()
+        bridge.preload()
 
     def vector_text(self, question: str, tokens: str | None = None) -> str:
         """The question as the vector arm embeds it, less the words more than half of the store holds (vector_text.py);
@@ -229,6 +232,10 @@ class Recaller:
                         arm = "exact (in-process)"
                     vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums),
                                               when.text_script(query.text))
+        b_tokens = bridge_arm.bridged_words(query.text, vector) if q_tokens is not None else None
+        bridged = None
+        if b_tokens is not None and not in_sql:
+            bridged = bridge_arm.bridge_coverage(b_tokens, vector, self.indexer.keyword_search)
         if q_tokens is not None and not in_sql and query.filtered:
             # Filtered: among the matches the caller may see and asked for, fusion ranks the best keyword_pool,
             # and reads the rarest-term ratio of any of them in the vector arm; the rest cannot change the list.
@@ -240,10 +247,10 @@ class Recaller:
         time = self.time_terms(query.text)
         with self.db.reading(catch_up=False):
             if in_sql:
-                rows = self._fused_in_sql(q_tokens, vector, who, filters, time, query.min_score, fetch)
+                rows = self._fused_in_sql(q_tokens, vector, who, filters, time, query.min_score, fetch, b_tokens)
             else:
                 rows = self._fused_in_process(keyword, vector, who, query.include_archived, time, query.min_score,
-                                              fetch, wanted, settings)
+                                              fetch, wanted, settings, bridged)
         hits = [_hit(row, arm, explain, v_text if v_text != query.text else None) for row in rows]
         gated = {str(row["id"]) for row in rows if row["gate"] != fusion.KEPT}  # returned, but no review (SPEC R10)
         if kb is not None:  # KB chunks score on the same scale (sql/macros/60_kb.sql): one sort by score merges
@@ -269,7 +276,7 @@ class Recaller:
         return fusion.TimeTerms(recency, when.time_window(question, self.clock()))
 
     def _fused_in_process(self, keyword, vector, who, include_archived, time, min_score, fetch, wanted,
-                          settings) -> list[dict]:
+                          settings, bridged=None) -> list[dict]:
         """The candidates the caller may see and asked for (``wanted``: the filters), with their decay terms
         (eligibility.py, as recall_eligible and recall_fused keep them), ranked by fusion.py."""
         candidates = list(dict.fromkeys([*keyword.ids, *vector.ids]))
@@ -278,7 +285,7 @@ class Recaller:
         reviews = self.journal.pending_reviews(candidates) if self.journal is not None else {}
         eligible = self.eligibility.rows(candidates, who=who, include_superseded=include_archived, now=self.clock(),
                                          settings=settings, reviews=reviews, filters=wanted)
-        ranked = fusion.fuse(keyword, vector, eligible, settings, fetch, time, min_score)
+        ranked = fusion.fuse(keyword, vector, eligible, settings, fetch, time, min_score, bridged)
         if not ranked:
             return []
         winner_ids = [f.memory_id for f in ranked]
@@ -291,15 +298,15 @@ class Recaller:
                 stored[memory_id].update(access_count=stored[memory_id]["access_count"] + n, last_accessed=last)
         return [{**stored[f.memory_id], **vars(f)} for f in ranked]
 
-    def _fused_in_sql(self, q_tokens, vector, who, filters, time, min_score, fetch) -> list[dict]:
+    def _fused_in_sql(self, q_tokens, vector, who, filters, time, min_score, fetch, b_tokens=None) -> list[dict]:
         """Filtered, inside a transaction: the recall macro over the arms SQL computed for the filtered rows.
         The macro reads stored access counts: reviews still queued are not counted here, since writing
         the queue inside the caller's transaction would lose it if that rolled back (recall_log.py)."""
         common = dict(**vector.as_sql(), **who, p_k=fetch, **time.as_sql(), p_min_score=min_score, **filters,
                       p_now=self.clock())
         if q_tokens is not None:
-            return self.db.dicts("recall_keywords_in_sql", p_query=q_tokens, **common)
-        return self.db.dicts("recall", **NO_MATCH.as_sql(), **common)
+            return self.db.dicts("recall_keywords_in_sql", p_query=q_tokens, p_bridge=b_tokens, **common)
+        return self.db.dicts("recall", **NO_MATCH.as_sql(), **NO_MATCH.as_bridge_sql(), **common)
 
     def _log(self, caller: Caller, query: RecallQuery, hits: list[Hit], model_id: str | None,
              settings: dict[str, float], gated: set[str] = frozenset()) -> int | None:
@@ -347,7 +354,7 @@ def _hit(row: dict, arm: str, explain: bool, vector_text: str | None = None) -> 
             bm25_rank=row["bm25_rank"], bm25_score=row["bm25_score"], vector_rank=row["vec_rank"],
             similarity=row["similarity"], keyword_conf=row["keyword_conf"], vector_conf=row["vector_conf"],
             coverage=row["coverage"], similarity_z=row["similarity_z"], script_credit=row["script_credit"],
-            session_credit=row["session_credit"], relevance=row["relevance"],
+            session_credit=row["session_credit"], relevance=row["relevance"], bridge_coverage=row["bridge_coverage"],
             recency_boost=row["recency_boost"], time_boost=row["time_boost"], vector_arm=arm, gate=row["gate"],
             effective_importance=row["effective_importance"], decay_factor=row["decay_factor"],
             tier_weight=row["tier_weight"], feedback_weight=row["feedback_weight"],

@@ -81,6 +81,11 @@ def _dictionary() -> dict[str, float]:
     return _LOGP
 
 
+def word_log_frequency(word: str) -> float:
+    """The word's log-probability in jieba's dictionary (how common it is), -inf for a word it does not list."""
+    return _dictionary().get(word, -math.inf)
+
+
 def _from_jieba() -> tuple[dict[str, float], frozenset, int, float]:
     import jieba
 

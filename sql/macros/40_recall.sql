@@ -23,6 +23,12 @@
 --              in other words is credited as if it matched as well as the keyword arm's best match, scaled
 --              by z / the best z (both keyword terms in another script than the question's,
 --              p_vec_query_script; the BM25 term in the same script).
+--   bridge     + coverage_weight × bridge_coverage for a memory the vector arm ranked in the other script than
+--              the question: the share of the information of the question's dictionary translations
+--              (bm25_scores' covered_idf / query_idf_all over them) that it holds
+--              (p_br_*: keyword_candidates over echo_duck.text.bridge.bridged_query(question); NULL: none).
+--              "How does Mei take her coffee?" shares no word with "陈美每天早上喝一杯不加糖的黑咖啡", and
+--              the model's cross-language similarities are weak; "咖啡" is what connects them.
 --   time       × recency_boost: when the question asks for the current state (p_recency = the weight,
 --              set by echo_duck/text/when.py wants_current), 1 + p_recency × (t - oldest) / (newest -
 --              oldest) over the candidates, t = observed_at else created_at; superseded versions get none
@@ -53,11 +59,13 @@
 --
 -- recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_caller_session, p_k, p_recency, p_time_from,
 --             p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
---             p_include_superseded, p_now)
+--             p_include_superseded, p_now, p_bridge := NULL)
 --   p_query       segmented query text (echo_duck.text.segment.segment_for_index)
 --   p_qvec        '[f, …]' query embedding text or NULL (then no vector arm); p_model its model id. The
 --                 agent's recall passes the question's vector less the model's direction of asking
 --                 (echo_duck.embed.question_axis.as_question); pass the same to rank as it does
+--   p_bridge      NULL, or the question's words in the other language, segmented
+--                 (echo_duck.text.bridge.bridged_query): the agent's recall passes them
 --   p_recency     NULL, or the recency weight when the question asks for the current state
 --   p_time_from/p_time_to  TIMESTAMP window the question names, or NULL
 --   p_types, p_tiers, p_tags (all required), p_entities (any) VARCHAR[] or NULL; p_since/p_until TIMESTAMP
@@ -129,16 +137,17 @@ CREATE OR REPLACE MACRO query_similarity_stats(p_qvec, p_model) AS TABLE
 
 -- recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_covered, p_kw_idf_all, p_vec_ids, p_vec_sims,
 --              p_vec_scripts, p_vec_stats, p_vec_query_script, caller…, p_k, p_recency, p_time_from, p_time_to, p_min_score,
---              filters…, p_now): the keyword arm as keyword_candidates returns it (or the same lists as
+--              filters…, p_now, p_br_ids, p_br_covered, p_br_idf_all): the keyword arm as keyword_candidates returns it (or the same lists as
 -- '[…]' texts, which the agent's in-process arm binds); the vector arm as ids, similarities and scripts
 -- in rank order plus the query's similarity statistics (query_similarity_stats) and the query's own
--- script (content_script; NULL: no script_credit).
+-- script (content_script; NULL: no script_credit); optionally the bridge, keyword_candidates' ids, covered
+-- and query_idf_all for the question's bridged words (NULL: no bridge_coverage).
 CREATE OR REPLACE MACRO recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_covered, p_kw_idf_all,
                                      p_vec_ids, p_vec_sims, p_vec_scripts, p_vec_stats, p_vec_query_script,
                                      p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants, p_k,
                                      p_recency, p_time_from, p_time_to, p_min_score, p_types, p_tiers,
                                      p_tags, p_entities, p_since, p_until, p_session, p_include_superseded,
-                                     p_now) AS TABLE
+                                     p_now, p_br_ids := NULL, p_br_covered := NULL, p_br_idf_all := NULL) AS TABLE
 WITH
     cfg AS MATERIALIZED (SELECT r.*, unnest(calibration_constants()) FROM ranking_settings() r),
     keyword_arm AS (
@@ -153,6 +162,11 @@ WITH
                unnest(CAST(p_vec_sims AS VARCHAR)::DOUBLE[]) AS similarity,
                unnest(CAST(p_vec_scripts AS VARCHAR)::INTEGER[]) AS script
         WHERE p_vec_ids IS NOT NULL
+    ),
+    bridge_arm AS (
+        SELECT unnest(CAST(p_br_ids AS UUID[])) AS memory_id,
+               unnest(CAST(p_br_covered AS DOUBLE[])) AS bridge_covered
+        WHERE p_br_ids IS NOT NULL
     ),
     candidates AS MATERIALIZED (
         SELECT coalesce(k.memory_id, v.memory_id) AS memory_id, k.bm25_score, k.rarest_df_ratio, k.covered_idf,
@@ -209,14 +223,20 @@ WITH
     ),
     credited AS (
         SELECT p.*, script_credit(p.script, CAST(p_vec_query_script AS INTEGER), a.keyword_conf, p.similarity_z,
-                                  a.z_top, cfg.coverage_weight) AS script_credit
-        FROM pooled p, arms a, cfg
+                                  a.z_top, cfg.coverage_weight) AS script_credit,
+               -- the share of the question's bridged words (its dictionary translations) this memory holds,
+               -- for a memory the vector arm ranked, written in the other script than the question
+               CASE WHEN p.script IS NOT NULL AND CAST(p_vec_query_script AS INTEGER) IS NOT NULL
+                         AND p.script <> CAST(p_vec_query_script AS INTEGER)
+                    THEN b.bridge_covered / CAST(p_br_idf_all AS DOUBLE) END AS bridge_coverage
+        FROM pooled p LEFT JOIN bridge_arm b ON b.memory_id = p.memory_id, arms a, cfg
     ),
     fused AS (
         SELECT p.*, a.keyword_conf, a.vector_conf, p.covered_idf / CAST(p_kw_idf_all AS DOUBLE) AS coverage,
                calibrated_score(p.bm25_score, a.bm25_max, p.covered_idf, CAST(p_kw_idf_all AS DOUBLE), a.keyword_conf,
                                 p.similarity_z, a.vector_conf, cfg.coverage_weight, cfg.vector_weight,
-                                p.script_credit) AS own_relevance,
+                                p.script_credit)
+                   + cfg.coverage_weight * coalesce(p.bridge_coverage, 0) AS own_relevance,
                1 + coalesce(CAST(p_recency AS DOUBLE), 0)
                    * CASE WHEN p.status = 'active' AND a.at_max > a.at_min
                           THEN (p.at_us - a.at_min) / (a.at_max - a.at_min) ELSE 0 END AS recency_boost,
@@ -256,7 +276,8 @@ WITH
     ),
     top AS MATERIALIZED (
         SELECT f.memory_id, f.bm25_rank, f.bm25_score, f.rarest_df_ratio, f.vec_rank, f.similarity,
-               f.keyword_conf, f.vector_conf, f.coverage, f.similarity_z, f.script_credit, f.session_credit,
+               f.keyword_conf, f.vector_conf, f.coverage, f.similarity_z, f.script_credit, f.bridge_coverage,
+               f.session_credit,
                f.relevance, f.recency_boost, f.time_boost,
                f.gate, f.effective_importance, f.tier_weight, f.feedback_weight,
                f.importance_floor + (1 - f.importance_floor) * f.effective_importance AS decay_factor,
@@ -285,8 +306,9 @@ ORDER BY top.gate = 'kept' DESC, top.score DESC, m.id;
 
 CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_caller_session, p_k, p_recency,
                                     p_time_from, p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until,
-                                    p_session, p_include_superseded, p_now) AS TABLE
+                                    p_session, p_include_superseded, p_now, p_bridge := NULL) AS TABLE
     WITH g AS MATERIALIZED (SELECT * FROM caller_groups(p_caller_agent)),
+    br AS MATERIALIZED (SELECT * FROM keyword_candidates(p_bridge, true) WHERE p_bridge IS NOT NULL),
     kw AS MATERIALIZED (
         SELECT * FROM keyword_candidates(p_query, p_types IS NOT NULL OR p_tiers IS NOT NULL OR p_tags IS NOT NULL
                                                   OR p_entities IS NOT NULL OR p_since IS NOT NULL
@@ -308,7 +330,8 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_
                                (SELECT stats FROM stats), content_script(p_query), p_caller_agent, p_caller_session,
                                (SELECT teams FROM g), (SELECT tenants FROM g), p_k, p_recency, p_time_from, p_time_to,
                                NULL, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
-                               p_include_superseded, p_now);
+                               p_include_superseded, p_now, p_br_ids := (SELECT ids FROM br),
+                               p_br_covered := (SELECT covered FROM br), p_br_idf_all := (SELECT query_idf_all FROM br));
 
 -- eligibility_rows() -> per memory, the columns recall_fused's eligible step reads (status, can_see_as,
 -- the filters, effective_importance, tier and feedback weights), for the in-process copy

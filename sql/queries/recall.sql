@@ -31,7 +31,8 @@ SELECT * FROM recall_fused(
     $p_vec_query_script::INTEGER, $p_caller_agent, $p_caller_session::VARCHAR, $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[], $p_k,
     $p_recency::DOUBLE, $p_time_from::TIMESTAMP, $p_time_to::TIMESTAMP, $p_min_score::DOUBLE,
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
-    $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
+    $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP,
+    p_br_ids := $p_br_ids::VARCHAR, p_br_covered := $p_br_covered::VARCHAR, p_br_idf_all := $p_br_idf_all::DOUBLE);
 
 -- The ranking tunables, as they are: the in-process fusion reads them by name (a pivot like
 -- ranking_settings() costs ~2.5 ms of planning per recall).
@@ -100,7 +101,8 @@ SELECT memory_a, memory_b, detected_at FROM contradictions WHERE status = 'pendi
 -- A filtered recall inside a transaction keeps its keyword arm in SQL: every match goes on to the filters,
 -- and a common word can match a third of the store (passing them all as text cost ~100 ms at 1M rows).
 -- name: recall_keywords_in_sql
-WITH kw AS MATERIALIZED (SELECT * FROM keyword_candidates($p_query, true))
+WITH kw AS MATERIALIZED (SELECT * FROM keyword_candidates($p_query, true)),
+br AS MATERIALIZED (SELECT * FROM keyword_candidates($p_bridge::VARCHAR, true) WHERE $p_bridge::VARCHAR IS NOT NULL)
 SELECT * FROM recall_fused(
     (SELECT ids FROM kw), (SELECT scores FROM kw), (SELECT rarest FROM kw), (SELECT covered FROM kw),
     (SELECT query_idf_all FROM kw), $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_vec_scripts::VARCHAR,
@@ -108,7 +110,9 @@ SELECT * FROM recall_fused(
     $p_caller_teams::VARCHAR[],
     $p_caller_tenants::VARCHAR[], $p_k, $p_recency::DOUBLE, $p_time_from::TIMESTAMP, $p_time_to::TIMESTAMP,
     $p_min_score::DOUBLE, $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
-    $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP);
+    $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP,
+    p_br_ids := (SELECT ids FROM br), p_br_covered := (SELECT covered FROM br),
+    p_br_idf_all := (SELECT query_idf_all FROM br));
 
 -- Recall bookkeeping, written behind the recall for every queued recall at once (echo_duck/recall/recall_log.py).
 -- name: next_recall_id

