@@ -25,7 +25,7 @@ from ..index.keyword import query_text
 from ..index.keyword_search import NO_MATCH
 from ..models import PERSISTED_TIERS, TYPES, Memory
 from ..storage.db import Db
-from ..text import bridge, segment, when
+from ..text import segment, when
 from ..write import validate
 from ..write.writer import Caller
 from . import bridge_arm, fusion
@@ -166,11 +166,9 @@ class Recaller:
 
     @staticmethod
     def warm() -> None:
-        """Start loading jieba's dictionary and the bridge's (text/bridge.py) in the background (the store calls
-        this once it is open, so the load does not compete with the open itself), ready for the first Chinese or
-        cross-language query."""
+        """Start loading jieba's dictionary in the background (the store calls this once it is open, so the
+        load does not compete with the open itself), ready for the first Chinese query."""
         segment.preload()
-        bridge.preload()
 
     def vector_text(self, question: str, tokens: str | None = None) -> str:
         """The question as the vector arm embeds it, less the words more than half of the store holds (vector_text.py);
