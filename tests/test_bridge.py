@@ -108,3 +108,16 @@ def test_an_as_of_recall_bridges_as_recall_does(tmp_path):
         credited = {h.content: h.explanation.bridge_coverage for h in then}
         assert set(credited) == {"陈美每天早上喝一杯不加糖的黑咖啡。", "Mei Chen takes her tea with oat milk."}
         assert credited["陈美每天早上喝一杯不加糖的黑咖啡。"] > 0 and credited["Mei Chen takes her tea with oat milk."] is None
+
+
+def test_the_knowledge_base_bridges_as_memories_do(tmp_path):
+    """A chunk in the other script than the question takes bridge_coverage (kb_search_hits, as recall_fused), so
+    recall(include_kb=True) merges memories and chunks on one scale."""
+    with echo_duck.open(tmp_path / "kb.duckdb", embedder="hash", now=T0) as mem:
+        mem.kb_add("陈美每天早上喝一杯不加糖的黑咖啡，办公室的咖啡机在三楼茶水间。", source="zh-notes")
+        mem.kb_add("Mei Chen takes her tea with oat milk, and the office kettle is on the third floor.", source="en-notes")
+        hits = mem.kb_search("How does Mei Chen take her coffee?", 5, explain=True)
+        credited = {h.chunk.content: h.explanation.bridge_coverage for h in hits}
+        assert len(credited) == 2
+        assert [v for c, v in credited.items() if "咖啡" in c][0] > 0
+        assert [v for c, v in credited.items() if "tea" in c][0] is None

@@ -48,6 +48,7 @@ from ..index.matvec import matvec
 from ..index.vectors import ReembedReport
 from ..models import SENSITIVITIES
 from ..storage.db import Db
+from ..text import bridge
 from ..text import segment as text
 from ..write import validate
 from ..write.scan import scan
@@ -178,7 +179,7 @@ class KnowledgeBase:
         explain = validate.flag(explain, "explain")
         q_tokens = text.segment_for_index(query)
         params: dict[str, Any] = dict(p_query=q_tokens, p_vec_ids=None, p_vec_sims=None, p_vec_stats=None, p_qvec=None,
-                                      p_model=None)
+                                      p_model=None, p_bridge=None)
         vectors = self.indexer.vectors
         if vectors is None:
             self.indexer.warn_keyword_only_once()
@@ -186,6 +187,7 @@ class KnowledgeBase:
         else:
             qvec = vectors.embed_question(query)
             params["p_model"] = vectors.model_id
+            params["p_bridge"] = bridge.bridged_query(query) or None  # credits chunks in the other script only
             if sources or tags:  # filters: the macro scans only the eligible chunks itself
                 params["p_qvec"], arm = _literal(qvec), "exact (sql)"
             else:

@@ -67,6 +67,7 @@ class KbExplanation:
     gate: str
     rerank: str | None = None  # set when a reranker reorders a merged recall(include_kb=True) list
     rerank_score: float | None = None
+    bridge_coverage: float | None = None  # the share of the question's dictionary translations it holds (other script)
 
 
 @dataclass(frozen=True)

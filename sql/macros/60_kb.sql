@@ -64,6 +64,9 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
 --              vector of the model (one script: documents rarely mix languages), from p_vec_stats
 --              ([mean, sd, mean, sd], calibration_stats of the count, sum and sum of squares) or
 --              computed here when the vectors are
+--   bridge     + coverage_weight × bridge_coverage for a chunk the vector arm ranked in the other script than
+--              the question, as recall_fused: its coverage of p_bridge (the question's dictionary
+--              translations, echo_duck.text.bridge.bridged_query; NULL: none)
 --   gate       the same labels as recall_fused: the gated come after the kept
 --   score      relevance × kb_weight, kb_weight = importance_floor + (1 - importance_floor) × kb_importance:
 --              a chunk scores like a fresh memory of importance kb_importance (default 0.5), so
@@ -72,7 +75,7 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
 --   p_qvec     '[f, …]' text or NULL; p_sources, p_tags VARCHAR[] or NULL.
 -- Returns the top p_k chunks with their document's source, path, title and tags and the explain columns.
 CREATE OR REPLACE MACRO kb_search_hits(p_query, p_vec_ids, p_vec_sims, p_vec_stats, p_qvec, p_model, p_k,
-                                       p_sources, p_tags, p_caller_agent, p_caller_session) AS TABLE
+                                       p_sources, p_tags, p_caller_agent, p_caller_session, p_bridge := NULL) AS TABLE
 WITH
     cfg AS MATERIALIZED (
         SELECT r.*, unnest(calibration_constants()),
@@ -132,18 +135,26 @@ WITH
                                 / any_value(cfg.gap_scale)) FROM vec, cfg) AS vector_conf,
                (SELECT max(similarity_z) FROM vec) AS z_top
     ),
+    bridged AS MATERIALIZED (
+        SELECT s.chunk_id, s.covered_idf / s.query_idf_all AS bridge_coverage
+        FROM kb_bm25_scores(coalesce(p_bridge, '')) s
+        WHERE p_bridge IS NOT NULL
+    ),
     credited AS (
         SELECT v.*, script_credit(v.script, content_script(p_query), a.keyword_conf, v.similarity_z, a.z_top,
-                                  cfg.coverage_weight) AS script_credit
-        FROM vec v, arms a, cfg
+                                  cfg.coverage_weight) AS script_credit,
+               CASE WHEN v.script <> content_script(p_query) THEN br.bridge_coverage END AS bridge_coverage
+        FROM vec v LEFT JOIN bridged br ON br.chunk_id = v.chunk_id, arms a, cfg
     ),
     fused AS (
         SELECT coalesce(b.chunk_id, v.chunk_id) AS chunk_id,
                b.bm25_rank, b.bm25_score, b.rarest_df_ratio, v.vec_rank, v.similarity, a.keyword_conf, a.vector_conf,
-               b.covered_idf / b.query_idf_all AS coverage, v.similarity_z, v.script_credit, cfg.kb_weight,
+               b.covered_idf / b.query_idf_all AS coverage, v.similarity_z, v.script_credit, v.bridge_coverage,
+               cfg.kb_weight,
                calibrated_score(b.bm25_score, a.bm25_max, b.covered_idf, b.query_idf_all, a.keyword_conf,
                                 v.similarity_z, a.vector_conf, cfg.coverage_weight, cfg.vector_weight,
-                                v.script_credit) AS relevance,
+                                v.script_credit)
+                   + cfg.coverage_weight * coalesce(v.bridge_coverage, 0) AS relevance,
                CASE
                    WHEN v.chunk_id IS NULL AND b.rarest_df_ratio > cfg.gate_df_ratio AND EXISTS (SELECT 1 FROM vec)
                        THEN 'ranked last: only common keywords'
