@@ -332,3 +332,17 @@ def test_the_sets_whose_benign_notes_set_the_threshold_share_one_row(scanner_dir
     assert sets["echo_duck"][2] == pytest.approx(sum(h["overall"]["quarantined"] * h["overall"]["benign"] for h in renamed) / benign)
     text = summary.build(scanner={**scanner, "holdouts": [*renamed, fresh]})["markdown"]
     assert " · ".join(f"{100 * h['overall']['detected']:.1f}" for h in renamed) + "% / " in text
+
+
+def test_the_later_blind_bilingual_sets_share_one_row(recall_dir):
+    recall = json.loads((recall_dir / "recall.json").read_text())
+    rows = recall["sets"].pop("locomo")["rows"]
+    held = [r for r in rows if r["split"] == "held"]
+    recall["sets"] = {"bilingual_holdout": {"rows": held}, "bilingual_holdout2": {"rows": held},
+                      "bilingual_holdout3": {"rows": held[:1]}}
+    built = summary.build(recall=recall)["rows"]
+    assert [r["measure"] for r in built] == [
+        "bilingual_holdout (own set, never fitted on): R@10 / MRR on 2 held-out questions",
+        "bilingual_holdout2, bilingual_holdout3 (own, written blind, pooled): R@10 / MRR on 3 held-out questions"]
+    pooled = held + held[:1]
+    assert built[1]["echo_duck"] == [round(float(np.mean([r["hybrid"][m] for r in pooled])), 3) for m in ("R@10", "MRR")]

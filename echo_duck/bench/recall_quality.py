@@ -4,10 +4,10 @@ Sets (one store per conversation; every question recalled against its conversati
 
 - ``locomo``: LoCoMo (CC BY-NC 4.0, never shipped: ``--locomo`` names the folder), 10 conversations.
 - ``longmemeval``: 100 LongMemEval_S questions (``--longmemeval``), one haystack of ~490 turns each.
-- ``bilingual``, ``zh_daily``, ``bilingual_holdout`` and ``chat_holdout``: echo_duck's own hand-written sets
-  (data_fixtures/recall_sets); ``bilingual_holdout`` and ``chat_holdout`` (chat logs between two people, English
-  and Chinese) were written by someone who had seen neither the ranking nor the other sets, and nothing may be
-  fitted on them.
+- ``bilingual``, ``zh_daily``, ``bilingual_holdout``, ``chat_holdout``, ``bilingual_holdout2`` and
+  ``bilingual_holdout3``: echo_duck's own hand-written sets (data_fixtures/recall_sets); all but ``bilingual`` and
+  ``zh_daily`` (``chat_holdout``: chat logs between two people, English and Chinese) were written by someone who
+  had seen neither the ranking nor the other sets, and nothing may be fitted on them.
 
 Columns, all over the same texts and the same embedding model:
 
@@ -50,7 +50,8 @@ from ..store.facade import EchoDuck
 from .locomo import stored_pairs
 
 OWN_SETS = Path(__file__).resolve().parent.parent.parent / "data_fixtures" / "recall_sets"
-OWN_SET_NAMES = ("bilingual", "zh_daily", "bilingual_holdout", "chat_holdout")
+OWN_SET_NAMES = ("bilingual", "zh_daily", "bilingual_holdout", "chat_holdout", "bilingual_holdout2",
+                 "bilingual_holdout3")
 SETS = ("locomo", "longmemeval", *OWN_SET_NAMES)
 TRANSCRIPTS = ("locomo", "longmemeval", "chat_holdout")  # a turn is remembered as "Speaker: text"
 COLUMNS = ("plain_bm25", "plain_vector", "keyword", "vector", "hybrid")

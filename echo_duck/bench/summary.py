@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..write.scan.calibrate import REFERENCE_SETS
-from .recall_quality import summarise
+from .recall_quality import OWN_SET_NAMES, summarise
 from .report import LABELS, _fmt, _p, _size
 
 START, END = "<!-- bench-summary:start -->", "<!-- bench-summary:end -->"
@@ -81,13 +81,22 @@ def perf_rows(perf: dict) -> list[dict]:
 
 
 def recall_rows(recall: dict) -> list[dict]:
+    """A row per set, its held-out questions' means; the later blind bilingual sets (bilingual_holdout2, 3, …)
+    share one row, their questions pooled."""
     rows = []
-    for name, result in recall["sets"].items():
+    sets = dict(recall["sets"])
+    later = sorted(n for n in sets if n.startswith("bilingual_holdout") and n != "bilingual_holdout")
+    if later:
+        sets[later[0]] = {"rows": [r for n in later for r in sets.pop(n).get("rows", ())]}
+    for name, result in sets.items():
         held = [r for r in result.get("rows", ()) if r.get("split") == "held"]
         means = summarise(held, ["hybrid", *BASELINES])["all"] if held else {}
         if "hybrid" not in means:
             continue
-        rows.append({"measure": f"{SET_LABELS.get(name, name)}: R@10 / MRR on {len(held):,} held-out questions",
+        label = SET_LABELS.get(name, name)
+        if name in later:
+            label = f"{', '.join(later)} (own, written blind, pooled)"
+        rows.append({"measure": f"{label}: R@10 / MRR on {len(held):,} held-out questions",
                      "unit": "R@10 / MRR", "echo_duck": [means["hybrid"]["R@10"], means["hybrid"]["MRR"]],
                      "peers": [{"peer": column, "value": [means[column]["R@10"], means[column]["MRR"]]}
                                for column in BASELINES if column in means]})
@@ -177,7 +186,12 @@ def caption(perf: dict | None, recall: dict | None, scanner: dict | None = None)
         host = (m.get("cpus"), m.get("platform"))
     if recall:
         limit = f" --limit {recall['limit']}" if recall.get("limit") else ""
-        runs.append(f"`echo-duck bench recall --sets {','.join(recall['sets'])}{limit}` ({_when(recall.get('date'))}, "
+        names = list(recall["sets"])
+        own = [n for n in names if n in OWN_SET_NAMES]
+        sets = ",".join(names)
+        if set(own) == set(OWN_SET_NAMES):  # the default, all of them: LoCoMo and LongMemEval need their folders
+            sets = "all" + "".join(f" --{n} DIR" for n in ("locomo", "longmemeval") if n in names)
+        runs.append(f"`echo-duck bench recall --sets {sets}{limit}` ({_when(recall.get('date'))}, "
                     f"model {recall.get('model_id')})")
         host = host or (recall.get("cpus"), recall.get("platform"))
     if scanner:

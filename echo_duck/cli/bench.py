@@ -183,8 +183,9 @@ def bench_purge(sizes, purges, dim, as_json):
 @click.option("--longmemeval", type=click.Path(exists=True, file_okay=False),
               help="LongMemEval folder (memories.jsonl.gz, queries.jsonl.gz), e.g. ../shared/bench/longmemeval_dev.")
 @click.option("--sets", default="all", show_default=True,
-              help="Comma-separated: locomo, longmemeval, bilingual, zh_daily, bilingual_holdout, chat_holdout; "
-                   "'all' = the own four sets plus those given a folder.")
+              help="Comma-separated: locomo, longmemeval, bilingual, zh_daily, bilingual_holdout, chat_holdout, "
+                   "bilingual_holdout2, bilingual_holdout3; "
+                   "'all' = the own sets plus those given a folder.")
 @click.option("--columns", default=",".join(("plain_bm25", "plain_vector", "keyword", "vector", "hybrid")),
               show_default=True, help="Which rankers to score.")
 @click.option("--limit", type=int, help="Only the first N conversations of each set.")
