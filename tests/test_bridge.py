@@ -24,10 +24,66 @@ def test_bridged_words_cross_the_language_line_both_ways():
     assert bridged_query("How does she take it?") == ""  # stop words, and "take" glosses too many words to bridge
 
 
+def test_inflections_read_the_nearest_base_form():
+    assert "代码" in bridged_query("Where are the codes kept?").split()  # code, not cod (鳕鱼)
+    assert "鳕鱼" not in bridged_query("Where are the codes kept?").split()
+    assert "老鼠" not in bridged_query("What rates does the gym charge?").split()  # rate, not rat
+
+
+def test_english_names_are_not_translated():
+    assert bridged_query("Does Rose like Amber?") == ""  # capitalised inside the question: names, not flowers
+    assert "玫瑰" in bridged_query("which rose does she like?").split()
+    assert "deploy" in bridged_query("谁负责 onyx 的部署").split()
+    assert all(len(w) >= 2 for w in bridged_query("Who is the driver of the truck?").split())
+
+
+def test_a_damaged_cache_file_is_read_again_from_the_dictionary(tmp_path):
+    import marshal
+
+    from echo_duck.text import bridge
+
+    path = tmp_path / "cedict.marshal"
+    path.write_bytes(marshal.dumps(({"咖啡": ("coffee",)}, {"coffee": "咖啡"})))  # a str where a tuple belongs
+    assert bridge._read_cache(path) is None
+    path.write_bytes(marshal.dumps(({"咖啡": ("coffee",)}, {"coffee": ("咖啡",)})))
+    assert bridge._read_cache(path) == ({"咖啡": ("coffee",)}, {"coffee": ("咖啡",)})
+
+
 def test_names_and_single_characters_are_not_translated():
     words = bridged_query("陈美的姐姐住在哪个城市？").split()
     assert "sister" in words and "city" in words
     assert not {"chen", "lay", "beautiful", "americas"} & set(words)  # 陈 and 美 are a name here, not words
+
+
+def test_the_analysts_recall_hits_bridges_as_recall_does(tmp_path):
+    """recall_hits computes the bridge in SQL (keyword_candidates over p_bridge); recall reads it in process."""
+    from echo_duck.index.keyword import query_text
+    from echo_duck.recall.vector_text import vector_question
+    from echo_duck.text.when import text_script
+
+    with echo_duck.open(tmp_path / "hits.duckdb", embedder="hash", now=T0, admin=True) as mem:
+        mem.remember_many([dict(content=c, type="user") for c in [
+            "陈美每天早上喝一杯不加糖的黑咖啡。", "办公室的咖啡机在三楼。", "陈美周末在社区图书馆做志愿者。",
+            "Mei Chen takes her tea with oat milk.", "Mei Chen takes the 7:40 bus to work.",
+            "The project database is PostgreSQL 15.", "项目的数据库每天凌晨两点备份。"]])
+        credited = 0
+        for question in ["How does Mei Chen take her coffee?", "When is the database backed up?", "陈美喝什么茶？",
+                         "Which 数据库 does the project use?"]:
+            hits = mem.recall(question, 7, reinforce=False, explain=True)
+            credited += sum(1 for h in hits if h.explanation.bridge_coverage)
+            common = [w for (w,) in mem.sql("SELECT word FROM bm25_common_words($q)", {"q": query_text(question)}).rows()]
+            qvec = mem.indexer.vectors.embed_question(vector_question(question, common))
+            rows = mem.sql(
+                "SELECT id::VARCHAR AS id, score, bridge_coverage FROM recall_hits($q, $qvec, $model, 'default', NULL, 7, "
+                "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, $now, p_bridge := $bridge, "
+                "p_query_script := $script)",
+                {"q": query_text(question), "qvec": "[" + ",".join(repr(float(x)) for x in qvec) + "]",
+                 "model": mem.indexer.vectors.model_id, "now": mem.now(), "bridge": bridged_query(question) or None,
+                 "script": text_script(question)}).rows()
+            assert [h.id for h in hits] == [r[0] for r in rows], question
+            assert [h.explanation.bridge_coverage for h in hits] == pytest.approx([r[2] for r in rows]), question
+            assert [h.score for h in hits] == pytest.approx([r[1] for r in rows], rel=1e-6)  # float32 similarities, as test_keyword_search, question
+        assert credited >= 3  # the comparison covers credited hits, not only uncredited ones
 
 
 @pytest.fixture

@@ -34,10 +34,11 @@ MAX_SENSES = 3  # words bridged per word at most: a Chinese word's first English
 _ENTRY_RE = re.compile(r"^\S+ (\S+) \[([^\]]*)\] /(.*)/$")
 _HAN_RE = re.compile(r"^[\u4e00-\u9fff]+$")
 _WORD_RE = re.compile(r"[a-z]+")
+_RAW_WORD_RE = re.compile(r"[A-Za-z]+")
 _SKIP = ("CL:", "surname ", "see ", "old variant", "variant of", "used in ", "abbr. for")
 _REGIONAL_RE = re.compile(r"\((?:dialect|Cantonese|Hokkien|Tw|Taiwan|archaic|old|literary|classical|slang|onom)")
 
-_CACHE_FORMAT = "1"
+_CACHE_FORMAT = f"2|{SENSES}|{MAX_SENSES}"  # bump the number when _load changes what it reads
 _lock = threading.Lock()
 _tables: tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]] | None = None
 
@@ -119,7 +120,13 @@ def _read_cache(path: Path):
         to_en, to_zh = marshal.loads(path.read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
         return None
-    return (to_en, to_zh) if isinstance(to_en, dict) and isinstance(to_zh, dict) and to_en else None
+    if not (isinstance(to_en, dict) and isinstance(to_zh, dict) and to_en):
+        return None
+    for table in (to_en, to_zh):  # a damaged file can hold values of another type: parse the dictionary again
+        if not all(isinstance(k, str) and isinstance(v, tuple) and all(isinstance(x, str) for x in v)
+                   for k, v in table.items()):
+            return None
+    return to_en, to_zh
 
 
 def _write_cache(path: Path, loaded: tuple) -> None:
@@ -135,7 +142,8 @@ def _write_cache(path: Path, loaded: tuple) -> None:
 def _english_forms(word: str) -> tuple[str, ...]:
     """The word and the dictionary forms a plural or inflection may stand for (glosses are base forms)."""
     forms = [word]
-    for suffix, base in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e")):
+    # the shortest change first: "codes" is code (not cod), "rates" rate (not rat), "used" use (not us)
+    for suffix, base in (("s", ""), ("es", ""), ("ies", "y"), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             forms.append(word[: -len(suffix)] + base)
     return tuple(forms)
@@ -144,15 +152,22 @@ def _english_forms(word: str) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=4096)
 def bridged_query(question: str) -> str:
     """The question's content words in the other language, segmented as the keyword index reads text
-    (segment_for_index); '' when none of them is in the dictionary."""
+    (segment_for_index); '' when none of them is in the dictionary. Both scripts of a mixed question are read
+    (reading only the question's own script, text_script, cost 2 of 65 mixed questions of the bilingual fit set:
+    the other words' translations dampen the bridge there). An English word written
+    capitalised inside the question (and never in lower case) is a name (Rose, Amber, Jack): not translated.
+    Chinese translations keep their words of two or more characters (segmenting a rare word can leave single
+    characters, which match almost anything)."""
     to_en, to_zh = tables()
+    words = _RAW_WORD_RE.findall(question)
+    names = {w.lower() for w in words[1:] if w[0].isupper()} - {w for w in words if w.islower()}
     out: list[str] = []
     for token in dict.fromkeys(segment(question)):
         if token in STOP_WORDS:
             continue
-        if _WORD_RE.fullmatch(token):
+        if _WORD_RE.fullmatch(token) and token not in names:
             chinese = next((to_zh[f] for f in _english_forms(token) if f in to_zh), ())
-            out.extend(segment_for_index(" ".join(chinese)).split())
+            out.extend(w for w in segment_for_index(" ".join(chinese)).split() if len(w) >= 2)
         elif _HAN_RE.match(token):
             out.extend(to_en.get(token, ())[:MAX_SENSES])
     return " ".join(w for w in dict.fromkeys(out) if w not in STOP_WORDS)

@@ -59,13 +59,16 @@
 --
 -- recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_caller_session, p_k, p_recency, p_time_from,
 --             p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
---             p_include_superseded, p_now, p_bridge := NULL)
+--             p_include_superseded, p_now, p_bridge := NULL, p_query_script := NULL)
 --   p_query       segmented query text (echo_duck.text.segment.segment_for_index)
 --   p_qvec        '[f, …]' query embedding text or NULL (then no vector arm); p_model its model id. The
 --                 agent's recall passes the question's vector less the model's direction of asking
 --                 (echo_duck.embed.question_axis.as_question); pass the same to rank as it does
 --   p_bridge      NULL, or the question's words in the other language, segmented
 --                 (echo_duck.text.bridge.bridged_query): the agent's recall passes them
+--   p_query_script 0 (Latin) or 1 (Han): the script of the question as asked (echo_duck.text.when.text_script),
+--                 as the agent's recall reads it; NULL: content_script of p_query (the segmented text counts a
+--                 Chinese word's sub-words too, so a question mixing scripts can read as Han)
 --   p_recency     NULL, or the recency weight when the question asks for the current state
 --   p_time_from/p_time_to  TIMESTAMP window the question names, or NULL
 --   p_types, p_tiers, p_tags (all required), p_entities (any) VARCHAR[] or NULL; p_since/p_until TIMESTAMP
@@ -306,7 +309,8 @@ ORDER BY top.gate = 'kept' DESC, top.score DESC, m.id;
 
 CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_caller_session, p_k, p_recency,
                                     p_time_from, p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until,
-                                    p_session, p_include_superseded, p_now, p_bridge := NULL) AS TABLE
+                                    p_session, p_include_superseded, p_now, p_bridge := NULL,
+                                    p_query_script := NULL) AS TABLE
     WITH g AS MATERIALIZED (SELECT * FROM caller_groups(p_caller_agent)),
     br AS MATERIALIZED (SELECT * FROM keyword_candidates(p_bridge, true) WHERE p_bridge IS NOT NULL),
     kw AS MATERIALIZED (
@@ -327,7 +331,8 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_
     SELECT * FROM recall_fused((SELECT ids FROM kw), (SELECT scores FROM kw), (SELECT rarest FROM kw),
                                (SELECT covered FROM kw), (SELECT query_idf_all FROM kw),
                                (SELECT ids FROM exact), (SELECT sims FROM exact), (SELECT scripts FROM exact),
-                               (SELECT stats FROM stats), content_script(p_query), p_caller_agent, p_caller_session,
+                               (SELECT stats FROM stats), coalesce(p_query_script, content_script(p_query)),
+                               p_caller_agent, p_caller_session,
                                (SELECT teams FROM g), (SELECT tenants FROM g), p_k, p_recency, p_time_from, p_time_to,
                                NULL, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
                                p_include_superseded, p_now, p_br_ids := (SELECT ids FROM br),

@@ -66,7 +66,8 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
 --              computed here when the vectors are
 --   bridge     + coverage_weight × bridge_coverage for a chunk the vector arm ranked in the other script than
 --              the question, as recall_fused: its coverage of p_bridge (the question's dictionary
---              translations, echo_duck.text.bridge.bridged_query; NULL: none)
+--              translations, echo_duck.text.bridge.bridged_query; NULL: none); the question's script is
+--              p_query_script (text_script of the question as asked) or, when NULL, content_script(p_query)
 --   gate       the same labels as recall_fused: the gated come after the kept
 --   score      relevance × kb_weight, kb_weight = importance_floor + (1 - importance_floor) × kb_importance:
 --              a chunk scores like a fresh memory of importance kb_importance (default 0.5), so
@@ -75,7 +76,8 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
 --   p_qvec     '[f, …]' text or NULL; p_sources, p_tags VARCHAR[] or NULL.
 -- Returns the top p_k chunks with their document's source, path, title and tags and the explain columns.
 CREATE OR REPLACE MACRO kb_search_hits(p_query, p_vec_ids, p_vec_sims, p_vec_stats, p_qvec, p_model, p_k,
-                                       p_sources, p_tags, p_caller_agent, p_caller_session, p_bridge := NULL) AS TABLE
+                                       p_sources, p_tags, p_caller_agent, p_caller_session, p_bridge := NULL,
+                                       p_query_script := NULL) AS TABLE
 WITH
     cfg AS MATERIALIZED (
         SELECT r.*, unnest(calibration_constants()),
@@ -141,9 +143,9 @@ WITH
         WHERE p_bridge IS NOT NULL
     ),
     credited AS (
-        SELECT v.*, script_credit(v.script, content_script(p_query), a.keyword_conf, v.similarity_z, a.z_top,
+        SELECT v.*, script_credit(v.script, coalesce(p_query_script, content_script(p_query)), a.keyword_conf, v.similarity_z, a.z_top,
                                   cfg.coverage_weight) AS script_credit,
-               CASE WHEN v.script <> content_script(p_query) THEN br.bridge_coverage END AS bridge_coverage
+               CASE WHEN v.script <> coalesce(p_query_script, content_script(p_query)) THEN br.bridge_coverage END AS bridge_coverage
         FROM vec v LEFT JOIN bridged br ON br.chunk_id = v.chunk_id, arms a, cfg
     ),
     fused AS (
