@@ -30,10 +30,10 @@ def test_inflections_read_the_nearest_base_form():
     assert "老鼠" not in bridged_query("What rates does the gym charge?").split()  # rate, not rat
 
 
-def test_english_names_are_not_translated():
+def test_english_names_and_lone_characters_are_not_bridged():
     assert bridged_query("Does Rose like Amber?") == ""  # capitalised inside the question: names, not flowers
     assert "玫瑰" in bridged_query("which rose does she like?").split()
-    assert "deploy" in bridged_query("谁负责 onyx 的部署").split()
+    assert "deploy" in bridged_query("谁负责 onyx 的部署").split()  # its Chinese words bridge to English
     assert all(len(w) >= 2 for w in bridged_query("Who is the driver of the truck?").split())
 
 
@@ -49,7 +49,7 @@ def test_a_damaged_cache_file_is_read_again_from_the_dictionary(tmp_path):
     assert bridge._read_cache(path) == ({"咖啡": ("coffee",)}, {"coffee": ("咖啡",)})
 
 
-def test_names_and_single_characters_are_not_translated():
+def test_a_chinese_name_is_not_translated():
     words = bridged_query("陈美的姐姐住在哪个城市？").split()
     assert "sister" in words and "city" in words
     assert not {"chen", "lay", "beautiful", "americas"} & set(words)  # 陈 and 美 are a name here, not words

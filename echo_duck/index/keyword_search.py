@@ -146,6 +146,7 @@ class KeywordSearcher:
             rows = np.array([r for _, r in wanted], np.int64)
             postings, live, n = self._postings, self._docs.live, float(self._stats[0])
             covered, dfs = np.zeros(len(rows)), []
+            mark = np.zeros(len(self._ids), bool)  # doc rows holding the term: a mask, not a sort (np.isin)
             for term in np.unique(terms):  # the order _score adds them in
                 hits = postings.matching(term)
                 held = postings.columns.row[hits]
@@ -153,7 +154,9 @@ class KeywordSearcher:
                 if len(held) == 0:
                     continue
                 dfs.append(len(held))
-                covered[np.isin(rows, held)] += _information(n, len(held))
+                mark[held] = True
+                covered[mark[rows]] += _information(n, len(held))
+                mark[held] = False
             if not dfs:
                 return NO_MATCH
             found = covered > 0
