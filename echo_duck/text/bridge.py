@@ -12,21 +12,19 @@ inside the question (Rose, Amber) and single characters are never translated. Re
 (recall_fused's bridge step, sql/macros/40_recall.sql).
 
 The dictionary loads once per process, when a recall first bridges (text from a cache file: ~0.1 s).
-May import: ``text.segment``.
+May import: ``text.segment``, ``text.marshal_cache``.
 """
 
 from __future__ import annotations
 
 import functools
 import gzip
-import hashlib
 import importlib.util
-import marshal
-import os
 import re
 import threading
 from pathlib import Path
 
+from . import marshal_cache
 from .segment import STOP_WORDS, segment, segment_for_index, word_log_frequency
 
 SENSES = 2  # the senses of an entry read (CC-CEDICT lists the common ones first)
@@ -101,25 +99,20 @@ def tables() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
                 if loaded is None:
                     loaded = _load()
                     if path is not None and loaded[0]:
-                        _write_cache(path, loaded)
+                        marshal_cache.save(path, loaded)  # a read-only home: parse it every time
                 _tables = loaded
     return _tables
 
 
 def _cache_path() -> Path | None:
     source = _dictionary_file()
-    if source is None:
-        return None
-    stat = source.stat()
-    key = hashlib.sha256(f"{_CACHE_FORMAT}|{source}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "echo_duck"
-    return root / f"cedict-{key}.marshal"
+    return None if source is None else marshal_cache.path_for("cedict", source, _CACHE_FORMAT)
 
 
 def _read_cache(path: Path):
     try:
-        to_en, to_zh = marshal.loads(path.read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
+        to_en, to_zh = marshal_cache.load(path)
+    except (ValueError, TypeError):  # None, or not two values
         return None
     if not (isinstance(to_en, dict) and isinstance(to_zh, dict) and to_en):
         return None
@@ -128,16 +121,6 @@ def _read_cache(path: Path):
                    for k, v in table.items()):
             return None
     return to_en, to_zh
-
-
-def _write_cache(path: Path, loaded: tuple) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_bytes(marshal.dumps(loaded))
-        os.replace(partial, path)
-    except OSError:  # a read-only home: parse the dictionary every time
-        pass
 
 
 def _english_forms(word: str) -> tuple[str, ...]:

@@ -13,17 +13,16 @@ fts's own lower(strip_accents(...)), splitting the joined text on ' ' gives exac
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import logging
-import marshal
 import math
-import os
 import re
 import threading
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
+
+from . import marshal_cache
 
 __all__ = ["STOP_WORDS", "segment", "segment_for_index", "query_entropy", "query_shape", "looks_specific"]
 
@@ -100,32 +99,22 @@ def _cache_path() -> Path | None:
     """A cache file named after jieba's dictionary file (size, mtime): a new jieba means a new file."""
     try:
         spec = importlib.util.find_spec("jieba")
-        source = Path(spec.origin).parent / "dict.txt"
-        stat = source.stat()
+        return marshal_cache.path_for("jieba", Path(spec.origin).parent / "dict.txt", _CACHE_FORMAT)
     except (AttributeError, TypeError, ValueError, OSError):
         return None
-    key = hashlib.sha256(f"{_CACHE_FORMAT}|{source}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "echo_duck"
-    return root / f"jieba-{key}.marshal"
 
 
 def _read_cache(path: Path) -> tuple[dict[str, float], frozenset, int, float] | None:
     try:
-        logp, prefixes, maxlen, miss = marshal.loads(path.read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
+        logp, prefixes, maxlen, miss = marshal_cache.load(path)
+    except (ValueError, TypeError):  # None, or not four values
         return None
     ok = isinstance(logp, dict) and isinstance(prefixes, frozenset) and isinstance(maxlen, int) and isinstance(miss, float)
     return (logp, prefixes, maxlen, miss) if ok and logp else None
 
 
 def _write_cache(path: Path, loaded: tuple) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_bytes(marshal.dumps(loaded))
-        os.replace(partial, path)
-    except OSError:  # a read-only home: load from jieba every time
-        pass
+    marshal_cache.save(path, loaded)  # a read-only home: load from jieba every time
 
 
 _preloading: threading.Thread | None = None
