@@ -37,6 +37,9 @@ SETS = Path(__file__).resolve().parent.parent / "data_fixtures" / "recall_sets"
     ("5月做了什么", datetime(2025, 4, 29), datetime(2025, 6, 3)),
     ("去年的旅行", datetime(2025, 1, 1), datetime(2026, 1, 1)),
     ("this month", datetime(2026, 3, 1), datetime(2026, 3, 21)),
+    # traditional characters read as simplified ones
+    ("上個月的體檢結果", datetime(2026, 1, 29), datetime(2026, 3, 4)),
+    ("兩週前買了什麼", datetime(2026, 3, 2, 12), datetime(2026, 3, 10, 12)),
 ])
 def test_windows(question, start, end):
     assert time_window(question, NOW) == (start, end)
@@ -60,6 +63,7 @@ def test_any_text_gives_a_window_or_none_never_an_error(question):
 def test_current_state_cues():
     assert wants_current("what is my current job?") and wants_current("你现在住哪里") and wants_current("Latest plan?")
     assert not wants_current("what did I do in May?") and not wants_current("项目用什么包管理器")
+    assert wants_current("家裡現在用的除濕機是哪個牌子？") and wants_current("她還在學鋼琴嗎")  # traditional characters
 
 
 def _texts() -> list[str]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from .segment import simplified
+
 __all__ = ["time_window", "wants_current", "text_script"]
 
 _MONTHS = {m: i + 1 for i, m in enumerate(["january", "february", "march", "april", "may", "june", "july",
@@ -48,6 +50,7 @@ _CURRENT = re.compile(r"\b(?:now|currently|current|these days|latest|most recent
                       r"nowadays|at the moment|today)\b|现在|目前|最近|如今|还|最新|这阵子|近来")
 
 _HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+_HAN_RUN = re.compile("[\u3400-\u9fff\uf900-\ufaff]+")
 _LATIN = re.compile("[A-Za-z]")
 
 
@@ -60,9 +63,15 @@ def text_script(text: str | None) -> int:
     return 1 if han > 0 and 8 * han >= len(_LATIN.findall(text)) else 0
 
 
+def _read(question: str) -> str:
+    """The question lower-cased, its Han runs in simplified characters: 現在 and 上個月 read as 现在 and 上个月."""
+    s = question.lower()
+    return s if s.isascii() else _HAN_RUN.sub(lambda m: simplified(m.group()), s)
+
+
 def wants_current(question: str) -> bool:
     """Whether the question asks for the current state of something (a cue word in English or Chinese)."""
-    return bool(_CURRENT.search(question.lower()))
+    return bool(_CURRENT.search(_read(question)))
 
 
 def time_window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
@@ -75,7 +84,7 @@ def time_window(question: str, now: datetime) -> tuple[datetime, datetime] | Non
 
 
 def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
-    s = question.lower()
+    s = _read(question)
     today = datetime(now.year, now.month, now.day)
 
     def days_back(first: float, last: float) -> tuple[datetime, datetime]:
@@ -88,7 +97,7 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     if _TODAY.search(s):
         return days_back(0, 0)
     ago = _AGO.search(s)
-    zh_ago = None if ago else _ZH_AGO.search(question)
+    zh_ago = None if ago else _ZH_AGO.search(s)
     if ago or zh_ago:
         count, unit = (ago or zh_ago).groups()
         n = int(count) if count.isdigit() else (_NUMBER if ago else _ZH_NUMBER)[count]
@@ -114,7 +123,7 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     if named:
         month, year = _MONTHS[named.group(1)], int(named.group(2)) if named.group(2) else None
     else:
-        numbered = _ZH_MONTH.search(question)
+        numbered = _ZH_MONTH.search(s)
         if numbered and 1 <= int(numbered.group(1)) <= 12:
             month = int(numbered.group(1))
     if month is None:
