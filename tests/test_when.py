@@ -45,9 +45,44 @@ def test_windows(question, start, end):
     assert time_window(question, NOW) == (start, end)
 
 
+@pytest.mark.parametrize("question, start, end", [
+    # a date, with two days' slack either side; without a year, the latest one up to now
+    ("What painting did she show him on October 13, 2023?", datetime(2023, 10, 11), datetime(2023, 10, 16)),
+    ("What did Gina find for her store on 1 February, 2023?", datetime(2023, 1, 30), datetime(2023, 2, 4)),
+    ("3月12号做了什么", datetime(2026, 3, 10), datetime(2026, 3, 15)),
+    ("十二月二十五号那天", datetime(2025, 12, 23), datetime(2025, 12, 28)),
+    ("去年3月12日", datetime(2025, 3, 10), datetime(2025, 3, 15)),
+    # holidays (lunar ones: every Gregorian date they can fall on), anchored by the year the question names
+    ("去年国庆去了哪里", datetime(2025, 9, 30), datetime(2025, 10, 10)),
+    ("春节的时候回老家了吗", datetime(2026, 1, 20), datetime(2026, 2, 22)),
+    ("去年春节", datetime(2025, 1, 20), datetime(2025, 2, 22)),
+    ("what did I do last Christmas?", datetime(2025, 12, 23), datetime(2025, 12, 29)),
+    # seasons only when the question says which one
+    ("where did we go last summer?", datetime(2025, 6, 1), datetime(2025, 9, 1)),
+    ("the summer of 2023", datetime(2023, 6, 1), datetime(2023, 9, 1)),
+    ("去年夏天去哪儿旅游了", datetime(2025, 6, 1), datetime(2025, 9, 1)),
+    # parts of a month or a year; a month in Chinese numerals; a month of the year named
+    ("去年八月底", datetime(2025, 8, 18), datetime(2025, 9, 3)),
+    ("去年十二月初做了什么手术", datetime(2025, 11, 29), datetime(2025, 12, 14)),
+    ("上个月底", datetime(2026, 2, 18), datetime(2026, 3, 3)),
+    ("这个月初", datetime(2026, 2, 27), datetime(2026, 3, 14)),
+    ("early May", datetime(2025, 4, 29), datetime(2025, 5, 14)),
+    ("去年年底", datetime(2025, 11, 1), datetime(2026, 1, 1)),
+    ("三月份", datetime(2026, 2, 27), datetime(2026, 4, 3)),
+    ("去年六月", datetime(2025, 5, 30), datetime(2025, 7, 3)),
+    ("去年3月", datetime(2025, 2, 27), datetime(2025, 4, 3)),
+    # a couple of days ago, last weekend
+    ("前两天店里的狗怎么了", datetime(2026, 3, 16), datetime(2026, 3, 20)),
+    ("what did I buy last weekend?", datetime(2026, 3, 13), datetime(2026, 3, 17)),
+])
+def test_named_days(question, start, end):
+    assert time_window(question, NOW) == (start, end)
+
+
 @pytest.mark.parametrize("question", ["which package manager?", "3个月的计划", "version 5.2 of the api",
                                       "99999999999 years ago", "the month of", "12345678901234567890 days ago",
-                                      "in smay", ""])
+                                      "in smay", "", "what are her plans for the summer?", "夏天他最馋什么",
+                                      "五月天演唱会的票多少钱", "how is she in the winter?"])
 def test_no_window(question):
     assert time_window(question, NOW) is None
 

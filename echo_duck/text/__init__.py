@@ -1,5 +1,6 @@
 """Text: segmentation and query statistics for mixed Chinese/English text (jieba for Han runs,
 lower-cased words elsewhere), the stop words, and query entropy; ``bridge``, a Chinese-English dictionary
-for cross-language recall; ``marshal_cache``, the parsed dictionaries kept between runs. No database, no model.
+for cross-language recall; ``when`` and ``named_days``, what a question says about time; ``marshal_cache``,
+the parsed dictionaries kept between runs. No database, no model.
 May import: ``errors``.
 """

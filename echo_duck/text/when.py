@@ -2,8 +2,9 @@
 hands to the ranking macro as parameters (sql/macros/40_recall.sql recall_fused).
 
 ``time_window(question, now)`` finds one time expression ("yesterday", "last week", "3 days ago", "in
-May", "上个月", "两周前", "5月") and returns the window it names around ``now``, with some slack at both
-ends, or None. Recall multiplies the score of memories observed inside the window by 1 + δ: a soft
+May", "上个月", "两周前", "5月"; dates, holidays, seasons and parts of a month or year through named_days.py:
+"October 13, 2023", "去年国庆", "last summer", "去年八月底") and returns the window it names around ``now``,
+with some slack at both ends, or None. A question in traditional characters reads as in simplified ones. Recall multiplies the score of memories observed inside the window by 1 + δ: a soft
 boost, never a filter. ``wants_current(question)`` says whether it asks for the current state ("now",
 "currently", "latest", "现在", "最近", …): only then does recall prefer newer memories among its
 candidates. ``text_script(text)`` is 1 when Han characters make up at least a third of the text's
@@ -16,6 +17,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from .named_days import named_window, zh_month
 from .segment import simplified
 
 __all__ = ["time_window", "wants_current", "text_script"]
@@ -36,6 +38,8 @@ _TODAY = re.compile(r"\btoday\b|今天")
 _AGO = re.compile(r"\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple|few|several)(?: of)? "
                   r"(day|week|month|year)s? ago\b")
 _ZH_AGO = re.compile(r"(\d+|[一两二三四五六七八九十半])\s*(天|日|周|星期|礼拜|个月|年)前")
+_FEW_DAYS = re.compile(r"前两天|前几天|这两天|这几天|\bthe other day\b")
+_LAST_WEEKEND = re.compile(r"上周末|上个周末|上星期天|上周日|上周六|\blast weekend\b")
 _LAST_WEEK = re.compile(r"\b(?:last|past) week\b|上周|上星期|上个星期|上礼拜")
 _THIS_WEEK = re.compile(r"\bthis week\b|这周|本周|这个星期")
 _LAST_MONTH = re.compile(r"\b(?:last|past) month\b|上个月|上月")
@@ -104,6 +108,14 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         span = n * _UNIT_DAYS[unit]
         slack = max(1.0, 0.5 * _UNIT_DAYS[unit] if ago and n == 1 else 0.25 * span)
         return days_back(span + slack, max(span - slack, 0))
+    if _FEW_DAYS.search(s):
+        return days_back(4, 1)
+    named = named_window(s, now)
+    if named is not None:
+        return named
+    if _LAST_WEEKEND.search(s):
+        monday = today - timedelta(days=today.weekday())
+        return monday - timedelta(days=3), monday + timedelta(days=1)
     if _LAST_WEEK.search(s):
         start = today - timedelta(days=today.weekday() + 7)
         return start - timedelta(days=2), start + timedelta(days=9)
@@ -114,19 +126,23 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         return datetime(year, month, 1) - timedelta(days=3), datetime(now.year, now.month, 1) + timedelta(days=3)
     if _THIS_MONTH.search(s):
         return datetime(now.year, now.month, 1), today + timedelta(days=1)
-    if _LAST_YEAR.search(s):
-        return datetime(now.year - 1, 1, 1), datetime(now.year, 1, 1)
-    if _THIS_YEAR.search(s):
-        return datetime(now.year, 1, 1), today + timedelta(days=1)
     month = year = None
-    named = _IN_MONTH.search(s)
-    if named:
-        month, year = _MONTHS[named.group(1)], int(named.group(2)) if named.group(2) else None
+    in_month = _IN_MONTH.search(s)
+    if in_month:
+        month, year = _MONTHS[in_month.group(1)], int(in_month.group(2)) if in_month.group(2) else None
     else:
         numbered = _ZH_MONTH.search(s)
         if numbered and 1 <= int(numbered.group(1)) <= 12:
             month = int(numbered.group(1))
+        else:
+            month = zh_month(s)
+    if month is not None and year is None:  # "去年六月", "in May last year": the year the question names
+        year = now.year - 1 if _LAST_YEAR.search(s) else now.year if _THIS_YEAR.search(s) else None
     if month is None:
+        if _LAST_YEAR.search(s):
+            return datetime(now.year - 1, 1, 1), datetime(now.year, 1, 1)
+        if _THIS_YEAR.search(s):
+            return datetime(now.year, 1, 1), today + timedelta(days=1)
         return None
     if year is None:
         year = now.year if month <= now.month else now.year - 1

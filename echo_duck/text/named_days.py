@@ -1,0 +1,206 @@
+"""Calendar words finer than a month or a year: a date ("May 3, 2023", "1 February 2023", "2025年3月12日",
+"3月12号"), a holiday or season ("去年国庆", "last Christmas", "暑假", "the summer of 2024"), a part of a month
+("去年八月底", "early May", "上个月底", "这个月初") or of a year ("去年年底", "early last year").
+
+``named_window(text, now)`` returns the [start, end) of the first of these it finds, or None; ``text`` is the
+question as when.py reads it (lower-cased, Han runs in simplified characters). A year the text names (2024,
+2024年, 去年 / last year, 前年, 今年 / this year) anchors it; without one it is the latest such time that has
+begun by ``now``. Holidays of the Chinese lunar calendar (春节, 端午, 中秋, …) and movable ones (Easter,
+Thanksgiving) get the span of Gregorian dates they can fall on, so a window is never wrong, only wider.
+Pure functions; when.py tries them after "yesterday" and "3 days ago" and before "last month" or "last year".
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+__all__ = ["named_window", "zh_month", "zh_number"]
+
+_MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december"]
+_MONTHS = {m: i + 1 for i, m in enumerate(_MONTH_NAMES)}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_EN_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_NUM = "[0-9一二三四五六七八九十两]{1,3}"
+
+# (month, day) spans: (first month, first day, months later the span ends, last day); a span may run into the next
+# year. Lunar and movable holidays take the Gregorian dates they can fall on (2000-2040).
+_HOLIDAYS: list[tuple[re.Pattern, tuple[int, int, int, int]]] = [
+    (re.compile(r"春节|过年|除夕|大年初|农历新年|农历年|\bchinese new year\b|\blunar new year\b|\bspring festival\b"), (1, 20, 1, 21)),
+    (re.compile(r"元宵"), (2, 4, 1, 6)),
+    (re.compile(r"元旦|\bnew year'?s day\b"), (1, 1, 0, 3)),
+    (re.compile(r"\bnew year'?s eve\b"), (12, 30, 1, 1)),
+    (re.compile(r"情人节|\bvalentine'?s?\b"), (2, 13, 0, 15)),
+    (re.compile(r"清明"), (4, 3, 0, 7)),
+    (re.compile(r"\beaster\b"), (3, 21, 1, 26)),
+    (re.compile(r"五一|劳动节|\bmay day\b"), (4, 30, 1, 6)),
+    (re.compile(r"端午|\bdragon boat\b"), (5, 27, 1, 26)),
+    (re.compile(r"\bindependence day\b|\bfourth of july\b|\bjuly 4th\b"), (7, 3, 0, 6)),
+    (re.compile(r"七夕"), (7, 28, 1, 30)),
+    (re.compile(r"中秋|\bmid-?autumn\b"), (9, 6, 1, 9)),
+    (re.compile(r"国庆|十一假期|十一长假|十一黄金周|\bnational day\b|\bgolden week\b"), (9, 30, 1, 9)),
+    (re.compile(r"\bhalloween\b"), (10, 30, 1, 2)),
+    (re.compile(r"双十一|双11"), (11, 10, 0, 13)),
+    (re.compile(r"\bthanksgiving\b"), (11, 21, 0, 30)),
+    (re.compile(r"冬至"), (12, 20, 0, 24)),
+    (re.compile(r"圣诞|平安夜|\bchristmas\b|\bxmas\b"), (12, 23, 0, 28)),
+]
+# School breaks, and seasons only where the text says which one (last / this / past summer, the summer of 2024,
+# 去年 / 今年 / 这个 / 上个 夏天): "in the winter" and 夏天他最馋什么 say when something tends to happen, not when.
+_EN_SEASON = r"\b(?:last|this|past|previous)\s+{0}\b|\b{0}\s+(?:of\s+)?(?:19|20)\d\d\b"
+_ZH_SEASON = r"(?:去年|今年|前年|这个|上个|那年)(?:的)?{0}"
+_SEASONS: list[tuple[re.Pattern, tuple[int, int, int, int]]] = [
+    (re.compile(r"暑假|\bsummer (?:break|vacation|holidays?)\b"), (7, 1, 2, 5)),
+    (re.compile(r"寒假"), (1, 10, 1, 28)),
+    (re.compile(r"\bwinter (?:break|vacation|holidays?)\b|\bchristmas (?:break|holidays?)\b"), (12, 18, 1, 10)),
+    (re.compile(_ZH_SEASON.format("(?:春天|春季)") + "|" + _EN_SEASON.format("spring")), (3, 1, 2, 31)),
+    (re.compile(_ZH_SEASON.format("(?:夏天|夏季)") + "|" + _EN_SEASON.format("summer")), (6, 1, 2, 31)),
+    (re.compile(_ZH_SEASON.format("(?:秋天|秋季)") + "|" + _EN_SEASON.format("(?:autumn|fall)")), (9, 1, 2, 30)),
+    (re.compile(_ZH_SEASON.format("(?:冬天|冬季)") + "|" + _EN_SEASON.format("winter")), (12, 1, 2, 28)),
+]
+_YEAR_PARTS = [
+    (re.compile(r"年初|开年|\b(?:early|beginning of|start of) (?:last|this|the) year\b|\bearly (?:19|20)\d\d\b"),
+     (1, 1, 1, 28)),
+    (re.compile(r"年中|\bmid-?(?:last |this )?year\b"), (5, 15, 2, 15)),
+    (re.compile(r"年底|年末|年终|\b(?:late|end of) (?:last|this|the) year\b|\blate (?:19|20)\d\d\b"), (11, 1, 1, 31)),
+]
+
+_NAMED = _HOLIDAYS + _SEASONS + _YEAR_PARTS
+# An English text names none of them without one of these words (a set lookup is cheaper than 25 searches).
+_EN_CUES = frozenset("new year years eve chinese lunar spring valentine valentines easter may dragon independence "
+                     "fourth july national golden halloween thanksgiving christmas xmas summer winter autumn fall "
+                     "early beginning start mid late end".split())
+_WORD = re.compile("[a-z]+")
+
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?:\s*年|(?!\d))")
+_EN_DATE_MD = re.compile(r"\b(" + _EN_MONTH + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+((?:19|20)\d\d)\b)?")
+_EN_DATE_DM = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + _EN_MONTH + r")\b(?:,?\s+((?:19|20)\d\d)\b)?")
+_ISO_DATE = re.compile(r"\b((?:19|20)\d\d)-(\d{1,2})-(\d{1,2})\b")
+_ZH_DATE = re.compile(r"(?:((?:19|20)\d\d)\s*年\s*)?(" + _ZH_NUM + r")\s*月\s*(" + _ZH_NUM + r")\s*[日号]")
+_EN_MONTH_PART = re.compile(r"\b(early|beginning of|start of|mid-?|middle of|late|end of)\s*(" + _EN_MONTH + r")\b")
+_ZH_MONTH_PART = re.compile(r"(?<![\d个])(" + _ZH_NUM + r")\s*月(?:份)?\s*(初|上旬|中旬|中|下旬|底|末)")
+_ZH_REL_MONTH_PART = re.compile(r"(上个月|上月|这个月|本月)(初|上旬|中旬|中|下旬|底|末)")
+_ZH_MONTH_WORD = re.compile(r"(?<![\d个第])(十[一二]|[一二三四五六七八九十])\s*月(?!前|后|以后|以来|之后|天)")  # 五月天: a band
+
+
+def zh_number(text: str) -> int | None:
+    """Digits or Chinese numerals up to 99 (十二, 二十一, 三十, 两): the value, else None."""
+    if text.isdigit():
+        return int(text)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        t = 1 if not tens else _ZH_DIGITS.get(tens)
+        o = 0 if not ones else _ZH_DIGITS.get(ones)
+        return None if t is None or o is None or len(ones) > 1 or len(tens) > 1 else 10 * t + o
+    return _ZH_DIGITS.get(text) if len(text) == 1 else None
+
+
+def _anchor_year(text: str, now: datetime) -> int | None:
+    """The year the text names: an explicit one, 前年 / the year before last, 去年 / last year, 今年 / this year."""
+    found = _YEAR.search(text)
+    if found:
+        return int(found.group(1))
+    if "前年" in text or "the year before last" in text:
+        return now.year - 2
+    if "去年" in text or re.search(r"\blast year\b", text):
+        return now.year - 1
+    if "今年" in text or re.search(r"\bthis year\b", text):
+        return now.year
+    return None
+
+
+def _span(year: int, span: tuple[int, int, int, int]) -> tuple[datetime, datetime]:
+    month, day, months_later, last_day = span
+    start = datetime(year, month, day)
+    end_year, end_month = divmod(year * 12 + month - 1 + months_later, 12)
+    end_month += 1
+    last = min(last_day, _days_in(end_year, end_month))
+    return start, datetime(end_year, end_month, last) + timedelta(days=1)
+
+
+def _days_in(year: int, month: int) -> int:
+    nxt = datetime(year + (month == 12), month % 12 + 1, 1)
+    return (nxt - timedelta(days=1)).day
+
+
+def _latest(span: tuple[int, int, int, int], now: datetime, year: int | None,
+            over: bool = False) -> tuple[datetime, datetime]:
+    """The span in the anchored year, else the latest one that has begun by ``now`` (``over``: that has ended)."""
+    if year is not None:
+        return _span(year, span)
+    for back in range(3):
+        start, end = _span(now.year - back, span)
+        if (end if over else start) <= now:
+            return start, end
+    return _span(now.year - 3, span)
+
+
+def _day(year: int | None, month: int, day: int, now: datetime) -> tuple[datetime, datetime] | None:
+    if not 1 <= month <= 12 or not 1 <= day <= _days_in(year or 2000, month):
+        return None
+    if year is None:
+        year = now.year if (month, day) <= (now.month, now.day) else now.year - 1
+    start = datetime(year, month, day)
+    return start - timedelta(days=2), start + timedelta(days=3)
+
+
+def _month_part(year: int | None, month: int, part: str, now: datetime) -> tuple[datetime, datetime] | None:
+    if not 1 <= month <= 12:
+        return None
+    if year is None:
+        year = now.year if month <= now.month else now.year - 1
+    last = _days_in(year, month)
+    if part in ("初", "上旬", "early", "beginning of", "start of"):
+        first, final = 1, 11
+    elif part in ("中", "中旬", "mid", "mid-", "middle of"):
+        first, final = 10, 21
+    else:
+        first, final = 20, last
+    start = datetime(year, month, first) - timedelta(days=2)
+    return start, datetime(year, month, final) + timedelta(days=3)
+
+
+def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
+    """[start, end) of the date, holiday, season or part of a month or year that ``text`` names, else None."""
+    year = _anchor_year(text, now)
+    found = _ISO_DATE.search(text)
+    if found:
+        return _day(int(found.group(1)), int(found.group(2)), int(found.group(3)), now)
+    found = _EN_DATE_MD.search(text)
+    if found:
+        return _day(int(found.group(3)) if found.group(3) else year, _MONTHS[found.group(1)], int(found.group(2)), now)
+    found = _EN_DATE_DM.search(text)
+    if found:
+        return _day(int(found.group(3)) if found.group(3) else year, _MONTHS[found.group(2)], int(found.group(1)), now)
+    found = _ZH_DATE.search(text)
+    if found:
+        month, day = zh_number(found.group(2)), zh_number(found.group(3))
+        if month is not None and day is not None:
+            return _day(int(found.group(1)) if found.group(1) else year, month, day, now)
+    named = not text.isascii() or not _EN_CUES.isdisjoint(_WORD.findall(text))
+    for pattern, span in _NAMED if named else ():
+        found = pattern.search(text)
+        if found:  # "last summer", "last Christmas": the latest one that is over
+            over = found.group(0).startswith("last ") or text[:found.start()].rstrip().endswith("last")
+            return _latest(span, now, year, over)
+    found = _ZH_MONTH_PART.search(text)
+    if found and zh_number(found.group(1)) is not None:
+        return _month_part(year, zh_number(found.group(1)), found.group(2), now)
+    found = _ZH_REL_MONTH_PART.search(text)
+    if found:
+        back = 1 if found.group(1) in ("上个月", "上月") else 0
+        y, m = divmod(now.year * 12 + now.month - 1 - back, 12)
+        return _month_part(y, m + 1, found.group(2), now)
+    found = _EN_MONTH_PART.search(text)
+    if found:
+        return _month_part(year, _MONTHS[found.group(2)], found.group(1).rstrip("-"), now)
+    return None
+
+
+def zh_month(text: str) -> int | None:
+    """A month named in Chinese numerals (六月, 十二月), else None: when.py reads 6月 itself."""
+    found = _ZH_MONTH_WORD.search(text)
+    return zh_number(found.group(1)) if found else None
