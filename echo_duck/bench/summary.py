@@ -25,7 +25,8 @@ PEERS = ("lancedb", "sqlite")
 BASELINES = {"plain_bm25": "plain BM25", "plain_vector": "plain vector"}
 SET_LABELS = {"locomo": "LoCoMo", "longmemeval": "LongMemEval_S", "bilingual": "bilingual (own set)",
               "zh_daily": "zh_daily (own set)", "bilingual_holdout": "bilingual_holdout (own set, never fitted on)",
-              "chat_holdout": "chat_holdout (own set, never fitted on)"}
+              "chat_holdout": "chat_holdout (own set, never fitted on)", "zh_fit": "zh_fit (own set)",
+              "zh_holdout": "zh_holdout (own set, written blind)"}
 DEFAULT_SYSTEMS = ["echo_duck", "lancedb", "sqlite", "numpy"]
 
 
