@@ -761,6 +761,19 @@ def test_a_question_about_now_prefers_the_newest_and_one_naming_a_time_that_time
     assert {h.id for h in zh if h.explanation.time_boost > 1} == {mid.id}
 
 
+def test_a_question_naming_a_date_or_a_holiday_prefers_what_was_observed_then(hmem, clock):
+    add_filler(hmem)
+    year = clock().year - 1
+    october = hmem.remember("我们去黄山爬山了，住在山顶的酒店", type="environment", observed_at=datetime(year, 10, 3))
+    may = hmem.remember("我们去泰山爬山了，住在山脚的酒店", type="environment", observed_at=datetime(year, 5, 2))
+    holiday = hmem.recall("去年国庆我们去哪儿爬山了？", k=2, explain=True, reinforce=False)
+    assert ids(holiday) == [october.id, may.id] and holiday[0].explanation.time_boost == 1.5
+    dated = hmem.recall(f"{year}年5月2日我们去哪儿爬山了？", k=2, explain=True, reinforce=False)
+    assert ids(dated)[0] == may.id and {h.id for h in dated if h.explanation.time_boost > 1} == {may.id}
+    summer = hmem.recall("去年夏天我们去哪儿爬山了？", k=2, explain=True, reinforce=False)  # June-August: neither
+    assert {h.explanation.time_boost for h in summer} == {1.0}
+
+
 def test_recency_never_lifts_a_superseded_version(hmem, clock):
     first = hmem.remember("deploys run from the release branch", type="procedure", key="deploy.branch",
                           provenance="user_stated")
