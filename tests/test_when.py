@@ -57,6 +57,7 @@ def test_windows(question, start, end):
     ("春节的时候回老家了吗", datetime(2026, 1, 20), datetime(2026, 2, 22)),
     ("去年春节", datetime(2025, 1, 20), datetime(2025, 2, 22)),
     ("what did I do last Christmas?", datetime(2025, 12, 23), datetime(2025, 12, 29)),
+    ("去年七夕情人节送了什么", datetime(2025, 7, 28), datetime(2025, 8, 31)),  # Qixi, not February 14
     # seasons only when the question says which one
     ("where did we go last summer?", datetime(2025, 6, 1), datetime(2025, 9, 1)),
     ("the summer of 2023", datetime(2023, 6, 1), datetime(2023, 9, 1)),

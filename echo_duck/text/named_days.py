@@ -31,17 +31,17 @@ _ZH_NUM = "[0-9一二三四五六七八九十两]{1,3}"
 _HOLIDAYS: list[tuple[re.Pattern, tuple[int, int, int, int]]] = [
     (re.compile(r"春节|过年|除夕|大年初|农历新年|农历年|\bchinese new year\b|\blunar new year\b|\bspring festival\b"), (1, 20, 1, 21)),
     (re.compile(r"元宵"), (2, 4, 1, 6)),
+    (re.compile(r"七夕"), (7, 28, 1, 30)),  # before 情人节: 七夕情人节 is in August
+    (re.compile(r"情人节|\bvalentine'?s?\b"), (2, 13, 0, 15)),
     (re.compile(r"元旦|\bnew year'?s day\b"), (1, 1, 0, 3)),
     (re.compile(r"\bnew year'?s eve\b"), (12, 30, 1, 1)),
-    (re.compile(r"情人节|\bvalentine'?s?\b"), (2, 13, 0, 15)),
     (re.compile(r"清明"), (4, 3, 0, 7)),
     (re.compile(r"\beaster\b"), (3, 21, 1, 26)),
     (re.compile(r"五一|劳动节|\bmay day\b"), (4, 30, 1, 6)),
     (re.compile(r"端午|\bdragon boat\b"), (5, 27, 1, 26)),
     (re.compile(r"\bindependence day\b|\bfourth of july\b|\bjuly 4th\b"), (7, 3, 0, 6)),
-    (re.compile(r"七夕"), (7, 28, 1, 30)),
     (re.compile(r"中秋|\bmid-?autumn\b"), (9, 6, 1, 9)),
-    (re.compile(r"国庆|十一假期|十一长假|十一黄金周|\bnational day\b|\bgolden week\b"), (9, 30, 1, 9)),
+    (re.compile(r"国庆|十一假期|十一长假|十一黄金周|\bnational day\b"), (9, 30, 1, 9)),
     (re.compile(r"\bhalloween\b"), (10, 30, 1, 2)),
     (re.compile(r"双十一|双11"), (11, 10, 0, 13)),
     (re.compile(r"\bthanksgiving\b"), (11, 21, 0, 30)),
@@ -71,7 +71,7 @@ _YEAR_PARTS = [
 _NAMED = _HOLIDAYS + _SEASONS + _YEAR_PARTS
 # An English text names none of them without one of these words (a set lookup is cheaper than 25 searches).
 _EN_CUES = frozenset("new year years eve chinese lunar spring valentine valentines easter may dragon independence "
-                     "fourth july national golden halloween thanksgiving christmas xmas summer winter autumn fall "
+                     "fourth july national halloween thanksgiving christmas xmas summer winter autumn fall "
                      "early beginning start mid late end".split())
 _WORD = re.compile("[a-z]+")
 
