@@ -9,7 +9,7 @@ would judge a similarity against different memories.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -53,7 +53,7 @@ def test_windows(question, start, end):
     ("十二月二十五号那天", datetime(2025, 12, 23), datetime(2025, 12, 28)),
     ("去年3月12日", datetime(2025, 3, 10), datetime(2025, 3, 15)),
     # holidays (lunar ones: every Gregorian date they can fall on), anchored by the year the question names
-    ("去年国庆去了哪里", datetime(2025, 9, 30), datetime(2025, 10, 10)),
+    ("去年国庆去了哪里", datetime(2025, 9, 28), datetime(2025, 10, 10)),
     ("春节的时候回老家了吗", datetime(2026, 1, 20), datetime(2026, 2, 22)),
     ("去年春节", datetime(2025, 1, 20), datetime(2025, 2, 22)),
     ("what did I do last Christmas?", datetime(2025, 12, 23), datetime(2025, 12, 29)),
@@ -61,6 +61,7 @@ def test_windows(question, start, end):
     # seasons only when the question says which one
     ("where did we go last summer?", datetime(2025, 6, 1), datetime(2025, 9, 1)),
     ("the summer of 2023", datetime(2023, 6, 1), datetime(2023, 9, 1)),
+    ("What state did Joanna visit in summer 2021?", datetime(2021, 6, 1), datetime(2021, 9, 1)),
     ("去年夏天去哪儿旅游了", datetime(2025, 6, 1), datetime(2025, 9, 1)),
     # parts of a month or a year; a month in Chinese numerals; a month of the year named
     ("去年八月底", datetime(2025, 8, 18), datetime(2025, 9, 3)),
@@ -73,11 +74,49 @@ def test_windows(question, start, end):
     ("去年六月", datetime(2025, 5, 30), datetime(2025, 7, 3)),
     ("去年3月", datetime(2025, 2, 27), datetime(2025, 4, 3)),
     # a couple of days ago, last weekend
-    ("前两天店里的狗怎么了", datetime(2026, 3, 16), datetime(2026, 3, 20)),
+    ("前两天店里的狗怎么了", datetime(2026, 3, 16), datetime(2026, 3, 21)),
     ("what did I buy last weekend?", datetime(2026, 3, 13), datetime(2026, 3, 17)),
 ])
 def test_named_days(question, start, end):
     assert time_window(question, NOW) == (start, end)
+
+
+@pytest.mark.parametrize("question, start, end", [
+    # a price or a room number is not a year; 去年 still anchors
+    ("去年双十一花了2000多买了什么", datetime(2025, 11, 10), datetime(2025, 11, 14)),
+    ("I spent 2000 dollars last Christmas on what?", datetime(2025, 12, 23), datetime(2025, 12, 29)),
+    ("2023年5月我在哪工作", datetime(2023, 4, 29), datetime(2023, 6, 3)),
+    ("前年六月我们去哪了", datetime(2024, 5, 30), datetime(2024, 7, 3)),
+    ("国庆前两天我们在干嘛", datetime(2025, 9, 28), datetime(2025, 10, 10)),  # the holiday, not the last days
+    ("去年中国行我们去了哪些城市", datetime(2025, 1, 1), datetime(2026, 1, 1)),  # 去年 + 中国, not 年中
+    ("上个夏天去了哪", datetime(2025, 6, 1), datetime(2025, 9, 1)),
+    ("十五天前买了什么", datetime(2026, 3, 1, 6), datetime(2026, 3, 9, 18)),
+    ("两个星期前", datetime(2026, 3, 2, 12), datetime(2026, 3, 10, 12)),
+    ("What did we do on New Year’s Eve?", datetime(2025, 12, 30), datetime(2026, 1, 2)),  # a curly apostrophe
+    ("明年春节打算去哪", datetime(2027, 1, 20), datetime(2027, 2, 22)),
+    ("what are we doing next christmas?", datetime(2026, 12, 23), datetime(2026, 12, 29)),
+])
+def test_named_days_read_as_people_mean_them(question, start, end):
+    assert time_window(question, NOW) == (start, end)
+
+
+@pytest.mark.parametrize("question", [
+    "我同事张国庆喜欢喝什么", "五一路那家店几点关门", "他一五一十地告诉我了吗", "我喜欢什么馅的元宵", "统一月饼好吃吗",
+    "How late may I check out?", "我们每年过年都去哪", "what do we usually do for christmas?",
+    "我需要提前两天预订吗", "马上周末了，去哪玩", "晚上周围吵不吵",
+])
+def test_names_streets_habits_and_idioms_name_no_time(question):
+    assert time_window(question, NOW) is None
+
+
+def test_the_middle_of_a_month_is_not_a_prize():
+    assert time_window("我上个月中奖了多少钱", NOW) == time_window("我上个月买了什么", NOW)  # all of last month
+    assert time_window("上个月中的时候", NOW) == (datetime(2026, 2, 8), datetime(2026, 2, 24))
+
+
+def test_an_aware_clock_reads_as_its_wall_time():
+    aware = NOW.replace(tzinfo=timezone.utc)
+    assert time_window("what did I do last christmas?", aware) == time_window("what did I do last christmas?", NOW)
 
 
 @pytest.mark.parametrize("question", ["which package manager?", "3个月的计划", "version 5.2 of the api",

@@ -3,10 +3,12 @@
 ("去年八月底", "early May", "上个月底", "这个月初") or of a year ("去年年底", "early last year").
 
 ``named_window(text, now)`` returns the [start, end) of the first of these it finds, or None; ``text`` is the
-question as when.py reads it (lower-cased, Han runs in simplified characters). A year the text names (2024,
-2024年, 去年 / last year, 前年, 今年 / this year) anchors it; without one it is the latest such time that has
-begun by ``now``. Holidays of the Chinese lunar calendar (春节, 端午, 中秋, …) and movable ones (Easter,
-Thanksgiving) get the span of Gregorian dates they can fall on, so a window is never wrong, only wider.
+question as when.py reads it (lower-cased, Han runs in simplified characters). A year the text names (2024年, "in /
+of 2024", "summer 2024", 明年 / next year, 去年 / last year, 前年, 今年 / this year; a price such as 2000 is not a
+year) anchors it; without one it is the latest such time that has begun by ``now`` ("last …" / 上个: that has ended;
+"next …": the coming one). Holidays of the Chinese lunar calendar (春节, 端午, 中秋, …) and movable ones (Easter,
+Thanksgiving) get the span of Gregorian dates they can fall on, so a window is never wrong, only wider. A habit (每年,
+一般, "usually") names no holiday or season, nor do names and streets (张国庆, 五一路) or the food 元宵.
 Pure functions; when.py tries them after "yesterday" and "3 days ago" and before "last month" or "last year".
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-__all__ = ["named_window", "zh_month", "zh_number"]
+__all__ = ["anchor_year", "named_window", "zh_month", "zh_number"]
 
 _MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december"]
@@ -26,22 +28,28 @@ _EN_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _ZH_NUM = "[0-9一二三四五六七八九十两]{1,3}"
 
+# 国庆 / 五一 as a time: at the start, after a word that dates it (去年国庆, 过五一), or with 节 / 假 / 期间 after it;
+# not inside a name or a street (张国庆, 五一路, 一五一十).
+_AS_TIME = r"(?:(?<![\u4e00-\u9fff]){0}|(?<=[年个的过是在到])\s*{0}|{0}(?=节|假|长假|期间|黄金周|的时候))"
+# A habit names no time: 每年过年都去哪, "what do we usually do for Christmas?"
+_HABIT = re.compile(r"每年|每逢|一般|通常|往年|\b(?:usually|every year|each year|always|typically)\b")
+
 # (month, day) spans: (first month, first day, months later the span ends, last day); a span may run into the next
 # year. Lunar and movable holidays take the Gregorian dates they can fall on (2000-2040).
 _HOLIDAYS: list[tuple[re.Pattern, tuple[int, int, int, int]]] = [
     (re.compile(r"春节|过年|除夕|大年初|农历新年|农历年|\bchinese new year\b|\blunar new year\b|\bspring festival\b"), (1, 20, 1, 21)),
-    (re.compile(r"元宵"), (2, 4, 1, 6)),
+    (re.compile(r"元宵节|正月十五"), (2, 4, 1, 6)),
     (re.compile(r"七夕"), (7, 28, 1, 30)),  # before 情人节: 七夕情人节 is in August
     (re.compile(r"情人节|\bvalentine'?s?\b"), (2, 13, 0, 15)),
     (re.compile(r"元旦|\bnew year'?s day\b"), (1, 1, 0, 3)),
     (re.compile(r"\bnew year'?s eve\b"), (12, 30, 1, 1)),
     (re.compile(r"清明"), (4, 3, 0, 7)),
     (re.compile(r"\beaster\b"), (3, 21, 1, 26)),
-    (re.compile(r"五一|劳动节|\bmay day\b"), (4, 30, 1, 6)),
+    (re.compile(_AS_TIME.format("五一") + r"(?![路广大])|劳动节|\bmay day\b"), (4, 30, 1, 6)),
     (re.compile(r"端午|\bdragon boat\b"), (5, 27, 1, 26)),
     (re.compile(r"\bindependence day\b|\bfourth of july\b|\bjuly 4th\b"), (7, 3, 0, 6)),
-    (re.compile(r"中秋|\bmid-?autumn\b"), (9, 6, 1, 9)),
-    (re.compile(r"国庆|十一假期|十一长假|十一黄金周|\bnational day\b"), (9, 30, 1, 9)),
+    (re.compile(r"中秋|八月十五|\bmid-?autumn\b"), (9, 6, 1, 9)),
+    (re.compile(_AS_TIME.format("国庆") + r"|十一假期|十一长假|十一黄金周|\bnational day\b"), (9, 28, 1, 9)),
     (re.compile(r"\bhalloween\b"), (10, 30, 1, 2)),
     (re.compile(r"双十一|双11"), (11, 10, 0, 13)),
     (re.compile(r"\bthanksgiving\b"), (11, 21, 0, 30)),
@@ -51,7 +59,7 @@ _HOLIDAYS: list[tuple[re.Pattern, tuple[int, int, int, int]]] = [
 # School breaks, and seasons only where the text says which one (last / this / past summer, the summer of 2024,
 # 去年 / 今年 / 这个 / 上个 夏天): "in the winter" and 夏天他最馋什么 say when something tends to happen, not when.
 _EN_SEASON = r"\b(?:last|this|past|previous)\s+{0}\b|\b{0}\s+(?:of\s+)?(?:19|20)\d\d\b"
-_ZH_SEASON = r"(?:去年|今年|前年|这个|上个|那年)(?:的)?{0}"
+_ZH_SEASON = r"(?:去年|今年|前年|明年|这个|上个)(?:的)?{0}"
 _SEASONS: list[tuple[re.Pattern, tuple[int, int, int, int]]] = [
     (re.compile(r"暑假|\bsummer (?:break|vacation|holidays?)\b"), (7, 1, 2, 5)),
     (re.compile(r"寒假"), (1, 10, 1, 28)),
@@ -64,7 +72,7 @@ _SEASONS: list[tuple[re.Pattern, tuple[int, int, int, int]]] = [
 _YEAR_PARTS = [
     (re.compile(r"年初|开年|\b(?:early|beginning of|start of) (?:last|this|the) year\b|\bearly (?:19|20)\d\d\b"),
      (1, 1, 1, 28)),
-    (re.compile(r"年中|\bmid-?(?:last |this )?year\b"), (5, 15, 2, 15)),
+    (re.compile(r"(?<![去今一前明这那])年中(?![国文学心华])|\bmid-?(?:last |this )?year\b"), (5, 15, 2, 15)),
     (re.compile(r"年底|年末|年终|\b(?:late|end of) (?:last|this|the) year\b|\blate (?:19|20)\d\d\b"), (11, 1, 1, 31)),
 ]
 
@@ -75,15 +83,18 @@ _EN_CUES = frozenset("new year years eve chinese lunar spring valentine valentin
                      "early beginning start mid late end".split())
 _WORD = re.compile("[a-z]+")
 
-_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?:\s*年|(?!\d))")
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)\s*年|\b(?:in|of|during|since|from|year|summer|winter|spring|autumn|fall|"
+                   r"christmas|easter|thanksgiving|halloween|" + _EN_MONTH + r")\s+((?:19|20)\d\d)\b")
 _EN_DATE_MD = re.compile(r"\b(" + _EN_MONTH + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+((?:19|20)\d\d)\b)?")
 _EN_DATE_DM = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + _EN_MONTH + r")\b(?:,?\s+((?:19|20)\d\d)\b)?")
 _ISO_DATE = re.compile(r"\b((?:19|20)\d\d)-(\d{1,2})-(\d{1,2})\b")
 _ZH_DATE = re.compile(r"(?:((?:19|20)\d\d)\s*年\s*)?(" + _ZH_NUM + r")\s*月\s*(" + _ZH_NUM + r")\s*[日号]")
 _EN_MONTH_PART = re.compile(r"\b(early|beginning of|start of|mid-?|middle of|late|end of)\s*(" + _EN_MONTH + r")\b")
-_ZH_MONTH_PART = re.compile(r"(?<![\d个])(" + _ZH_NUM + r")\s*月(?:份)?\s*(初|上旬|中旬|中|下旬|底|末)")
-_ZH_REL_MONTH_PART = re.compile(r"(上个月|上月|这个月|本月)(初|上旬|中旬|中|下旬|底|末)")
-_ZH_MONTH_WORD = re.compile(r"(?<![\d个第])(十[一二]|[一二三四五六七八九十])\s*月(?!前|后|以后|以来|之后|天)")  # 五月天: a band
+_PART = r"(初|上旬|中旬|中(?=[的时左前后,，。？?\s]|$)|下旬|底|末)"
+_ZH_MONTH_PART = re.compile(r"(?<![\d个])(" + _ZH_NUM + r")\s*月(?:份)?\s*" + _PART)
+_ZH_REL_MONTH_PART = re.compile(r"(上个月|(?<!马)上月|这个月|本月)" + _PART)
+_MAY_VERB = re.compile(r"\s+(?:i|we|you|he|she|they|it|be|have|not)\b")  # "how late may I check out?"
+_ZH_MONTH_WORD = re.compile(r"(?<![\d个第])(十[一二]|[一二三四五六七八九十])\s*月(?!前|后|以后|以来|之后|天|饼|怀)")  # 五月天: a band
 
 
 def zh_number(text: str) -> int | None:
@@ -98,11 +109,14 @@ def zh_number(text: str) -> int | None:
     return _ZH_DIGITS.get(text) if len(text) == 1 else None
 
 
-def _anchor_year(text: str, now: datetime) -> int | None:
-    """The year the text names: an explicit one, 前年 / the year before last, 去年 / last year, 今年 / this year."""
+def anchor_year(text: str, now: datetime) -> int | None:
+    """The year the text names: 2023年 or "in / of 2023", 明年 / next year, 前年 / the year before last, 去年 / last
+    year, 今年 / this year; else None."""
     found = _YEAR.search(text)
     if found:
-        return int(found.group(1))
+        return int(found.group(1) or found.group(2))
+    if "明年" in text or re.search(r"\bnext year\b", text):
+        return now.year + 1
     if "前年" in text or "the year before last" in text:
         return now.year - 2
     if "去年" in text or re.search(r"\blast year\b", text):
@@ -138,6 +152,12 @@ def _latest(span: tuple[int, int, int, int], now: datetime, year: int | None,
     return _span(now.year - 3, span)
 
 
+def _coming(span: tuple[int, int, int, int], now: datetime) -> tuple[datetime, datetime]:
+    """The next one that has not begun by ``now``."""
+    start, end = _span(now.year, span)
+    return (start, end) if start > now else _span(now.year + 1, span)
+
+
 def _day(year: int | None, month: int, day: int, now: datetime) -> tuple[datetime, datetime] | None:
     if not 1 <= month <= 12 or not 1 <= day <= _days_in(year or 2000, month):
         return None
@@ -165,7 +185,7 @@ def _month_part(year: int | None, month: int, part: str, now: datetime) -> tuple
 
 def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
     """[start, end) of the date, holiday, season or part of a month or year that ``text`` names, else None."""
-    year = _anchor_year(text, now)
+    year = anchor_year(text, now)
     found = _ISO_DATE.search(text)
     if found:
         return _day(int(found.group(1)), int(found.group(2)), int(found.group(3)), now)
@@ -181,10 +201,13 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         if month is not None and day is not None:
             return _day(int(found.group(1)) if found.group(1) else year, month, day, now)
     named = not text.isascii() or not _EN_CUES.isdisjoint(_WORD.findall(text))
-    for pattern, span in _NAMED if named else ():
+    for pattern, span in _NAMED if named and not _HABIT.search(text) else ():
         found = pattern.search(text)
-        if found:  # "last summer", "last Christmas": the latest one that is over
-            over = found.group(0).startswith("last ") or text[:found.start()].rstrip().endswith("last")
+        if found:  # "last summer", 上个夏天, "last Christmas": the latest one that is over; "next …": the coming one
+            before = text[:found.start()].rstrip()
+            if found.group(0).startswith("next ") or before.endswith("next"):
+                return _coming(span, now)
+            over = found.group(0).startswith(("last ", "上个")) or before.endswith("last")
             return _latest(span, now, year, over)
     found = _ZH_MONTH_PART.search(text)
     if found and zh_number(found.group(1)) is not None:
@@ -195,7 +218,7 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         y, m = divmod(now.year * 12 + now.month - 1 - back, 12)
         return _month_part(y, m + 1, found.group(2), now)
     found = _EN_MONTH_PART.search(text)
-    if found:
+    if found and not (found.group(2) == "may" and _MAY_VERB.match(text, found.end())):
         return _month_part(year, _MONTHS[found.group(2)], found.group(1).rstrip("-"), now)
     return None
 

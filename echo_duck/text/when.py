@@ -3,8 +3,8 @@ hands to the ranking macro as parameters (sql/macros/40_recall.sql recall_fused)
 
 ``time_window(question, now)`` finds one time expression ("yesterday", "last week", "3 days ago", "in
 May", "上个月", "两周前", "5月"; dates, holidays, seasons and parts of a month or year through named_days.py:
-"October 13, 2023", "去年国庆", "last summer", "去年八月底") and returns the window it names around ``now``,
-with some slack at both ends, or None. A question in traditional characters reads as in simplified ones. Recall multiplies the score of memories observed inside the window by 1 + δ: a soft
+"October 13, 2023", "去年国庆", "last summer", "去年八月底") and returns the window it names around ``now``
+(a day, a week or a month with some slack at both ends), or None. A question in traditional characters reads as in simplified ones. Recall multiplies the score of memories observed inside the window by 1 + δ: a soft
 boost, never a filter. ``wants_current(question)`` says whether it asks for the current state ("now",
 "currently", "latest", "现在", "最近", …): only then does recall prefer newer memories among its
 candidates. ``text_script(text)`` is 1 when Han characters make up at least a third of the text's
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from .named_days import named_window, zh_month
+from .named_days import anchor_year, named_window, zh_month, zh_number
 from .segment import simplified
 
 __all__ = ["time_window", "wants_current", "text_script"]
@@ -37,12 +37,13 @@ _YESTERDAY = re.compile(r"\byesterday\b|昨天")
 _TODAY = re.compile(r"\btoday\b|今天")
 _AGO = re.compile(r"\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple|few|several)(?: of)? "
                   r"(day|week|month|year)s? ago\b")
-_ZH_AGO = re.compile(r"(\d+|[一两二三四五六七八九十半])\s*(天|日|周|星期|礼拜|个月|年)前")
-_FEW_DAYS = re.compile(r"前两天|前几天|这两天|这几天|\bthe other day\b")
-_LAST_WEEKEND = re.compile(r"上周末|上个周末|上星期天|上周日|上周六|\blast weekend\b")
-_LAST_WEEK = re.compile(r"\b(?:last|past) week\b|上周|上星期|上个星期|上礼拜")
+_ZH_AGO = re.compile(r"(?<![\d一两二三四五六七八九十])(\d+|[一两二三四五六七八九十]{1,3}|半)\s*(?:个)?"
+                     r"(天|日|周|星期|礼拜|个月|年)前")
+_FEW_DAYS = re.compile(r"(?<!提)前两天|(?<!提)前几天|这两天|这几天|\bthe other day\b")
+_LAST_WEEKEND = re.compile(r"(?<![马晚早])上周末|上个周末|上星期天|(?<![马晚早])上周[日六]|\blast weekend\b")
+_LAST_WEEK = re.compile(r"\b(?:last|past) week\b|(?<![马晚早])上周|上星期|上个星期|上个?礼拜")
 _THIS_WEEK = re.compile(r"\bthis week\b|这周|本周|这个星期")
-_LAST_MONTH = re.compile(r"\b(?:last|past) month\b|上个月|上月")
+_LAST_MONTH = re.compile(r"\b(?:last|past) month\b|上个月|(?<!马)上月")
 _THIS_MONTH = re.compile(r"\bthis month\b|这个月|本月")
 _LAST_YEAR = re.compile(r"\blast year\b|去年")
 _THIS_YEAR = re.compile(r"\bthis year\b|今年")
@@ -70,7 +71,7 @@ def text_script(text: str | None) -> int:
 def _read(question: str) -> str:
     """The question lower-cased, its Han runs in simplified characters: 現在 and 上個月 read as 现在 and 上个月."""
     s = question.lower()
-    return s if s.isascii() else _HAN_RUN.sub(lambda m: simplified(m.group()), s)
+    return s if s.isascii() else _HAN_RUN.sub(lambda m: simplified(m.group()), s).replace("\u2019", "'")
 
 
 def wants_current(question: str) -> bool:
@@ -89,6 +90,7 @@ def time_window(question: str, now: datetime) -> tuple[datetime, datetime] | Non
 
 def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     s = _read(question)
+    now = now.replace(tzinfo=None)  # the store's clock is naive UTC; a caller's aware time reads as its wall time
     today = datetime(now.year, now.month, now.day)
 
     def days_back(first: float, last: float) -> tuple[datetime, datetime]:
@@ -104,15 +106,17 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     zh_ago = None if ago else _ZH_AGO.search(s)
     if ago or zh_ago:
         count, unit = (ago or zh_ago).groups()
-        n = int(count) if count.isdigit() else (_NUMBER if ago else _ZH_NUMBER)[count]
+        n = int(count) if count.isdigit() else _NUMBER[count] if ago else _ZH_NUMBER.get(count) or zh_number(count)
+        if not n:
+            return None
         span = n * _UNIT_DAYS[unit]
         slack = max(1.0, 0.5 * _UNIT_DAYS[unit] if ago and n == 1 else 0.25 * span)
         return days_back(span + slack, max(span - slack, 0))
-    if _FEW_DAYS.search(s):
-        return days_back(4, 1)
     named = named_window(s, now)
     if named is not None:
         return named
+    if _FEW_DAYS.search(s):
+        return days_back(4, 0)
     if _LAST_WEEKEND.search(s):
         monday = today - timedelta(days=today.weekday())
         return monday - timedelta(days=3), monday + timedelta(days=1)
@@ -136,8 +140,8 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
             month = int(numbered.group(1))
         else:
             month = zh_month(s)
-    if month is not None and year is None:  # "去年六月", "in May last year": the year the question names
-        year = now.year - 1 if _LAST_YEAR.search(s) else now.year if _THIS_YEAR.search(s) else None
+    if month is not None and year is None:  # "去年六月", "2023年5月", "in May of 2023": the year the question names
+        year = anchor_year(s, now)
     if month is None:
         if _LAST_YEAR.search(s):
             return datetime(now.year - 1, 1, 1), datetime(now.year, 1, 1)
