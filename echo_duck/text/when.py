@@ -4,7 +4,8 @@ hands to the ranking macro as parameters (sql/macros/40_recall.sql recall_fused)
 ``time_window(question, now)`` finds one time expression ("yesterday", "last week", "3 days ago", "in
 May", "上个月", "两周前", "5月"; dates, holidays, seasons and parts of a month or year through named_days.py:
 "October 13, 2023", "去年国庆", "last summer", "去年八月底") and returns the window it names around ``now``
-(a day, a week or a month with some slack at both ends), or None. A question in traditional characters reads as in simplified ones. Recall multiplies the score of memories observed inside the window by 1 + δ: a soft
+(a day, a week or a month with some slack at both ends), or None; a question in traditional characters reads
+as in simplified ones. Recall multiplies the score of memories observed inside the window by 1 + δ: a soft
 boost, never a filter. ``wants_current(question)`` says whether it asks for the current state ("now",
 "currently", "latest", "现在", "最近", …): only then does recall prefer newer memories among its
 candidates. ``text_script(text)`` is 1 when Han characters make up at least a third of the text's
