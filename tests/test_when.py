@@ -109,6 +109,27 @@ def test_names_streets_habits_and_idioms_name_no_time(question):
     assert time_window(question, NOW) is None
 
 
+@pytest.mark.parametrize("question, start, end", [
+    ("what did I eat last night?", datetime(2026, 3, 19), datetime(2026, 3, 20)),
+    ("我昨晚吃了什么", datetime(2026, 3, 19), datetime(2026, 3, 20)),
+    ("what did I say this morning?", datetime(2026, 3, 20), datetime(2026, 3, 21)),
+    ("大前天去了哪", datetime(2026, 3, 17), datetime(2026, 3, 18)),
+    ("几天前买的那本书", datetime(2026, 3, 16), datetime(2026, 3, 21)),
+    ("What did I do last Monday?", datetime(2026, 3, 15), datetime(2026, 3, 18)),  # NOW is a Friday
+    ("上周三开会说了什么", datetime(2026, 3, 10), datetime(2026, 3, 13)),
+    ("what did I do in 2023?", datetime(2023, 1, 1), datetime(2024, 1, 1)),
+    ("2023年我换了几次工作", datetime(2023, 1, 1), datetime(2024, 1, 1)),
+    ("前年我们去哪旅游了", datetime(2024, 1, 1), datetime(2025, 1, 1)),
+])
+def test_nights_mornings_weekdays_and_years(question, start, end):
+    assert time_window(question, NOW) == (start, end)
+
+
+@pytest.mark.parametrize("question", ["我之前天天喝什么咖啡", "以前天天跑步吗", "What projects is she planning for next year?"])
+def test_before_is_not_the_day_before_yesterday(question):
+    assert time_window(question, NOW) is None
+
+
 def test_the_middle_of_a_month_is_not_a_prize():
     assert time_window("我上个月中奖了多少钱", NOW) == time_window("我上个月买了什么", NOW)  # all of last month
     assert time_window("上个月中的时候", NOW) == (datetime(2026, 2, 8), datetime(2026, 2, 24))

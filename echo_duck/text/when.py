@@ -33,21 +33,24 @@ _ZH_NUMBER = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六":
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30.4, "year": 365, "天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7,
               "个月": 30.4, "年": 365}
 
-_DAY_BEFORE = re.compile(r"\bday before yesterday\b|前天")
-_YESTERDAY = re.compile(r"\byesterday\b|昨天")
-_TODAY = re.compile(r"\btoday\b|今天")
+_THREE_DAYS = re.compile(r"大前天")
+_DAY_BEFORE = re.compile(r"\bday before yesterday\b|(?<![之以])前天")
+_YESTERDAY = re.compile(r"\byesterday\b|\blast night\b|昨天|昨晚|昨夜")
+_TODAY = re.compile(r"\btoday\b|\bthis (?:morning|afternoon|evening)\b|\btonight\b|今天|今早|今晚")
+_WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,
+             "一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_LAST_WEEKDAY = re.compile(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+                           r"|(?<![马晚早])上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])")
 _AGO = re.compile(r"\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple|few|several)(?: of)? "
                   r"(day|week|month|year)s? ago\b")
 _ZH_AGO = re.compile(r"(?<![\d一两二三四五六七八九十])(\d+|[一两二三四五六七八九十]{1,3}|半)\s*(?:个)?"
                      r"(天|日|周|星期|礼拜|个月|年)前")
-_FEW_DAYS = re.compile(r"(?<!提)前两天|(?<!提)前几天|这两天|这几天|\bthe other day\b")
+_FEW_DAYS = re.compile(r"(?<!提)前两天|(?<!提)前几天|几天前|这两天|这几天|\bthe other day\b")
 _LAST_WEEKEND = re.compile(r"(?<![马晚早])上周末|上个周末|上星期天|(?<![马晚早])上周[日六]|\blast weekend\b")
 _LAST_WEEK = re.compile(r"\b(?:last|past) week\b|(?<![马晚早])上周|上星期|上个星期|上个?礼拜")
 _THIS_WEEK = re.compile(r"\bthis week\b|这周|本周|这个星期")
 _LAST_MONTH = re.compile(r"\b(?:last|past) month\b|上个月|(?<!马)上月")
 _THIS_MONTH = re.compile(r"\bthis month\b|这个月|本月")
-_LAST_YEAR = re.compile(r"\blast year\b|去年")
-_THIS_YEAR = re.compile(r"\bthis year\b|今年")
 _IN_MONTH = re.compile(r"\b(?:in|during|on|since|of|from)\s+(?:early |late |mid-?)?("
                        + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b(?:\s+(\d{4}))?")
 _ZH_MONTH = re.compile(r"(?<![\d个])(\d{1,2})\s*月(?!前)")
@@ -97,6 +100,8 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     def days_back(first: float, last: float) -> tuple[datetime, datetime]:
         return today - timedelta(days=first), today - timedelta(days=last) + timedelta(days=1)
 
+    if _THREE_DAYS.search(s):
+        return days_back(3, 3)
     if _DAY_BEFORE.search(s):
         return days_back(2, 2)
     if _YESTERDAY.search(s):
@@ -118,6 +123,14 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         return named
     if _FEW_DAYS.search(s):
         return days_back(4, 0)
+    weekday = _LAST_WEEKDAY.search(s)
+    if weekday:  # "last Monday": the latest one before today; 上周三: last week's
+        english, chinese = weekday.groups()
+        if english:
+            back = (today.weekday() - _WEEKDAYS[english] - 1) % 7 + 1
+        else:
+            back = today.weekday() + 7 - _WEEKDAYS[chinese]
+        return days_back(back + 1, back - 1)
     if _LAST_WEEKEND.search(s):
         monday = today - timedelta(days=today.weekday())
         return monday - timedelta(days=3), monday + timedelta(days=1)
@@ -143,12 +156,11 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
             month = zh_month(s)
     if month is not None and year is None:  # "去年六月", "2023年5月", "in May of 2023": the year the question names
         year = anchor_year(s, now)
-    if month is None:
-        if _LAST_YEAR.search(s):
-            return datetime(now.year - 1, 1, 1), datetime(now.year, 1, 1)
-        if _THIS_YEAR.search(s):
-            return datetime(now.year, 1, 1), today + timedelta(days=1)
-        return None
+    if month is None:  # a year alone: 去年, this year, 2023年, "in 2023", 前年
+        year = anchor_year(s, now)
+        if year is None or not 1 <= year <= now.year:  # 明年 / next year: nothing was observed then
+            return None
+        return datetime(year, 1, 1), min(datetime(year + 1, 1, 1), today + timedelta(days=1))
     if year is None:
         year = now.year if month <= now.month else now.year - 1
     if not 1 <= year <= 9998:
