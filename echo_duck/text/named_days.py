@@ -17,14 +17,14 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-__all__ = ["anchor_year", "named_window", "zh_month", "zh_number"]
+__all__ = ["EN_MONTH", "MONTHS", "anchor_year", "named_window", "zh_month", "zh_number"]
 
 _MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december"]
-_MONTHS = {m: i + 1 for i, m in enumerate(_MONTH_NAMES)}
-_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
-_MONTHS["sept"] = 9
-_EN_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+MONTHS = {m: i + 1 for i, m in enumerate(_MONTH_NAMES)}  # English month names and abbreviations -> 1-12
+MONTHS.update({m[:3]: i for m, i in list(MONTHS.items())})
+MONTHS["sept"] = 9
+EN_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))  # a regex alternation of them, longest first
 _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _ZH_NUM = "[0-9一二三四五六七八九十两]{1,3}"
 
@@ -84,12 +84,12 @@ _EN_CUES = frozenset("new year years eve chinese lunar spring valentine valentin
 _WORD = re.compile("[a-z]+")
 
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)\s*年|\b(?:in|of|during|since|from|year|summer|winter|spring|autumn|fall|"
-                   r"christmas|easter|thanksgiving|halloween|" + _EN_MONTH + r")\s+((?:19|20)\d\d)\b")
-_EN_DATE_MD = re.compile(r"\b(" + _EN_MONTH + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+((?:19|20)\d\d)\b)?")
-_EN_DATE_DM = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + _EN_MONTH + r")\b(?:,?\s+((?:19|20)\d\d)\b)?")
+                   r"christmas|easter|thanksgiving|halloween|" + EN_MONTH + r")\s+((?:19|20)\d\d)\b")
+_EN_DATE_MD = re.compile(r"\b(" + EN_MONTH + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+((?:19|20)\d\d)\b)?")
+_EN_DATE_DM = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + EN_MONTH + r")\b(?:,?\s+((?:19|20)\d\d)\b)?")
 _ISO_DATE = re.compile(r"\b((?:19|20)\d\d)-(\d{1,2})-(\d{1,2})\b")
 _ZH_DATE = re.compile(r"(?:((?:19|20)\d\d)\s*年\s*)?(" + _ZH_NUM + r")\s*月\s*(" + _ZH_NUM + r")\s*[日号]")
-_EN_MONTH_PART = re.compile(r"\b(early|beginning of|start of|mid-?|middle of|late|end of)\s*(" + _EN_MONTH + r")\b")
+_EN_MONTH_PART = re.compile(r"\b(early|beginning of|start of|mid-?|middle of|late|end of)\s*(" + EN_MONTH + r")\b")
 _PART = r"(初|上旬|中旬|中(?=[的时左前后,，。？?\s]|$)|下旬|底|末)"
 _ZH_MONTH_PART = re.compile(r"(?<![\d个])(" + _ZH_NUM + r")\s*月(?:份)?\s*" + _PART)
 _ZH_REL_MONTH_PART = re.compile(r"(上个月|(?<!马)上月|这个月|本月)" + _PART)
@@ -191,10 +191,10 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         return _day(int(found.group(1)), int(found.group(2)), int(found.group(3)), now)
     found = _EN_DATE_MD.search(text)
     if found:
-        return _day(int(found.group(3)) if found.group(3) else year, _MONTHS[found.group(1)], int(found.group(2)), now)
+        return _day(int(found.group(3)) if found.group(3) else year, MONTHS[found.group(1)], int(found.group(2)), now)
     found = _EN_DATE_DM.search(text)
     if found:
-        return _day(int(found.group(3)) if found.group(3) else year, _MONTHS[found.group(2)], int(found.group(1)), now)
+        return _day(int(found.group(3)) if found.group(3) else year, MONTHS[found.group(2)], int(found.group(1)), now)
     found = _ZH_DATE.search(text)
     if found:
         month, day = zh_number(found.group(2)), zh_number(found.group(3))
@@ -219,7 +219,7 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         return _month_part(y, m + 1, found.group(2), now)
     found = _EN_MONTH_PART.search(text)
     if found and not (found.group(2) == "may" and _MAY_VERB.match(text, found.end())):
-        return _month_part(year, _MONTHS[found.group(2)], found.group(1).rstrip("-"), now)
+        return _month_part(year, MONTHS[found.group(2)], found.group(1).rstrip("-"), now)
     return None
 
 

@@ -18,18 +18,13 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from .named_days import anchor_year, named_window, zh_month, zh_number
+from .named_days import EN_MONTH, MONTHS, anchor_year, named_window, zh_month, zh_number
 from .segment import simplified
 
 __all__ = ["time_window", "wants_current", "text_script"]
 
-_MONTHS = {m: i + 1 for i, m in enumerate(["january", "february", "march", "april", "may", "june", "july",
-                                           "august", "september", "october", "november", "december"])}
-_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
-_MONTHS["sept"] = 9
 _NUMBER = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
            "nine": 9, "ten": 10, "couple": 2, "few": 3, "several": 3}
-_ZH_NUMBER = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10, "半": 0.5}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30.4, "year": 365, "天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7,
               "个月": 30.4, "年": 365}
 
@@ -52,7 +47,7 @@ _THIS_WEEK = re.compile(r"\bthis week\b|这周|本周|这个星期")
 _LAST_MONTH = re.compile(r"\b(?:last|past) month\b|上个月|(?<!马)上月")
 _THIS_MONTH = re.compile(r"\bthis month\b|这个月|本月")
 _IN_MONTH = re.compile(r"\b(?:in|during|on|since|of|from)\s+(?:early |late |mid-?)?("
-                       + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\b(?:\s+(\d{4}))?")
+                       + EN_MONTH + r")\b(?:\s+(\d{4}))?")
 _ZH_MONTH = re.compile(r"(?<![\d个])(\d{1,2})\s*月(?!前)")
 
 _CURRENT = re.compile(r"\b(?:now|currently|current|these days|latest|most recent|recently|still|anymore|any more|"
@@ -112,7 +107,7 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     zh_ago = None if ago else _ZH_AGO.search(s)
     if ago or zh_ago:
         count, unit = (ago or zh_ago).groups()
-        n = int(count) if count.isdigit() else _NUMBER[count] if ago else _ZH_NUMBER.get(count) or zh_number(count)
+        n = int(count) if count.isdigit() else _NUMBER[count] if ago else 0.5 if count == "半" else zh_number(count)
         if not n:
             return None
         span = n * _UNIT_DAYS[unit]
@@ -147,7 +142,7 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     month = year = None
     in_month = _IN_MONTH.search(s)
     if in_month:
-        month, year = _MONTHS[in_month.group(1)], int(in_month.group(2)) if in_month.group(2) else None
+        month, year = MONTHS[in_month.group(1)], int(in_month.group(2)) if in_month.group(2) else None
     else:
         numbered = _ZH_MONTH.search(s)
         if numbered and 1 <= int(numbered.group(1)) <= 12:
