@@ -40,12 +40,7 @@ SETS = Path(__file__).resolve().parent.parent / "data_fixtures" / "recall_sets"
     # traditional characters read as simplified ones
     ("上個月的體檢結果", datetime(2026, 1, 29), datetime(2026, 3, 4)),
     ("兩週前買了什麼", datetime(2026, 3, 2, 12), datetime(2026, 3, 10, 12)),
-])
-def test_windows(question, start, end):
-    assert time_window(question, NOW) == (start, end)
-
-
-@pytest.mark.parametrize("question, start, end", [
+    # dates, holidays, seasons, parts of a month or year (named_days.py)
     # a date, with two days' slack either side; without a year, the latest one up to now
     ("What painting did she show him on October 13, 2023?", datetime(2023, 10, 11), datetime(2023, 10, 16)),
     ("What did Gina find for her store on 1 February, 2023?", datetime(2023, 1, 30), datetime(2023, 2, 4)),
@@ -76,12 +71,7 @@ def test_windows(question, start, end):
     # a couple of days ago, last weekend
     ("前两天店里的狗怎么了", datetime(2026, 3, 16), datetime(2026, 3, 21)),
     ("what did I buy last weekend?", datetime(2026, 3, 13), datetime(2026, 3, 17)),
-])
-def test_named_days(question, start, end):
-    assert time_window(question, NOW) == (start, end)
-
-
-@pytest.mark.parametrize("question, start, end", [
+    # as people mean them: prices are not years, 去年 anchors, the holiday before 'two days'
     # a price or a room number is not a year; 去年 still anchors
     ("去年双十一花了2000多买了什么", datetime(2025, 11, 10), datetime(2025, 11, 14)),
     ("I spent 2000 dollars last Christmas on what?", datetime(2025, 12, 23), datetime(2025, 12, 29)),
@@ -95,21 +85,7 @@ def test_named_days(question, start, end):
     ("What did we do on New Year’s Eve?", datetime(2025, 12, 30), datetime(2026, 1, 2)),  # a curly apostrophe
     ("明年春节打算去哪", datetime(2027, 1, 20), datetime(2027, 2, 22)),
     ("what are we doing next christmas?", datetime(2026, 12, 23), datetime(2026, 12, 29)),
-])
-def test_named_days_read_as_people_mean_them(question, start, end):
-    assert time_window(question, NOW) == (start, end)
-
-
-@pytest.mark.parametrize("question", [
-    "我同事张国庆喜欢喝什么", "五一路那家店几点关门", "他一五一十地告诉我了吗", "我喜欢什么馅的元宵", "统一月饼好吃吗",
-    "How late may I check out?", "我们每年过年都去哪", "what do we usually do for christmas?",
-    "我需要提前两天预订吗", "马上周末了，去哪玩", "晚上周围吵不吵",
-])
-def test_names_streets_habits_and_idioms_name_no_time(question):
-    assert time_window(question, NOW) is None
-
-
-@pytest.mark.parametrize("question, start, end", [
+    # nights, mornings, weekdays, a year alone
     ("what did I eat last night?", datetime(2026, 3, 19), datetime(2026, 3, 20)),
     ("我昨晚吃了什么", datetime(2026, 3, 19), datetime(2026, 3, 20)),
     ("what did I say this morning?", datetime(2026, 3, 20), datetime(2026, 3, 21)),
@@ -121,8 +97,17 @@ def test_names_streets_habits_and_idioms_name_no_time(question):
     ("2023年我换了几次工作", datetime(2023, 1, 1), datetime(2024, 1, 1)),
     ("前年我们去哪旅游了", datetime(2024, 1, 1), datetime(2025, 1, 1)),
 ])
-def test_nights_mornings_weekdays_and_years(question, start, end):
+def test_windows(question, start, end):
     assert time_window(question, NOW) == (start, end)
+
+
+@pytest.mark.parametrize("question", [
+    "我同事张国庆喜欢喝什么", "五一路那家店几点关门", "他一五一十地告诉我了吗", "我喜欢什么馅的元宵", "统一月饼好吃吗",
+    "How late may I check out?", "我们每年过年都去哪", "what do we usually do for christmas?",
+    "我需要提前两天预订吗", "马上周末了，去哪玩", "晚上周围吵不吵",
+])
+def test_names_streets_habits_and_idioms_name_no_time(question):
+    assert time_window(question, NOW) is None
 
 
 @pytest.mark.parametrize("question", ["我之前天天喝什么咖啡", "以前天天跑步吗", "What projects is she planning for next year?"])
