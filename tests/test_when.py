@@ -96,6 +96,24 @@ SETS = Path(__file__).resolve().parent.parent / "data_fixtures" / "recall_sets"
     ("what did I do in 2023?", datetime(2023, 1, 1), datetime(2024, 1, 1)),
     ("2023年我换了几次工作", datetime(2023, 1, 1), datetime(2024, 1, 1)),
     ("前年我们去哪旅游了", datetime(2024, 1, 1), datetime(2025, 1, 1)),
+    # this day last year; counts with 多 (more than) and 几 / few (two to five); spans up to now; before last; since
+    ("去年的今天我在做什么", datetime(2025, 3, 19), datetime(2025, 3, 22)),
+    ("一个多月前买的那个", datetime(2026, 1, 18, 4, 48), datetime(2026, 2, 18, 14, 24)),
+    ("十多天前去的医院", datetime(2026, 2, 28), datetime(2026, 3, 11)),
+    ("几个月前换的工作", datetime(2025, 10, 19), datetime(2026, 1, 19, 4, 48)),
+    ("a few months ago", datetime(2025, 10, 19), datetime(2026, 1, 19, 4, 48)),
+    ("a month or so ago", datetime(2026, 2, 2, 9, 36), datetime(2026, 3, 5, 19, 12)),
+    ("最近三天吃了什么", datetime(2026, 3, 16), datetime(2026, 3, 21)),
+    ("what did I buy in the last 3 days?", datetime(2026, 3, 16), datetime(2026, 3, 21)),
+    ("過去一週的步數", datetime(2026, 3, 12), datetime(2026, 3, 21)),
+    ("上上周去了哪里", datetime(2026, 2, 28), datetime(2026, 3, 11)),
+    ("the week before last", datetime(2026, 2, 28), datetime(2026, 3, 11)),
+    ("上上个月的账单", datetime(2025, 12, 29), datetime(2026, 2, 4)),
+    ("上上周三开会说了什么", datetime(2026, 3, 3), datetime(2026, 3, 6)),
+    ("what changed since January?", datetime(2025, 12, 30), datetime(2026, 3, 21)),
+    ("五月以来", datetime(2025, 4, 29), datetime(2026, 3, 21)),
+    ("2023年以来", datetime(2023, 1, 1), datetime(2026, 3, 21)),
+    ("where was I in the last two weeks of August?", datetime(2025, 7, 30), datetime(2025, 9, 3)),  # August's
 ])
 def test_windows(question, start, end):
     assert time_window(question, NOW) == (start, end)
@@ -105,6 +123,9 @@ def test_windows(question, start, end):
     "我同事张国庆喜欢喝什么", "五一路那家店几点关门", "他一五一十地告诉我了吗", "我喜欢什么馅的元宵", "统一月饼好吃吗",
     "How late may I check out?", "我们每年过年都去哪", "what do we usually do for christmas?",
     "我需要提前两天预订吗", "马上周末了，去哪玩", "晚上周围吵不吵",
+    # a weekday alone is a habit far more often than a date in the sets we have (周五晚上能 ping 她吗, "on Sunday
+    # afternoons"); 将近两年 is a length; 三月前 is "before March"
+    "她周日晚上一般做什么", "Why can't we reach her on Sunday afternoons?", "他将近两年没回家", "三月前要交的材料",
 ])
 def test_names_streets_habits_and_idioms_name_no_time(question):
     assert time_window(question, NOW) is None

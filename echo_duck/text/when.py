@@ -3,12 +3,14 @@ hands to the ranking macro as parameters (sql/macros/40_recall.sql recall_fused)
 
 ``time_window(question, now)`` finds one time expression ("yesterday", "last week", "3 days ago", "in
 May", "上个月", "两周前", "5月"; dates, holidays, seasons and parts of a month or year through named_days.py:
-"October 13, 2023", "去年国庆", "last summer", "去年八月底") and returns the window it names around ``now``
-(a day, a week or a month with some slack at both ends), or None; a question in traditional characters reads
+"October 13, 2023", "去年国庆", "last summer", "去年八月底"; spans up to now: "in the last 3 months", 最近三天,
+"since May", 2023年以来; 一个多月前, 几个月前, 上上周, "the month before last", 去年的今天) and returns the window it
+names around ``now`` (a day, a week or a month with some slack at both ends), or None; a question in traditional characters reads
 as in simplified ones. Recall multiplies the score of memories observed inside the window by 1 + δ: a soft
 boost, never a filter. ``wants_current(question)`` says whether it asks for the current state ("now",
 "currently", "latest", "现在", "最近", …): only then does recall prefer newer memories among its
-candidates. ``text_script(text)`` is 1 when Han characters make up at least a third of the text's
+candidates. A weekday alone (周五晚上, "on Sunday afternoons") names no window: in the questions we have it is a
+habit far more often than a date. ``text_script(text)`` is 1 when Han characters make up at least a third of the text's
 letters (a Latin word of ~4 letters counting as one), else 0; the vector arm judges a similarity
 against the memories of the same script. sql/macros/20_ranking.sql text_script is the same rule.
 """
@@ -35,12 +37,21 @@ _TODAY = re.compile(r"\btoday\b|\bthis (?:morning|afternoon|evening)\b|\btonight
 _WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,
              "一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 _LAST_WEEKDAY = re.compile(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
-                           r"|(?<![马晚早])上(?:个)?(?:周|星期|礼拜)([一二三四五六日天])")
-_AGO = re.compile(r"\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple|few|several)(?: of)? "
-                  r"(day|week|month|year)s? ago\b")
-_ZH_AGO = re.compile(r"(?<![\d一两二三四五六七八九十])(\d+|[一两二三四五六七八九十]{1,3}|半)\s*(?:个)?"
-                     r"(天|日|周|星期|礼拜|个月|年)前")
+                           r"|(?<![马晚早])(上上|上)(?:个)?(?:周|星期|礼拜)([一二三四五六日天])")
+_COUNT = r"(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple|few|several)(?: of)?"
+_AGO = re.compile(r"\b" + _COUNT + r" (day|week|month|year)s?( or so)? ago\b")
+# 两周前, 半个月前, and a count with 多 (more than: 一个多月前, 十多天前, 一年多前) or 几 (a few: 几个月前)
+_ZH_AGO = re.compile(r"(?<![\d一两二三四五六七八九十几])(\d+|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
+                     r"(天|日|周|星期|礼拜|月|年)(多)?前")
+# A span up to now: "in the last 3 months", "over the past few days", 最近三天, 过去一周, 近两个月 (not "the last two
+# weeks of August", nor 将近两年, a length)
+_RECENT = re.compile(r"\b(?:past|last|previous) " + _COUNT + r" (day|week|month|year)s\b(?! of\b)")
+_ZH_RECENT = re.compile(r"(?:最近|过去|(?<![将接靠附邻亲])近)(?:的|这)?\s*(\d+|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
+                        r"(天|日|周|星期|礼拜|月|年)(?!前|后|多前)")
+_YEAR_AGO_TODAY = re.compile(r"去年的?今天|\bthis day last year\b|\ba year ago today\b")
 _FEW_DAYS = re.compile(r"(?<!提)前两天|(?<!提)前几天|几天前|这两天|这几天|\bthe other day\b")
+_WEEK_BEFORE_LAST = re.compile(r"\bthe week before last\b|上上(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天末])")
+_MONTH_BEFORE_LAST = re.compile(r"\bthe month before last\b|上上个?月")
 _LAST_WEEKEND = re.compile(r"(?<![马晚早])上周末|上个周末|上星期天|(?<![马晚早])上周[日六]|\blast weekend\b")
 _LAST_WEEK = re.compile(r"\b(?:last|past) week\b|(?<![马晚早])上周|上星期|上个星期|上个?礼拜")
 _THIS_WEEK = re.compile(r"\bthis week\b|这周|本周|这个星期")
@@ -49,6 +60,8 @@ _THIS_MONTH = re.compile(r"\bthis month\b|这个月|本月")
 _IN_MONTH = re.compile(r"\b(?:in|during|on|since|of|from)\s+(?:early |late |mid-?)?("
                        + EN_MONTH + r")\b(?:\s+(\d{4}))?")
 _ZH_MONTH = re.compile(r"(?<![\d个])(\d{1,2})\s*月(?!前)")
+# From a month or a year to now: "since May", "since 2023", 五月以来, 2023年以来, 从三月份开始
+_SINCE = re.compile(r"\bsince\s+(?:(?:" + EN_MONTH + r")\b|(?:19|20)\d\d\b)|月份?(?:以来|开始|起)|(?:19|20)\d\d\s*年(?:以来|开始|起)")
 
 _CURRENT = re.compile(r"\b(?:now|currently|current|these days|latest|most recent|recently|still|anymore|any more|"
                       r"nowadays|at the moment|today)\b|现在|目前|最近|如今|还|最新|这阵子|近来")
@@ -95,6 +108,9 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     def days_back(first: float, last: float) -> tuple[datetime, datetime]:
         return today - timedelta(days=first), today - timedelta(days=last) + timedelta(days=1)
 
+    if _YEAR_AGO_TODAY.search(s):
+        last_year = today.replace(year=today.year - 1) if (today.month, today.day) != (2, 29) else today - timedelta(days=366)
+        return last_year - timedelta(days=1), last_year + timedelta(days=2)
     if _THREE_DAYS.search(s):
         return days_back(3, 3)
     if _DAY_BEFORE.search(s):
@@ -103,16 +119,25 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         return days_back(1, 1)
     if _TODAY.search(s):
         return days_back(0, 0)
-    ago = _AGO.search(s)
-    zh_ago = None if ago else _ZH_AGO.search(s)
-    if ago or zh_ago:
-        count, unit = (ago or zh_ago).groups()
-        n = int(count) if count.isdigit() else _NUMBER[count] if ago else 0.5 if count == "半" else zh_number(count)
-        if not n:
+    ago = _AGO.search(s) or _ZH_AGO.search(s)
+    if ago:
+        span = _span_days(ago)
+        if span is None:
             return None
-        span = n * _UNIT_DAYS[unit]
-        slack = max(1.0, 0.5 * _UNIT_DAYS[unit] if ago and n == 1 else 0.25 * span)
-        return days_back(span + slack, max(span - slack, 0))
+        n, unit, more, few = span
+        if few:  # 几个月前: two to five of them; 几天前, "a few days ago": the last four days
+            return days_back(4, 0) if unit == 1 else days_back(5 * unit, 2 * unit)
+        if more:  # 一个多月前: between one and two of them; 十多天前: ten to twenty
+            return days_back((n + _more(n)) * unit, n * unit)
+        slack = max(1.0, 0.5 * unit if n == 1 and ago.re is _AGO else 0.25 * n * unit)
+        return days_back(n * unit + slack, max(n * unit - slack, 0))
+    recent = _RECENT.search(s) or _ZH_RECENT.search(s)
+    if recent:
+        span = _span_days(recent)
+        if span is not None:
+            n, unit, more, few = span
+            length = (5 if few else n + _more(n) if more else n) * unit
+            return days_back(length + max(1.0, 0.1 * length), 0)
     named = named_window(s, now)
     if named is not None:
         return named
@@ -120,12 +145,19 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         return days_back(4, 0)
     weekday = _LAST_WEEKDAY.search(s)
     if weekday:  # "last Monday": the latest one before today; 上周三: last week's
-        english, chinese = weekday.groups()
+        english, weeks, chinese = weekday.groups()
         if english:
             back = (today.weekday() - _WEEKDAYS[english] - 1) % 7 + 1
-        else:
-            back = today.weekday() + 7 - _WEEKDAYS[chinese]
+        else:  # 上周三: last week's; 上上周三: the week before's
+            back = today.weekday() + 7 * len(weeks) - _WEEKDAYS[chinese]
         return days_back(back + 1, back - 1)
+    if _WEEK_BEFORE_LAST.search(s):
+        start = today - timedelta(days=today.weekday() + 14)
+        return start - timedelta(days=2), start + timedelta(days=9)
+    if _MONTH_BEFORE_LAST.search(s):
+        year, month = _add_months(now.year, now.month, -2)
+        next_year, next_month = _add_months(now.year, now.month, -1)
+        return datetime(year, month, 1) - timedelta(days=3), datetime(next_year, next_month, 1) + timedelta(days=3)
     if _LAST_WEEKEND.search(s):
         monday = today - timedelta(days=today.weekday())
         return monday - timedelta(days=3), monday + timedelta(days=1)
@@ -151,17 +183,42 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
             month = zh_month(s)
     if month is not None and year is None:  # "去年六月", "2023年5月", "in May of 2023": the year the question names
         year = anchor_year(s, now)
+    since = _SINCE.search(s) is not None
     if month is None:  # a year alone: 去年, this year, 2023年, "in 2023", 前年
         year = anchor_year(s, now)
         if year is None or not 1 <= year <= now.year:  # 明年 / next year: nothing was observed then
             return None
-        return datetime(year, 1, 1), min(datetime(year + 1, 1, 1), today + timedelta(days=1))
+        return datetime(year, 1, 1), today + timedelta(days=1) if since else min(datetime(year + 1, 1, 1), today + timedelta(days=1))
     if year is None:
         year = now.year if month <= now.month else now.year - 1
     if not 1 <= year <= 9998:
         return None
     next_year, next_month = _add_months(year, month, 1)
+    if since and datetime(year, month, 1) <= today:  # "since May": from its start to now
+        return datetime(year, month, 1) - timedelta(days=2), today + timedelta(days=1)
     return datetime(year, month, 1) - timedelta(days=2), datetime(next_year, next_month, 1) + timedelta(days=2)
+
+
+def _more(n: float) -> int:
+    """How many more 多 may add to a count: 十多 is up to twenty, 一个多 up to two."""
+    return 10 if n >= 10 and n % 10 == 0 else 1
+
+
+def _span_days(found: re.Match) -> tuple[float, float, bool, bool] | None:
+    """(count, days per unit, "more than" (多), "a few" (几, few, several)) of an _AGO / _ZH_AGO / _RECENT /
+    _ZH_RECENT match, or None when it counts nothing (零 天前, 0 days ago) or names a month without 个 (三月前 is
+    "before March")."""
+    if found.re in (_AGO, _RECENT):  # English: count, unit
+        count, unit = found.group(1), found.group(2)
+        n = int(count) if count.isdigit() else _NUMBER[count]
+        return (n, _UNIT_DAYS[unit], False, count in ("few", "several")) if n else None
+    count, more1, ge, more2, unit, *more3 = found.groups()
+    if unit == "月" and not ge:
+        return None
+    n = 3 if count == "几" else 0.5 if count == "半" else zh_number(count)
+    if not n:
+        return None
+    return n, _UNIT_DAYS["个月" if unit == "月" else unit], bool(more1 or more2 or any(more3)), count == "几"
 
 
 def _add_months(year: int, month: int, k: int) -> tuple[int, int]:
