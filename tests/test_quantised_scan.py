@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from echo_duck.index import quantised_scan
 from echo_duck.index.quantised_scan import PackedSegment, QuantisedScan, quantise_query, quantise_rows
 
 DIM = 96
@@ -48,6 +49,15 @@ def assert_same_top(got, want, matrix, query):
     assert np.all(np.diff(sims) <= 1e-6)  # best first
 
 
+@pytest.fixture(params=["probed", "7 bits"])
+def bits(request, monkeypatch):
+    """The query quantisation this CPU's kernel allows (query_quantisation), and the 7-bit one forced, so that
+    the form a CPU without VNNI takes is checked on every CPU."""
+    if request.param == "7 bits":
+        monkeypatch.setattr(quantised_scan, "query_quantisation", lambda: quantised_scan._SEVEN_BITS)
+    return request.param
+
+
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(7)
@@ -56,7 +66,7 @@ def data():
     return rows, queries
 
 
-def test_the_bound_holds_for_every_packed_row(data):
+def test_the_bound_holds_for_every_packed_row(data, bits):
     rows, queries = data
     matrix = with_room(rows)
     scan = QuantisedScan(BLOCK)
@@ -87,19 +97,36 @@ def test_the_bound_is_tight_when_the_rounding_lines_up():
     assert (error / slack).max() > 0.95
 
 
-def test_the_int8_kernel_computes_the_integer_product_exactly(data):
+def test_the_int8_kernel_computes_the_integer_product_exactly(data, bits):
     rows, queries = data
     block = PackedSegment(rows[:BLOCK])
     codes = quantise_rows(rows[:BLOCK])[0].astype(np.int64)
     for query in queries:
         query_codes = quantise_query(query)[0]
-        want = codes @ (query_codes[0].astype(np.int64) - 128)
+        want = codes @ (query_codes[0].astype(np.int64) - quantised_scan.query_quantisation()[0])
+        assert np.array_equal(block.scores(query_codes), want)
+
+
+def test_the_int8_kernel_does_not_saturate(bits):
+    """Without VNNI (AVX2 alone) onnxruntime's u8 × s8 kernel adds pairs of products in int16 with saturation:
+    query bytes and row codes at their extremes, side by side, are where it would clip."""
+    dim = 64
+    rows = np.ones((BLOCK, dim), np.float32)
+    rows[1::2] = -1
+    rows[2::4, ::2] = -1  # mixed signs within a row
+    block = PackedSegment(rows)
+    codes = quantise_rows(rows)[0].astype(np.int64)
+    assert np.abs(codes).max() == 127
+    for query in (np.ones(dim), -np.ones(dim), np.where(np.arange(dim) % 2, 1.0, -1.0)):
+        query_codes = quantise_query(query.astype(np.float32))[0]
+        assert np.abs(query_codes.astype(np.int64) - quantised_scan.query_quantisation()[0]).max() > 0
+        want = codes @ (query_codes[0].astype(np.int64) - quantised_scan.query_quantisation()[0])
         assert np.array_equal(block.scores(query_codes), want)
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 50, 200, 2000])
 @pytest.mark.parametrize("kept", ["all", "30%", "0.5%", "one block", "none"])
-def test_top_n_is_the_float32_scans(data, n, kept):
+def test_top_n_is_the_float32_scans(data, n, kept, bits):
     rows, queries = data
     matrix, count = with_room(rows), len(rows)
     keep = {"all": None, "30%": np.random.default_rng(1).random(count) < 0.3,

@@ -17,6 +17,8 @@ block was packed, are scored in float32 directly.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .matvec import matvec
@@ -24,7 +26,12 @@ from .matvec import matvec
 BLOCK_ROWS = 16_384  # rows become packable a full block at a time
 SEGMENT_BLOCKS = 8  # blocks per onnxruntime session (131k rows)
 SESSION_THREADS = 2  # 1.8 ms at 100k against 3.8 with one
-_ZERO_POINT = 128  # queries go in as uint8 around 128, rows as int8: the u8 × s8 kernels
+# Queries go in as uint8 around a zero point, rows as int8 (±127): the u8 × s8 kernels. Without VNNI (AVX2 alone) those
+# kernels add pairs of u8 × s8 products in int16 with saturation (vpmaddubsw): a query byte of 255 beside a row code of
+# 127 would clip and break the bound. So the kernel is probed once (query_quantisation): where it is exact, queries
+# take 8 bits (128 ± 127); where it clips, 7 (64 ± 63: 127 × 127 × 2 = 32,258 stays below 32,767), at about twice
+# the rows re-scored in float32.
+_EIGHT_BITS, _SEVEN_BITS = (128, 127), (64, 63)
 # Float32 rounding in the exact scores and in the int8 scores' scaling, relative to |q|·|x|: far
 # above what 512 terms can accumulate (~3e-5 at worst), far below the bounds (~1e-2).
 _ROUNDING = 1e-4
@@ -53,12 +60,13 @@ def _norms(rows: np.ndarray) -> np.ndarray:
 
 
 def quantise_query(query: np.ndarray) -> tuple[np.ndarray, float, float, float]:
-    """The query as uint8 around the zero point, its scale, |q̂| and |q - q̂|."""
+    """The query as uint8 around the zero point (query_quantisation), its scale, |q̂| and |q - q̂|."""
     query = query.astype(np.float64)
-    scale = float(np.abs(query).max()) / 127.0
-    steps = np.clip(np.rint(query / scale), -127, 127) if scale > 0 else np.zeros_like(query)
+    zero_point, most = query_quantisation()
+    scale = float(np.abs(query).max()) / most
+    steps = np.clip(np.rint(query / scale), -most, most) if scale > 0 else np.zeros_like(query)
     approx = scale * steps
-    return ((steps + _ZERO_POINT).astype(np.uint8)[None, :], scale, float(np.linalg.norm(approx)),
+    return ((steps + zero_point).astype(np.uint8)[None, :], scale, float(np.linalg.norm(approx)),
             float(np.linalg.norm(query - approx)))
 
 
@@ -68,19 +76,12 @@ class PackedSegment:
     query, 1.8 ms for 100k rows against 5.7 for six sessions of one block (measured side by side)."""
 
     def __init__(self, rows: np.ndarray):
-        import onnxruntime as ort  # imported when the first block fills: small stores never load it
-
         codes, self.scale, self.residual, self.norm = quantise_rows(rows)
         self.rows = len(rows)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = SESSION_THREADS
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle between recalls
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(_matmul_integer_model(_transposed(codes)), options,
-                                             providers=["CPUExecutionProvider"])
+        self._session = _session(_transposed(codes), query_quantisation()[0], SESSION_THREADS)
 
     def scores(self, query_codes: np.ndarray) -> np.ndarray:
-        """Σ (query code - 128) · row code, per row (int32)."""
+        """Σ (query code - zero point) · row code, per row (int32)."""
         return self._session.run(None, {"query": query_codes})[0][0]
 
 
@@ -238,18 +239,40 @@ def _transposed(codes: np.ndarray) -> np.ndarray:
     return out
 
 
+def _session(codes_t: np.ndarray, zero_point: int, threads: int):
+    import onnxruntime as ort  # imported when the first block fills: small stores never load it
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # idle between recalls
+    options.log_severity_level = 3
+    return ort.InferenceSession(_matmul_integer_model(codes_t, zero_point), options, providers=["CPUExecutionProvider"])
+
+
+@functools.lru_cache(maxsize=1)
+def query_quantisation() -> tuple[int, int]:
+    """(zero point, largest step) of the query bytes: (128, 127) where this CPU's u8 × s8 kernel computes a
+    product that would clip in int16 exactly, else (64, 63). Probed once per process, on 512 × 64 codes."""
+    codes_t = np.full((512, 64), 127, np.int8)
+    codes_t[:, 1::2] = -127
+    query = np.full((1, 512), 255, np.uint8)
+    got = _session(codes_t, _EIGHT_BITS[0], 1).run(None, {"query": query})[0][0]
+    want = np.where(np.arange(64) % 2, -1, 1) * 127 * 127 * 512
+    return _EIGHT_BITS if np.array_equal(got, want) else _SEVEN_BITS
+
+
 # -- a one-node ONNX model, written as protobuf by hand (the onnx package is not a dependency) --------
 
 _UINT8, _INT8, _INT32 = 2, 3, 6  # TensorProto.DataType
 
 
-def _matmul_integer_model(codes_t: np.ndarray) -> bytes:
-    """scores[1, rows] = MatMulInteger(query[1, dim] uint8, codes_t[dim, rows] int8 constant, 128)."""
+def _matmul_integer_model(codes_t: np.ndarray, zero_point: int) -> bytes:
+    """scores[1, rows] = MatMulInteger(query[1, dim] uint8, codes_t[dim, rows] int8 constant, zero_point)."""
     dim, rows = codes_t.shape
     node = _text(1, "query") + _text(1, "codes") + _text(1, "zero_point") + _text(2, "scores") + _text(4, "MatMulInteger")
     graph = [*_message(1, node), *_text(2, "int8_scores"),
              *_message(5, _tensor("codes", _INT8, codes_t)),
-             *_message(5, _tensor("zero_point", _UINT8, np.array(_ZERO_POINT, np.uint8))),
+             *_message(5, _tensor("zero_point", _UINT8, np.array(zero_point, np.uint8))),
              *_message(11, _value_info("query", _UINT8, (1, dim))),
              *_message(12, _value_info("scores", _INT32, (1, rows)))]
     opset = _message(8, _int(2, 13))  # the default domain, opset 13
