@@ -92,7 +92,7 @@ _ZH_DATE = re.compile(r"(?:((?:19|20)\d\d)\s*年\s*)?(" + _ZH_NUM + r")\s*月\s*
 _EN_MONTH_PART = re.compile(r"\b(early|beginning of|start of|mid-?|middle of|late|end of)\s*(" + EN_MONTH + r")\b")
 _PART = r"(初|上旬|中旬|中(?=[的时左前后,，。？?\s]|$)|下旬|底|末)"
 _ZH_MONTH_PART = re.compile(r"(?<![\d个])(" + _ZH_NUM + r")\s*月(?:份)?\s*" + _PART)
-_ZH_REL_MONTH_PART = re.compile(r"(上个月|(?<!马)上月|这个月|本月)" + _PART)
+_ZH_REL_MONTH_PART = re.compile(r"(上上个?月|上个月|(?<!马)上月|这个月|本月)" + _PART)
 _MAY_VERB = re.compile(r"\s+(?:i|we|you|he|she|they|it|be|have|not)\b")  # "how late may I check out?"
 _ZH_MONTH_WORD = re.compile(r"(?<![\d个第])(十[一二]|[一二三四五六七八九十])\s*月(?!前|后|以后|之后|天|饼|怀)")  # 五月天: a band
 
@@ -214,7 +214,7 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         return _month_part(year, zh_number(found.group(1)), found.group(2), now)
     found = _ZH_REL_MONTH_PART.search(text)
     if found:
-        back = 1 if found.group(1) in ("上个月", "上月") else 0
+        back = 2 if found.group(1).startswith("上上") else 1 if found.group(1) in ("上个月", "上月") else 0
         y, m = divmod(now.year * 12 + now.month - 1 - back, 12)
         return _month_part(y, m + 1, found.group(2), now)
     found = _EN_MONTH_PART.search(text)
@@ -223,7 +223,7 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
     return None
 
 
-def zh_month(text: str) -> int | None:
-    """A month named in Chinese numerals (六月, 十二月), else None: when.py reads 6月 itself."""
-    found = _ZH_MONTH_WORD.search(text)
-    return zh_number(found.group(1)) if found else None
+def zh_month(text: str) -> re.Match | None:
+    """A month named in Chinese numerals (六月, 十二月): the match, its numeral in group 1 (zh_number reads it), else
+    None. when.py reads 6月 itself."""
+    return _ZH_MONTH_WORD.search(text)

@@ -41,18 +41,21 @@ _LAST_WEEKDAY = re.compile(r"\blast (monday|tuesday|wednesday|thursday|friday|sa
 _COUNT = r"(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple|few|several)(?: of)?"
 _AGO = re.compile(r"\b" + _COUNT + r" (day|week|month|year)s?( or so)? ago\b")
 # 两周前, 半个月前, and a count with 多 (more than: 一个多月前, 十多天前, 一年多前) or 几 (a few: 几个月前)
-_ZH_AGO = re.compile(r"(?<![\d一两二三四五六七八九十几])(\d+|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
-                     r"(天|日|周|星期|礼拜|月|年)(多)?前")
+_ZH_UNIT = r"(天|日|周|星期|礼拜|(?:(?<=个)|(?<=个多))月|年)"  # 月 only after 个: 三月前 is "before March"
+_ZH_AGO = re.compile(r"(?<![\d一两二三四五六七八九十几月])(\d+|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
+                     + _ZH_UNIT + r"(多)?前")
 # A span up to now: "in the last 3 months", "over the past few days", 最近三天, 过去一周, 近两个月 (not "the last two
 # weeks of August", nor 将近两年, a length)
-_RECENT = re.compile(r"\b(?:past|last|previous) " + _COUNT + r" (day|week|month|year)s\b(?! of\b)")
-_ZH_RECENT = re.compile(r"(?:最近|过去|(?<![将接靠附邻亲])近)(?:的|这)?\s*(\d+|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
-                        r"(天|日|周|星期|礼拜|月|年)(?!前|后|多前)")
-_YEAR_AGO_TODAY = re.compile(r"去年的?今天|\bthis day last year\b|\ba year ago today\b")
+_RECENT = re.compile(r"\b(?:the|these) (?:past|last|previous) " + _COUNT + r" (day|week|month|year)s\b"
+                     r"(?!\s+(?:of|in|before|after|until|to|from|at)\b)")
+_ZH_RECENT = re.compile(r"(?:最近|过去|(?<![将接靠附邻亲几逼临])近)(?:的|这)?\s*(\d{1,2}|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
+                        + _ZH_UNIT + r"(?!前|后|多前|级)")
+_ASKS = re.compile(r"什么|哪|谁|怎么|多少|吗|呢|如何|为何|是否")  # a question word other than 几
+_YEAR_AGO_TODAY = re.compile(r"([去前])年的?今天|\bthis day (last year|two years ago)\b|\b(a|one|two) years? ago today\b")
 _FEW_DAYS = re.compile(r"(?<!提)前两天|(?<!提)前几天|几天前|这两天|这几天|\bthe other day\b")
 _WEEK_BEFORE_LAST = re.compile(r"\bthe week before last\b|上上(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天末])")
 _MONTH_BEFORE_LAST = re.compile(r"\bthe month before last\b|上上个?月")
-_LAST_WEEKEND = re.compile(r"(?<![马晚早])上周末|上个周末|上星期天|(?<![马晚早])上周[日六]|\blast weekend\b")
+_LAST_WEEKEND = re.compile(r"(?<![马晚早])(上?)(?:上周末|上个周末|上星期天|上周[日六])|\bthe weekend before last\b|\blast weekend\b")
 _LAST_WEEK = re.compile(r"\b(?:last|past) week\b|(?<![马晚早])上周|上星期|上个星期|上个?礼拜")
 _THIS_WEEK = re.compile(r"\bthis week\b|这周|本周|这个星期")
 _LAST_MONTH = re.compile(r"\b(?:last|past) month\b|上个月|(?<!马)上月")
@@ -61,7 +64,8 @@ _IN_MONTH = re.compile(r"\b(?:in|during|on|since|of|from)\s+(?:early |late |mid-
                        + EN_MONTH + r")\b(?:\s+(\d{4}))?")
 _ZH_MONTH = re.compile(r"(?<![\d个])(\d{1,2})\s*月(?!前)")
 # From a month or a year to now: "since May", "since 2023", 五月以来, 2023年以来, 从三月份开始
-_SINCE = re.compile(r"\bsince\s+(?:(?:" + EN_MONTH + r")\b|(?:19|20)\d\d\b)|月份?(?:以来|开始|起)|(?:19|20)\d\d\s*年(?:以来|开始|起)")
+_SINCE_AFTER = re.compile(r"\s*份?\s*(?:以来|开始|起(?![飞诉草床身来]))")  # right after 五月 / 5月: 五月以来, 5月开始
+_SINCE_YEAR = re.compile(r"\bsince\s+(?:19|20)\d\d\b|(?:19|20)\d\d\s*年\s*(?:以来|开始|起(?![飞诉草床身来]))")
 
 _CURRENT = re.compile(r"\b(?:now|currently|current|these days|latest|most recent|recently|still|anymore|any more|"
                       r"nowadays|at the moment|today)\b|现在|目前|最近|如今|还|最新|这阵子|近来")
@@ -108,9 +112,11 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     def days_back(first: float, last: float) -> tuple[datetime, datetime]:
         return today - timedelta(days=first), today - timedelta(days=last) + timedelta(days=1)
 
-    if _YEAR_AGO_TODAY.search(s):
-        last_year = today.replace(year=today.year - 1) if (today.month, today.day) != (2, 29) else today - timedelta(days=366)
-        return last_year - timedelta(days=1), last_year + timedelta(days=2)
+    year_ago = _YEAR_AGO_TODAY.search(s)
+    if year_ago:
+        back = 2 if "前" in year_ago.group(0) or "two" in year_ago.group(0) else 1
+        day = today.replace(year=today.year - back) if (today.month, today.day) != (2, 29) else today - timedelta(days=365 * back + 1)
+        return day - timedelta(days=1), day + timedelta(days=2)
     if _THREE_DAYS.search(s):
         return days_back(3, 3)
     if _DAY_BEFORE.search(s):
@@ -120,10 +126,8 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     if _TODAY.search(s):
         return days_back(0, 0)
     ago = _AGO.search(s) or _ZH_AGO.search(s)
-    if ago:
-        span = _span_days(ago)
-        if span is None:
-            return None
+    span = _span_days(ago) if ago else None
+    if span is not None:
         n, unit, more, few = span
         if few:  # 几个月前: two to five of them; 几天前, "a few days ago": the last four days
             return days_back(4, 0) if unit == 1 else days_back(5 * unit, 2 * unit)
@@ -131,16 +135,15 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
             return days_back((n + _more(n)) * unit, n * unit)
         slack = max(1.0, 0.5 * unit if n == 1 and ago.re is _AGO else 0.25 * n * unit)
         return days_back(n * unit + slack, max(n * unit - slack, 0))
-    recent = _RECENT.search(s) or _ZH_RECENT.search(s)
-    if recent:
-        span = _span_days(recent)
-        if span is not None:
-            n, unit, more, few = span
-            length = (5 if few else n + _more(n) if more else n) * unit
-            return days_back(length + max(1.0, 0.1 * length), 0)
     named = named_window(s, now)
     if named is not None:
         return named
+    recent = _RECENT.search(s) or _ZH_RECENT.search(s)
+    span = _span_days(recent) if recent else None
+    if span is not None:
+        n, unit, more, few = span
+        length = (5 if few else n + _more(n) if more else n) * unit
+        return days_back(length + max(1.0, 0.1 * length), 0)
     if _FEW_DAYS.search(s):
         return days_back(4, 0)
     weekday = _LAST_WEEKDAY.search(s)
@@ -158,8 +161,9 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         year, month = _add_months(now.year, now.month, -2)
         next_year, next_month = _add_months(now.year, now.month, -1)
         return datetime(year, month, 1) - timedelta(days=3), datetime(next_year, next_month, 1) + timedelta(days=3)
-    if _LAST_WEEKEND.search(s):
-        monday = today - timedelta(days=today.weekday())
+    weekend = _LAST_WEEKEND.search(s)
+    if weekend:  # 上上周末 / "the weekend before last weekend": a week earlier
+        monday = today - timedelta(days=today.weekday() + (7 if weekend.group(1) or "before" in weekend.group(0) else 0))
         return monday - timedelta(days=3), monday + timedelta(days=1)
     if _LAST_WEEK.search(s):
         start = today - timedelta(days=today.weekday() + 7)
@@ -172,20 +176,21 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     if _THIS_MONTH.search(s):
         return datetime(now.year, now.month, 1), today + timedelta(days=1)
     month = year = None
+    since = False  # "since May", 五月以来: from then to now
     in_month = _IN_MONTH.search(s)
     if in_month:
         month, year = MONTHS[in_month.group(1)], int(in_month.group(2)) if in_month.group(2) else None
+        since = in_month.group(0).startswith("since")
     else:
-        numbered = _ZH_MONTH.search(s)
-        if numbered and 1 <= int(numbered.group(1)) <= 12:
-            month = int(numbered.group(1))
-        else:
-            month = zh_month(s)
+        numbered = _ZH_MONTH.search(s) or zh_month(s)
+        if numbered and zh_number(numbered.group(1)) is not None and 1 <= zh_number(numbered.group(1)) <= 12:
+            month = zh_number(numbered.group(1))
+            since = _SINCE_AFTER.match(s, numbered.end()) is not None
     if month is not None and year is None:  # "去年六月", "2023年5月", "in May of 2023": the year the question names
         year = anchor_year(s, now)
-    since = _SINCE.search(s) is not None
     if month is None:  # a year alone: 去年, this year, 2023年, "in 2023", 前年
         year = anchor_year(s, now)
+        since = _SINCE_YEAR.search(s) is not None
         if year is None or not 1 <= year <= now.year:  # 明年 / next year: nothing was observed then
             return None
         return datetime(year, 1, 1), today + timedelta(days=1) if since else min(datetime(year + 1, 1, 1), today + timedelta(days=1))
@@ -200,8 +205,8 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
 
 
 def _more(n: float) -> int:
-    """How many more 多 may add to a count: 十多 is up to twenty, 一个多 up to two."""
-    return 10 if n >= 10 and n % 10 == 0 else 1
+    """How many more 多 may add to a count: 一个多 up to two, 十多 up to twenty, 一百多 up to two hundred."""
+    return 10 ** (len(str(int(n))) - 1) if n >= 10 and n % 10 == 0 else 1
 
 
 def _span_days(found: re.Match) -> tuple[float, float, bool, bool] | None:
@@ -213,7 +218,7 @@ def _span_days(found: re.Match) -> tuple[float, float, bool, bool] | None:
         n = int(count) if count.isdigit() else _NUMBER[count]
         return (n, _UNIT_DAYS[unit], False, count in ("few", "several")) if n else None
     count, more1, ge, more2, unit, *more3 = found.groups()
-    if unit == "月" and not ge:
+    if count == "几" and not _ASKS.search(found.string):  # 你几年前去的日本？ asks how long ago: no window
         return None
     n = 3 if count == "几" else 0.5 if count == "半" else zh_number(count)
     if not n:
