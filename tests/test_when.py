@@ -126,6 +126,13 @@ SETS = Path(__file__).resolve().parent.parent / "data_fixtures" / "recall_sets"
     ("上上个月底", datetime(2026, 1, 18), datetime(2026, 2, 3)),
     ("前年的今天", datetime(2024, 3, 19), datetime(2024, 3, 22)),
     ("100多天前", datetime(2025, 9, 1), datetime(2025, 12, 11)),
+    # a second read: 几 as "a few", spans without "the", long counts, a month after an age in months
+    ("几个月前我搬家了，新地址是？", datetime(2025, 10, 19), datetime(2026, 1, 19, 4, 48)),
+    ("最近几天我睡得不好", datetime(2026, 3, 14), datetime(2026, 3, 21)),
+    ("in past 3 days", datetime(2026, 3, 16), datetime(2026, 3, 21)),
+    ("in the past 3 months at costco", datetime(2025, 12, 9, 16, 19, 12), datetime(2026, 3, 21)),
+    ("最近100天我花了多少钱", datetime(2025, 11, 30), datetime(2026, 3, 21)),
+    ("宝宝18月大了，六月份打了什么疫苗", datetime(2025, 5, 30), datetime(2025, 7, 3)),
 ])
 def test_windows(question, start, end):
     assert time_window(question, NOW) == (start, end)
@@ -140,7 +147,7 @@ def test_windows(question, start, end):
     "她周日晚上一般做什么", "Why can't we reach her on Sunday afternoons?", "他将近两年没回家", "三月前要交的材料",
     # "last" as a verb or "my last", 几近 (nearly), 三年级 (third grade), 几 asking how long ago
     "does the Kindle battery last two weeks?", "my last two years at Google", "他几近一年没回家", "最近三年级的数学课",
-    "你几年前去的日本？",
+    "你几年前去的日本？", "我是几个月前换的工作？", "my past two years at Google",
 ])
 def test_names_streets_habits_and_idioms_name_no_time(question):
     assert time_window(question, NOW) is None

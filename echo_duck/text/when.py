@@ -41,16 +41,20 @@ _LAST_WEEKDAY = re.compile(r"\blast (monday|tuesday|wednesday|thursday|friday|sa
 _COUNT = r"(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple|few|several)(?: of)?"
 _AGO = re.compile(r"\b" + _COUNT + r" (day|week|month|year)s?( or so)? ago\b")
 # 两周前, 半个月前, and a count with 多 (more than: 一个多月前, 十多天前, 一年多前) or 几 (a few: 几个月前)
-_ZH_UNIT = r"(天|日|周|星期|礼拜|(?:(?<=个)|(?<=个多))月|年)"  # 月 only after 个: 三月前 is "before March"
-_ZH_AGO = re.compile(r"(?<![\d一两二三四五六七八九十几月])(\d+|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
+# 月 only after 个 (三月前 is "before March"); 日 not right after a month (3月10日前 is a date)
+_ZH_UNIT = (r"(天|(?<!月\d)(?<!月\d\d)(?<!月[一二三四五六七八九十])(?<!月[一二三四五六七八九十]{2})日|周|星期|礼拜"
+            r"|(?:(?<=个)|(?<=个多))月|年)")
+_ZH_AGO = re.compile(r"(?<![\d一两二三四五六七八九十几])(\d+|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
                      + _ZH_UNIT + r"(多)?前")
 # A span up to now: "in the last 3 months", "over the past few days", 最近三天, 过去一周, 近两个月 (not "the last two
 # weeks of August", nor 将近两年, a length)
-_RECENT = re.compile(r"\b(?:the|these) (?:past|last|previous) " + _COUNT + r" (day|week|month|year)s\b"
-                     r"(?!\s+(?:of|in|before|after|until|to|from|at)\b)")
-_ZH_RECENT = re.compile(r"(?:最近|过去|(?<![将接靠附邻亲几逼临])近)(?:的|这)?\s*(\d{1,2}|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
+_RECENT = re.compile(r"\b(?:(?:the|these|in|over|during|within|for) (?:past|last|previous)|(?<!my )(?<!his )(?<!her )(?<!our )(?<!your )(?<!their )past) " + _COUNT
+                     + r" (day|week|month|year)s\b(?!\s+(?:of|before|after|until)\b|\s+in\s+(?:" + EN_MONTH
+                     + r"|(?:19|20)\d\d)\b)")
+_ZH_RECENT = re.compile(r"(?:最近|过去|(?<![将接靠附邻亲几逼临])近)(?:的|这)?\s*(\d{1,3}(?!\d)|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
                         + _ZH_UNIT + r"(?!前|后|多前|级)")
-_ASKS = re.compile(r"什么|哪|谁|怎么|多少|吗|呢|如何|为何|是否")  # a question word other than 几
+_ASKS = re.compile(r"什么|哪|谁|怎么|多少|吗|呢|如何|为何|是否|啥|咋|多久|么|没有|是不是|几[号点]")  # other than 几
+_VERB_DE = re.compile(r"[^的，,。？?\s]{1,2}的")  # 几年前去的日本: 几 asks when the verb takes 的
 _YEAR_AGO_TODAY = re.compile(r"([去前])年的?今天|\bthis day (last year|two years ago)\b|\b(a|one|two) years? ago today\b")
 _FEW_DAYS = re.compile(r"(?<!提)前两天|(?<!提)前几天|几天前|这两天|这几天|\bthe other day\b")
 _WEEK_BEFORE_LAST = re.compile(r"\bthe week before last\b|上上(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天末])")
@@ -182,8 +186,8 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         month, year = MONTHS[in_month.group(1)], int(in_month.group(2)) if in_month.group(2) else None
         since = in_month.group(0).startswith("since")
     else:
-        numbered = _ZH_MONTH.search(s) or zh_month(s)
-        if numbered and zh_number(numbered.group(1)) is not None and 1 <= zh_number(numbered.group(1)) <= 12:
+        numbered = next((m for m in (_ZH_MONTH.search(s), zh_month(s)) if m and 1 <= (zh_number(m.group(1)) or 0) <= 12), None)
+        if numbered:
             month = zh_number(numbered.group(1))
             since = _SINCE_AFTER.match(s, numbered.end()) is not None
     if month is not None and year is None:  # "去年六月", "2023年5月", "in May of 2023": the year the question names
@@ -218,8 +222,8 @@ def _span_days(found: re.Match) -> tuple[float, float, bool, bool] | None:
         n = int(count) if count.isdigit() else _NUMBER[count]
         return (n, _UNIT_DAYS[unit], False, count in ("few", "several")) if n else None
     count, more1, ge, more2, unit, *more3 = found.groups()
-    if count == "几" and not _ASKS.search(found.string):  # 你几年前去的日本？ asks how long ago: no window
-        return None
+    if count == "几" and found.re is _ZH_AGO and not _ASKS.search(found.string) and _VERB_DE.match(found.string, found.end()):
+        return None  # 你几年前去的日本？ asks how long ago
     n = 3 if count == "几" else 0.5 if count == "半" else zh_number(count)
     if not n:
         return None
