@@ -5,13 +5,13 @@ hands to the ranking macro as parameters (sql/macros/40_recall.sql recall_fused)
 May", "上个月", "两周前", "5月"; dates, holidays, seasons and parts of a month or year through named_days.py:
 "October 13, 2023", "去年国庆", "last summer", "去年八月底"; spans up to now: "in the last 3 months", 最近三天,
 "since May", 2023年以来; 一个多月前, 几个月前, 上上周, "the month before last", 去年的今天) and returns the window it
-names around ``now`` (a day, a week or a month with some slack at both ends), or None; a question in traditional characters reads
-as in simplified ones. Recall multiplies the score of memories observed inside the window by 1 + δ: a soft
-boost, never a filter. ``wants_current(question)`` says whether it asks for the current state ("now",
-"currently", "latest", "现在", "最近", …): only then does recall prefer newer memories among its
+names around ``now`` (a day, a week or a month with some slack at both ends), or None; a question in traditional
+characters reads as in simplified ones. Recall multiplies the score of memories observed inside the window by
+1 + δ: a soft boost, never a filter. ``wants_current(question)`` says whether it asks for the current state
+("now", "currently", "latest", "现在", "最近", …): only then does recall prefer newer memories among its
 candidates. A weekday alone (周五晚上, "on Sunday afternoons") names no window: in the questions we have it is a
-habit far more often than a date. ``text_script(text)`` is 1 when Han characters make up at least a third of the text's
-letters (a Latin word of ~4 letters counting as one), else 0; the vector arm judges a similarity
+habit far more often than a date. ``text_script(text)`` is 1 when Han characters make up at least a third of the
+text's letters (a Latin word of ~4 letters counting as one), else 0; the vector arm judges a similarity
 against the memories of the same script. sql/macros/20_ranking.sql text_script is the same rule.
 """
 
@@ -48,7 +48,8 @@ _ZH_AGO = re.compile(r"(?<![\d一两二三四五六七八九十几])(\d+|[一两
                      + _ZH_UNIT + r"(多)?前")
 # A span up to now: "in the last 3 months", "over the past few days", 最近三天, 过去一周, 近两个月 (not "the last two
 # weeks of August", nor 将近两年, a length)
-_RECENT = re.compile(r"\b(?:(?:the|these|in|over|during|within|for) (?:past|last|previous)|(?<!my )(?<!his )(?<!her )(?<!our )(?<!your )(?<!their )past) " + _COUNT
+_RECENT = re.compile(r"\b(?:(?:the|these|in|over|during|within|for) (?:past|last|previous)"
+                     r"|(?<!my )(?<!his )(?<!her )(?<!our )(?<!your )(?<!their )past) " + _COUNT
                      + r" (day|week|month|year)s\b(?!\s+(?:of|before|after|until)\b|\s+in\s+(?:" + EN_MONTH
                      + r"|(?:19|20)\d\d)\b)")
 _ZH_RECENT = re.compile(r"(?:最近|过去|(?<![将接靠附邻亲几逼临])近)(?:的|这)?\s*(\d{1,3}(?!\d)|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
@@ -119,7 +120,8 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     year_ago = _YEAR_AGO_TODAY.search(s)
     if year_ago:
         back = 2 if "前" in year_ago.group(0) or "two" in year_ago.group(0) else 1
-        day = today.replace(year=today.year - back) if (today.month, today.day) != (2, 29) else today - timedelta(days=365 * back + 1)
+        leap_day = (today.month, today.day) == (2, 29)
+        day = today - timedelta(days=365 * back + 1) if leap_day else today.replace(year=today.year - back)
         return day - timedelta(days=1), day + timedelta(days=2)
     if _THREE_DAYS.search(s):
         return days_back(3, 3)
@@ -167,7 +169,8 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         return datetime(year, month, 1) - timedelta(days=3), datetime(next_year, next_month, 1) + timedelta(days=3)
     weekend = _LAST_WEEKEND.search(s)
     if weekend:  # 上上周末 / "the weekend before last weekend": a week earlier
-        monday = today - timedelta(days=today.weekday() + (7 if weekend.group(1) or "before" in weekend.group(0) else 0))
+        earlier = 7 if weekend.group(1) or "before" in weekend.group(0) else 0
+        monday = today - timedelta(days=today.weekday() + earlier)
         return monday - timedelta(days=3), monday + timedelta(days=1)
     if _LAST_WEEK.search(s):
         start = today - timedelta(days=today.weekday() + 7)
@@ -186,7 +189,8 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         month, year = MONTHS[in_month.group(1)], int(in_month.group(2)) if in_month.group(2) else None
         since = in_month.group(0).startswith("since")
     else:
-        numbered = next((m for m in (_ZH_MONTH.search(s), zh_month(s)) if m and 1 <= (zh_number(m.group(1)) or 0) <= 12), None)
+        found = (_ZH_MONTH.search(s), zh_month(s))  # 6月, else 六月 (宝宝18月大了，六月份…: June)
+        numbered = next((m for m in found if m and 1 <= (zh_number(m.group(1)) or 0) <= 12), None)
         if numbered:
             month = zh_number(numbered.group(1))
             since = _SINCE_AFTER.match(s, numbered.end()) is not None
@@ -197,7 +201,8 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         since = _SINCE_YEAR.search(s) is not None
         if year is None or not 1 <= year <= now.year:  # 明年 / next year: nothing was observed then
             return None
-        return datetime(year, 1, 1), today + timedelta(days=1) if since else min(datetime(year + 1, 1, 1), today + timedelta(days=1))
+        end = today + timedelta(days=1)
+        return datetime(year, 1, 1), end if since else min(datetime(year + 1, 1, 1), end)
     if year is None:
         year = now.year if month <= now.month else now.year - 1
     if not 1 <= year <= 9998:
@@ -215,14 +220,14 @@ def _more(n: float) -> int:
 
 def _span_days(found: re.Match) -> tuple[float, float, bool, bool] | None:
     """(count, days per unit, "more than" (多), "a few" (几, few, several)) of an _AGO / _ZH_AGO / _RECENT /
-    _ZH_RECENT match, or None when it counts nothing (零 天前, 0 days ago) or names a month without 个 (三月前 is
-    "before March")."""
+    _ZH_RECENT match, or None when it counts nothing (0 days ago) or its 几 asks when (你几年前去的日本？)."""
     if found.re in (_AGO, _RECENT):  # English: count, unit
         count, unit = found.group(1), found.group(2)
         n = int(count) if count.isdigit() else _NUMBER[count]
         return (n, _UNIT_DAYS[unit], False, count in ("few", "several")) if n else None
     count, more1, ge, more2, unit, *more3 = found.groups()
-    if count == "几" and found.re is _ZH_AGO and not _ASKS.search(found.string) and _VERB_DE.match(found.string, found.end()):
+    asks_when = not _ASKS.search(found.string) and _VERB_DE.match(found.string, found.end())
+    if count == "几" and found.re is _ZH_AGO and asks_when:
         return None  # 你几年前去的日本？ asks how long ago
     n = 3 if count == "几" else 0.5 if count == "半" else zh_number(count)
     if not n:
