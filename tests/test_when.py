@@ -133,6 +133,9 @@ SETS = Path(__file__).resolve().parent.parent / "data_fixtures" / "recall_sets"
     ("in the past 3 months at costco", datetime(2025, 12, 9, 16, 19, 12), datetime(2026, 3, 21)),
     ("最近100天我花了多少钱", datetime(2025, 11, 30), datetime(2026, 3, 21)),
     ("宝宝18月大了，六月份打了什么疫苗", datetime(2025, 5, 30), datetime(2025, 7, 3)),
+    ("三年前的今天我在哪", datetime(2023, 3, 19), datetime(2023, 3, 22)),
+    ("this day two years ago", datetime(2024, 3, 19), datetime(2024, 3, 22)),
+    ("五月起码去了三次健身房", datetime(2025, 4, 29), datetime(2025, 6, 3)),  # 起码 (at least) is no "since"
 ])
 def test_windows(question, start, end):
     assert time_window(question, NOW) == (start, end)
@@ -147,7 +150,7 @@ def test_windows(question, start, end):
     "她周日晚上一般做什么", "Why can't we reach her on Sunday afternoons?", "他将近两年没回家", "三月前要交的材料",
     # "last" as a verb or "my last", 几近 (nearly), 三年级 (third grade), 几 asking how long ago
     "does the Kindle battery last two weeks?", "my last two years at Google", "他几近一年没回家", "最近三年级的数学课",
-    "你几年前去的日本？", "我是几个月前换的工作？", "my past two years at Google",
+    "你几年前去的日本？", "我是几个月前换的工作？", "my past two years at Google", "十三月", "第十一月",
 ])
 def test_names_streets_habits_and_idioms_name_no_time(question):
     assert time_window(question, NOW) is None

@@ -94,7 +94,7 @@ _PART = r"(初|上旬|中旬|中(?=[的时左前后,，。？?\s]|$)|下旬|底|
 _ZH_MONTH_PART = re.compile(r"(?<![\d个])(" + _ZH_NUM + r")\s*月(?:份)?\s*" + _PART)
 _ZH_REL_MONTH_PART = re.compile(r"(上上个?月|上个月|(?<!马)上月|这个月|本月)" + _PART)
 _MAY_VERB = re.compile(r"\s+(?:i|we|you|he|she|they|it|be|have|not)\b")  # "how late may I check out?"
-_ZH_MONTH_WORD = re.compile(r"(?<![\d个第])(十[一二]|[一二三四五六七八九十])\s*月(?!前|后|以后|之后|天|饼|怀)")  # 五月天: a band
+_ZH_MONTH_WORD = re.compile(r"(?<![\d个第十])(十[一二]|[一二三四五六七八九十])\s*月(?!前|后|以后|之后|天|饼|怀)")  # 五月天: a band
 
 
 def zh_number(text: str) -> int | None:

@@ -56,7 +56,8 @@ _ZH_RECENT = re.compile(r"(?:最近|过去|(?<![将接靠附邻亲几逼临])近
                         + _ZH_UNIT + r"(?!前|后|多前|级)")
 _ASKS = re.compile(r"什么|哪|谁|怎么|多少|吗|呢|如何|为何|是否|啥|咋|多久|么|没有|是不是|几[号点]")  # other than 几
 _VERB_DE = re.compile(r"[^的，,。？?\s]{1,2}的")  # 几年前去的日本: 几 asks when the verb takes 的
-_YEAR_AGO_TODAY = re.compile(r"([去前])年的?今天|\bthis day (last year|two years ago)\b|\b(a|one|two) years? ago today\b")
+_YEAR_AGO_TODAY = re.compile(r"(?:[去前]年|(?<![\d一两二三四五六七八九十])(?:\d{1,2}|[一两二三四五六七八九十]{1,3})年前)的?今天"
+                             r"|\bthis day (?:last year|(\w+) years ago)\b|\b(\w+) years? ago today\b")
 _FEW_DAYS = re.compile(r"(?<!提)前两天|(?<!提)前几天|几天前|这两天|这几天|\bthe other day\b")
 _WEEK_BEFORE_LAST = re.compile(r"\bthe week before last\b|上上(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天末])")
 _MONTH_BEFORE_LAST = re.compile(r"\bthe month before last\b|上上个?月")
@@ -69,8 +70,8 @@ _IN_MONTH = re.compile(r"\b(?:in|during|on|since|of|from)\s+(?:early |late |mid-
                        + EN_MONTH + r")\b(?:\s+(\d{4}))?")
 _ZH_MONTH = re.compile(r"(?<![\d个])(\d{1,2})\s*月(?!前)")
 # From a month or a year to now: "since May", "since 2023", 五月以来, 2023年以来, 从三月份开始
-_SINCE_AFTER = re.compile(r"\s*份?\s*(?:以来|开始|起(?![飞诉草床身来]))")  # right after 五月 / 5月: 五月以来, 5月开始
-_SINCE_YEAR = re.compile(r"\bsince\s+(?:19|20)\d\d\b|(?:19|20)\d\d\s*年\s*(?:以来|开始|起(?![飞诉草床身来]))")
+_SINCE_AFTER = re.compile(r"\s*份?\s*(?:以来|开始|起(?![飞诉草床身来码]))")  # right after 五月 / 5月: 五月以来, 5月开始
+_SINCE_YEAR = re.compile(r"\bsince\s+(?:19|20)\d\d\b|(?:19|20)\d\d\s*年\s*(?:以来|开始|起(?![飞诉草床身来码]))")
 
 _CURRENT = re.compile(r"\b(?:now|currently|current|these days|latest|most recent|recently|still|anymore|any more|"
                       r"nowadays|at the moment|today)\b|现在|目前|最近|如今|还|最新|这阵子|近来")
@@ -118,8 +119,8 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         return today - timedelta(days=first), today - timedelta(days=last) + timedelta(days=1)
 
     year_ago = _YEAR_AGO_TODAY.search(s)
-    if year_ago:
-        back = 2 if "前" in year_ago.group(0) or "two" in year_ago.group(0) else 1
+    back = _years_back(year_ago) if year_ago else None
+    if back:
         leap_day = (today.month, today.day) == (2, 29)
         day = today - timedelta(days=365 * back + 1) if leap_day else today.replace(year=today.year - back)
         return day - timedelta(days=1), day + timedelta(days=2)
@@ -211,6 +212,18 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     if since and datetime(year, month, 1) <= today:  # "since May": from its start to now
         return datetime(year, month, 1) - timedelta(days=2), today + timedelta(days=1)
     return datetime(year, month, 1) - timedelta(days=2), datetime(next_year, next_month, 1) + timedelta(days=2)
+
+
+def _years_back(found: re.Match) -> int:
+    """How many years back 去年的今天 (1), 前年的今天 (2), 三年前的今天, "a year ago today", "this day two years ago"
+    are; None for a count it cannot read ("many years ago today")."""
+    text = found.group(0)
+    count = found.group(1) or found.group(2)
+    if count:
+        return int(count) if count.isdigit() else _NUMBER.get(count)
+    if text.startswith("去") or "last year" in text:
+        return 1
+    return 2 if text.startswith("前") else zh_number(text.split("年")[0])
 
 
 def _more(n: float) -> int:
