@@ -214,7 +214,7 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     return datetime(year, month, 1) - timedelta(days=2), datetime(next_year, next_month, 1) + timedelta(days=2)
 
 
-def _years_back(found: re.Match) -> int:
+def _years_back(found: re.Match) -> int | None:
     """How many years back 去年的今天 (1), 前年的今天 (2), 三年前的今天, "a year ago today", "this day two years ago"
     are; None for a count it cannot read ("many years ago today")."""
     text = found.group(0)
