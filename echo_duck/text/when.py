@@ -162,25 +162,20 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
             back = today.weekday() + 7 * len(weeks) - _WEEKDAYS[chinese]
         return days_back(back + 1, back - 1)
     if _WEEK_BEFORE_LAST.search(s):
-        start = today - timedelta(days=today.weekday() + 14)
-        return start - timedelta(days=2), start + timedelta(days=9)
+        return _week_back(today, 2)
     if _MONTH_BEFORE_LAST.search(s):
-        year, month = _add_months(now.year, now.month, -2)
-        next_year, next_month = _add_months(now.year, now.month, -1)
-        return datetime(year, month, 1) - timedelta(days=3), datetime(next_year, next_month, 1) + timedelta(days=3)
+        return _month_back(now, 2)
     weekend = _LAST_WEEKEND.search(s)
     if weekend:  # 上上周末 / "the weekend before last weekend": a week earlier
         earlier = 7 if weekend.group(1) or "before" in weekend.group(0) else 0
         monday = today - timedelta(days=today.weekday() + earlier)
         return monday - timedelta(days=3), monday + timedelta(days=1)
     if _LAST_WEEK.search(s):
-        start = today - timedelta(days=today.weekday() + 7)
-        return start - timedelta(days=2), start + timedelta(days=9)
+        return _week_back(today, 1)
     if _THIS_WEEK.search(s):
         return today - timedelta(days=today.weekday()), today + timedelta(days=1)
     if _LAST_MONTH.search(s):
-        year, month = _add_months(now.year, now.month, -1)
-        return datetime(year, month, 1) - timedelta(days=3), datetime(now.year, now.month, 1) + timedelta(days=3)
+        return _month_back(now, 1)
     if _THIS_MONTH.search(s):
         return datetime(now.year, now.month, 1), today + timedelta(days=1)
     month = year = None
@@ -251,3 +246,16 @@ def _span_days(found: re.Match) -> tuple[float, float, bool, bool] | None:
 def _add_months(year: int, month: int, k: int) -> tuple[int, int]:
     t = year * 12 + (month - 1) + k
     return t // 12, t % 12 + 1
+
+
+def _week_back(today: datetime, weeks: int) -> tuple[datetime, datetime]:
+    """The calendar week ``weeks`` before this one (Monday to Sunday), two days' slack either side."""
+    start = today - timedelta(days=today.weekday() + 7 * weeks)
+    return start - timedelta(days=2), start + timedelta(days=9)
+
+
+def _month_back(now: datetime, months: int) -> tuple[datetime, datetime]:
+    """The calendar month ``months`` before this one, three days' slack either side."""
+    year, month = _add_months(now.year, now.month, -months)
+    next_year, next_month = _add_months(now.year, now.month, 1 - months)
+    return datetime(year, month, 1) - timedelta(days=3), datetime(next_year, next_month, 1) + timedelta(days=3)
