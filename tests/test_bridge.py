@@ -59,7 +59,7 @@ def test_the_analysts_recall_hits_bridges_as_recall_does(tmp_path):
     """recall_hits computes the bridge in SQL (keyword_candidates over p_bridge); recall reads it in process."""
     from echo_duck.index.keyword import query_text
     from echo_duck.recall.vector_text import vector_question
-    from echo_duck.text.when import text_script
+    from echo_duck.text.when import asks_when, text_script
 
     with echo_duck.open(tmp_path / "hits.duckdb", embedder="hash", now=T0, admin=True) as mem:
         mem.remember_many([dict(content=c, type="user") for c in [
@@ -76,10 +76,10 @@ def test_the_analysts_recall_hits_bridges_as_recall_does(tmp_path):
             rows = mem.sql(
                 "SELECT id::VARCHAR AS id, score, bridge_coverage FROM recall_hits($q, $qvec, $model, 'default', NULL, 7, "
                 "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, $now, p_bridge := $bridge, "
-                "p_query_script := $script)",
+                "p_query_script := $script, p_asks_when := $asks_when)",
                 {"q": query_text(question), "qvec": "[" + ",".join(repr(float(x)) for x in qvec) + "]",
                  "model": mem.indexer.vectors.model_id, "now": mem.now(), "bridge": bridged_query(question) or None,
-                 "script": text_script(question)}).rows()
+                 "script": text_script(question), "asks_when": asks_when(question)}).rows()
             assert [h.id for h in hits] == [r[0] for r in rows], question
             assert [h.explanation.bridge_coverage for h in hits] == pytest.approx([r[2] for r in rows]), question
             assert [h.score for h in hits] == pytest.approx([r[1] for r in rows], rel=1e-6)  # float32 similarities, as test_keyword_search, question

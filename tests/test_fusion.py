@@ -6,7 +6,7 @@ inside a transaction, run recall_fused. Given the same two arms, both must retur
 in the same order with the same score and explain values, whatever the store holds: other agents'
 private rows, team, tenant and session scopes, superseded versions, archived rows, feedback, pinned and
 USER memories, decayed importance, queries that trip either gate, questions about the current state
-and about a time window, a minimum relevance, and filters.
+and about a time window, questions asking when, a minimum relevance, and filters.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ FIELDS = ("bm25_rank", "bm25_score", "vec_rank", "similarity", "keyword_conf", "
           "feedback_weight", "decay_factor", "score")
 QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", "nothing-matches-zzzz", "the of and",
                                                       "what is the current deploy port now", "部署 上个月",
-                                                      "which database do we deploy", "数据库 部署 端口"]
+                                                      "which database do we deploy", "数据库 部署 端口",
+                                                      "when did we deploy borealis", "数据库 什么时候 部署"]
 
 
 def vector_arm(mem, query: str, n: int, keep=None) -> fusion.VectorArm:
@@ -195,12 +196,14 @@ def test_time_terms_and_min_score_are_applied_the_same_way(world):
     now = world.now()
     windows = [(now - timedelta(days=40), now - timedelta(days=20)), (now - timedelta(days=400), now),
                (now + timedelta(days=1), now + timedelta(days=2))]
-    boosted = lifted = 0
+    boosted = lifted = twice = 0
     for query in QUERIES[:12]:
         for recency in (None, 0.5, 3.0):
-            for window in (None, *windows):
-                rows = assert_same(world, query, 30, include_archived=True, time=fusion.TimeTerms(recency, window))
+            for window, asks_when in zip((None, *windows, None, windows[1]), (False,) * 4 + (True,) * 2):
+                rows = assert_same(world, query, 30, include_archived=True,
+                                   time=fusion.TimeTerms(recency, window, asks_when))
                 boosted += sum(r["time_boost"] > 1 for r in rows)
+                twice += sum(r["time_boost"] == 2.25 for r in rows)  # in the window and stating a time
                 lifted += sum(r["recency_boost"] > 1 for r in rows)
                 assert all(r["recency_boost"] == 1 for r in rows if r["status"] != "active")  # provenance first
         relevances = [r["relevance"] for r in assert_same(world, query, 1000)]
@@ -209,7 +212,7 @@ def test_time_terms_and_min_score_are_applied_the_same_way(world):
             kept = assert_same(world, query, 1000, min_score=cut)
             assert kept and all(r["relevance"] >= cut for r in kept)
             assert len(kept) == sum(r >= cut for r in relevances)
-    assert boosted and lifted
+    assert boosted and lifted and twice
 
 
 def test_the_constants_are_the_sql_ones(world):

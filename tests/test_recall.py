@@ -782,6 +782,32 @@ def test_a_question_naming_a_date_or_a_holiday_prefers_what_was_observed_then(hm
     assert {h.explanation.time_boost for h in summer} == {1.0}
 
 
+TOKYO = ["Calvin: the Tokyo concert was packed, the whole concert crowd sang along",
+         "Calvin: we flew out to Tokyo for a concert last Saturday"]
+
+
+def test_a_question_asking_when_prefers_a_memory_that_says_when(hmem):
+    add_filler(hmem)
+    crowd, saturday = (hmem.remember(t, type="environment") for t in TOKYO)
+    how = hmem.recall("How was Calvin's concert in Tokyo?", k=2, explain=True, reinforce=False)
+    assert ids(how) == [crowd.id, saturday.id] and {h.explanation.time_boost for h in how} == {1.0}
+    when = hmem.recall("When was Calvin's concert in Tokyo?", k=2, explain=True, reinforce=False)
+    assert ids(when) == [saturday.id, crowd.id]
+    by_id = {h.id: h.explanation for h in when}
+    assert by_id[saturday.id].time_boost == 1.5 and by_id[crowd.id].time_boost == 1.0
+    assert by_id[saturday.id].relevance < by_id[crowd.id].relevance  # the boost decided, not the words
+
+
+def test_onnx_a_question_asking_when_prefers_a_memory_that_says_when(tmp_path):
+    with echo_duck.open(tmp_path / "when.duckdb", now=T0, admin=True) as mem:  # the real model
+        add_filler(mem)
+        crowd, saturday = (mem.remember(t, type="environment") for t in TOKYO)
+        for question in ("When was Calvin's concert in Tokyo?", "Calvin 东京的演唱会是什么时候？"):
+            hits = mem.recall(question, k=2, explain=True, reinforce=False)
+            assert ids(hits) == [saturday.id, crowd.id], question
+            assert [h.explanation.time_boost for h in hits] == [1.5, 1.0], question
+
+
 def test_recency_never_lifts_a_superseded_version(hmem, clock):
     first = hmem.remember("deploys run from the release branch", type="procedure", key="deploy.branch",
                           provenance="user_stated")

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import echo_duck
-from echo_duck.text.when import text_script, time_window, wants_current
+from echo_duck.text.when import asks_when, text_script, time_window, wants_current
 
 NOW = datetime(2026, 3, 20, 10, 0)  # a Friday
 SETS = Path(__file__).resolve().parent.parent / "data_fixtures" / "recall_sets"
@@ -191,6 +191,34 @@ def test_current_state_cues():
     assert wants_current("what is my current job?") and wants_current("你现在住哪里") and wants_current("Latest plan?")
     assert not wants_current("what did I do in May?") and not wants_current("项目用什么包管理器")
     assert wants_current("家裡現在用的除濕機是哪個牌子？") and wants_current("她還在學鋼琴嗎")  # traditional characters
+
+
+@pytest.mark.parametrize("question", [
+    "When did Caroline go to the support group?", "when is the follow-up?", "How long is a shift, and when does it hand over?",
+    "Whose work is she covering, and until when?", "By when is the draft due?", "What year did John start surfing?",
+    "Which day is trash collected?", "What time does the batch kick off?", "How long ago did I buy the bike?",
+    "越剧票是哪天的？", "她什麼時候去跳廣場舞？", "店里晚上营业到几点？", "阿哲的生日是几月几号？", "你哪一年毕业的？"])
+def test_questions_asking_when(question):
+    assert asks_when(question)
+
+
+@pytest.mark.parametrize("question", [
+    "What did she say when he left?", "How does Calvin stay motivated when faced with setbacks?",
+    "What time management techniques do they use?", "Where does Mei work?", "上个月我们去哪儿吃饭了？", "几个人去了？"])
+def test_questions_not_asking_when(question):
+    assert not asks_when(question)
+
+
+def test_which_texts_state_a_time(tmp_path):
+    states = ["I went there yesterday", "Melanie: I painted it last year", "We met on Sunday", "the 7:40 bus",
+              "we moved in 2021", "back in January", "two weeks ago", "店里营业到凌晨一点", "三月底上户", "每月 6 號扣款",
+              "上週去了台北", "下个月搬家", "周六上午上课", "三天前感冒了", "最近在学钢琴"]
+    silent = ["I may go", "We march on", "好一点了", "我喜欢猫", "The office coffee machine is on the third floor",
+              "她有点累", "Mondayish vibes", ""]
+    with echo_duck.open(tmp_path / "m.duckdb", embedder="hash", admin=True) as mem:
+        got = dict(mem.sql("SELECT t, states_time(t) FROM (SELECT unnest($texts::VARCHAR[]) AS t)",
+                           {"texts": states + silent}).rows())
+    assert [t for t in states if not got[t]] == [] and [t for t in silent if got[t]] == []
 
 
 def _texts() -> list[str]:

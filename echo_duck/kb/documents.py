@@ -49,7 +49,7 @@ from ..index.vectors import ReembedReport
 from ..models import SENSITIVITIES
 from ..storage.db import Db
 from ..text import bridge
-from ..text.when import text_script
+from ..text.when import asks_when, text_script
 from ..text import segment as text
 from ..write import validate
 from ..write.scan import scan
@@ -180,7 +180,8 @@ class KnowledgeBase:
         explain = validate.flag(explain, "explain")
         q_tokens = text.segment_for_index(query)
         params: dict[str, Any] = dict(p_query=q_tokens, p_vec_ids=None, p_vec_sims=None, p_vec_stats=None, p_qvec=None,
-                                      p_model=None, p_bridge=None, p_query_script=text_script(query))
+                                      p_model=None, p_bridge=None, p_query_script=text_script(query),
+                                      p_asks_when=asks_when(query))
         vectors = self.indexer.vectors
         if vectors is None:
             self.indexer.warn_keyword_only_once()

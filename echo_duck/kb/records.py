@@ -68,6 +68,7 @@ class KbExplanation:
     rerank: str | None = None  # set when a reranker reorders a merged recall(include_kb=True) list
     rerank_score: float | None = None
     bridge_coverage: float | None = None  # the share of the question's dictionary translations it holds (other script)
+    time_boost: float = 1.0  # 1 + time_weight when the question asks when and the chunk states a time (as a memory's)
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,8 @@ class TimeTravel:
                 p_archived_weight=settings["archived_weight"], p_unhelpful_penalty=settings["unhelpful_penalty"])}
         eligible = {i: eligible[i] for i in candidates if i in eligible}
         time = fusion.TimeTerms(fusion.RECENCY_WEIGHT if when.wants_current(query.text) else None,
-                                when.time_window(query.text, ts))  # "now" is the instant asked about
+                                when.time_window(query.text, ts),  # "now" is the instant asked about
+                                when.asks_when(query.text))
         words = bridge_arm.bridged_words(query.text, vector) if "keyword" in query.arms else None
         bridged = bridge_arm.bridge_coverage(words, vector, self.recaller.indexer.keyword_search) if words else None
         ranked = fusion.fuse(keyword, vector, eligible, settings, query.k, time, query.min_score, bridged)

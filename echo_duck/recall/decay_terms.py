@@ -25,7 +25,7 @@ def decay_terms(cols: Any, texts: Sequence[str], now: datetime, settings: dict[s
     # each column read once per recall, not once per candidate (a GrowingColumns attribute is a fresh view)
     importance_of, exempt_of, touch_of, count_of = cols.importance, cols.exempt, cols.last_touch_us, cols.access_count
     archival_of, unhelpful_of, status_of, at_of = cols.archival, cols.net_unhelpful, cols.status, cols.at_us
-    agent_of, session_of, created_of = cols.agent, cols.session, cols.created_us
+    agent_of, session_of, created_of, states_time_of = cols.agent, cols.session, cols.created_us, cols.states_time
     now_s = epoch_seconds(micros(now))
     base_days = max(float(settings["importance_decay_days"]), 1.0)
     archived_weight = float(settings["archived_weight"])
@@ -47,7 +47,7 @@ def decay_terms(cols: Any, texts: Sequence[str], now: datetime, settings: dict[s
                 "feedback_weight": math.pow(kept_share, max(int(unhelpful_of[row]), 0)),
                 "active": bool(status_of[row] == active), "at_us": int(at_of[row]),
                 "agent": texts[agent_of[row]], "session": None if session == null else texts[session],
-                "created_us": int(created_of[row])}
+                "created_us": int(created_of[row]), "states_time": bool(states_time_of[row])}
     return terms
 
 

@@ -96,14 +96,16 @@ NO_VECTORS = VectorArm()
 @dataclass(frozen=True)
 class TimeTerms:
     """What the question says about time: the recency weight when it asks for the current state (None
-    otherwise) and the window it names (text/when.py), as recall_fused's p_recency, p_time_from/to."""
+    otherwise), the window it names and whether it asks when (text/when.py), as recall_fused's p_recency,
+    p_time_from/to and p_asks_when."""
 
     recency: float | None = None
     window: tuple[datetime, datetime] | None = None
+    asks_when: bool = False
 
     def as_sql(self) -> dict[str, Any]:
         start, end = self.window if self.window is not None else (None, None)
-        return dict(p_recency=self.recency, p_time_from=start, p_time_to=end)
+        return dict(p_recency=self.recency, p_time_from=start, p_time_to=end, p_asks_when=self.asks_when)
 
 
 NO_TIME = TimeTerms()
@@ -198,7 +200,8 @@ def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered,
     share = (row["at_us"] - at_min) / (at_max - at_min) if row["active"] and at_max > at_min else 0
     recency_boost = 1 + (0.0 if time.recency is None else float(time.recency)) * share
     in_window = time.window is not None and micros(time.window[0]) <= row["at_us"] < micros(time.window[1])
-    time_boost = 1.0 + (TIME_WEIGHT if in_window else 0.0)
+    time_boost = (1.0 + (TIME_WEIGHT if in_window else 0.0)) * (1.0 + (TIME_WEIGHT if time.asks_when
+                                                                        and row["states_time"] else 0.0))
 
     # gate: labels; the gated are ranked after the kept
     gate = KEPT

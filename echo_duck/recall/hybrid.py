@@ -103,7 +103,7 @@ class Explanation:
     session_credit: float | None  # follow_weight × the relevance of the candidate before it in its source session
     relevance: float  # calibrated_score (the sum of the arms' terms), or session_credit when that is more
     recency_boost: float  # > 1 when the question asks for the current state and this is among the newest
-    time_boost: float  # > 1 when it was observed in the time the question names
+    time_boost: float  # > 1 when it was observed in the time the question names, or states a time asked for
     vector_arm: str  # 'exact (in-process)', 'exact (in-process, filtered)', 'exact (sql)', or 'unavailable: …'
     gate: str  # 'kept', or why it was ranked after the kept ('ranked last: …')
     effective_importance: float  # importance × 0.5^(days since last access / half-life): the forgetting curve
@@ -271,7 +271,7 @@ class Recaller:
     def time_terms(self, question: str) -> fusion.TimeTerms:
         """What the question says about time, relative to the store's clock (text/when.py)."""
         recency = fusion.RECENCY_WEIGHT if when.wants_current(question) else None
-        return fusion.TimeTerms(recency, when.time_window(question, self.clock()))
+        return fusion.TimeTerms(recency, when.time_window(question, self.clock()), when.asks_when(question))
 
     def _fused_in_process(self, keyword, vector, who, include_archived, time, min_score, fetch, wanted,
                           settings, bridged=None) -> list[dict]:

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from .named_days import EN_MONTH, MONTHS, anchor_year, named_window, zh_month, zh_number
 from .segment import simplified
 
-__all__ = ["time_window", "wants_current", "text_script"]
+__all__ = ["asks_when", "time_window", "wants_current", "text_script"]
 
 _NUMBER = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
            "nine": 9, "ten": 10, "couple": 2, "few": 3, "several": 3}
@@ -75,6 +75,10 @@ _SINCE_YEAR = re.compile(r"\bsince\s+(?:19|20)\d\d\b|(?:19|20)\d\d\s*年\s*(?:�
 
 _CURRENT = re.compile(r"\b(?:now|currently|current|these days|latest|most recent|recently|still|anymore|any more|"
                       r"nowadays|at the moment|today)\b|现在|目前|最近|如今|还|最新|这阵子|近来")
+_AUX = r"(?:is|are|was|were|do|does|did|will|would|has|have|had|can|could|should)"
+_ASKS_WHEN = re.compile(r"^\W*when\b|\b(?:by|since|until|till) when\b|\bwhen\s*[?,]|\b(?:and|or|but|so) when " + _AUX
+                        + r"\b|\b(?:what|which) (?:year|month|day|date)\b|\bwhat time " + _AUX + r"\b|\bhow long ago\b"
+                        r"|什么时候|哪一?年|哪一?天|哪个月|几月|几号|几点|何时")
 
 _HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
 _HAN_RUN = re.compile("[\u3400-\u9fff\uf900-\ufaff]+")
@@ -99,6 +103,13 @@ def _read(question: str) -> str:
 def wants_current(question: str) -> bool:
     """Whether the question asks for the current state of something (a cue word in English or Chinese)."""
     return bool(_CURRENT.search(_read(question)))
+
+
+def asks_when(question: str) -> bool:
+    """Whether the question asks when something happens ("When did…", "…, and when?", "by when", "what year",
+    "what time is…", "how long ago", 什么时候, 哪天, 几月, 几号, 几点, 何时). "What did she say when…" asks what, not
+    when. Recall then prefers memories that state a time (sql/macros/20_ranking.sql states_time)."""
+    return bool(_ASKS_WHEN.search(_read(question)))
 
 
 def time_window(question: str, now: datetime) -> tuple[datetime, datetime] | None:

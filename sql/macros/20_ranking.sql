@@ -64,6 +64,24 @@ CREATE OR REPLACE MACRO content_script(t) AS
                   >= length(regexp_replace(CAST(t AS VARCHAR), '[^A-Za-z]', '', 'g'))
          THEN 1 ELSE 0 END;
 
+-- states_time(text) -> BOOLEAN: whether the text states when something happens: a digit (a date, a clock time,
+-- a year), a month or weekday name, a relative day or period (yesterday, last week, 3 days ago, this weekend,
+-- recently), or the same in Chinese (昨天, 上周, 上个月, 去年, 三月, 五号, 八点, 凌晨一点, 周六, 星期, 礼拜, 三天前, 春节,
+-- 暑假, 最近, 刚才; traditional forms too). A question asking when (echo_duck.text.when.asks_when: "When did…",
+-- "what year", 什么时候, 几点) gives such memories time_weight more (recall_fused's time_boost): its answer has to
+-- say when. "may" and "march" are not months here (a modal, a verb), nor 一点 alone ("a little") a clock time.
+CREATE OR REPLACE MACRO states_time(t) AS
+    regexp_matches(lower(CAST(t AS VARCHAR)),
+        '[0-9]|\b(?:yesterday|today|tonight|tomorrow|ago|since|weekends?|recently|'
+        || '(?:last|this|next|past) (?:week|month|year|night|weekend|spring|summer|fall|autumn|winter)|'
+        || 'january|february|april|june|july|august|september|october|november|december|'
+        || 'jan|feb|apr|jun|jul|aug|sept?|oct|nov|dec|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)\b|'
+        || '昨天|今天|明天|前天|后天|後天|[上下这這本][周週]|[上下这這][个個]月|去年|今年|明年|前年|'
+        || '[〇零一二两兩三四五六七八九十]+(?:月|号|號|日)|(?:[两兩三四五六七八九十]|十[一二])[点點]|'
+        || '(?:凌晨|早上|上午|中午|下午|傍晚|晚上|夜里|夜裡)[一二两兩三四五六七八九十]+[点點]|'
+        || '[周週][一二三四五六日末]|星期|礼拜|禮拜|[年天月周週]前|小[时時]前|春[节節]|国庆|國慶|中秋|端午|元旦|'
+        || '暑假|寒假|最近|[刚剛][才刚剛]');
+
 -- calibration_constants() -> STRUCT: the constants of the calibrated fusion (recall_fused, kb_search_hits);
 -- SELECT unnest(calibration_constants()) shows them as columns. A scalar macro, so other scalar macros
 -- may read it (an attached store exports scalar macros before table macros). Fitted on LoCoMo

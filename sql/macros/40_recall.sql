@@ -33,7 +33,9 @@
 --              set by echo_duck/text/when.py wants_current), 1 + p_recency × (t - oldest) / (newest -
 --              oldest) over the candidates, t = observed_at else created_at; superseded versions get none
 --              (provenance outranks recency); × time_boost: 1 + time_weight when t falls in [p_time_from,
---              p_time_to), the time the question names (when.py time_window). Both soft, never filters.
+--              p_time_to), the time the question names (when.py time_window), × (1 + time_weight) more when
+--              the question asks when (p_asks_when, when.py asks_when) and the memory states a time
+--              (states_time: its answer has to say when). All soft, never filters.
 --   gate       labels, not filters: keyword-only candidates matched only on common terms (rarest df/N >
 --              gate_df_ratio, when the vector arm ran) and vector-only candidates below
 --              vector_min_similarity are ranked after every other candidate, so a small store still
@@ -59,7 +61,7 @@
 --
 -- recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_caller_session, p_k, p_recency, p_time_from,
 --             p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
---             p_include_superseded, p_now, p_bridge := NULL, p_query_script := NULL)
+--             p_include_superseded, p_now, p_bridge := NULL, p_query_script := NULL, p_asks_when := NULL)
 --   p_query       segmented query text (echo_duck.text.segment.segment_for_index)
 --   p_qvec        '[f, …]' query embedding text or NULL (then no vector arm); p_model its model id. The
 --                 agent's recall passes the question's vector less the model's direction of asking
@@ -71,6 +73,7 @@
 --                 Chinese word's sub-words too, so a question mixing scripts can read as Han)
 --   p_recency     NULL, or the recency weight when the question asks for the current state
 --   p_time_from/p_time_to  TIMESTAMP window the question names, or NULL
+--   p_asks_when   NULL/false, or true when the question asks when (echo_duck.text.when.asks_when)
 --   p_types, p_tiers, p_tags (all required), p_entities (any) VARCHAR[] or NULL; p_since/p_until TIMESTAMP
 --   or NULL on coalesce(observed_at, created_at); p_session: only memories from that source session
 -- Returns the top p_k rows with every memories column plus the explain columns.
@@ -150,7 +153,8 @@ CREATE OR REPLACE MACRO recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_co
                                      p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants, p_k,
                                      p_recency, p_time_from, p_time_to, p_min_score, p_types, p_tiers,
                                      p_tags, p_entities, p_since, p_until, p_session, p_include_superseded,
-                                     p_now, p_br_ids := NULL, p_br_covered := NULL, p_br_idf_all := NULL) AS TABLE
+                                     p_now, p_br_ids := NULL, p_br_covered := NULL, p_br_idf_all := NULL,
+                                     p_asks_when := NULL) AS TABLE
 WITH
     cfg AS MATERIALIZED (SELECT r.*, unnest(calibration_constants()) FROM ranking_settings() r),
     keyword_arm AS (
@@ -181,6 +185,7 @@ WITH
         SELECT c.*, m.status, m.type, m.tier, m.importance, m.pinned, m.access_count, m.last_accessed, m.created_at,
                m.helpful_count, m.unhelpful_count, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us,
                m.agent_id, m.source_session, epoch_us(m.created_at) AS created_us,
+               states_time(m.content) AS states_time,
                CASE WHEN c.bm25_score IS NOT NULL THEN row_number() OVER (
                    PARTITION BY c.bm25_score IS NULL ORDER BY c.bm25_score DESC, c.memory_id) END AS bm25_rank,
                CASE WHEN c.similarity IS NOT NULL THEN row_number() OVER (
@@ -243,8 +248,10 @@ WITH
                1 + coalesce(CAST(p_recency AS DOUBLE), 0)
                    * CASE WHEN p.status = 'active' AND a.at_max > a.at_min
                           THEN (p.at_us - a.at_min) / (a.at_max - a.at_min) ELSE 0 END AS recency_boost,
-               1 + CASE WHEN p.at_us >= epoch_us(CAST(p_time_from AS TIMESTAMP))
-                         AND p.at_us < epoch_us(CAST(p_time_to AS TIMESTAMP)) THEN cfg.time_weight ELSE 0 END AS time_boost,
+               (1 + CASE WHEN p.at_us >= epoch_us(CAST(p_time_from AS TIMESTAMP))
+                          AND p.at_us < epoch_us(CAST(p_time_to AS TIMESTAMP)) THEN cfg.time_weight ELSE 0 END)
+                   * (1 + CASE WHEN CAST(p_asks_when AS BOOLEAN) AND p.states_time THEN cfg.time_weight ELSE 0 END)
+                   AS time_boost,
                CASE
                    -- only when the vector arm ran and could have vouched for it
                    WHEN p.vec_rank IS NULL AND p.rarest_df_ratio > cfg.gate_df_ratio AND p.vector_arm_ran
@@ -310,7 +317,7 @@ ORDER BY top.gate = 'kept' DESC, top.score DESC, m.id;
 CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_caller_session, p_k, p_recency,
                                     p_time_from, p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until,
                                     p_session, p_include_superseded, p_now, p_bridge := NULL,
-                                    p_query_script := NULL) AS TABLE
+                                    p_query_script := NULL, p_asks_when := NULL) AS TABLE
     WITH g AS MATERIALIZED (SELECT * FROM caller_groups(p_caller_agent)),
     br AS MATERIALIZED (SELECT * FROM keyword_candidates(p_bridge, true) WHERE p_bridge IS NOT NULL),
     kw AS MATERIALIZED (
@@ -336,7 +343,8 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_
                                (SELECT teams FROM g), (SELECT tenants FROM g), p_k, p_recency, p_time_from, p_time_to,
                                NULL, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
                                p_include_superseded, p_now, p_br_ids := (SELECT ids FROM br),
-                               p_br_covered := (SELECT covered FROM br), p_br_idf_all := (SELECT query_idf_all FROM br));
+                               p_br_covered := (SELECT covered FROM br), p_br_idf_all := (SELECT query_idf_all FROM br),
+                               p_asks_when := p_asks_when);
 
 -- eligibility_rows() -> per memory, the columns recall_fused's eligible step reads (status, can_see_as,
 -- the filters, effective_importance, tier and feedback weights), for the in-process copy
@@ -350,5 +358,5 @@ CREATE OR REPLACE MACRO eligibility_rows() AS TABLE
            epoch_us(coalesce(last_accessed, created_at)) AS last_touch_us,
            (unhelpful_count - helpful_count)::BIGINT AS net_unhelpful,
            type, tier, epoch_us(coalesce(observed_at, created_at)) AS at_us, epoch_us(created_at) AS created_us,
-           tags, entities
+           tags, entities, states_time(content) AS states_time
     FROM memories;

@@ -69,15 +69,17 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
 --              translations, echo_duck.text.bridge.bridged_query; NULL: none); the question's script is
 --              p_query_script (text_script of the question as asked) or, when NULL, content_script(p_query)
 --   gate       the same labels as recall_fused: the gated come after the kept
---   score      relevance × kb_weight, kb_weight = importance_floor + (1 - importance_floor) × kb_importance:
---              a chunk scores like a fresh memory of importance kb_importance (default 0.5), so
---              memory and knowledge-base hits can be merged into one list by score.
+--   score      relevance × time_boost × kb_weight, kb_weight = importance_floor + (1 - importance_floor) ×
+--              kb_importance: a chunk scores like a fresh memory of importance kb_importance (default 0.5), so
+--              memory and knowledge-base hits can be merged into one list by score; time_boost is 1 +
+--              time_weight for a chunk that states a time (states_time) when the question asks when
+--              (p_asks_when), as recall_fused's, else 1 (a chunk has no observed time for a window).
 --   p_query    segmented query text; p_vec_ids '[uuid, …]' text or NULL, p_vec_sims '[0.8, …]' or NULL;
 --   p_qvec     '[f, …]' text or NULL; p_sources, p_tags VARCHAR[] or NULL.
 -- Returns the top p_k chunks with their document's source, path, title and tags and the explain columns.
 CREATE OR REPLACE MACRO kb_search_hits(p_query, p_vec_ids, p_vec_sims, p_vec_stats, p_qvec, p_model, p_k,
                                        p_sources, p_tags, p_caller_agent, p_caller_session, p_bridge := NULL,
-                                       p_query_script := NULL) AS TABLE
+                                       p_query_script := NULL, p_asks_when := NULL) AS TABLE
 WITH
     cfg AS MATERIALIZED (
         SELECT r.*, unnest(calibration_constants()),
@@ -168,8 +170,10 @@ WITH
         CROSS JOIN cfg CROSS JOIN arms a
     ),
     top AS (
-        SELECT f.*, f.relevance * f.kb_weight AS score
-        FROM fused f
+        SELECT f.*, f.relevance * f.time_boost * f.kb_weight AS score
+        FROM (SELECT f.*, 1 + CASE WHEN CAST(p_asks_when AS BOOLEAN) AND states_time(c.content)
+                                   THEN cfg.time_weight ELSE 0 END AS time_boost
+              FROM fused f JOIN kb_chunks c ON c.id = f.chunk_id CROSS JOIN cfg) f
         ORDER BY f.gate = 'kept' DESC, score DESC, f.chunk_id
         LIMIT p_k
     )

@@ -32,7 +32,8 @@ SELECT * FROM recall_fused(
     $p_recency::DOUBLE, $p_time_from::TIMESTAMP, $p_time_to::TIMESTAMP, $p_min_score::DOUBLE,
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP,
-    p_br_ids := $p_br_ids::VARCHAR, p_br_covered := $p_br_covered::VARCHAR, p_br_idf_all := $p_br_idf_all::DOUBLE);
+    p_br_ids := $p_br_ids::VARCHAR, p_br_covered := $p_br_covered::VARCHAR, p_br_idf_all := $p_br_idf_all::DOUBLE,
+    p_asks_when := $p_asks_when::BOOLEAN);
 
 -- The ranking tunables, as they are: the in-process fusion reads them by name (a pivot like
 -- ranking_settings() costs ~2.5 ms of planning per recall).
@@ -59,7 +60,8 @@ SELECT m.id::VARCHAR AS memory_id,
        CASE WHEN m.tier = 'archival' THEN $p_archived_weight::DOUBLE ELSE 1.0 END AS tier_weight,
        pow(1 - $p_unhelpful_penalty::DOUBLE, greatest(m.unhelpful_count - m.helpful_count, 0)) AS feedback_weight,
        m.status = 'active' AS active, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us,
-       m.agent_id AS agent, m.source_session AS session, epoch_us(m.created_at) AS created_us
+       m.agent_id AS agent, m.source_session AS session, epoch_us(m.created_at) AS created_us,
+       states_time(m.content) AS states_time
 FROM memories m LEFT JOIN reviews r ON r.id = m.id
 WHERE m.id IN (SELECT unnest($p_ids::VARCHAR::UUID[]))
   AND (m.status = 'active' OR ($p_include_superseded AND m.status = 'superseded'))
@@ -112,7 +114,7 @@ SELECT * FROM recall_fused(
     $p_min_score::DOUBLE, $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP,
     p_br_ids := (SELECT ids FROM br), p_br_covered := (SELECT covered FROM br),
-    p_br_idf_all := (SELECT query_idf_all FROM br));
+    p_br_idf_all := (SELECT query_idf_all FROM br), p_asks_when := $p_asks_when::BOOLEAN);
 
 -- Recall bookkeeping, written behind the recall for every queued recall at once (echo_duck/recall/recall_log.py).
 -- name: next_recall_id
