@@ -194,7 +194,8 @@ def test_current_state_cues():
 
 
 @pytest.mark.parametrize("question", [
-    "When did Caroline go to the support group?", "when is the follow-up?", "How long is a shift, and when does it hand over?",
+    "When did Caroline go to the support group?", "when is the follow-up?",
+    "How long is a shift, and when does it hand over?",
     "Whose work is she covering, and until when?", "By when is the draft due?", "What year did John start surfing?",
     "Which day is trash collected?", "What time does the batch kick off?", "How long ago did I buy the bike?",
     "越剧票是哪天的？", "她什麼時候去跳廣場舞？", "店里晚上营业到几点？", "阿哲的生日是几月几号？", "你哪一年毕业的？"])
