@@ -144,6 +144,19 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(mem, kwargs, message):
     assert mem.sql("SELECT * FROM memories").rows() == before
 
 
+@pytest.mark.parametrize("record, message", [
+    ({"content": "x"}, r"record 1: missing 'type' \(type is one of user, environment"),
+    ({"type": "user"}, "record 1: missing 'content'$"),
+    ({"content": "x", "type": "user", "colour": "red", "size": 2}, "record 1: unknown fields 'colour', 'size'; a record"),
+    ({"content": "x", "type": "user", 3: 4}, "record 1: unknown field 3;"),
+    ("just text", "record 1: must be a dict of remember\\(\\)'s arguments, got str"),
+])
+def test_remember_many_names_a_missing_or_unknown_field(mem, record, message):
+    with pytest.raises(InvalidInput, match=message):
+        mem.remember_many([{"content": "fine", "type": "user"}, record])
+    assert count(mem, "memories") == 0
+
+
 def test_remember_many_is_all_or_nothing(mem):
     with pytest.raises(InvalidInput, match="record 1"):
         mem.remember_many([{"content": "ok", "type": "user"}, {"content": "bad", "type": "nope"}])

@@ -35,6 +35,7 @@ from ..storage.template import is_new_file, place_template
 from ..write import review, validate
 from ..write.sessions import Sessions
 from ..write.writer import WRITE_PATHS, Caller, WriteBatch, Writer, prepare
+from ..write.spec import prepare_record
 from .admin_verbs import AdminVerbs, _empty_frame
 from .kb_verbs import KnowledgeBaseVerbs
 from .lifecycle_verbs import LifecycleVerbs
@@ -255,13 +256,8 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         if isinstance(records, str):
             raise InvalidInput("records must be a list of dicts, got str")
         for i, record in enumerate(validate._iterable(records, "records")):
-            if not isinstance(record, dict) or "content" not in record:
-                raise InvalidInput(f"record {i} must be a dict with at least 'content' and 'type'")
-            record = dict(record)
             try:
-                specs.append(prepare(self.caller, record.pop("content"), **record))
-            except TypeError as e:
-                raise InvalidInput(f"record {i}: {e}") from None
+                specs.append(prepare_record(self.caller, record))
             except InvalidInput as e:
                 raise InvalidInput(f"record {i}: {e}") from None
         stored = self.writer.remember_many(self.caller, specs, atomic=validate.flag(atomic, "atomic"))

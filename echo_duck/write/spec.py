@@ -4,11 +4,13 @@ what a bulk write returns (``WriteBatch``). No database here. May import what ``
 
 from __future__ import annotations
 
+import inspect
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from ..errors import InvalidInput
 from ..models import SENSITIVITIES, TYPES, Memory
 from . import validate
 
@@ -97,3 +99,23 @@ def prepare(caller: Caller, content: Any, *, type: Any, key: Any = None, tags: A
         episode_id=None if episode_id is None else validate.memory_id(episode_id, "episode_id"),
         tier=validate.choice(tier, "tier", ("episodic", "semantic")),
     )
+
+
+RECORD_FIELDS = ("content", *tuple(inspect.signature(prepare).parameters)[2:])  # remember()'s arguments
+
+
+def prepare_record(caller: Caller, record: Any) -> NewMemory:
+    """One record of a bulk write (a dict of remember()'s arguments), validated as remember() validates them; a
+    missing or unknown field is an InvalidInput that names it."""
+    if not isinstance(record, dict):
+        raise InvalidInput(f"must be a dict of remember()'s arguments, got {type(record).__name__}")
+    missing = [name for name in ("content", "type") if name not in record]
+    if missing:
+        hint = f" (type is one of {', '.join(TYPES)})" if "type" in missing else ""
+        raise InvalidInput(f"missing {' and '.join(map(repr, missing))}{hint}")
+    unknown = sorted(map(repr, set(record) - set(RECORD_FIELDS)))
+    if unknown:
+        raise InvalidInput(f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                           f"a record takes {', '.join(RECORD_FIELDS)}")
+    fields = dict(record)
+    return prepare(caller, fields.pop("content"), **fields)
