@@ -57,3 +57,27 @@ def test_every_own_set_loads_and_its_evidence_exists(name):
         if name in rq.TRANSCRIPTS:
             assert all(m["content"] == f"{m['speaker']}: {m['text']}" for m in memories)
     assert len(convs) >= 4 and questions >= 96
+
+
+def test_top_hits_carry_their_explain_terms_and_agree_with_the_metrics(tmp_path):
+    """`bench recall --top N` keeps each question's hybrid top N with the terms of its relevance, for re-ranking
+    experiments offline; the lists agree with the scored metrics and leave recall.json as it was."""
+    report = rq.run({"zh_fit": rq.OWN_SETS / "zh_fit"}, rq.bench_embedder("hash"), columns=("hybrid",), limit=1,
+                    top=3)
+    rows = report["sets"]["zh_fit"]["rows"]
+    tops = rq.pop_top(report)
+    assert len(tops) == len(rows) >= 40 and all("top" not in r and "question" not in r for r in rows)
+    for row, t in zip(rows, tops):
+        assert t["qid"] == row["qid"] and 1 <= len(t["hits"]) <= 3 and t["question"]
+        order = [(h["gate"] != "kept", -h["score"]) for h in t["hits"]]  # kept first, then by score
+        assert order == sorted(order)
+        assert row["hybrid"]["H@1"] == float(t["hits"][0]["evidence"])
+        assert all(h["relevance"] is not None and h["gate"] and h["text"] for h in t["hits"])
+
+
+def test_top_needs_an_out_folder():
+    from click.testing import CliRunner
+
+    from echo_duck.cli.main import cli
+    result = CliRunner().invoke(cli, ["bench", "recall", "--sets", "zh_fit", "--model", "hash", "--top", "3"])
+    assert result.exit_code != 0 and "--top writes recall_top.jsonl.gz: give --out DIR too" in result.output

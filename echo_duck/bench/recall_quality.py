@@ -58,6 +58,8 @@ TRANSCRIPTS = ("locomo", "longmemeval", "chat_holdout")  # a turn is remembered 
 COLUMNS = ("plain_bm25", "plain_vector", "keyword", "vector", "hybrid")
 ARMS = {"keyword": ("keyword",), "vector": ("vector",), "hybrid": ("keyword", "vector")}
 METRICS = ("R@1", "R@5", "R@10", "H@1", "MRR")
+EXPLAIN_TERMS = ("relevance", "keyword_conf", "coverage", "similarity_z", "vector_conf", "script_credit",
+                 "bridge_coverage", "session_credit", "recency_boost", "time_boost", "gate")
 K = 10
 # the parts the ranking was fitted on (REPORT of issue 21; bilingual: script_credit; zh_fit: the Chinese set
 # written to be tuned on): the rest is held out
@@ -241,10 +243,25 @@ class _Conversation:
         hits = self.store.recall(question, K, arms=arms, reinforce=False)
         return [next((n for n in self.key_of[h.id] if n in evidence), self.key_of[h.id][0]) for h in hits]
 
+    def explained(self, question: str, at: datetime, n: int, evidence: Iterable[str] = ()) -> list[dict]:
+        """The hybrid's top ``n`` with its explain terms: each hit's turn, whether it is evidence, its score and
+        the terms of its relevance (``recall(explain=True)``), when it was observed and its text."""
+        self.clock_now = at
+        evidence = set(evidence)
+        out = []
+        for h in self.store.recall(question, n, reinforce=False, explain=True):
+            name = next((x for x in self.key_of[h.id] if x in evidence), self.key_of[h.id][0])
+            e = h.explanation
+            out.append(dict(mem_id=name, evidence=name in evidence, score=h.score,
+                            **{t: getattr(e, t) for t in EXPLAIN_TERMS},
+                            observed_at=h.memory.observed_at and h.memory.observed_at.isoformat(), text=h.content))
+        return out
+
 
 def run_set(name: str, folder: Path, embedder: Any, *, columns: Iterable[str] = COLUMNS,
-            limit: int | None = None, progress: Callable[[str], None] | None = None) -> dict:
-    """{"rows": [per question: set, conv, qid, category, split, and each column's metrics], ...}."""
+            limit: int | None = None, progress: Callable[[str], None] | None = None, top: int = 0) -> dict:
+    """{"rows": [per question: set, conv, qid, category, split, and each column's metrics], ...}; with ``top``, each
+    row also holds the question and the hybrid's top ``top`` hits with their explain terms ("top")."""
     columns = tuple(columns)
     rows: list[dict] = []
     refused = 0
@@ -280,6 +297,8 @@ def run_set(name: str, folder: Path, embedder: Any, *, columns: Iterable[str] = 
                     t0 = time.perf_counter()
                     row[column] = score(store.recall(q["question"], at, ARMS[column], evidence), evidence)
                     timings[f"{column}_s"] += time.perf_counter() - t0
+                if top:
+                    row.update(question=q["question"], top=store.explained(q["question"], at, top, evidence))
                 rows.append(row)
         finally:
             store.store.close()
@@ -313,20 +332,33 @@ def summarise(rows: list[dict], columns: Iterable[str], by: str = "category") ->
 
 
 def run(sets: dict[str, Path], embedder: Any, *, columns: Iterable[str] = COLUMNS, limit: int | None = None,
-        progress: Callable[[str], None] | None = None) -> dict:
+        progress: Callable[[str], None] | None = None, top: int = 0) -> dict:
     columns = tuple(columns)
     report: dict[str, Any] = {"model_id": getattr(embedder, "model_id", None), "columns": list(columns),
                               "fitted_on": "LoCoMo conversations 0-4, LongMemEval questions 0-49, bilingual",
                               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "cpus": os.cpu_count(),
                               "platform": platform.platform(), "limit": limit, "sets": {}}
     for name, folder in sets.items():
-        result = run_set(name, folder, embedder, columns=columns, limit=limit, progress=progress)
+        result = run_set(name, folder, embedder, columns=columns, limit=limit, progress=progress, top=top)
         result["summary"] = summarise(result["rows"], columns)
         if name == "bilingual":
             result["by_kind"] = {k: v for k, v in summarise(result["rows"], columns, by="kind").items()
                                  if k.startswith("kind=")}
         report["sets"][name] = result
     return report
+
+
+def pop_top(report: dict) -> list[dict]:
+    """Take the rows' top-hit lists (run(top=N)) out of ``report``: one record per question, for a file of
+    their own (recall_top.jsonl.gz), so recall.json stays small."""
+    out = []
+    for result in report["sets"].values():
+        for row in result["rows"]:
+            if "top" in row:
+                out.append(dict(set=row["set"], conv=row["conv"], qid=row["qid"], category=row["category"],
+                                split=row["split"], question=row.pop("question"), n_evidence=row["n_evidence"],
+                                hits=row.pop("top")))
+    return out
 
 
 def markdown(report: dict) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import click
@@ -192,8 +193,11 @@ def bench_purge(sizes, purges, dim, as_json):
 @click.option("--model", default="default", show_default=True, help="Embedding model (use, minilm, hash).")
 @click.option("--cache", type=click.Path(file_okay=False), help="Folder for an embedding cache (re-runs read it).")
 @click.option("--out", type=click.Path(file_okay=False), help="Write recall.json and recall.md into this folder.")
+@click.option("--top", type=click.IntRange(0, 100), default=0, show_default=True,
+              help="Also write each question's top N hybrid hits with their explain terms and texts to "
+                   "recall_top.jsonl.gz in --out, for re-ranking experiments (0: no).")
 @click.option("--json", "as_json", is_flag=True)
-def bench_recall(locomo, longmemeval, sets, columns, limit, model, cache, out, as_json):
+def bench_recall(locomo, longmemeval, sets, columns, limit, model, cache, out, top, as_json):
     """Retrieval quality per set and category: plain BM25, a plain exact vector scan, echo_duck's keyword
     arm, vector arm and hybrid; R@1, R@10, MRR (H@1 on zh_daily); fit and held-out parts shown apart.
 
@@ -219,14 +223,20 @@ def bench_recall(locomo, longmemeval, sets, columns, limit, model, cache, out, a
         chosen = tuple(c.strip() for c in columns.split(",") if c.strip())
         if not chosen or any(c not in rq.COLUMNS for c in chosen):
             raise InvalidInput(f"--columns takes any of {', '.join(rq.COLUMNS)}")
+        if top and not out:
+            raise InvalidInput("--top writes recall_top.jsonl.gz: give --out DIR too")
         embedder = rq.bench_embedder(model, cache and Path(cache))
         report = rq.run({s: folders[s] for s in wanted}, embedder, columns=chosen, limit=limit,
-                        progress=None if as_json else lambda msg: click.echo(msg, err=True))
+                        progress=None if as_json else lambda msg: click.echo(msg, err=True), top=top)
+        tops = rq.pop_top(report)
         text = rq.markdown(report)
         if out:
             Path(out).mkdir(parents=True, exist_ok=True)
             (Path(out) / "recall.json").write_text(_json.dumps(report, indent=1), encoding="utf-8")
             (Path(out) / "recall.md").write_text(text + "\n", encoding="utf-8")
+            if top:
+                with gzip.open(Path(out) / "recall_top.jsonl.gz", "wt", encoding="utf-8") as f:
+                    f.writelines(_json.dumps(t, ensure_ascii=False) + "\n" for t in tops)
     emit({k: v for k, v in report.items()} if as_json else None, as_json, text)
 
 
