@@ -62,8 +62,7 @@ def test_every_own_set_loads_and_its_evidence_exists(name):
 def test_top_hits_carry_their_explain_terms_and_agree_with_the_metrics(tmp_path):
     """`bench recall --top N` keeps each question's hybrid top N with the terms of its relevance, for re-ranking
     experiments offline; the lists agree with the scored metrics and leave recall.json as it was."""
-    report = rq.run({"zh_fit": rq.OWN_SETS / "zh_fit"}, rq.bench_embedder("hash"), columns=("hybrid",), limit=1,
-                    top=3)
+    report = rq.run({"zh_fit": rq.OWN_SETS / "zh_fit"}, rq.bench_embedder("hash"), limit=1, top_hits=3)
     rows = report["sets"]["zh_fit"]["rows"]
     tops = rq.pop_top(report)
     assert len(tops) == len(rows) >= 40 and all("top" not in r and "question" not in r for r in rows)

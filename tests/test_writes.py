@@ -147,7 +147,8 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(mem, kwargs, message):
 @pytest.mark.parametrize("record, message", [
     ({"content": "x"}, r"record 1: missing 'type' \(type is one of user, environment"),
     ({"type": "user"}, "record 1: missing 'content'$"),
-    ({"content": "x", "type": "user", "colour": "red", "size": 2}, "record 1: unknown fields 'colour', 'size'; a record"),
+    ({"content": "x", "type": "user", "colour": "red", "size": 2},
+     "record 1: unknown fields 'colour', 'size'; a record takes content, type, key"),
     ({"content": "x", "type": "user", 3: 4}, "record 1: unknown field 3;"),
     ("just text", "record 1: must be a dict of remember\\(\\)'s arguments, got str"),
 ])

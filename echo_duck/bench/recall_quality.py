@@ -259,9 +259,9 @@ class _Conversation:
 
 
 def run_set(name: str, folder: Path, embedder: Any, *, columns: Iterable[str] = COLUMNS,
-            limit: int | None = None, progress: Callable[[str], None] | None = None, top: int = 0) -> dict:
-    """{"rows": [per question: set, conv, qid, category, split, and each column's metrics], ...}; with ``top``, each
-    row also holds the question and the hybrid's top ``top`` hits with their explain terms ("top")."""
+            limit: int | None = None, progress: Callable[[str], None] | None = None, top_hits: int = 0) -> dict:
+    """{"rows": [per question: set, conv, qid, category, split, and each column's metrics], ...}; with ``top_hits``,
+    each row also holds the question and the hybrid's top ``top_hits`` hits with their explain terms ("top")."""
     columns = tuple(columns)
     rows: list[dict] = []
     refused = 0
@@ -297,8 +297,8 @@ def run_set(name: str, folder: Path, embedder: Any, *, columns: Iterable[str] = 
                     t0 = time.perf_counter()
                     row[column] = score(store.recall(q["question"], at, ARMS[column], evidence), evidence)
                     timings[f"{column}_s"] += time.perf_counter() - t0
-                if top:
-                    row.update(question=q["question"], top=store.explained(q["question"], at, top, evidence))
+                if top_hits:
+                    row.update(question=q["question"], top=store.explained(q["question"], at, top_hits, evidence))
                 rows.append(row)
         finally:
             store.store.close()
@@ -332,14 +332,14 @@ def summarise(rows: list[dict], columns: Iterable[str], by: str = "category") ->
 
 
 def run(sets: dict[str, Path], embedder: Any, *, columns: Iterable[str] = COLUMNS, limit: int | None = None,
-        progress: Callable[[str], None] | None = None, top: int = 0) -> dict:
+        progress: Callable[[str], None] | None = None, top_hits: int = 0) -> dict:
     columns = tuple(columns)
     report: dict[str, Any] = {"model_id": getattr(embedder, "model_id", None), "columns": list(columns),
                               "fitted_on": "LoCoMo conversations 0-4, LongMemEval questions 0-49, bilingual",
                               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "cpus": os.cpu_count(),
                               "platform": platform.platform(), "limit": limit, "sets": {}}
     for name, folder in sets.items():
-        result = run_set(name, folder, embedder, columns=columns, limit=limit, progress=progress, top=top)
+        result = run_set(name, folder, embedder, columns=columns, limit=limit, progress=progress, top_hits=top_hits)
         result["summary"] = summarise(result["rows"], columns)
         if name == "bilingual":
             result["by_kind"] = {k: v for k, v in summarise(result["rows"], columns, by="kind").items()
@@ -349,7 +349,7 @@ def run(sets: dict[str, Path], embedder: Any, *, columns: Iterable[str] = COLUMN
 
 
 def pop_top(report: dict) -> list[dict]:
-    """Take the rows' top-hit lists (run(top=N)) out of ``report``: one record per question, for a file of
+    """Take the rows' top-hit lists (run(top_hits=N)) out of ``report``: one record per question, for a file of
     their own (recall_top.jsonl.gz), so recall.json stays small."""
     out = []
     for result in report["sets"].values():

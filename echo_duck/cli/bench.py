@@ -227,7 +227,7 @@ def bench_recall(locomo, longmemeval, sets, columns, limit, model, cache, out, t
             raise InvalidInput("--top writes recall_top.jsonl.gz: give --out DIR too")
         embedder = rq.bench_embedder(model, cache and Path(cache))
         report = rq.run({s: folders[s] for s in wanted}, embedder, columns=chosen, limit=limit,
-                        progress=None if as_json else lambda msg: click.echo(msg, err=True), top=top)
+                        progress=None if as_json else lambda msg: click.echo(msg, err=True), top_hits=top)
         tops = rq.pop_top(report)
         text = rq.markdown(report)
         if out:
