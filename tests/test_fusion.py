@@ -27,18 +27,26 @@ from echo_duck.text.when import text_script
 
 
 FIELDS = ("bm25_rank", "bm25_score", "vec_rank", "similarity", "keyword_conf", "vector_conf", "coverage",
-          "similarity_z", "script_credit", "bridge_coverage", "session_credit", "relevance", "recency_boost", "time_boost", "gate", "effective_importance", "tier_weight",
+          "similarity_z", "script_credit", "bridge_coverage", "session_credit", "update_credit", "relevance",
+          "recency_boost", "time_boost", "gate", "effective_importance", "tier_weight",
           "feedback_weight", "decay_factor", "score")
 QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", "nothing-matches-zzzz", "the of and",
                                                       "what is the current deploy port now", "部署 上个月",
                                                       "which database do we deploy", "数据库 部署 端口",
-                                                      "when did we deploy borealis", "数据库 什么时候 部署"]
+                                                      "when did we deploy borealis", "数据库 什么时候 部署",
+                                                      "which host does the borealis deploy run on now",
+                                                      "部署 数据库 现在 在 哪台 主机"]
+# Older facts, then statements that change them (states_change): on a current-state question the newer takes the
+# older's relevance (update_credit), unless its provenance is lower or another agent wrote it.
+CHANGES = [("the borealis deploy runs on host db1 with postgres 14", "the borealis deploy moved from host db1 to db7"),
+           ("部署 数据库 在 主机 db2 上 运行 postgres", "部署 数据库 已经 换到 主机 db8 上 运行 postgres"),
+           ("the kestrel deploy runs on host db3 with postgres 15", "the kestrel deploy switched from host db3 to db9")]
 
 
 def vector_arm(mem, query: str, n: int, keep=None) -> fusion.VectorArm:
     vectors = mem.indexer.vectors
     ids, sims, scripts, sums = vectors.search_with_stats(vectors.embed([query])[0], n, keep)
-    return fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums), text_script(query))
+    return fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums), text_script(query), vectors.model_id)
 
 
 def both_rankings(mem, query: str, k: int, include_archived: bool, time: fusion.TimeTerms | None = None,
@@ -118,6 +126,11 @@ def built(tmp_path_factory):
                                  for i in range(12)])
         alice.remember_many([{"content": f"pinned rule {m.content}", "type": "procedure", "pinned": True}
                              for m in stored[:40]])
+        for i, (old, new) in enumerate(CHANGES):  # the last change is written with a lower provenance: no credit
+            alice.remember_many([{"content": old, "type": "environment", "observed_at": datetime(2025, 11, 1),
+                                  "provenance": "user_stated"},
+                                 {"content": new, "type": "environment", "observed_at": datetime(2025, 12, 20),
+                                  "provenance": "model_inferred" if i == 2 else "user_stated"}])
         now[0] += timedelta(days=200)
         alice.decay()  # archives what decayed: weighted down by archived_weight
         now[0] += timedelta(days=30)
@@ -149,6 +162,8 @@ def test_in_process_fusion_equals_the_sql_macro(world, include_archived):
     assert {r["scope"] for rows in ranked for r in rows} >= {"private", "team", "public", "tenant", "session"}
     # a candidate lifted by the one before it in its source session (session_credit)
     assert any(r["session_credit"] is not None and r["relevance"] == r["session_credit"] for rows in ranked for r in rows)
+    # a change statement lifted to the relevance of the fact it changes (update_credit)
+    assert any(r["update_credit"] is not None and r["relevance"] == r["update_credit"] for rows in ranked for r in rows)
     assert all(r["agent_id"] == "alice" or r["scope"] != "private" for rows in ranked for r in rows)
     assert all(r["team_id"] in (None, "core") for rows in ranked for r in rows)
     if include_archived:
@@ -220,7 +235,7 @@ def test_the_constants_are_the_sql_ones(world):
     assert row == dict(coverage_weight=fusion.COVERAGE_WEIGHT, vector_weight=fusion.VECTOR_WEIGHT,
                        gap_scale=fusion.GAP_SCALE, recency_weight=fusion.RECENCY_WEIGHT, time_weight=fusion.TIME_WEIGHT,
                        prior_rows=fusion.PRIOR_ROWS, prior_mean=fusion.PRIOR_MEAN, prior_sd=fusion.PRIOR_SD,
-                       follow_weight=fusion.FOLLOW_WEIGHT)
+                       follow_weight=fusion.FOLLOW_WEIGHT, update_similarity=fusion.UPDATE_SIMILARITY)
     for sums in [(0, 0, 0, 0, 0, 0), (5, 1.0, 0.5, 0, 0, 0), (300, 21.5, 4.25, 7, 1.5, 0.75), (2, 0.6, 0.2, 1, 0.2, 0.04)]:
         (expected,) = world.sql("SELECT calibration_stats($a, $b, $c, $d, $e, $f)",
                                 dict(zip("abcdef", sums))).rows()[0]
@@ -228,8 +243,8 @@ def test_the_constants_are_the_sql_ones(world):
 
 
 def test_recall_uses_the_in_process_path_and_returns_what_sql_ranks(world):
-    credited = followed = 0
-    for q in QUERIES[:10] + ["部署", "部署 上个月"]:  # the Chinese ones credit English rows (script_credit)
+    credited = followed = updated = 0
+    for q in QUERIES[:10] + ["部署", "部署 上个月"] + QUERIES[-2:]:  # the Chinese ones credit English rows (script_credit)
         hits = world.recall(q, 10, reinforce=False, explain=True)
         expected, _ = both_rankings(world, q, 10, False)
         assert [h.id for h in hits] == [str(r["id"]) for r in expected]
@@ -237,9 +252,11 @@ def test_recall_uses_the_in_process_path_and_returns_what_sql_ranks(world):
         assert all(h.explanation.vector_arm == "exact (in-process)" for h in hits)
         assert [h.explanation.script_credit for h in hits] == [r["script_credit"] for r in expected]
         assert [h.explanation.session_credit for h in hits] == [r["session_credit"] for r in expected]
+        assert [h.explanation.update_credit for h in hits] == [r["update_credit"] for r in expected]
         credited += sum(h.explanation.script_credit is not None for h in hits)
         followed += sum(h.explanation.session_credit is not None for h in hits)
-    assert credited > 0 and followed > 0
+        updated += sum(h.explanation.update_credit is not None for h in hits)
+    assert credited > 0 and followed > 0 and updated > 0
 
 
 FILTERED = [dict(types=["environment", "procedure"]), dict(tiers=["archival"]), dict(tags=["infra"]),
@@ -263,7 +280,8 @@ def test_filtered_in_process_ranking_equals_the_sql_macro(world, include_archive
             ids, sims, scripts, sums = world.recaller.eligibility.vector_candidates(
                 vectors.search_with_stats, vectors.embed([query])[0], vector_pool * OVERFETCH, who=who,
                 include_superseded=include_archived, filters={k[2:]: v for k, v in params.items()})
-            vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums), text_script(query))
+            vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums), text_script(query),
+                                      vectors.model_id)
             time = world.recaller.time_terms(query)
             got = world.recaller._fused_in_process(keyword, vector, who, include_archived, time, None, 30,
                                                    {k[2:]: v for k, v in params.items()}, settings)

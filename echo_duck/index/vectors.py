@@ -26,6 +26,7 @@ from ..embed.question_axis import as_question
 from ..storage.db import Db
 from ..text.when import text_script
 from .quantised_scan import QuantisedScan
+from .matvec import matvec
 
 _STAGE = "echo_duck_vector_stage"
 
@@ -121,6 +122,20 @@ class VectorIndex:
             wanted = None if keep is None else keep(self._ids, self.generation)
             rows, sims, sums = self._scan.top(self._matrix, count, query_vector, n, wanted, scripts=self._scripts)
             return [self._ids[i] for i in rows], sims, self._scripts[rows].tolist(), sums
+
+    def inner_products(self, memory_id: str, others: Sequence[str]) -> list[float | None]:
+        """The inner product of ``memory_id``'s vector with each of ``others``' (None where either has none): what
+        recall_fused's update link reads (list_inner_product over memory_vectors). Locks as ``search`` does."""
+        with self.db.reading(catch_up=False), self._lock:
+            if self._matrix is None:
+                self._load()
+            row = self._row.get(memory_id)
+            if row is None:
+                return [None] * len(others)
+            rows = [self._row.get(o) for o in others]
+            found = [r for r in rows if r is not None]
+            products = iter(matvec(self._matrix[found], self._matrix[row]).tolist() if found else ())
+            return [None if r is None else next(products) for r in rows]
 
     def invalidate(self) -> None:
         """Drop the in-process matrix (after writes this index did not see, e.g. sql(write=True))."""

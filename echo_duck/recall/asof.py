@@ -86,7 +86,7 @@ class TimeTravel:
                 vec_sims += [float(x) for x in matrix @ qvec]
                 vec_scripts += [text_script(g["content"]) for g in gone]
             vector = fusion.VectorArm(vec_ids, vec_sims, vec_scripts, fusion.calibration_stats(*sums),
-                                      text_script(query.text))
+                                      text_script(query.text), vectors.model_id)
             arm = "exact (in-process, as of)"
         candidates = list(dict.fromkeys([*keyword.ids, *vector.ids]))
         if not candidates:
@@ -104,7 +104,8 @@ class TimeTravel:
                                 when.asks_when(query.text))
         words = bridge_arm.bridged_words(query.text, vector) if "keyword" in query.arms else None
         bridged = bridge_arm.bridge_coverage(words, vector, self.recaller.indexer.keyword_search) if words else None
-        ranked = fusion.fuse(keyword, vector, eligible, settings, query.k, time, query.min_score, bridged)
+        ranked = fusion.fuse(keyword, vector, eligible, settings, query.k, time, query.min_score, bridged,
+                             None if vectors is None else vectors.inner_products)
         if not ranked:
             return []
         winners = uuid_list([f.memory_id for f in ranked])

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..index.keyword_search import KeywordArm
 from .decay_terms import micros
@@ -38,6 +38,7 @@ PRIOR_ROWS = 10.0
 PRIOR_MEAN = 0.1
 PRIOR_SD = 0.1
 FOLLOW_WEIGHT = 0.8
+UPDATE_SIMILARITY = 0.5
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class Fused:
     script_credit: float | None
     bridge_coverage: float | None
     session_credit: float | None
+    update_credit: float | None
     relevance: float
     recency_boost: float
     time_boost: float
@@ -79,15 +81,16 @@ class VectorArm:
     scripts: Sequence[int] = ()
     stats: Sequence[float] | None = None
     query_script: int | None = None
+    model_id: str | None = None  # the model of these vectors: update_credit links memories by their vectors of it
 
     def as_sql(self) -> dict[str, Any]:
         if not self.ids:
             return dict(p_vec_ids=None, p_vec_sims=None, p_vec_scripts=None, p_vec_stats=None,
-                        p_vec_query_script=None)
+                        p_vec_query_script=None, p_upd_model=None)
         return dict(p_vec_ids="[" + ",".join(self.ids) + "]", p_vec_sims=_floats(float(s) for s in self.sims),
                     p_vec_scripts="[" + ",".join(str(int(s)) for s in self.scripts) + "]",
                     p_vec_stats=None if self.stats is None else _floats(self.stats),
-                    p_vec_query_script=self.query_script)
+                    p_vec_query_script=self.query_script, p_upd_model=self.model_id)
 
 
 NO_VECTORS = VectorArm()
@@ -126,11 +129,14 @@ def calibration_stats(n0: float, sum0: float, sumsq0: float, n1: float, sum1: fl
 
 
 def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str, Any]], settings: dict[str, float],
-         k: int, time: TimeTerms = NO_TIME, min_score: float | None = None, bridge: KeywordArm | None = None) -> list[Fused]:
+         k: int, time: TimeTerms = NO_TIME, min_score: float | None = None, bridge: KeywordArm | None = None,
+         inner_products: Callable[[str, Sequence[str]], Sequence[float | None]] | None = None) -> list[Fused]:
     """The best ``k`` candidates: kept ones first, then gated, each by score, then id. ``eligible`` maps
     each candidate the caller may see to its recall_eligible row (read only for the candidates that make
     a pool: eligibility.py computes the decay terms on demand), ``settings`` the settings table by name;
-    ``bridge`` the keyword arm over the question's bridged words (text/bridge.py), None: none."""
+    ``bridge`` the keyword arm over the question's bridged words (text/bridge.py), None: none;
+    ``inner_products(id, others)``: the inner products of a memory's vector of ``vector.model_id`` with others'
+    (None where one has none), as recall_fused's update link reads memory_vectors (None: no update_credit)."""
     if not eligible:
         return []
     rows = eligible
@@ -176,7 +182,8 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
                        vec_rank, similarity, z, script_of.get(memory_id), idf_all, arms, vector_arm_ran, time,
                        bridged.get(memory_id), None if bridge is None else bridge.query_idf_all)
         out.append(fused)
-    out = [f for f in _followed(out, rows) if min_score is None or f.relevance >= min_score]
+    updates = _updates(out, rows, time, vector.model_id and inner_products)
+    out = [f for f in _followed(out, rows, updates) if min_score is None or f.relevance >= min_score]
     out.sort(key=lambda f: (f.gate != KEPT, -f.score, f.memory_id))  # canonical uuid texts sort as DuckDB's UUIDs
     return out[:k]
 
@@ -215,14 +222,40 @@ def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered,
     decay_factor = floor + (1 - floor) * row["effective_importance"]
     score = _score(relevance, recency_boost, time_boost, decay_factor, row["tier_weight"], row["feedback_weight"])
     return Fused(memory_id, bm25_rank, bm25_score, rarest_df_ratio, vec_rank, similarity, keyword_conf, vector_conf,
-                 coverage, z, script_credit, bridge_coverage, None, relevance, recency_boost, time_boost, gate,
+                 coverage, z, script_credit, bridge_coverage, None, None, relevance, recency_boost, time_boost, gate,
                  row["effective_importance"], row["tier_weight"], row["feedback_weight"], decay_factor, score)
 
 
-def _followed(fused: list[Fused], rows: Mapping[str, dict[str, Any]]) -> list[Fused]:
-    """recall_fused's followed and related steps: a kept candidate with a source session takes session_credit,
-    FOLLOW_WEIGHT × the relevance of the nearest earlier kept candidate of the same owner and session (at_us, then
-    created_us, then id), as its relevance when that is more; the score follows."""
+def _updates(fused: list[Fused], rows: Mapping[str, dict[str, Any]], time: TimeTerms,
+             inner_products: Callable[[str, Sequence[str]], Sequence[float | None]] | None) -> dict[str, float]:
+    """recall_fused's updates step: on a question about the current state, a kept candidate that states a change
+    takes the (own) relevance of the most relevant kept, older candidate (at_us, then created_us, then id) of the
+    same owner, of no higher provenance, whose vector's inner product with its own is at least UPDATE_SIMILARITY."""
+    if time.recency is None or inner_products is None:
+        return {}
+    kept = [f for f in fused if f.gate == KEPT]
+    order = {f.memory_id: (rows[f.memory_id]["at_us"], rows[f.memory_id]["created_us"], f.memory_id) for f in kept}
+    credit: dict[str, float] = {}
+    for b in kept:
+        new = rows[b.memory_id]
+        if not new["states_change"]:
+            continue
+        older = [a for a in kept if a.memory_id != b.memory_id and rows[a.memory_id]["agent"] == new["agent"]
+                 and rows[a.memory_id]["provenance"] <= new["provenance"] and order[a.memory_id] < order[b.memory_id]]
+        if older:
+            products = inner_products(b.memory_id, [a.memory_id for a in older])
+            linked = [a.relevance for a, p in zip(older, products) if p is not None and p >= UPDATE_SIMILARITY]
+            if linked:
+                credit[b.memory_id] = max(linked)
+    return credit
+
+
+def _followed(fused: list[Fused], rows: Mapping[str, dict[str, Any]], updates: Mapping[str, float] = {}
+              ) -> list[Fused]:
+    """recall_fused's followed, updates and related steps: a kept candidate with a source session takes
+    session_credit, FOLLOW_WEIGHT × the relevance of the nearest earlier kept candidate of the same owner and session
+    (at_us, then created_us, then id), and one that updates an older candidate its update_credit (``updates``,
+    _updates), as its relevance when that is more; the score follows."""
     by_session: dict[tuple, list[Fused]] = {}
     for f in fused:
         row = rows[f.memory_id]
@@ -239,13 +272,13 @@ def _followed(fused: list[Fused], rows: Mapping[str, dict[str, Any]]) -> list[Fu
                 before = f.relevance
     out = []
     for f in fused:
-        c = credit.get(f.memory_id)
-        if c is None:
+        c, u = credit.get(f.memory_id), updates.get(f.memory_id)
+        if c is None and u is None:
             out.append(f)
             continue
-        relevance = max(f.relevance, c)
+        relevance = max(f.relevance, 0.0 if c is None else c, 0.0 if u is None else u)
         score = _score(relevance, f.recency_boost, f.time_boost, f.decay_factor, f.tier_weight, f.feedback_weight)
-        out.append(replace(f, session_credit=c, relevance=relevance, score=score))
+        out.append(replace(f, session_credit=c, update_credit=u, relevance=relevance, score=score))
     return out
 
 

@@ -101,7 +101,7 @@ class Explanation:
     similarity_z: float | None  # standard deviations above the mean similarity of memories in its script
     script_credit: float | None  # the keyword credit its meaning earns (both keyword terms in another script)
     session_credit: float | None  # follow_weight × the relevance of the candidate before it in its source session
-    relevance: float  # calibrated_score (the sum of the arms' terms), or session_credit when that is more
+    relevance: float  # calibrated_score (the sum of the arms' terms), or session_credit / update_credit when more
     recency_boost: float  # > 1 when the question asks for the current state and this is among the newest
     time_boost: float  # > 1 when it was observed in the time the question names, or states a time asked for
     vector_arm: str  # 'exact (in-process)', 'exact (in-process, filtered)', 'exact (sql)', or 'unavailable: …'
@@ -116,6 +116,7 @@ class Explanation:
     rerank_score: float | None = None
     vector_question: str | None = None  # the question less the store's common words, when it left any out (vector_text.py)
     bridge_coverage: float | None = None  # the share of the question's dictionary translations it holds (other script)
+    update_credit: float | None = None  # the relevance of an older candidate it changes (current-state questions)
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,7 @@ class Recaller:
                     ids, sims, scripts = self.db.run("exact_vector_candidates", p_qvec=literal, p_model=vectors.model_id,
                                                      p_n=pool, **who, **filters).fetchone()
                     stats = self.db.scalar("query_similarity_stats", p_qvec=literal, p_model=vectors.model_id)
-                    vector = fusion.VectorArm(ids, sims, scripts, stats, when.text_script(query.text))
+                    vector = fusion.VectorArm(ids, sims, scripts, stats, when.text_script(query.text), vectors.model_id)
                     arm = "exact (sql)"
                 else:
                     if query.filtered:  # the top-N among the rows the filters keep, not the top-N filtered
@@ -229,7 +230,7 @@ class Recaller:
                         ids, sims, scripts, sums = vectors.search_with_stats(qvec, pool)
                         arm = "exact (in-process)"
                     vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums),
-                                              when.text_script(query.text))
+                                              when.text_script(query.text), vectors.model_id)
         b_tokens = bridge_arm.bridged_words(query.text, vector) if q_tokens is not None else None
         bridged = None
         if b_tokens is not None and not in_sql:
@@ -283,7 +284,8 @@ class Recaller:
         reviews = self.journal.pending_reviews(candidates) if self.journal is not None else {}
         eligible = self.eligibility.rows(candidates, who=who, include_superseded=include_archived, now=self.clock(),
                                          settings=settings, reviews=reviews, filters=wanted)
-        ranked = fusion.fuse(keyword, vector, eligible, settings, fetch, time, min_score, bridged)
+        ranked = fusion.fuse(keyword, vector, eligible, settings, fetch, time, min_score, bridged,
+                             self.indexer.vectors.inner_products if self.indexer.vectors is not None else None)
         if not ranked:
             return []
         winner_ids = [f.memory_id for f in ranked]
@@ -352,7 +354,8 @@ def _hit(row: dict, arm: str, explain: bool, vector_text: str | None = None) -> 
             bm25_rank=row["bm25_rank"], bm25_score=row["bm25_score"], vector_rank=row["vec_rank"],
             similarity=row["similarity"], keyword_conf=row["keyword_conf"], vector_conf=row["vector_conf"],
             coverage=row["coverage"], similarity_z=row["similarity_z"], script_credit=row["script_credit"],
-            session_credit=row["session_credit"], relevance=row["relevance"], bridge_coverage=row["bridge_coverage"],
+            session_credit=row["session_credit"], update_credit=row["update_credit"], relevance=row["relevance"],
+            bridge_coverage=row["bridge_coverage"],
             recency_boost=row["recency_boost"], time_boost=row["time_boost"], vector_arm=arm, gate=row["gate"],
             effective_importance=row["effective_importance"], decay_factor=row["decay_factor"],
             tier_weight=row["tier_weight"], feedback_weight=row["feedback_weight"],

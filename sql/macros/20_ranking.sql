@@ -82,6 +82,17 @@ CREATE OR REPLACE MACRO states_time(t) AS
         || '[周週][一二三四五六日末]|星期|礼拜|禮拜|[年天月周週]前|小[时時]前|春[节節]|国庆|國慶|中秋|端午|元旦|'
         || '暑假|寒假|最近|[刚剛][才刚剛]');
 
+-- states_change(text) -> BOOLEAN: whether the text says something changed: switched, moved, sold, replaced, quit,
+-- stopped, no longer, instead, upgraded, promoted, broke up, gave up, any more; 换, 改, 不再, 搬, 调到, 调回, 卖了, 辞职,
+-- 离职, 戒了, 升职, 转到, 不去了, 不用了, 停了, 变成, 取消, 退了, 分手 (traditional forms too). Such a memory may take the
+-- relevance of an older one it updates (update_credit in recall_fused).
+CREATE OR REPLACE MACRO states_change(t) AS
+    regexp_matches(lower(CAST(t AS VARCHAR)),
+        '\b(?:no longer|any ?more|instead|switch(?:ed|ing)?|chang(?:ed|ing)|moved|replac(?:ed|ing)|sold|quit|'
+        || 'stopped|gave up|upgraded|transferred|promoted|broke up)\b|'
+        || '换|換|改|不再|搬|调到|調到|调回|調回|调岗|調崗|卖了|賣了|辞职|辭職|离职|離職|戒了|戒掉|升[成为為职職]|'
+        || '转[到成]|轉[到成]|不[去用做吃喝玩打学學住开開骑騎]了|停了|变成|變成|取消|退了|分手');
+
 -- calibration_constants() -> STRUCT: the constants of the calibrated fusion (recall_fused, kb_search_hits);
 -- SELECT unnest(calibration_constants()) shows them as columns. A scalar macro, so other scalar macros
 -- may read it (an attached store exports scalar macros before table macros). Fitted on LoCoMo
@@ -96,10 +107,14 @@ CREATE OR REPLACE MACRO states_time(t) AS
 --   prior_mean, prior_sd  0.1, 0.1: the prior for unrelated texts (what a store of a few rows leans on)
 --   follow_weight    0.8  a candidate from a source session scores at least this share of the nearest earlier
 --                         candidate of the same owner and session (session_credit in recall_fused)
+--   update_similarity 0.5 on a question about the current state, a candidate that states a change takes the
+--                         relevance of an older one of the same owner whose vector is at least this close to its
+--                         own (update_credit in recall_fused)
 CREATE OR REPLACE MACRO calibration_constants() AS
     {'coverage_weight': 0.5::DOUBLE, 'vector_weight': 0.2::DOUBLE, 'gap_scale': 2.0::DOUBLE,
      'recency_weight': 0.5::DOUBLE, 'time_weight': 0.5::DOUBLE, 'prior_rows': 10.0::DOUBLE,
-     'prior_mean': 0.1::DOUBLE, 'prior_sd': 0.1::DOUBLE, 'follow_weight': 0.8::DOUBLE};
+     'prior_mean': 0.1::DOUBLE, 'prior_sd': 0.1::DOUBLE, 'follow_weight': 0.8::DOUBLE,
+     'update_similarity': 0.5::DOUBLE};
 
 -- calibrated_score(...) -> DOUBLE: how relevant one candidate is, from what each arm knows about its
 -- own confidence (no rank enters, so a weak arm's first candidate gets no credit for being first):

@@ -47,6 +47,11 @@
 --              Only candidates take part (what the caller may see and asked for), so no hidden memory moves
 --              a visible one; only the owner's own, so another agent cannot ride on a relevant memory by
 --              writing into its session. LoCoMo held-out R@10 +0.04, a blind chat set +0.06, LongMemEval -0.004.
+--   update     on a question about the current state (p_recency), a kept candidate that states a change
+--              (states_change: "sold the Golf and bought a Tesla", 冰箱换了) takes update_credit when that is more:
+--              the own relevance of a kept, older candidate of the same owner and no higher provenance whose vector
+--              (of p_upd_model; NULL: none) has an inner product of at least update_similarity (0.5) with its own.
+--              Recency then ranks the newer first. Only candidates, only the owner's own.
 --   score      relevance × recency_boost × time_boost × (floor + (1 - floor) × effective importance)
 --              × archived weight × feedback weight; p_min_score (NULL: none) drops candidates whose
 --              relevance is below it, for callers who want "nothing relevant"
@@ -142,19 +147,21 @@ CREATE OR REPLACE MACRO query_similarity_stats(p_qvec, p_model) AS TABLE
     SELECT calibration_stats(n0, total0, squares0, n1, total1, squares1) AS stats FROM sums;
 
 -- recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_covered, p_kw_idf_all, p_vec_ids, p_vec_sims,
---              p_vec_scripts, p_vec_stats, p_vec_query_script, caller…, p_k, p_recency, p_time_from, p_time_to, p_min_score,
---              filters…, p_now, p_br_ids, p_br_covered, p_br_idf_all): the keyword arm as keyword_candidates returns it (or the same lists as
--- '[…]' texts, which the agent's in-process arm binds); the vector arm as ids, similarities and scripts
--- in rank order plus the query's similarity statistics (query_similarity_stats) and the query's own
--- script (content_script; NULL: no script_credit); optionally the bridge, keyword_candidates' ids, covered
--- and query_idf_all for the question's bridged words (NULL: no bridge_coverage).
+--              p_vec_scripts, p_vec_stats, p_vec_query_script, caller…, p_k, p_recency, p_time_from, p_time_to,
+--              p_min_score, filters…, p_now, p_br_ids, p_br_covered, p_br_idf_all, p_asks_when, p_upd_model): the
+-- keyword arm as keyword_candidates returns it (or the same lists as '[…]' texts, which the agent's in-process arm
+-- binds); the vector arm as ids, similarities and scripts in rank order plus the query's similarity statistics
+-- (query_similarity_stats) and the query's own script (content_script; NULL: no script_credit); optionally the
+-- bridge, keyword_candidates' ids, covered and query_idf_all for the question's bridged words (NULL: no
+-- bridge_coverage); p_asks_when (states_time's boost); p_upd_model, the model whose vectors link a change to what it
+-- changes (update_credit; NULL: none).
 CREATE OR REPLACE MACRO recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_covered, p_kw_idf_all,
                                      p_vec_ids, p_vec_sims, p_vec_scripts, p_vec_stats, p_vec_query_script,
                                      p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants, p_k,
                                      p_recency, p_time_from, p_time_to, p_min_score, p_types, p_tiers,
                                      p_tags, p_entities, p_since, p_until, p_session, p_include_superseded,
                                      p_now, p_br_ids := NULL, p_br_covered := NULL, p_br_idf_all := NULL,
-                                     p_asks_when := NULL) AS TABLE
+                                     p_asks_when := NULL, p_upd_model := NULL) AS TABLE
 WITH
     cfg AS MATERIALIZED (SELECT r.*, unnest(calibration_constants()) FROM ranking_settings() r),
     keyword_arm AS (
@@ -185,7 +192,7 @@ WITH
         SELECT c.*, m.status, m.type, m.tier, m.importance, m.pinned, m.access_count, m.last_accessed, m.created_at,
                m.helpful_count, m.unhelpful_count, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us,
                m.agent_id, m.source_session, epoch_us(m.created_at) AS created_us,
-               states_time(m.content) AS states_time,
+               states_time(m.content) AS states_time, states_change(m.content) AS states_change, m.provenance,
                CASE WHEN c.bm25_score IS NOT NULL THEN row_number() OVER (
                    PARTITION BY c.bm25_score IS NULL ORDER BY c.bm25_score DESC, c.memory_id) END AS bm25_rank,
                CASE WHEN c.similarity IS NOT NULL THEN row_number() OVER (
@@ -279,15 +286,32 @@ WITH
                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) END AS session_credit
         FROM fused f
     ),
+    -- On a question about the current state, a kept candidate that states a change (states_change) takes the
+    -- relevance of a kept, older candidate of the same owner that it updates when that is more: their vectors (of
+    -- model p_upd_model; NULL: none) at least update_similarity close, and the older one of no higher provenance.
+    -- "Sam moved to Paris" answers "Where does Sam live now?" as well as "Sam lives in Berlin" does; recency then
+    -- puts the newer first. Only candidates and only the owner's own, as for session_credit.
+    updates AS (
+        SELECT b.memory_id, max(a.own_relevance) AS update_credit
+        FROM fused b JOIN fused a ON a.agent_id = b.agent_id AND a.memory_id <> b.memory_id
+        JOIN memory_vectors vb ON vb.memory_id = b.memory_id AND vb.model_id = p_upd_model
+        JOIN memory_vectors va ON va.memory_id = a.memory_id AND va.model_id = p_upd_model, cfg
+        WHERE CAST(p_recency AS DOUBLE) IS NOT NULL AND b.gate = 'kept' AND a.gate = 'kept' AND b.states_change
+          AND a.provenance <= b.provenance
+          AND (a.at_us < b.at_us OR (a.at_us = b.at_us AND (a.created_us < b.created_us
+               OR (a.created_us = b.created_us AND a.memory_id < b.memory_id))))
+          AND list_inner_product(vb.vector, va.vector) >= cfg.update_similarity
+        GROUP BY b.memory_id
+    ),
     related AS (
-        SELECT f.* EXCLUDE (own_relevance, follow_weight),
-               greatest(f.own_relevance, coalesce(f.session_credit, 0)) AS relevance
-        FROM followed f
+        SELECT f.* EXCLUDE (own_relevance, follow_weight), u.update_credit,
+               greatest(f.own_relevance, coalesce(f.session_credit, 0), coalesce(u.update_credit, 0)) AS relevance
+        FROM followed f LEFT JOIN updates u ON u.memory_id = f.memory_id
     ),
     top AS MATERIALIZED (
         SELECT f.memory_id, f.bm25_rank, f.bm25_score, f.rarest_df_ratio, f.vec_rank, f.similarity,
                f.keyword_conf, f.vector_conf, f.coverage, f.similarity_z, f.script_credit, f.bridge_coverage,
-               f.session_credit,
+               f.session_credit, f.update_credit,
                f.relevance, f.recency_boost, f.time_boost,
                f.gate, f.effective_importance, f.tier_weight, f.feedback_weight,
                f.importance_floor + (1 - f.importance_floor) * f.effective_importance AS decay_factor,
@@ -344,7 +368,7 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_
                                NULL, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
                                p_include_superseded, p_now, p_br_ids := (SELECT ids FROM br),
                                p_br_covered := (SELECT covered FROM br), p_br_idf_all := (SELECT query_idf_all FROM br),
-                               p_asks_when := p_asks_when);
+                               p_asks_when := p_asks_when, p_upd_model := p_model);
 
 -- eligibility_rows() -> per memory, the columns recall_fused's eligible step reads (status, can_see_as,
 -- the filters, effective_importance, tier and feedback weights), for the in-process copy
@@ -358,5 +382,5 @@ CREATE OR REPLACE MACRO eligibility_rows() AS TABLE
            epoch_us(coalesce(last_accessed, created_at)) AS last_touch_us,
            (unhelpful_count - helpful_count)::BIGINT AS net_unhelpful,
            type, tier, epoch_us(coalesce(observed_at, created_at)) AS at_us, epoch_us(created_at) AS created_us,
-           tags, entities, states_time(content) AS states_time
+           tags, entities, states_time(content) AS states_time, states_change(content) AS states_change, provenance
     FROM memories;

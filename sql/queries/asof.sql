@@ -37,7 +37,8 @@ SELECT m.id::VARCHAR AS memory_id,
        pow(1 - $p_unhelpful_penalty::DOUBLE, greatest(m.unhelpful_count - m.helpful_count, 0)) AS feedback_weight,
        m.status = 'active' AS active, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us,
        m.agent_id AS agent, m.source_session AS session, epoch_us(m.created_at) AS created_us,
-       states_time(m.content) AS states_time
+       states_time(m.content) AS states_time, states_change(m.content) AS states_change,
+       m.provenance::BIGINT AS provenance
 FROM memories_as_of($ts::TIMESTAMP) m
 WHERE (m.status = 'active' OR ($p_include_superseded AND m.status = 'superseded'))
   AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,

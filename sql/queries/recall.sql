@@ -33,7 +33,7 @@ SELECT * FROM recall_fused(
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP,
     p_br_ids := $p_br_ids::VARCHAR, p_br_covered := $p_br_covered::VARCHAR, p_br_idf_all := $p_br_idf_all::DOUBLE,
-    p_asks_when := $p_asks_when::BOOLEAN);
+    p_asks_when := $p_asks_when::BOOLEAN, p_upd_model := $p_upd_model::VARCHAR);
 
 -- The ranking tunables, as they are: the in-process fusion reads them by name (a pivot like
 -- ranking_settings() costs ~2.5 ms of planning per recall).
@@ -61,7 +61,8 @@ SELECT m.id::VARCHAR AS memory_id,
        pow(1 - $p_unhelpful_penalty::DOUBLE, greatest(m.unhelpful_count - m.helpful_count, 0)) AS feedback_weight,
        m.status = 'active' AS active, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us,
        m.agent_id AS agent, m.source_session AS session, epoch_us(m.created_at) AS created_us,
-       states_time(m.content) AS states_time
+       states_time(m.content) AS states_time, states_change(m.content) AS states_change,
+       m.provenance::BIGINT AS provenance
 FROM memories m LEFT JOIN reviews r ON r.id = m.id
 WHERE m.id IN (SELECT unnest($p_ids::VARCHAR::UUID[]))
   AND (m.status = 'active' OR ($p_include_superseded AND m.status = 'superseded'))
@@ -114,7 +115,8 @@ SELECT * FROM recall_fused(
     $p_min_score::DOUBLE, $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP,
     p_br_ids := (SELECT ids FROM br), p_br_covered := (SELECT covered FROM br),
-    p_br_idf_all := (SELECT query_idf_all FROM br), p_asks_when := $p_asks_when::BOOLEAN);
+    p_br_idf_all := (SELECT query_idf_all FROM br), p_asks_when := $p_asks_when::BOOLEAN,
+    p_upd_model := $p_upd_model::VARCHAR);
 
 -- Recall bookkeeping, written behind the recall for every queued recall at once (echo_duck/recall/recall_log.py).
 -- name: next_recall_id
