@@ -105,3 +105,24 @@ def test_an_as_of_recall_credits_only_the_changes_made_by_then(tmp_path):
     assert before[0].memory.content == GOLF and TESLA not in [h.memory.content for h in before]
     assert [h.memory.content for h in after[:2]] == [TESLA, GOLF] == [h.memory.content for h in live[:2]]
     assert after[0].explanation.update_credit == after[1].explanation.relevance
+
+
+def test_recall_hits_in_sql_ranks_the_change_as_the_agent_does(tmp_path):
+    """An analyst's recall_hits with a recency weight credits the change through its model's stored vectors."""
+    from echo_duck.index.keyword import query_text
+    from echo_duck.recall.vector_text import vector_question
+    from echo_duck.text.when import text_script
+
+    question = "What car do I drive now?"
+    with echo_duck.open(tmp_path / "sql.duckdb", agent_id="a", admin=True) as mem:
+        _remember(mem, [(GOLF, JANUARY), (TESLA, JUNE), *((t, JANUARY) for t in OTHERS)])
+        hits = mem.recall(question, 3, reinforce=False, explain=True)
+        common = [w for (w,) in mem.sql("SELECT word FROM bm25_common_words($q)", {"q": query_text(question)}).rows()]
+        qvec = mem.indexer.vectors.embed_question(vector_question(question, common))
+        rows = mem.sql(
+            "SELECT content, update_credit, score FROM recall_hits($q, $qvec, $model, 'a', NULL, 3, 0.5, NULL, NULL, "
+            "NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, $now, p_query_script := $script)",
+            {"q": query_text(question), "qvec": "[" + ",".join(repr(float(x)) for x in qvec) + "]",
+             "model": mem.indexer.vectors.model_id, "now": mem.now(), "script": text_script(question)}).rows()
+    assert [r[0] for r in rows[:2]] == [TESLA, GOLF] == [h.memory.content for h in hits[:2]]
+    assert rows[0][1] == pytest.approx(hits[0].explanation.update_credit, rel=1e-6) and rows[1][1] is None

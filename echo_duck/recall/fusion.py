@@ -250,8 +250,7 @@ def _updates(fused: list[Fused], rows: Mapping[str, dict[str, Any]], time: TimeT
     return credit
 
 
-def _followed(fused: list[Fused], rows: Mapping[str, dict[str, Any]], updates: Mapping[str, float] = {}
-              ) -> list[Fused]:
+def _followed(fused: list[Fused], rows: Mapping[str, dict[str, Any]], updates: Mapping[str, float]) -> list[Fused]:
     """recall_fused's followed, updates and related steps: a kept candidate with a source session takes
     session_credit, FOLLOW_WEIGHT × the relevance of the nearest earlier kept candidate of the same owner and session
     (at_us, then created_us, then id), and one that updates an older candidate its update_credit (``updates``,

@@ -368,7 +368,8 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_
                                NULL, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
                                p_include_superseded, p_now, p_br_ids := (SELECT ids FROM br),
                                p_br_covered := (SELECT covered FROM br), p_br_idf_all := (SELECT query_idf_all FROM br),
-                               p_asks_when := p_asks_when, p_upd_model := p_model);
+                               p_asks_when := p_asks_when,
+                               p_upd_model := CASE WHEN p_qvec IS NOT NULL THEN p_model END);
 
 -- eligibility_rows() -> per memory, the columns recall_fused's eligible step reads (status, can_see_as,
 -- the filters, effective_importance, tier and feedback weights), for the in-process copy
