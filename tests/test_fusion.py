@@ -28,7 +28,7 @@ from echo_duck.text.when import text_script
 
 FIELDS = ("bm25_rank", "bm25_score", "vec_rank", "similarity", "keyword_conf", "vector_conf", "coverage",
           "similarity_z", "script_credit", "bridge_coverage", "session_credit", "update_credit", "relevance",
-          "recency_boost", "time_boost", "gate", "effective_importance", "tier_weight",
+          "recency_boost", "time_boost", "asking_weight", "gate", "effective_importance", "tier_weight",
           "feedback_weight", "decay_factor", "score")
 QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", "nothing-matches-zzzz", "the of and",
                                                       "what is the current deploy port now", "部署 上个月",
@@ -41,6 +41,11 @@ QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", 
 CHANGES = [("the borealis deploy runs on host db1 with postgres 14", "the borealis deploy moved from host db1 to db7"),
            ("部署 数据库 在 主机 db2 上 运行 postgres", "部署 数据库 已经 换到 主机 db8 上 运行 postgres"),
            ("the kestrel deploy runs on host db3 with postgres 15", "the kestrel deploy switched from host db3 to db9")]
+# Turns that ask (mostly_asks: their score × asking_weight), and two that do not: one says something of its writer,
+# one tells more than it asks.
+ASKING = ["Bob: which host does the borealis deploy run on?", "部署 数据库 现在 在 哪台 主机？",
+          "what port does the kestrel deploy use? which database?", "can you tell me which host my deploy runs on?",
+          "the borealis deploy moved to a new host with postgres 14 last week. Which one?"]
 
 
 def vector_arm(mem, query: str, n: int, keep=None) -> fusion.VectorArm:
@@ -131,6 +136,8 @@ def built(tmp_path_factory):
                                   "provenance": "user_stated"},
                                  {"content": new, "type": "environment", "observed_at": datetime(2025, 12, 20),
                                   "provenance": "model_inferred" if i == 2 else "user_stated"}])
+        alice.remember_many([{"content": text, "type": "user", "source_session": "c1",
+                               "observed_at": datetime(2025, 12, 2, 9, i)} for i, text in enumerate(ASKING)])
         now[0] += timedelta(days=200)
         alice.decay()  # archives what decayed: weighted down by archived_weight
         now[0] += timedelta(days=30)
@@ -164,6 +171,9 @@ def test_in_process_fusion_equals_the_sql_macro(world, include_archived):
     assert any(r["session_credit"] is not None and r["relevance"] == r["session_credit"] for rows in ranked for r in rows)
     # a change statement lifted to the relevance of the fact it changes (update_credit)
     assert any(r["update_credit"] is not None and r["relevance"] == r["update_credit"] for rows in ranked for r in rows)
+    # turns that ask keep asking_weight of their score; the two that do not ask keep all of it
+    weights = {r["content"]: r["asking_weight"] for rows in ranked for r in rows if r["content"] in ASKING}
+    assert weights == {**{t: fusion.ASKING_WEIGHT for t in ASKING[:3]}, **{t: 1.0 for t in ASKING[3:]}}
     assert all(r["agent_id"] == "alice" or r["scope"] != "private" for rows in ranked for r in rows)
     assert all(r["team_id"] in (None, "core") for rows in ranked for r in rows)
     if include_archived:
@@ -235,7 +245,8 @@ def test_the_constants_are_the_sql_ones(world):
     assert row == dict(coverage_weight=fusion.COVERAGE_WEIGHT, vector_weight=fusion.VECTOR_WEIGHT,
                        gap_scale=fusion.GAP_SCALE, recency_weight=fusion.RECENCY_WEIGHT, time_weight=fusion.TIME_WEIGHT,
                        prior_rows=fusion.PRIOR_ROWS, prior_mean=fusion.PRIOR_MEAN, prior_sd=fusion.PRIOR_SD,
-                       follow_weight=fusion.FOLLOW_WEIGHT, update_similarity=fusion.UPDATE_SIMILARITY)
+                       follow_weight=fusion.FOLLOW_WEIGHT, update_similarity=fusion.UPDATE_SIMILARITY,
+                       asking_weight=fusion.ASKING_WEIGHT)
     for sums in [(0, 0, 0, 0, 0, 0), (5, 1.0, 0.5, 0, 0, 0), (300, 21.5, 4.25, 7, 1.5, 0.75), (2, 0.6, 0.2, 1, 0.2, 0.04)]:
         (expected,) = world.sql("SELECT calibration_stats($a, $b, $c, $d, $e, $f)",
                                 dict(zip("abcdef", sums))).rows()[0]

@@ -57,7 +57,8 @@ def test_the_turn_after_a_matching_question_is_lifted_by_it(tmp_path):
         hits = mem.recall(QUESTION, 5, explain=True, reinforce=False)
         e = hits[_rank(hits, ANSWER)].explanation
         asked = hits[_rank(hits, TURNS[4])].explanation  # "What do you usually watch on it?", the turn before
-        assert _rank(hits, ANSWER) == 1 and _rank(hits, TURNS[4]) == 0
+        # the asking turn holds the question's words, and mostly asks: it keeps asking_weight of its score
+        assert _rank(hits, ANSWER) == 0 and _rank(hits, TURNS[4]) == 1 and asked.asking_weight == fusion.ASKING_WEIGHT
         assert e.session_credit == fusion.FOLLOW_WEIGHT * asked.relevance > e.bm25_score  # earned, not its words
         assert e.relevance == e.session_credit and hits[1].score < hits[0].score
     said = CliRunner().invoke(cli, ["--db", str(tmp_path / "sessions.duckdb"), "--agent", "a", "recall", QUESTION,
@@ -65,7 +66,10 @@ def test_the_turn_after_a_matching_question_is_lifted_by_it(tmp_path):
     assert said.exit_code == 0, said.output
     lines = said.output.splitlines()
     lifted = [i for i, line in enumerate(lines) if line.endswith("lifted by the memory before it in its session")]
-    assert len(lifted) == 1 and "Mostly music videos" in lines[lifted[0] - 1]  # the explain line under its hit
+    # the explain line under its hit; the third hit answers the turn that asked about the TV, and is lifted by it too
+    assert [lines[i - 1].strip()[:26] for i in lifted] == ["Calvin: Mostly music video", "Calvin: Yes, a big one, mo"]
+    asking = [i for i, line in enumerate(lines) if line.endswith(f"it mostly asks (score × {fusion.ASKING_WEIGHT:g})")]
+    assert len(asking) == 1 and "What do you usually watch on it?" in lines[asking[0] - 1]
     with _conversation(tmp_path / "loose.duckdb", sessions=False) as mem:  # the same turns, no source session
         hits = mem.recall(QUESTION, 5, explain=True, reinforce=False)
         assert _rank(hits, ANSWER) >= 3  # below two other turns about TVs and watching

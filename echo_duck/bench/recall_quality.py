@@ -59,7 +59,8 @@ COLUMNS = ("plain_bm25", "plain_vector", "keyword", "vector", "hybrid")
 ARMS = {"keyword": ("keyword",), "vector": ("vector",), "hybrid": ("keyword", "vector")}
 METRICS = ("R@1", "R@5", "R@10", "H@1", "MRR")
 EXPLAIN_TERMS = ("relevance", "keyword_conf", "coverage", "similarity_z", "vector_conf", "script_credit",
-                 "bridge_coverage", "session_credit", "recency_boost", "time_boost", "gate")
+                 "bridge_coverage", "session_credit", "update_credit", "recency_boost", "time_boost", "asking_weight",
+                 "gate")
 K = 10
 # the parts the ranking was fitted on (REPORT of issue 21; bilingual: script_credit; zh_fit: the Chinese set
 # written to be tuned on): the rest is held out

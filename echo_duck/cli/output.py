@@ -63,6 +63,8 @@ def hits(found: Sequence[Any], explain: bool = False) -> str:
                 body += ", lifted by the memory before it in its session"
             if getattr(e, "bridge_coverage", None):
                 body += f", its words translate {e.bridge_coverage:.0%} of the question's"
+            if getattr(e, "asking_weight", 1.0) < 1.0:
+                body += f", it mostly asks (score × {e.asking_weight:g})"
         blocks.append(f"{head}\n{body}")
     return "\n".join(blocks)
 

@@ -1,7 +1,7 @@
 """What ``recall_eligible`` (sql/queries/recall.sql) returns for one eligible candidate, from the in-process copy's
 columns (eligibility.py): effective_importance (sql/macros/20_ranking.sql), the archived and feedback weights, and
 what the time terms, session_credit and update_credit read (active, at_us, owner, source session, created_us,
-states_time, states_change, provenance). The same libm
+states_time, states_change, provenance, mostly_asks). The same libm
 calls on the same doubles, in the same order, so both agree to the last bit (tests/test_eligibility.py).
 
 Computed only for the candidates fusion reads (those that make an arm's pool), when first read (``EligibleRows``).
@@ -27,7 +27,7 @@ def decay_terms(cols: Any, texts: Sequence[str], now: datetime, settings: dict[s
     importance_of, exempt_of, touch_of, count_of = cols.importance, cols.exempt, cols.last_touch_us, cols.access_count
     archival_of, unhelpful_of, status_of, at_of = cols.archival, cols.net_unhelpful, cols.status, cols.at_us
     agent_of, session_of, created_of, states_time_of = cols.agent, cols.session, cols.created_us, cols.states_time
-    states_change_of, provenance_of = cols.states_change, cols.provenance
+    states_change_of, provenance_of, asks_of = cols.states_change, cols.provenance, cols.mostly_asks
     now_s = epoch_seconds(micros(now))
     base_days = max(float(settings["importance_decay_days"]), 1.0)
     archived_weight = float(settings["archived_weight"])
@@ -50,7 +50,8 @@ def decay_terms(cols: Any, texts: Sequence[str], now: datetime, settings: dict[s
                 "active": bool(status_of[row] == active), "at_us": int(at_of[row]),
                 "agent": texts[agent_of[row]], "session": None if session == null else texts[session],
                 "created_us": int(created_of[row]), "states_time": bool(states_time_of[row]),
-                "states_change": bool(states_change_of[row]), "provenance": int(provenance_of[row])}
+                "states_change": bool(states_change_of[row]), "provenance": int(provenance_of[row]),
+                "mostly_asks": bool(asks_of[row])}
     return terms
 
 

@@ -67,7 +67,7 @@ class EligibilityCopy:
                                     importance=np.float64, access_count=np.int64, last_touch_us=np.int64,
                                     net_unhelpful=np.int64, type=np.int8, tier=np.int8, at_us=np.int64,
                                     created_us=np.int64, states_time=bool, states_change=bool,
-                                    provenance=np.int64)
+                                    provenance=np.int64, mostly_asks=bool)
         self._tags: list[list[str]] = []  # per row, for the tags and entities filters
         self._entities: list[list[str]] = []
         self._has_label: dict[tuple[str, str], np.ndarray] = {}  # ("tags" | "entities", value) -> per row
@@ -225,7 +225,8 @@ class EligibilityCopy:
             **{name: table.column(name).to_numpy() for name in ("global_tag", "exempt", "archival", "importance",
                                                                 "access_count", "last_touch_us", "net_unhelpful",
                                                                 "at_us", "created_us", "states_time",
-                                                                "states_change", "provenance")})
+                                                                "states_change", "provenance",
+                                                                "mostly_asks")})
         tags, entities = table.column("tags").to_pylist(), table.column("entities").to_pylist()
         known = np.fromiter((self._row.get(i, -1) for i in ids), np.int64, len(ids))
         old = known >= 0

@@ -39,6 +39,7 @@ PRIOR_MEAN = 0.1
 PRIOR_SD = 0.1
 FOLLOW_WEIGHT = 0.8
 UPDATE_SIMILARITY = 0.5
+ASKING_WEIGHT = 0.7
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Fused:
     relevance: float
     recency_boost: float
     time_boost: float
+    asking_weight: float
     gate: str
     effective_importance: float
     tier_weight: float
@@ -209,6 +211,7 @@ def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered,
     in_window = time.window is not None and micros(time.window[0]) <= row["at_us"] < micros(time.window[1])
     time_boost = (1.0 + (TIME_WEIGHT if in_window else 0.0)) * (1.0 + (TIME_WEIGHT if time.asks_when
                                                                         and row["states_time"] else 0.0))
+    asking_weight = ASKING_WEIGHT if row["mostly_asks"] else 1.0
 
     # gate: labels; the gated are ranked after the kept
     gate = KEPT
@@ -220,9 +223,11 @@ def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered,
     # score: relevance × boosts × (floor + (1 - floor) × effective importance) × archived weight × feedback weight
     floor = cfg["importance_floor"]
     decay_factor = floor + (1 - floor) * row["effective_importance"]
-    score = _score(relevance, recency_boost, time_boost, decay_factor, row["tier_weight"], row["feedback_weight"])
+    score = _score(relevance, recency_boost, time_boost, asking_weight, decay_factor, row["tier_weight"],
+                   row["feedback_weight"])
     return Fused(memory_id, bm25_rank, bm25_score, rarest_df_ratio, vec_rank, similarity, keyword_conf, vector_conf,
-                 coverage, z, script_credit, bridge_coverage, None, None, relevance, recency_boost, time_boost, gate,
+                 coverage, z, script_credit, bridge_coverage, None, None, relevance, recency_boost, time_boost,
+                 asking_weight, gate,
                  row["effective_importance"], row["tier_weight"], row["feedback_weight"], decay_factor, score)
 
 
@@ -276,15 +281,16 @@ def _followed(fused: list[Fused], rows: Mapping[str, dict[str, Any]], updates: M
             out.append(f)
             continue
         relevance = max(f.relevance, 0.0 if c is None else c, 0.0 if u is None else u)
-        score = _score(relevance, f.recency_boost, f.time_boost, f.decay_factor, f.tier_weight, f.feedback_weight)
+        score = _score(relevance, f.recency_boost, f.time_boost, f.asking_weight, f.decay_factor, f.tier_weight,
+                       f.feedback_weight)
         out.append(replace(f, session_credit=c, update_credit=u, relevance=relevance, score=score))
     return out
 
 
-def _score(relevance: float, recency_boost: float, time_boost: float, decay_factor: float, tier_weight: float,
-           feedback_weight: float) -> float:
+def _score(relevance: float, recency_boost: float, time_boost: float, asking_weight: float, decay_factor: float,
+           tier_weight: float, feedback_weight: float) -> float:
     """recall_fused's score, its factors multiplied in the macro's order (so the two agree to the last bit)."""
-    return relevance * recency_boost * time_boost * decay_factor * tier_weight * feedback_weight
+    return relevance * recency_boost * time_boost * asking_weight * decay_factor * tier_weight * feedback_weight
 
 
 def _floats(values) -> str:

@@ -117,6 +117,7 @@ class Explanation:
     vector_question: str | None = None  # the question less the store's common words, when it left any out (vector_text.py)
     bridge_coverage: float | None = None  # the share of the question's dictionary translations it holds (other script)
     update_credit: float | None = None  # the relevance of an older candidate it changes (current-state questions)
+    asking_weight: float = 1.0  # asking_weight (0.7) when the memory mostly asks (a question is not its own answer)
 
 
 @dataclass(frozen=True)
@@ -356,7 +357,8 @@ def _hit(row: dict, arm: str, explain: bool, vector_text: str | None = None) -> 
             coverage=row["coverage"], similarity_z=row["similarity_z"], script_credit=row["script_credit"],
             session_credit=row["session_credit"], update_credit=row["update_credit"], relevance=row["relevance"],
             bridge_coverage=row["bridge_coverage"],
-            recency_boost=row["recency_boost"], time_boost=row["time_boost"], vector_arm=arm, gate=row["gate"],
+            recency_boost=row["recency_boost"], time_boost=row["time_boost"], asking_weight=row["asking_weight"],
+            vector_arm=arm, gate=row["gate"],
             effective_importance=row["effective_importance"], decay_factor=row["decay_factor"],
             tier_weight=row["tier_weight"], feedback_weight=row["feedback_weight"],
             provenance=memory.provenance_name, source_refs=memory.source_refs, vector_question=vector_text)

@@ -93,6 +93,27 @@ CREATE OR REPLACE MACRO states_change(t) AS
         || '换|換|改|不再|搬|调到|調到|调回|調回|调岗|調崗|卖了|賣了|辞职|辭職|离职|離職|戒了|戒掉|升[成为為职職]|'
         || '转[到成]|轉[到成]|不[去用做吃喝玩打学學住开開骑騎]了|停了|变成|變成|取消|退了|分手');
 
+-- mostly_asks(text) -> BOOLEAN: whether at least half of the text (in characters, after a leading "Name: " label of up
+-- to 40 characters) is in questions that say nothing of the one asking: no I, me, my, we, us, our, 我. "Caroline: What
+-- kind of yoga is it?" and 你最近在读什么书？ ask; "Can you suggest a hotel for my trip to Rome?" tells of its writer, and
+-- "Sorry to hear that, the move sounds hard. Where are you staying now?" is more telling than asking. In a conversation
+-- such a turn shares the words of a later question about the answer, and the model puts questions near questions, so
+-- it outranked the turn that answers; recall gives it asking_weight of its score (recall_fused's asking_weight).
+CREATE OR REPLACE MACRO mostly_asks(t) AS
+    -- most texts hold no question mark: they skip the sentence split
+    CASE WHEN contains(CAST(t AS VARCHAR), '?') OR contains(CAST(t AS VARCHAR), '？') THEN coalesce(list_transform(
+        [list_transform(
+            regexp_extract_all(regexp_replace(CAST(t AS VARCHAR), '^[^:：]{1,40}[:：]\s+', ''),
+                               '[^.!?。！？]*[.!?。！？]+|[^.!?。！？]+$'),
+            s -> regexp_replace(s, '^\s+|\s+$', '', 'g'))],
+        parts -> list_sum(list_transform(parts, s -> CASE WHEN regexp_matches(s, '[?？]$')
+                                                           AND NOT regexp_matches(lower(s),
+                                                               '\b(?:i|me|my|mine|myself|we|us|our|ours|ourselves)\b|我')
+                                                      THEN length(s) ELSE 0 END)) * 2
+                 >= list_sum(list_transform(parts, s -> length(s)))
+                 AND list_sum(list_transform(parts, s -> CASE WHEN regexp_matches(s, '[?？]$') THEN 1 ELSE 0 END)) > 0
+    )[1], false) ELSE false END;
+
 -- calibration_constants() -> STRUCT: the constants of the calibrated fusion (recall_fused, kb_search_hits);
 -- SELECT unnest(calibration_constants()) shows them as columns. A scalar macro, so other scalar macros
 -- may read it (an attached store exports scalar macros before table macros). Fitted on LoCoMo
@@ -110,11 +131,13 @@ CREATE OR REPLACE MACRO states_change(t) AS
 --   update_similarity 0.5 on a question about the current state, a candidate that states a change takes the
 --                         relevance of an older one of the same owner whose vector is at least this close to its
 --                         own (update_credit in recall_fused)
+--   asking_weight    0.7  a memory that mostly asks (mostly_asks) keeps this share of its score: a question is not
+--                         its own answer
 CREATE OR REPLACE MACRO calibration_constants() AS
     {'coverage_weight': 0.5::DOUBLE, 'vector_weight': 0.2::DOUBLE, 'gap_scale': 2.0::DOUBLE,
      'recency_weight': 0.5::DOUBLE, 'time_weight': 0.5::DOUBLE, 'prior_rows': 10.0::DOUBLE,
      'prior_mean': 0.1::DOUBLE, 'prior_sd': 0.1::DOUBLE, 'follow_weight': 0.8::DOUBLE,
-     'update_similarity': 0.5::DOUBLE};
+     'update_similarity': 0.5::DOUBLE, 'asking_weight': 0.7::DOUBLE};
 
 -- calibrated_score(...) -> DOUBLE: how relevant one candidate is, from what each arm knows about its
 -- own confidence (no rank enters, so a weak arm's first candidate gets no credit for being first):

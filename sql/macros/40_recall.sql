@@ -52,7 +52,10 @@
 --              the own relevance of a kept, older candidate of the same owner and no higher provenance whose vector
 --              (of p_upd_model; NULL: none) has an inner product of at least update_similarity (0.5) with its own.
 --              Recency then ranks the newer first. Only candidates, only the owner's own.
---   score      relevance × recency_boost × time_boost × (floor + (1 - floor) × effective importance)
+--   asking     × asking_weight (0.7) for a memory that mostly asks (mostly_asks: "What kind of yoga is it?"): a
+--              question is not its own answer, and the model puts it near a later question about the answer. Applied
+--              to the score, so the turn after it still takes session_credit from its relevance.
+--   score      relevance × recency_boost × time_boost × asking_weight × (floor + (1 - floor) × effective importance)
 --              × archived weight × feedback weight; p_min_score (NULL: none) drops candidates whose
 --              relevance is below it, for callers who want "nothing relevant"
 --
@@ -193,6 +196,7 @@ WITH
                m.helpful_count, m.unhelpful_count, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us,
                m.agent_id, m.source_session, epoch_us(m.created_at) AS created_us,
                states_time(m.content) AS states_time, states_change(m.content) AS states_change, m.provenance,
+               mostly_asks(m.content) AS mostly_asks,
                CASE WHEN c.bm25_score IS NOT NULL THEN row_number() OVER (
                    PARTITION BY c.bm25_score IS NULL ORDER BY c.bm25_score DESC, c.memory_id) END AS bm25_rank,
                CASE WHEN c.similarity IS NOT NULL THEN row_number() OVER (
@@ -259,6 +263,7 @@ WITH
                           AND p.at_us < epoch_us(CAST(p_time_to AS TIMESTAMP)) THEN cfg.time_weight ELSE 0 END)
                    * (1 + CASE WHEN CAST(p_asks_when AS BOOLEAN) AND p.states_time THEN cfg.time_weight ELSE 0 END)
                    AS time_boost,
+               CASE WHEN p.mostly_asks THEN cfg.asking_weight ELSE 1.0 END AS asking_weight,
                CASE
                    -- only when the vector arm ran and could have vouched for it
                    WHEN p.vec_rank IS NULL AND p.rarest_df_ratio > cfg.gate_df_ratio AND p.vector_arm_ran
@@ -312,10 +317,10 @@ WITH
         SELECT f.memory_id, f.bm25_rank, f.bm25_score, f.rarest_df_ratio, f.vec_rank, f.similarity,
                f.keyword_conf, f.vector_conf, f.coverage, f.similarity_z, f.script_credit, f.bridge_coverage,
                f.session_credit, f.update_credit,
-               f.relevance, f.recency_boost, f.time_boost,
+               f.relevance, f.recency_boost, f.time_boost, f.asking_weight,
                f.gate, f.effective_importance, f.tier_weight, f.feedback_weight,
                f.importance_floor + (1 - f.importance_floor) * f.effective_importance AS decay_factor,
-               f.relevance * f.recency_boost * f.time_boost
+               f.relevance * f.recency_boost * f.time_boost * f.asking_weight
                    * (f.importance_floor + (1 - f.importance_floor) * f.effective_importance)
                    * f.tier_weight * f.feedback_weight AS score
         FROM related f
@@ -383,5 +388,6 @@ CREATE OR REPLACE MACRO eligibility_rows() AS TABLE
            epoch_us(coalesce(last_accessed, created_at)) AS last_touch_us,
            (unhelpful_count - helpful_count)::BIGINT AS net_unhelpful,
            type, tier, epoch_us(coalesce(observed_at, created_at)) AS at_us, epoch_us(created_at) AS created_us,
-           tags, entities, states_time(content) AS states_time, states_change(content) AS states_change, provenance
+           tags, entities, states_time(content) AS states_time, states_change(content) AS states_change, provenance,
+           mostly_asks(content) AS mostly_asks
     FROM memories;

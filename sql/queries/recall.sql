@@ -62,6 +62,7 @@ SELECT m.id::VARCHAR AS memory_id,
        m.status = 'active' AS active, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us,
        m.agent_id AS agent, m.source_session AS session, epoch_us(m.created_at) AS created_us,
        states_time(m.content) AS states_time, states_change(m.content) AS states_change,
+       mostly_asks(m.content) AS mostly_asks,
        m.provenance::BIGINT AS provenance
 FROM memories m LEFT JOIN reviews r ON r.id = m.id
 WHERE m.id IN (SELECT unnest($p_ids::VARCHAR::UUID[]))
