@@ -334,7 +334,7 @@ def test_the_sets_whose_benign_notes_set_the_threshold_share_one_row(scanner_dir
     assert " · ".join(f"{100 * h['overall']['detected']:.1f}" for h in renamed) + "% / " in text
 
 
-def test_the_later_blind_bilingual_sets_share_one_row(recall_dir):
+def test_the_later_blind_sets_share_one_row(recall_dir):
     recall = json.loads((recall_dir / "recall.json").read_text())
     rows = recall["sets"].pop("locomo")["rows"]
     held = [r for r in rows if r["split"] == "held"]
@@ -346,3 +346,11 @@ def test_the_later_blind_bilingual_sets_share_one_row(recall_dir):
         "bilingual_holdout2, bilingual_holdout3 (own, written blind, pooled): R@10 / MRR on 3 held-out questions"]
     pooled = held + held[:1]
     assert built[1]["echo_duck"] == [round(float(np.mean([r["hybrid"][m] for r in pooled])), 3) for m in ("R@10", "MRR")]
+    # so do the blind Chinese sets; one set alone keeps its own label
+    recall["sets"] = {"zh_daily": {"rows": held}, "zh_holdout": {"rows": held}, "zh_natural": {"rows": held[:1]}}
+    assert [r["measure"] for r in summary.build(recall=recall)["rows"]] == [
+        "zh_daily (own set): R@10 / MRR on 2 held-out questions",
+        "zh_holdout, zh_natural (own, written blind, pooled): R@10 / MRR on 3 held-out questions"]
+    recall["sets"] = {"zh_holdout": {"rows": held}}
+    assert [r["measure"] for r in summary.build(recall=recall)["rows"]] == [
+        "zh_holdout (own set, written blind): R@10 / MRR on 2 held-out questions"]

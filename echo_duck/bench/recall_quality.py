@@ -5,7 +5,7 @@ Sets (one store per conversation; every question recalled against its conversati
 - ``locomo``: LoCoMo (CC BY-NC 4.0, never shipped: ``--locomo`` names the folder), 10 conversations.
 - ``longmemeval``: 100 LongMemEval_S questions (``--longmemeval``), one haystack of ~490 turns each.
 - ``bilingual``, ``zh_daily``, ``bilingual_holdout``, ``chat_holdout``, ``bilingual_holdout2``,
-  ``bilingual_holdout3``, ``zh_fit`` and ``zh_holdout``: echo_duck's own hand-written sets
+  ``bilingual_holdout3``, ``zh_fit``, ``zh_holdout`` and ``zh_natural``: echo_duck's own hand-written sets
   (data_fixtures/recall_sets); all but ``bilingual`` and ``zh_daily`` (``chat_holdout``: chat logs between two
   people, English and Chinese) were written by someone who had seen neither the ranking nor the other sets, and
   nothing may be fitted on them but ``zh_fit`` (Chinese daily life, like ``zh_holdout``).
@@ -52,7 +52,7 @@ from .locomo import stored_pairs
 
 OWN_SETS = Path(__file__).resolve().parent.parent.parent / "data_fixtures" / "recall_sets"
 OWN_SET_NAMES = ("bilingual", "zh_daily", "bilingual_holdout", "chat_holdout", "bilingual_holdout2",
-                 "bilingual_holdout3", "zh_fit", "zh_holdout")
+                 "bilingual_holdout3", "zh_fit", "zh_holdout", "zh_natural")
 SETS = ("locomo", "longmemeval", *OWN_SET_NAMES)
 TRANSCRIPTS = ("locomo", "longmemeval", "chat_holdout")  # a turn is remembered as "Speaker: text"
 COLUMNS = ("plain_bm25", "plain_vector", "keyword", "vector", "hybrid")

@@ -27,6 +27,7 @@ SET_LABELS = {"locomo": "LoCoMo", "longmemeval": "LongMemEval_S", "bilingual": "
               "zh_daily": "zh_daily (own set)", "bilingual_holdout": "bilingual_holdout (own set, never fitted on)",
               "chat_holdout": "chat_holdout (own set, never fitted on)", "zh_fit": "zh_fit (own set)",
               "zh_holdout": "zh_holdout (own set, written blind)"}
+BLIND_ZH = ("zh_holdout", "zh_natural")  # Chinese sets written blind, one row
 DEFAULT_SYSTEMS = ["echo_duck", "lancedb", "sqlite", "numpy"]
 
 
@@ -82,21 +83,25 @@ def perf_rows(perf: dict) -> list[dict]:
 
 
 def recall_rows(recall: dict) -> list[dict]:
-    """A row per set, its held-out questions' means; the later blind bilingual sets (bilingual_holdout2, 3, …)
-    share one row, their questions pooled."""
+    """A row per set, its held-out questions' means; the later blind sets of one kind (bilingual_holdout2, 3, …;
+    zh_holdout, zh_natural) share one row, their questions pooled."""
     rows = []
     sets = dict(recall["sets"])
-    later = sorted(n for n in sets if n.startswith("bilingual_holdout") and n != "bilingual_holdout")
-    if later:
-        sets[later[0]] = {"rows": [r for n in later for r in sets.pop(n).get("rows", ())]}
+    pooled: dict[str, list[str]] = {}  # the first set of a pool -> the pool
+    for pool in (sorted(n for n in sets if n.startswith("bilingual_holdout") and n != "bilingual_holdout"),
+                 [n for n in BLIND_ZH if n in sets]):
+        if len(pool) > 1:
+            sets[pool[0]] = {"rows": [r for n in pool for r in sets.pop(n).get("rows", ())]}
+        if pool:
+            pooled[pool[0]] = pool
     for name, result in sets.items():
         held = [r for r in result.get("rows", ()) if r.get("split") == "held"]
         means = summarise(held, ["hybrid", *BASELINES])["all"] if held else {}
         if "hybrid" not in means:
             continue
         label = SET_LABELS.get(name, name)
-        if name in later:
-            label = f"{', '.join(later)} (own, written blind, pooled)"
+        if len(pooled.get(name, ())) > 1:
+            label = f"{', '.join(pooled[name])} (own, written blind, pooled)"
         rows.append({"measure": f"{label}: R@10 / MRR on {len(held):,} held-out questions",
                      "unit": "R@10 / MRR", "echo_duck": [means["hybrid"]["R@10"], means["hybrid"]["MRR"]],
                      "peers": [{"peer": column, "value": [means[column]["R@10"], means[column]["MRR"]]}
