@@ -153,6 +153,15 @@ def test_traditional_and_simplified_chinese_find_each_other(kw):
     assert _bm25_ids(kw, "機車") == _bm25_ids(kw, "机车") == {tw.id}
 
 
+def test_a_word_made_across_two_parts_of_a_longer_one_does_not_match(kw):
+    """家电 (appliance) is 国家电网's second and third characters, across 国家 | 电网: not a word of that memory."""
+    grid = kw.remember("许婷家的充电桩是国家电网的，晚上谷电一度才三毛多", type="environment")
+    aircon = kw.remember("家里空调坏了，这件家电用了十年", type="environment")
+    assert _bm25_ids(kw, "家电") == {aircon.id}
+    assert [h.id for h in _keyword_recall(kw, "哪件家电出了故障？")] == [aircon.id]
+    assert _bm25_ids(kw, "电网") == _bm25_ids(kw, "国家") == {grid.id}  # its own parts still match
+
+
 def test_english_query_finds_english_memory(kw):
     en = kw.remember("The nightly backup runs at 02:00 from the staging cluster", type="environment")
     kw.remember("项目使用 pnpm 管理依赖", type="environment")

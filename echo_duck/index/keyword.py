@@ -19,7 +19,8 @@ from ..text import segment as text
 
 # Bump when segmentation changes in a way that alters tokens: stored postings are then rebuilt.
 # 2: a memory's key is indexed beside its content.
-SEGMENTER_VERSION = "3"  # 3: Han runs read in simplified characters (segment.simplified)
+# 3: Han runs read in simplified characters (segment.simplified); 4: no inner sub-word straddling a word's parts
+SEGMENTER_VERSION = "4"
 # What a memory is indexed with; "own-text" since neighbour context was dropped (issue 18): a store
 # indexed with its session neighbour's text is rebuilt on its next writable open.
 INDEX_TEXT = "own-text"
