@@ -65,6 +65,8 @@ SETS = Path(__file__).resolve().parent.parent / "data_fixtures" / "recall_sets"
     ("这个月初", datetime(2026, 2, 27), datetime(2026, 3, 14)),
     ("early May", datetime(2025, 4, 29), datetime(2025, 5, 14)),
     ("去年年底", datetime(2025, 11, 1), datetime(2026, 1, 1)),
+    ("这个月上旬拿了多少年终奖？", datetime(2026, 2, 27), datetime(2026, 3, 14)),  # 年终奖 is a bonus, not the year's end
+    ("今年一月拿到年终奖之后做了什么", datetime(2025, 12, 30), datetime(2026, 2, 3)),
     ("三月份", datetime(2026, 2, 27), datetime(2026, 4, 3)),
     ("去年六月", datetime(2025, 5, 30), datetime(2025, 7, 3)),
     ("去年3月", datetime(2025, 2, 27), datetime(2025, 4, 3)),
@@ -136,13 +138,21 @@ SETS = Path(__file__).resolve().parent.parent / "data_fixtures" / "recall_sets"
     ("三年前的今天我在哪", datetime(2023, 3, 19), datetime(2023, 3, 22)),
     ("this day two years ago", datetime(2024, 3, 19), datetime(2024, 3, 22)),
     ("五月起码去了三次健身房", datetime(2025, 4, 29), datetime(2025, 6, 3)),  # 起码 (at least) is no "since"
+    # one unit up to now, no count: a rolling span ("last month" alone stays the calendar month before this one)
+    ("how many plants did I buy in the past month?", datetime(2026, 2, 14, 13, 26, 24), datetime(2026, 3, 21)),
+    ("how many dinner parties did I go to in the last month?", datetime(2026, 2, 14, 13, 26, 24), datetime(2026, 3, 21)),
+    ("what did I read over the past week?", datetime(2026, 3, 12), datetime(2026, 3, 21)),
+    ("where did I travel this past year?", datetime(2025, 2, 11, 12), datetime(2026, 3, 21)),
+    ("what did I buy last month?", datetime(2026, 1, 29), datetime(2026, 3, 4)),
+    ("what did I cook this past weekend?", datetime(2026, 3, 13), datetime(2026, 3, 17)),
+    ("where was I the last week of August?", datetime(2025, 7, 30), datetime(2025, 9, 3)),  # August's, not a span
 ])
 def test_windows(question, start, end):
     assert time_window(question, NOW) == (start, end)
 
 
 @pytest.mark.parametrize("question", [
-    "我同事张国庆喜欢喝什么", "五一路那家店几点关门", "他一五一十地告诉我了吗", "我喜欢什么馅的元宵", "统一月饼好吃吗",
+    "我同事张国庆喜欢喝什么", "年终奖发了多少", "五一路那家店几点关门", "他一五一十地告诉我了吗", "我喜欢什么馅的元宵", "统一月饼好吃吗",
     "How late may I check out?", "我们每年过年都去哪", "what do we usually do for christmas?",
     "我需要提前两天预订吗", "马上周末了，去哪玩", "晚上周围吵不吵",
     # a weekday alone is a habit far more often than a date in the sets we have (周五晚上能 ping 她吗, "on Sunday

@@ -73,7 +73,7 @@ _YEAR_PARTS = [
     (re.compile(r"年初|开年|\b(?:early|beginning of|start of) (?:last|this|the) year\b|\bearly (?:19|20)\d\d\b"),
      (1, 1, 1, 28)),
     (re.compile(r"(?<![去今一前明这那])年中(?![国文学心华])|\bmid-?(?:last |this )?year\b"), (5, 15, 2, 15)),
-    (re.compile(r"年底|年末|年终|\b(?:late|end of) (?:last|this|the) year\b|\blate (?:19|20)\d\d\b"), (11, 1, 1, 31)),
+    (re.compile(r"年底|年末|年终(?!奖)|\b(?:late|end of) (?:last|this|the) year\b|\blate (?:19|20)\d\d\b"), (11, 1, 1, 31)),
 ]
 
 _NAMED = _HOLIDAYS + _SEASONS + _YEAR_PARTS

@@ -1,19 +1,19 @@
 """What a question says about time, and which script a text is written in: small pure functions recall
 hands to the ranking macro as parameters (sql/macros/40_recall.sql recall_fused).
 
-``time_window(question, now)`` finds one time expression ("yesterday", "last week", "3 days ago", "in
-May", "上个月", "两周前", "5月"; dates, holidays, seasons and parts of a month or year through named_days.py:
-"October 13, 2023", "去年国庆", "last summer", "去年八月底"; spans up to now: "in the last 3 months", 最近三天,
-"since May", 2023年以来; 一个多月前, 几个月前, 上上周, "the month before last", 去年的今天) and returns the window it
-names around ``now`` (a day, a week or a month with some slack at both ends), or None; a question in traditional
-characters reads as in simplified ones. Recall multiplies the score of memories observed inside the window by
-1 + δ: a soft boost, never a filter. ``wants_current(question)`` says whether it asks for the current state
-("now", "currently", "latest", "现在", "最近", …): only then does recall prefer newer memories among its
-candidates. ``asks_when(question)`` says whether it asks when something happens ("When did…", 什么时候, 几点): recall
-then prefers memories that state a time. A weekday alone (周五晚上, "on Sunday afternoons") names no window: in the
-questions we have it is a habit far more often than a date. ``text_script(text)`` is 1 when Han characters make up
-at least a third of the text's letters (a Latin word of ~4 letters counting as one), else 0; the vector arm judges
-a similarity against the memories of the same script. sql/macros/20_ranking.sql text_script is the same rule.
+``time_window(question, now)`` finds one time expression ("yesterday", "last week", "3 days ago", "in May", "上个月",
+"两周前", "5月"; dates, holidays, seasons and parts of a month or year through named_days.py: "October 13, 2023",
+"去年国庆", "last summer", "去年八月底"; spans up to now: "in the last 3 months", "over the past week" ("last week" alone is
+the calendar week), 最近三天, "since May", 2023年以来; 一个多月前, 几个月前, 上上周, "the month before last", 去年的今天) and returns the
+window it names around ``now`` (a day, a week or a month with some slack at both ends), or None; a question in
+traditional characters reads as in simplified ones. Recall multiplies the score of memories observed inside the
+window by 1 + δ: a soft boost, never a filter. ``wants_current(question)`` says whether it asks for the current
+state ("now", "currently", "latest", "现在", "最近", …): only then does recall prefer newer memories among its
+candidates. ``asks_when(question)`` says whether it asks when something happens ("When did…", 什么时候, 几点): recall then
+prefers memories that state a time. A weekday alone (周五晚上, "on Sunday afternoons") names no window: in the questions
+we have it is a habit far more often than a date. ``text_script(text)`` is 1 when Han characters make up at least a
+third of the text's letters (a Latin word of ~4 letters counting as one), else 0; the vector arm judges a similarity
+against the memories of the same script. sql/macros/20_ranking.sql text_script is the same rule.
 """
 
 from __future__ import annotations
@@ -53,6 +53,12 @@ _RECENT = re.compile(r"\b(?:(?:the|these|in|over|during|within|for) (?:past|last
                      r"|(?<!my )(?<!his )(?<!her )(?<!our )(?<!your )(?<!their )past) " + _COUNT
                      + r" (day|week|month|year)s\b(?!\s+(?:of|before|after|until)\b|\s+in\s+(?:" + EN_MONTH
                      + r"|(?:19|20)\d\d)\b)")
+# One unit up to now, no count: "in the past month", "over the last week", "this past year" (a rolling span; "last
+# month" alone is the calendar month before this one); not "the last week of August", nor "the last day" (a count
+# of one day names no span a user asks about)
+_RECENT_ONE = re.compile(r"\b(?:the|this) (?:past|last|previous) (week|month|year)\b"
+                         r"(?!\s+(?:of|before|after|until|i|we|you|he|she|they)\b"
+                         r"|\s+in\s+(?:" + EN_MONTH + r"|(?:19|20)\d\d)\b)")
 _ZH_RECENT = re.compile(r"(?:最近|过去|(?<![将接靠附邻亲几逼临])近)(?:的|这)?\s*(\d{1,3}(?!\d)|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
                         + _ZH_UNIT + r"(?!前|后|多前|级)")
 _ASKS = re.compile(r"什么|哪|谁|怎么|多少|吗|呢|如何|为何|是否|啥|咋|多久|么|没有|是不是|几[号点]")  # other than 几
@@ -62,10 +68,11 @@ _YEAR_AGO_TODAY = re.compile(r"(?:[去前]年|(?<![\d一两二三四五六七八
 _FEW_DAYS = re.compile(r"(?<!提)前两天|(?<!提)前几天|几天前|这两天|这几天|\bthe other day\b")
 _WEEK_BEFORE_LAST = re.compile(r"\bthe week before last\b|上上(?:个)?(?:周|星期|礼拜)(?![一二三四五六日天末])")
 _MONTH_BEFORE_LAST = re.compile(r"\bthe month before last\b|上上个?月")
-_LAST_WEEKEND = re.compile(r"(?<![马晚早])(上?)(?:上周末|上个周末|上星期天|上周[日六])|\bthe weekend before last\b|\blast weekend\b")
-_LAST_WEEK = re.compile(r"\b(?:last|past) week\b|(?<![马晚早])上周|上星期|上个星期|上个?礼拜")
+_LAST_WEEKEND = re.compile(r"(?<![马晚早])(上?)(?:上周末|上个周末|上星期天|上周[日六])|\bthe weekend before last\b"
+                           r"|\b(?:last|this past|the past) weekend\b")
+_LAST_WEEK = re.compile(r"\b(?:last|past) week\b(?!\s+of\b)|(?<![马晚早])上周|上星期|上个星期|上个?礼拜")
 _THIS_WEEK = re.compile(r"\bthis week\b|这周|本周|这个星期")
-_LAST_MONTH = re.compile(r"\b(?:last|past) month\b|上个月|(?<!马)上月")
+_LAST_MONTH = re.compile(r"\b(?:last|past) month\b(?!\s+of\b)|上个月|(?<!马)上月")
 _THIS_MONTH = re.compile(r"\bthis month\b|这个月|本月")
 _IN_MONTH = re.compile(r"\b(?:in|during|on|since|of|from)\s+(?:early |late |mid-?)?("
                        + EN_MONTH + r")\b(?:\s+(\d{4}))?")
@@ -157,7 +164,7 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     named = named_window(s, now)
     if named is not None:
         return named
-    recent = _RECENT.search(s) or _ZH_RECENT.search(s)
+    recent = _RECENT.search(s) or _RECENT_ONE.search(s) or _ZH_RECENT.search(s)
     span = _span_days(recent) if recent else None
     if span is not None:
         n, unit, more, few = span
@@ -241,6 +248,8 @@ def _more(n: float) -> int:
 def _span_days(found: re.Match) -> tuple[float, float, bool, bool] | None:
     """(count, days per unit, "more than" (多), "a few" (几, few, several)) of an _AGO / _ZH_AGO / _RECENT /
     _ZH_RECENT match, or None when it counts nothing (0 days ago) or its 几 asks when (你几年前去的日本？)."""
+    if found.re is _RECENT_ONE:  # English: one unit, no count
+        return 1, _UNIT_DAYS[found.group(1)], False, False
     if found.re in (_AGO, _RECENT):  # English: count, unit
         count, unit = found.group(1), found.group(2)
         n = int(count) if count.isdigit() else _NUMBER[count]
