@@ -1,6 +1,6 @@
 """Benchmarks, run through ``echo-duck bench``: retrieval quality (``locomo``), speed against other
 stores (``perf`` with ``perf_system``, ``peers*`` and ``report``; ``summary`` writes the README's table), the
-lifecycle jobs, and the notebooks' tour store.
+lifecycle jobs, how questions' time expressions are read (``time_windows``), and the notebooks' tour store.
 
 May import: ``store``, ``recall``, ``lifecycle``, ``kb``, ``io``, ``write``, ``index``, ``storage``, ``embed``,
 ``text``, ``errors``, ``models``.

@@ -103,6 +103,23 @@ def bench_compression(data, as_json):
     emit(report, as_json, compression.markdown(report))
 
 
+@bench.command(name="time")
+@click.option("--data", type=click.Path(exists=True, file_okay=False),
+              help="Folder of time sets (*.jsonl); default: data_fixtures/time_sets.")
+@click.option("--json", "as_json", is_flag=True)
+def bench_time(data, as_json):
+    """How well questions' time expressions are read ("last week", 去年国庆, "between May 3 and May 9"): per set,
+    the share of past questions whose window covers the period meant, and of the others read as naming none.
+
+    Example:  echo-duck bench time
+    """
+    from ..bench import time_windows
+
+    with fail_cleanly():
+        report = time_windows.run(Path(data) if data else None)
+    emit(report, as_json, time_windows.markdown(report))
+
+
 @bench.command(name="scanner")
 @click.option("--corpus", type=click.Path(exists=True, file_okay=False), default="data_fixtures/scan_corpus", show_default=True,
               help="Folder with train_attacks.jsonl, train_benign.jsonl, attacks.jsonl, benign.jsonl.")

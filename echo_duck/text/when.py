@@ -33,8 +33,8 @@ _UNIT_DAYS = {"day": 1, "week": 7, "month": 30.4, "year": 365, "天": 1, "日": 
 
 _THREE_DAYS = re.compile(r"大前天")
 _DAY_BEFORE = re.compile(r"\bday before yesterday\b|(?<![之以])前天")
-_YESTERDAY = re.compile(r"\byesterday\b|\blast night\b|昨天|昨晚|昨夜")
-_TODAY = re.compile(r"\btoday\b|\bthis (?:morning|afternoon|evening)\b|\btonight\b|今天|今早|今晚")
+_YESTERDAY = re.compile(r"\byesterday\b|\blast night\b|昨天|昨晚|昨夜|昨日|琴日|寻日")  # 琴日 / 尋日: Cantonese
+_TODAY = re.compile(r"\btoday\b|\bthis (?:morning|afternoon|evening)\b|\btonight\b|今天|今早|今晚|今日(?!头条|说法)")
 _WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,
              "一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 _LAST_WEEKDAY = re.compile(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
@@ -74,8 +74,18 @@ _LAST_WEEK = re.compile(r"\b(?:last|past) week\b(?!\s+of\b)|(?<![马晚早])上�
 _THIS_WEEK = re.compile(r"\bthis week\b|这周|本周|这个星期")
 _LAST_MONTH = re.compile(r"\b(?:last|past) month\b(?!\s+of\b)|上个月|(?<!马)上月")
 _THIS_MONTH = re.compile(r"\bthis month\b|这个月|本月")
-_IN_MONTH = re.compile(r"\b(?:in|during|on|since|of|from)\s+(?:early |late |mid-?)?("
+_IN_MONTH = re.compile(r"\b(in|during|on|since|of|from|last|this|past)\s+(?:early |late |mid-?)?("
                        + EN_MONTH + r")\b(?:\s+(\d{4}))?")
+# from one month to another: "between March and May", "from March to May", 3月到5月, 三月至五月
+_EN_MONTH_RANGE = re.compile(r"\b(?:between|from)\s+(" + EN_MONTH + r")\s+(?:and|to|until|till|through)\s+("
+                             + EN_MONTH + r")\b")
+_ZH_MONTH_RANGE = re.compile(r"(?<![\d个])(\d{1,2}|[一二三四五六七八九十]{1,2})\s*月份?\s*(?:到|至|~|-|—)\s*"
+                             r"(\d{1,2}|[一二三四五六七八九十]{1,2})\s*月(?!\d|[一二三四五六七八九十]|前)")
+# a weekday that a past-tense question names: "did I go to the gym on Tuesday?" (the latest one; "on Tuesdays" is a
+# habit, and a weekday alone in a question in the present names no time)
+_ON_WEEKDAY = re.compile(r"\b(?:on|this past|that) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s)")
+_PAST_TENSE = re.compile(r"\b(?:did|was|were|had|went|got|made|took|bought|saw|said|told|ate|paid|spent|met|left|came|"
+                         r"gave|forgot|missed|ordered|visited|called|cooked|watched|played|parked)\b")
 _ZH_MONTH = re.compile(r"(?<![\d个])(\d{1,2})\s*月(?!前)")
 # From a month or a year to now: "since May", "since 2023", 五月以来, 2023年以来, 从三月份开始
 _SINCE_AFTER = re.compile(r"\s*份?\s*(?:以来|开始|起(?![飞诉草床身来码]))")  # right after 五月 / 5月: 五月以来, 5月开始
@@ -197,12 +207,25 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         return _month_back(now, 1)
     if _THIS_MONTH.search(s):
         return datetime(now.year, now.month, 1), today + timedelta(days=1)
+    on_day = _ON_WEEKDAY.search(s)
+    if on_day and _PAST_TENSE.search(s):  # the latest such day before today
+        back = (today.weekday() - _WEEKDAYS[on_day.group(1)] - 1) % 7 + 1
+        return days_back(back + 1, back - 1)
+    span = _EN_MONTH_RANGE.search(s) or _ZH_MONTH_RANGE.search(s)
+    months = span and (MONTHS.get(span.group(1)) or zh_number(span.group(1)), MONTHS.get(span.group(2))
+                       or zh_number(span.group(2)))
+    if months and all(m and 1 <= m <= 12 for m in months) and months[0] <= months[1]:
+        year = anchor_year(s, now) or (now.year if months[0] <= now.month else now.year - 1)
+        end_year, end_month = _add_months(year, months[1], 1)
+        return datetime(year, months[0], 1) - timedelta(days=2), datetime(end_year, end_month, 1) + timedelta(days=2)
     month = year = None
     since = False  # "since May", 五月以来: from then to now
     in_month = _IN_MONTH.search(s)
     if in_month:
-        month, year = MONTHS[in_month.group(1)], int(in_month.group(2)) if in_month.group(2) else None
-        since = in_month.group(0).startswith("since")
+        month, year = MONTHS[in_month.group(2)], int(in_month.group(3)) if in_month.group(3) else None
+        since = in_month.group(1) == "since"
+        if in_month.group(1) in ("last", "past") and year is None and month >= now.month:  # "last October"
+            year = now.year - 1
     else:
         found = (_ZH_MONTH.search(s), zh_month(s))  # 6月, else 六月 (宝宝18月大了，六月份…: June)
         numbered = next((m for m in found if m and 1 <= (zh_number(m.group(1)) or 0) <= 12), None)
