@@ -83,6 +83,8 @@ _ZH_MONTH_RANGE = re.compile(r"(?<![\d个])(\d{1,2}|[一二三四五六七八九
                              r"(\d{1,2}|[一二三四五六七八九十]{1,2})\s*月(?!\d|[一二三四五六七八九十]|前)")
 # a weekday that a past-tense question names: "did I go to the gym on Tuesday?" (the latest one; "on Tuesdays" is a
 # habit, and a weekday alone in a question in the present names no time)
+_MAY_VERB = re.compile(r"\s+(?:i|we|you|he|she|they|it|be|have|not|also|well|just|still|help|need|take|make|work|"
+                       r"get|come|go|cause|mean|seem|sound|look|feel|change|affect|hurt|cost|last|want)\b")
 _ON_WEEKDAY = re.compile(r"\b(?:on|this past|that) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s)")
 _PAST_TENSE = re.compile(r"\b(?:did|was|were|had|went|got|made|took|bought|saw|said|told|ate|paid|spent|met|left|came|"
                          r"gave|forgot|missed|ordered|visited|called|cooked|watched|played|parked)\b")
@@ -224,7 +226,10 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     if in_month:
         month, year = MONTHS[in_month.group(2)], int(in_month.group(3)) if in_month.group(3) else None
         since = in_month.group(1) == "since"
-        if in_month.group(1) in ("last", "past") and year is None and month >= now.month:  # "last October"
+        if in_month.group(1) in ("this", "last", "past") and in_month.group(2) == "may" and _MAY_VERB.match(
+                s, in_month.end()):  # "this may help", "the last may be late": a verb, not the month
+            month = None
+        elif in_month.group(1) in ("last", "past") and year is None and month >= now.month:  # "last October"
             year = now.year - 1
     else:
         found = (_ZH_MONTH.search(s), zh_month(s))  # 6月, else 六月 (宝宝18月大了，六月份…: June)
