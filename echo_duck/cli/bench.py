@@ -103,6 +103,23 @@ def bench_compression(data, as_json):
     emit(report, as_json, compression.markdown(report))
 
 
+@bench.command(name="changes")
+@click.option("--data", type=click.Path(exists=True, file_okay=False),
+              help="Folder of change sets (*.jsonl); default: data_fixtures/change_sets.")
+@click.option("--json", "as_json", is_flag=True)
+def bench_changes(data, as_json):
+    """How well states_change tells a note that says something changed ("moved to Lyon", 房租涨到…) from one that
+    does not (a fact, a plan, "changed the oil"): recall and precision per set.
+
+    Example:  echo-duck bench changes
+    """
+    from ..bench import change_words
+
+    with fail_cleanly():
+        report = change_words.run(Path(data) if data else None)
+    emit(report, as_json, change_words.markdown(report))
+
+
 @bench.command(name="time")
 @click.option("--data", type=click.Path(exists=True, file_okay=False),
               help="Folder of time sets (*.jsonl); default: data_fixtures/time_sets.")

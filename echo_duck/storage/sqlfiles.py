@@ -80,6 +80,17 @@ def object_files() -> tuple[tuple[str, str], ...]:
     return tuple(files)
 
 
+def macro_statement(name: str) -> str:
+    """The CREATE statement of one macro of sql/macros (up to the semicolon that ends its line), to define it on a
+    bare connection (a benchmark of that macro alone)."""
+    head = f"CREATE OR REPLACE MACRO {name}("
+    for file_name, text in object_files():
+        start = text.find(head)
+        if start >= 0 and file_name.startswith("macros/"):
+            return text[start:text.index(";\n", start) + 1]
+    raise KeyError(f"no macro {name} in sql/macros")
+
+
 def objects_checksum() -> str:
     digest = hashlib.sha256()
     for name, text in object_files():
