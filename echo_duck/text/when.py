@@ -11,9 +11,10 @@ window by 1 + δ: a soft boost, never a filter. ``wants_current(question)`` says
 state ("now", "currently", "latest", "现在", "最近", …): only then does recall prefer newer memories among its
 candidates. ``asks_when(question)`` says whether it asks when something happens ("When did…", 什么时候, 几点): recall then
 prefers memories that state a time. A weekday alone (周五晚上, "on Sunday afternoons") names no window: in the questions
-we have it is a habit far more often than a date. ``text_script(text)`` is 1 when Han characters make up at least a
-third of the text's letters (a Latin word of ~4 letters counting as one), else 0; the vector arm judges a similarity
-against the memories of the same script. sql/macros/20_ranking.sql text_script is the same rule.
+we have it is a habit far more often than a date (but "did I go to the gym on Tuesday?", past tense, is the last
+one). ``text_script(text)`` is 1 when Han characters make up at least a third of the text's letters (a Latin word of
+~4 letters counting as one), else 0; the vector arm judges a similarity against the memories of the same script.
+sql/macros/20_ranking.sql text_script is the same rule.
 """
 
 from __future__ import annotations
