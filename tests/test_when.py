@@ -104,7 +104,9 @@ SETS = Path(__file__).resolve().parent.parent / "data_fixtures" / "recall_sets"
     ("十多天前去的医院", datetime(2026, 2, 28), datetime(2026, 3, 11)),
     ("几个月前换的工作是哪家？", datetime(2025, 10, 19), datetime(2026, 1, 19, 4, 48)),
     ("a few months ago", datetime(2025, 10, 19), datetime(2026, 1, 19, 4, 48)),
-    ("a month or so ago", datetime(2026, 2, 2, 9, 36), datetime(2026, 3, 5, 19, 12)),
+    # "a month ago" may also mean that calendar month: the window covers both readings
+    ("a month or so ago", datetime(2026, 1, 29), datetime(2026, 3, 5, 19, 12)),
+    ("Which dentist did I see two months ago?", datetime(2025, 12, 29), datetime(2026, 2, 4)),
     ("最近三天吃了什么", datetime(2026, 3, 16), datetime(2026, 3, 21)),
     ("what did I buy in the last 3 days?", datetime(2026, 3, 16), datetime(2026, 3, 21)),
     ("過去一週的步數", datetime(2026, 3, 12), datetime(2026, 3, 21)),
@@ -173,13 +175,32 @@ SETS = Path(__file__).resolve().parent.parent / "data_fixtures" / "recall_sets"
     ("民國112年我去了哪些國家？", datetime(2023, 1, 1), datetime(2024, 1, 1)),
     # a weekday a past-tense question names is the latest one (a Tuesday: 17 March)
     ("Did I go to the gym on Tuesday?", datetime(2026, 3, 16), datetime(2026, 3, 19)),
+    # day ranges in Chinese and across New Year, the week of a date (Monday to Sunday), a weekday of this week,
+    # the weekday two weeks back, fixed-date days, a holiday N years ago (that year's), "since" a holiday
+    ("7月5号到7月12号之间我去游了几次泳？", datetime(2025, 7, 3), datetime(2025, 7, 15)),
+    ("2025年12月28日至1月3日去了哪", datetime(2025, 12, 26), datetime(2026, 1, 6)),
+    ("from Dec 28 to Jan 3", datetime(2025, 12, 26), datetime(2026, 1, 6)),
+    ("What were my step counts the week of March 2?", datetime(2026, 2, 28), datetime(2026, 3, 11)),
+    ("3月2号那周跑了几次步", datetime(2026, 2, 28), datetime(2026, 3, 11)),
+    ("这周三吃了什么", datetime(2026, 3, 17), datetime(2026, 3, 20)),
+    ("what did I eat this Wednesday?", datetime(2026, 3, 17), datetime(2026, 3, 20)),
+    ("what did I do this weekend?", datetime(2026, 3, 13), datetime(2026, 3, 17)),  # asked on Friday: the last one
+    ("Where did we hike two Sundays ago?", datetime(2026, 3, 7), datetime(2026, 3, 10)),
+    ("What did I buy the Saturday before last?", datetime(2026, 3, 6), datetime(2026, 3, 9)),
+    ("教师节送了老师什么", datetime(2025, 9, 3), datetime(2025, 9, 18)),
+    ("六一给孩子买了什么", datetime(2025, 5, 24), datetime(2025, 6, 10)),
+    ("双十二买了什么", datetime(2025, 12, 4), datetime(2025, 12, 21)),
+    ("What did we do on Christmas Eve two years ago?", datetime(2024, 12, 17), datetime(2025, 1, 1)),
+    ("两年前的国庆去了哪", datetime(2024, 9, 21), datetime(2024, 10, 17)),
+    ("what happened in May two years ago?", datetime(2024, 4, 29), datetime(2024, 6, 3)),
+    ("Since New Year's, how many days have I meditated?", datetime(2025, 12, 30), datetime(2026, 3, 21)),
 ])
 def test_windows(question, start, end):
     assert time_window(question, NOW) == (start, end)
 
 
 @pytest.mark.parametrize("question", [
-    "我同事张国庆喜欢喝什么", "年终奖发了多少", "五一路那家店几点关门", "今日头条上看到的新闻",
+    "我同事张国庆喜欢喝什么", "年终奖发了多少", "五一路那家店几点关门", "六一路的药店开门了吗", "今日头条上看到的新闻",
     # a taste names no holiday unless it says which one; a weekday in a present-tense question is a habit
     "Which mooncake flavour do I like for Mid-Autumn?", "我最爱的圣诞歌是哪首", "Is the gym open on Tuesday?",
     "What do I do on Tuesdays?", "Is my dentist on the 3rd floor?", "Did the doctor say this may help my knee?", "他一五一十地告诉我了吗", "我喜欢什么馅的元宵", "统一月饼好吃吗",
@@ -194,6 +215,15 @@ def test_windows(question, start, end):
 ])
 def test_names_streets_habits_and_idioms_name_no_time(question):
     assert time_window(question, NOW) is None
+
+
+def test_this_weekend_asked_on_it_and_days_still_to_come():
+    sunday = datetime(2026, 3, 22, 10)
+    assert time_window("What did I get up to this weekend?", sunday) == (datetime(2026, 3, 20), datetime(2026, 3, 23))
+    # still to come on Friday the 20th: nothing was observed then
+    for question in ("what are we doing this weekend?", "What plans did I jot down for this weekend?",
+                     "这周六的聚会在哪里？", "Where is the party this Saturday?"):
+        assert time_window(question, NOW) is None, question
 
 
 @pytest.mark.parametrize("question", ["我之前天天喝什么咖啡", "以前天天跑步吗", "What projects is she planning for next year?"])

@@ -1,7 +1,7 @@
 """The Gregorian dates of movable holidays, year by year: the Chinese lunar ones (春节, 元宵, 端午, 七夕, 中秋) from a
 table, Easter by the Gregorian computus, and the ones named by a weekday of a month (Thanksgiving, Memorial Day,
-Labor Day, Mother's Day, Father's Day). named_days.py turns them into windows; outside the table's years
-(1990-2060) a lunar holiday has no date here and named_days.py falls back to the span of dates it can fall on.
+Labor Day, Mother's Day, Father's Day). named_spans.py turns them into windows; outside the table's years
+(1990-2060) a lunar holiday has no date here and named_spans.py falls back to the span of dates it can fall on.
 
 The lunar table gives, per year, the Gregorian month and day of the first day of the first lunar month (春节), of
 5/5 (端午), 7/7 (七夕) and 8/15 (中秋); it was computed with a Chinese calendar library and checked against the

@@ -1,30 +1,31 @@
 """Calendar words finer than a month or a year: a date ("May 3, 2023", "1 February 2023", "12/31/2023", "2025年3月12日",
-"3月12号", "on the 15th", "between May 3 and May 9"), a holiday or season ("去年国庆", "last Christmas", "Memorial Day
-weekend", "暑假", "the summer of 2024"), a part of a month ("去年八月底", "early May", "上个月底", "the end of last month")
-or of a year ("去年年底", "early last year", 上半年, "Q3", 上个季度).
+"3月12号", "on the 15th", "between May 3 and May 9", 7月5号到12号, "the week of May 12"), a holiday or season ("去年国庆",
+"last Christmas", "Memorial Day weekend", 教师节, "暑假", "the summer of 2024", "since New Year's"), a part of a month
+("去年八月底", "early May", "上个月底", "the end of last month") or of a year ("去年年底", "early last year", 上半年, "Q3",
+上个季度).
 
 ``named_window(text, now)`` returns the [start, end) of the first of these it finds, or None; ``text`` is the
 question as when.py reads it (lower-cased, Han runs in simplified characters). A year the text names (2024年, "in /
-of 2024", "summer 2024", 明年 / next year, 去年 / last year, 前年, 今年 / this year, 民國112年; a price such as 2000 is
-not a year) anchors it; without one it is the latest such time that has begun by ``now`` ("last …" / 上个: that has
-ended; "next …": the coming one). Movable holidays take their own date that year (calendar_days.py: the Chinese lunar
-ones from a table, Easter, the US holidays named by a weekday); a lunar one outside the table's years takes the span
-of dates it can fall on. A holiday's window then reaches a week to either side (HOLIDAY_SLACK): what people write about
-a holiday spreads from plans before it to reports after it. A habit (每年, 一般, "usually") names no holiday or season,
-nor does a taste that does not say which one ("which mooncake do I like for Mid-Autumn?"), nor do names and streets
-(张国庆, 五一路) or the food 元宵. Pure functions; when.py tries them after "yesterday" and "3 days ago" and before
+of 2024", "summer 2024", 明年 / next year, 去年 / last year, 前年, 今年 / this year, 民國112年, "two years ago" / 两年前:
+that year; a price such as 2000 is not a year) anchors it; without one it is the latest such time that has begun by
+``now`` ("last …" / 上个: that has ended; "next …": the coming one). Which holidays, seasons and parts of a year there
+are, and their days, is named_spans.py; a holiday's window reaches a week to either side (HOLIDAY_SLACK): what people
+write about a holiday spreads from plans before it to reports after it. A habit (每年, 一般, "usually") names no holiday
+or season, nor does a taste that does not say which one ("which mooncake do I like for Mid-Autumn?"), nor do names and
+streets (张国庆, 五一路) or the food 元宵. Pure functions; when.py tries them after "yesterday" and "3 days ago" and before
 "last month" or "last year".
 """
 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta
-from typing import Callable, Union
+from datetime import datetime, timedelta
 
-from .calendar_days import easter, lunar_day, nth_weekday
+from .named_spans import EN_CUES, HOLIDAY_PATTERNS, HOLIDAY_SLACK, LONG_PATTERNS, NAMED, Span, days_in, span_dates
 
 __all__ = ["EN_MONTH", "MONTHS", "anchor_year", "named_window", "zh_month", "zh_number"]
+
+_WORD = re.compile("[a-z]+")
 
 _MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december"]
@@ -35,9 +36,6 @@ EN_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))  # a regex alternatio
 _ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _ZH_NUM = "[0-9一二三四五六七八九十两]{1,3}"
 
-# 国庆 / 五一 as a time: at the start, after a word that dates it (去年国庆, 过五一), or with 节 / 假 / 期间 after it;
-# not inside a name or a street (张国庆, 五一路, 一五一十).
-_AS_TIME = r"(?:(?<![\u4e00-\u9fff]){0}|(?<=[年个的过是在到])\s*{0}|{0}(?=节|假|长假|期间|黄金周|的时候))"
 # A habit names no time: 每年过年都去哪, "what do we usually do for Christmas?"
 _HABIT = re.compile(r"每年|每逢|一般|通常|往年|\b(?:usually|every year|each year|always|typically)\b")
 # A taste names none either unless it says which one: "which mooncake flavour do I like for Mid-Autumn?", 我喜欢什么口味的
@@ -45,105 +43,7 @@ _HABIT = re.compile(r"每年|每逢|一般|通常|往年|\b(?:usually|every year
 _TASTE = re.compile(r"喜欢|爱吃|最爱|\b(?:likes?|loves?|prefers?|enjoys?|favou?rite)\b")
 _WHICH_ONE = re.compile(r"上个|这个|\b(?:last|this|next|past)\b")
 
-# (month, day) spans: (first month, first day, months later the span ends, last day); a span may run into the next
-# year. A movable holiday is a function of the year instead (_around): its date (calendar_days.py) with days of slack
-# before and after; a lunar one outside calendar_days' table takes the span of dates it can fall on.
-Span = Union[tuple[int, int, int, int], Callable[[int], tuple[datetime, datetime]]]
 
-
-def _around(day_of: Callable[[int], date | None], before: int, after: int,
-            fallback: tuple[int, int, int, int] | None = None) -> Callable[[int], tuple[datetime, datetime]]:
-    def window(year: int) -> tuple[datetime, datetime]:
-        day = day_of(year)
-        if day is None:
-            return _span(year, fallback)
-        start = datetime(day.year, day.month, day.day)
-        return start - timedelta(days=before), start + timedelta(days=after + 1)
-    return window
-
-
-def _lunar(name: str, shift: int = 0) -> Callable[[int], date | None]:
-    def day_of(year: int) -> date | None:
-        day = lunar_day(name, year)
-        return None if day is None else day + timedelta(days=shift)
-    return day_of
-
-
-def _thanksgiving(year: int) -> date:
-    return nth_weekday(year, 11, 3, 4)  # the fourth Thursday of November (United States)
-
-
-_HOLIDAYS: list[tuple[re.Pattern, Span]] = [
-    (re.compile(r"除夕|大年三十|大年夜|\bchinese new year'?s eve\b"), _around(_lunar("spring", -1), 1, 1, (1, 20, 1, 20))),
-    (re.compile(r"大年初一"), _around(_lunar("spring"), 1, 1, (1, 21, 1, 21))),
-    (re.compile(r"春节|过年|大年初|农历新年|农历年|\bchinese new year\b|\blunar new year\b|\bspring festival\b"),
-     _around(_lunar("spring"), 2, 7, (1, 20, 1, 21))),
-    (re.compile(r"元宵节|正月十五"), _around(_lunar("lantern"), 1, 2, (2, 4, 1, 6))),
-    (re.compile(r"七夕"), _around(_lunar("qixi"), 1, 2, (7, 28, 1, 30))),  # before 情人节: 七夕情人节 is in August
-    (re.compile(r"情人节|\bvalentine'?s?\b"), (2, 13, 0, 15)),
-    (re.compile(r"元旦|\bnew year'?s day\b"), (1, 1, 0, 3)),
-    (re.compile(r"\bnew year'?s eve\b|跨年夜|跨年那[天晚]|跨年的时候"), (12, 30, 1, 1)),
-    (re.compile(r"清明"), (4, 3, 0, 7)),
-    (re.compile(r"\beaster\b"), _around(easter, 3, 2)),  # Good Friday to Easter Monday, a day either side
-    (re.compile(_AS_TIME.format("五一") + r"(?![路广大])|劳动节|\bmay day\b"), (4, 30, 1, 6)),
-    (re.compile(r"端午|\bdragon boat\b"), _around(_lunar("dragon_boat"), 2, 3, (5, 27, 1, 26))),
-    (re.compile(r"母亲节|\bmother'?s'? day\b"), _around(lambda year: nth_weekday(year, 5, 6, 2), 1, 2)),
-    (re.compile(r"\bmemorial day\b"), _around(lambda year: nth_weekday(year, 5, 0, -1), 3, 1)),
-    (re.compile(r"父亲节|\bfather'?s'? day\b"), _around(lambda year: nth_weekday(year, 6, 6, 3), 1, 2)),
-    (re.compile(r"\bindependence day\b|\bfourth of july\b|\bjuly 4th\b"), (7, 3, 0, 6)),
-    (re.compile(r"\blabou?r day\b"), _around(lambda year: nth_weekday(year, 9, 0, 1), 3, 1)),
-    (re.compile(r"中秋|八月十五|\bmid-?autumn\b"), _around(_lunar("mid_autumn"), 2, 3, (9, 6, 1, 9))),
-    (re.compile(_AS_TIME.format("国庆") + r"|十一假期|十一长假|十一黄金周|\bnational day\b"), (9, 28, 1, 9)),
-    (re.compile(r"双十节"), (10, 9, 0, 12)),  # Taiwan's National Day, 10 October
-    (re.compile(r"\bhalloween\b"), (10, 30, 1, 2)),
-    (re.compile(r"双十一|双11"), (11, 10, 0, 13)),
-    (re.compile(r"\bblack friday\b"), _around(lambda year: _thanksgiving(year) + timedelta(days=1), 1, 3)),
-    (re.compile(r"\bthanksgiving\b"), _around(_thanksgiving, 1, 4)),
-    (re.compile(r"冬至"), (12, 20, 0, 24)),
-    (re.compile(r"圣诞|平安夜|\bchristmas\b|\bxmas\b"), (12, 23, 0, 28)),
-]
-# School breaks, and seasons only where the text says which one (last / this / past summer, the summer of 2024,
-# 去年 / 今年 / 这个 / 上个 夏天): "in the winter" and 夏天他最馋什么 say when something tends to happen, not when.
-_EN_SEASON = r"\b(?:last|this|past|previous)\s+{0}\b|\b{0}\s+(?:of\s+)?(?:19|20)\d\d\b"
-_ZH_SEASON = r"(?:去年|今年|前年|明年|这个|上个)(?:的)?{0}"
-_SEASONS: list[tuple[re.Pattern, Span]] = [
-    (re.compile(r"暑假|\bsummer (?:break|vacation|holidays?)\b"), (7, 1, 2, 5)),
-    (re.compile(r"寒假"), (1, 10, 1, 28)),
-    (re.compile(r"\bwinter (?:break|vacation|holidays?)\b|\bchristmas (?:break|holidays?)\b"), (12, 18, 1, 10)),
-    (re.compile(_ZH_SEASON.format("(?:春天|春季)") + "|" + _EN_SEASON.format("spring")), (3, 1, 2, 31)),
-    (re.compile(_ZH_SEASON.format("(?:夏天|夏季)") + "|" + _EN_SEASON.format("summer")), (6, 1, 2, 31)),
-    (re.compile(_ZH_SEASON.format("(?:秋天|秋季)") + "|" + _EN_SEASON.format("(?:autumn|fall)")), (9, 1, 2, 30)),
-    (re.compile(_ZH_SEASON.format("(?:冬天|冬季)") + "|" + _EN_SEASON.format("winter")), (12, 1, 2, 28)),
-]
-_YEAR_PARTS = [
-    (re.compile(r"年初|开年|\b(?:early|beginning of|start of) (?:last|this|the) year\b|\bearly (?:19|20)\d\d\b"),
-     (1, 1, 1, 28)),
-    (re.compile(r"(?<![去今一前明这那])年中(?![国文学心华])|\bmid-?(?:last |this )?year\b"), (5, 15, 2, 15)),
-    (re.compile(r"年底|年末|年终(?!奖)|\b(?:late|end of) (?:last|this|the) year\b|\blate (?:19|20)\d\d\b"), (11, 1, 1, 31)),
-]
-# Halves and quarters: asked in their first month, the one before is meant (上半年 in January is last year's)
-_LONG_PARTS = [
-    (re.compile(r"上半年|\bfirst half of (?:last|this|the) year\b|\bfirst half of (?:19|20)\d\d\b"), (1, 1, 5, 30)),
-    (re.compile(r"下半年|\bsecond half of (?:last|this|the) year\b|\bsecond half of (?:19|20)\d\d\b"), (7, 1, 5, 31)),
-    # a numbered quarter of a year: 第三季度, "Q3", "the third quarter" (上个季度 / "last quarter": named_window)
-    (re.compile(r"第一季度|一季度|\bq1\b|\bfirst quarter\b"), (1, 1, 2, 31)),
-    (re.compile(r"第二季度|二季度|\bq2\b|\bsecond quarter\b"), (4, 1, 2, 30)),
-    (re.compile(r"第三季度|三季度|\bq3\b|\bthird quarter\b"), (7, 1, 2, 30)),
-    (re.compile(r"第四季度|四季度|\bq4\b|\bfourth quarter\b"), (10, 1, 2, 31)),
-]
-
-_NAMED = _HOLIDAYS + _SEASONS + _YEAR_PARTS + _LONG_PARTS
-_HOLIDAY_PATTERNS = frozenset(pattern for pattern, _ in _HOLIDAYS)
-_LONG_PATTERNS = frozenset(pattern for pattern, _ in _LONG_PARTS)
-# A holiday's window reaches a week to either side of its days: in the recall sets, what people write about a holiday
-# spreads from plans a week or more before to reports days after (chosen on zh_fit and bilingual, see RANKING.md)
-HOLIDAY_SLACK = timedelta(days=7)
-# An English text names none of them without one of these words (a set lookup is cheaper than 25 searches).
-_EN_CUES = frozenset("new year years eve chinese lunar spring valentine valentines easter may dragon independence "
-                     "fourth july national halloween thanksgiving christmas xmas summer winter autumn fall "
-                     "early beginning start mid late end black friday memorial labor labour mother mothers "
-                     "father fathers half q1 q2 q3 q4 quarter".split())
-_WORD = re.compile("[a-z]+")
 
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)\s*年|\b(?:in|of|during|since|from|year|summer|winter|spring|autumn|fall|"
                    r"christmas|easter|thanksgiving|halloween|" + EN_MONTH + r")\s+((?:19|20)\d\d)\b")
@@ -154,9 +54,19 @@ _SLASH_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/((?:19|20)\d\d)\b")  # 12/31/20
 # a range of days: "between May 3 and May 9", "from May 3 to 9"
 _EN_DAY_RANGE = re.compile(r"\b(?:between|from)\s+(" + EN_MONTH + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\s+(?:and|to|until|"
                            r"till|through|-)\s+(?:(" + EN_MONTH + r")\.?\s+)?(\d{1,2})(?:st|nd|rd|th)?\b")
+# 7月5号到7月12号, 7月5日至12日, 2023年7月5号到12号
+_ZH_DAY_RANGE = re.compile(r"(?:((?:19|20)\d\d)\s*年\s*)?(" + _ZH_NUM + r")\s*月\s*(" + _ZH_NUM + r")\s*[日号]?\s*"
+                           r"(?:到|至|~|-|—|－)\s*(?:(" + _ZH_NUM + r")\s*月\s*)?(" + _ZH_NUM + r")\s*[日号]")
+# the week of a date: "the week of May 12", 5月12号那周
+_EN_WEEK_OF = re.compile(r"\b(?:the )?week of (" + EN_MONTH + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b")
+_ZH_WEEK_OF = re.compile(r"(" + _ZH_NUM + r")\s*月\s*(" + _ZH_NUM + r")\s*[日号]?\s*(?:那|这|的那)(?:一|个)?(?:周|星期|礼拜)")
 # "on the 15th": the latest such day (not "the 15th of May", a date; nor "on the 3rd floor")
 _DAY_OF_MONTH = re.compile(r"\bon the (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of|floor|row|page|line|try|attempt|time|lap|"
                            r"hole|level|round|step|place|grade|day|week|month|year)\b)")
+_EN_COUNT = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+             "ten": 10}
+_YEARS_AGO = re.compile(r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,2}) years? ago\b"
+                        r"|(?<![\d一两二三四五六七八九十几多])(\d{1,2}|[一两二三四五六七八九十]{1,3})年前")
 _ROC_YEAR = re.compile(r"民国\s*(\d{2,3})\s*年")  # Taiwan's calendar: 民國112年 is 2023
 _ZH_DATE = re.compile(r"(?:((?:19|20)\d\d)\s*年\s*)?(" + _ZH_NUM + r")\s*月\s*(" + _ZH_NUM + r")\s*[日号]")
 _EN_MONTH_PART = re.compile(r"\b(early|beginning of|start of|mid-?|middle of|late|end of)\s*(" + EN_MONTH + r")\b")
@@ -200,45 +110,34 @@ def anchor_year(text: str, now: datetime) -> int | None:
         return now.year - 1
     if "今年" in text or re.search(r"\bthis year\b", text):
         return now.year
-    return None
+    found = _YEARS_AGO.search(text)  # "Christmas two years ago", 两年前的春节: that year's
+    count = found and (found.group(1) or found.group(2))
+    back = count and (int(count) if count.isdigit() else _EN_COUNT.get(count) or zh_number(count))
+    return now.year - back if back else None
 
 
-def _span(year: int, span: Span) -> tuple[datetime, datetime]:
-    if callable(span):
-        return span(year)
-    month, day, months_later, last_day = span
-    start = datetime(year, month, day)
-    end_year, end_month = divmod(year * 12 + month - 1 + months_later, 12)
-    end_month += 1
-    last = min(last_day, _days_in(end_year, end_month))
-    return start, datetime(end_year, end_month, last) + timedelta(days=1)
-
-
-def _days_in(year: int, month: int) -> int:
-    nxt = datetime(year + (month == 12), month % 12 + 1, 1)
-    return (nxt - timedelta(days=1)).day
 
 
 def _latest(span: Span, now: datetime, year: int | None,
             over: bool = False) -> tuple[datetime, datetime]:
     """The span in the anchored year, else the latest one that has begun by ``now`` (``over``: that has ended)."""
     if year is not None:
-        return _span(year, span)
+        return span_dates(year, span)
     for back in range(3):
-        start, end = _span(now.year - back, span)
+        start, end = span_dates(now.year - back, span)
         if (end if over else start) <= now:
             return start, end
-    return _span(now.year - 3, span)
+    return span_dates(now.year - 3, span)
 
 
 def _coming(span: Span, now: datetime) -> tuple[datetime, datetime]:
     """The next one that has not begun by ``now``."""
-    start, end = _span(now.year, span)
-    return (start, end) if start > now else _span(now.year + 1, span)
+    start, end = span_dates(now.year, span)
+    return (start, end) if start > now else span_dates(now.year + 1, span)
 
 
 def _day(year: int | None, month: int, day: int, now: datetime) -> tuple[datetime, datetime] | None:
-    if not 1 <= month <= 12 or not 1 <= day <= _days_in(year or 2000, month):
+    if not 1 <= month <= 12 or not 1 <= day <= days_in(year or 2000, month):
         return None
     if year is None:
         year = now.year if (month, day) <= (now.month, now.day) else now.year - 1
@@ -246,12 +145,23 @@ def _day(year: int | None, month: int, day: int, now: datetime) -> tuple[datetim
     return start - timedelta(days=2), start + timedelta(days=3)
 
 
+def _range_end(year: int, month: int, day: int, now: datetime,
+               first: tuple[datetime, datetime]) -> tuple[datetime, datetime] | None:
+    """The window of a range's last day, in the year of its first day, or across New Year ("Dec 28 to Jan 3", at
+    most three months on); None when that is not a day or comes before the first."""
+    last = _day(year, month, day, now)
+    if last and last[0] >= first[0]:
+        return last
+    last = _day(year + 1, month, day, now)
+    return last if last and timedelta(0) <= last[0] - first[0] <= timedelta(days=92) else None
+
+
 def _month_part(year: int | None, month: int, part: str, now: datetime) -> tuple[datetime, datetime] | None:
     if not 1 <= month <= 12:
         return None
     if year is None:
         year = now.year if month <= now.month else now.year - 1
-    last = _days_in(year, month)
+    last = days_in(year, month)
     if part in ("初", "上旬", "early", "beginning of", "start of"):
         first, final = 1, 11
     elif part in ("中", "中旬", "mid", "mid-", "middle of"):
@@ -277,15 +187,33 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
     if found:
         first = _day(year, MONTHS[found.group(1)], int(found.group(2)), now)
         start_year = first and (first[0] + timedelta(days=2)).year  # _day's window starts two days early
-        last = first and _day(start_year, MONTHS[found.group(3) or found.group(1)], int(found.group(4)), now)
-        if first and last and first[0] <= last[0]:
+        last = first and _range_end(start_year, MONTHS[found.group(3) or found.group(1)], int(found.group(4)), now,
+                                    first)
+        if last:
             return first[0], last[1]
+    found = _ZH_DAY_RANGE.search(text)
+    if found:
+        numbers = [zh_number(found.group(i)) if found.group(i) else None for i in (2, 3, 4, 5)]
+        first_year = int(found.group(1)) if found.group(1) else year
+        first = None if None in (numbers[0], numbers[1], numbers[3]) else _day(first_year, numbers[0], numbers[1], now)
+        start_year = first and (first[0] + timedelta(days=2)).year  # _day's window starts two days early
+        last = first and _range_end(start_year, numbers[2] or numbers[0], numbers[3], now, first)
+        if last:
+            return first[0], last[1]
+    found = _EN_WEEK_OF.search(text) or _ZH_WEEK_OF.search(text)
+    if found:
+        month = MONTHS.get(found.group(1)) or zh_number(found.group(1))
+        day = found.group(2) and zh_number(found.group(2))
+        named_day = month and day and _day(year, month, day, now)
+        if named_day:  # Monday to Sunday of that week, two days' slack either side
+            monday = named_day[0] + timedelta(days=2) - timedelta(days=(named_day[0] + timedelta(days=2)).weekday())
+            return monday - timedelta(days=2), monday + timedelta(days=9)
     found = _DAY_OF_MONTH.search(text)
     if found and 1 <= int(found.group(1)) <= 31:
         day, y, m = int(found.group(1)), now.year, now.month
         if day > now.day:  # this month's is still to come: last month's
             y, m = (y, m - 1) if m > 1 else (y - 1, 12)
-        if day <= _days_in(y, m):
+        if day <= days_in(y, m):
             return _day(y, m, day, now)
     found = _EN_DATE_MD.search(text)
     if found:
@@ -298,9 +226,9 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         month, day = zh_number(found.group(2)), zh_number(found.group(3))
         if month is not None and day is not None:
             return _day(int(found.group(1)) if found.group(1) else year, month, day, now)
-    named = not text.isascii() or not _EN_CUES.isdisjoint(_WORD.findall(text))
+    named = not text.isascii() or not EN_CUES.isdisjoint(_WORD.findall(text))
     habit = _HABIT.search(text) or (_TASTE.search(text) and year is None and not _WHICH_ONE.search(text))
-    for pattern, span in _NAMED if named and not habit else ():
+    for pattern, span in NAMED if named and not habit else ():
         found = pattern.search(text)
         if found:  # "last summer", 上个夏天, "last Christmas": the latest one that is over; "next …": the coming one
             before = text[:found.start()].rstrip()
@@ -308,9 +236,11 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
                 return _coming(span, now)
             over = found.group(0).startswith(("last ", "上个")) or before.endswith("last")
             start, end = _latest(span, now, year, over)
-            if pattern in _LONG_PATTERNS and year is None and now - start < timedelta(days=31):
-                start, end = _span(start.year - 1, span)
-            if pattern in _HOLIDAY_PATTERNS:  # plans are written before a holiday, what happened after it
+            if before.endswith("since") and start <= now:  # "since New Year's": from then to now
+                return start - timedelta(days=2), datetime(now.year, now.month, now.day) + timedelta(days=1)
+            if pattern in LONG_PATTERNS and year is None and now - start < timedelta(days=31):
+                start, end = span_dates(start.year - 1, span)
+            if pattern in HOLIDAY_PATTERNS:  # plans are written before a holiday, what happened after it
                 return start - HOLIDAY_SLACK, end + HOLIDAY_SLACK
             return start, end
     found = _ZH_MONTH_PART.search(text)
@@ -330,7 +260,7 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         back = 1 if (found.group(1) or "").startswith("上") or found.group(2) in ("last", "previous") else 0
         y, q = divmod(now.year * 4 + (now.month - 1) // 3 - back, 4)
         start = datetime(y, 3 * q + 1, 1)
-        end = min(_span(y, (3 * q + 1, 1, 2, 31))[1] + timedelta(days=3),
+        end = min(span_dates(y, (3 * q + 1, 1, 2, 31))[1] + timedelta(days=3),
                   datetime(now.year, now.month, now.day) + timedelta(days=1))
         return start - timedelta(days=3), end
     found = _EN_MONTH_PART.search(text)

@@ -4,8 +4,9 @@ hands to the ranking macro as parameters (sql/macros/40_recall.sql recall_fused)
 ``time_window(question, now)`` finds one time expression ("yesterday", "last week", "3 days ago", "in May", "上个月",
 "两周前", "5月"; dates, holidays, seasons and parts of a month or year through named_days.py: "October 13, 2023",
 "去年国庆", "last summer", "去年八月底"; spans up to now: "in the last 3 months", "over the past week" ("last week" alone is
-the calendar week), 最近三天, "since May", 2023年以来; 一个多月前, 几个月前, 上上周, "the month before last", 去年的今天) and returns the
-window it names around ``now`` (a day, a week or a month with some slack at both ends), or None; a question in
+the calendar week), 最近三天, "since May", 2023年以来; 一个多月前, 几个月前, 上上周, "the month before last", 去年的今天; "this
+weekend" and 这周三 once they have begun, "two Sundays ago"; "two months ago" covers that calendar month too) and
+returns the window it names around ``now`` (a day, a week or a month with some slack at both ends), or None; a question in
 traditional characters reads as in simplified ones. Recall multiplies the score of memories observed inside the
 window by 1 + δ: a soft boost, never a filter. ``wants_current(question)`` says whether it asks for the current
 state ("now", "currently", "latest", "现在", "最近", …): only then does recall prefer newer memories among its
@@ -71,6 +72,16 @@ _WEEK_BEFORE_LAST = re.compile(r"\bthe week before last\b|上上(?:个)?(?:周|�
 _MONTH_BEFORE_LAST = re.compile(r"\bthe month before last\b|上上个?月")
 _LAST_WEEKEND = re.compile(r"(?<![马晚早])(上?)(?:上周末|上个周末|上星期天|上周[日六])|\bthe weekend before last\b"
                            r"|\b(?:last|this past|the past) weekend\b")
+# this weekend (asked on it: this one; else the last one in a past-tense question; none when it is still to come);
+# this Saturday, 这周六 (that day of this week; none when still to come); "two Sundays ago", "the Saturday before
+# last" (two weeks back)
+_THIS_WEEKEND = re.compile(r"\bthis weekend\b|(?<![马晚早])(?:这个?|本)周末")
+_THIS_WEEKDAY = re.compile(r"\bthis (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s)"
+                           r"|(?<![马晚早])(?:这个?|本)(?:周|星期|礼拜)([一二三四五六日天])")
+_WEEKDAY_TWO_BACK = re.compile(r"\b(?:two|2) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)s ago\b"
+                               r"|\bthe (monday|tuesday|wednesday|thursday|friday|saturday|sunday) before last\b")
+_PLAN = re.compile(r"\b(?:for|plans?|planned|planning|going to|will|gonna)\b|打算|计划|准备|要")
+_ZH_PAST = re.compile(r"了|过(?!来|去|年|节)|\b(?:did|was|were|had|went|got)\b")
 _LAST_WEEK = re.compile(r"\b(?:last|past) week\b(?!\s+of\b)|(?<![马晚早])上周|上星期|上个星期|上个?礼拜")
 _THIS_WEEK = re.compile(r"\bthis week\b|这周|本周|这个星期")
 _LAST_MONTH = re.compile(r"\b(?:last|past) month\b(?!\s+of\b)|上个月|(?<!马)上月")
@@ -166,6 +177,12 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         return days_back(0, 0)
     ago = _AGO.search(s) or _ZH_AGO.search(s)
     span = _span_days(ago) if ago else None
+    if span is not None and span[1] == _UNIT_DAYS["年"] and not (span[2] or span[3]):
+        named = named_window(s, now)  # "Christmas Eve two years ago", 两年前的春节: that year's (anchor_year)
+        if named is not None:
+            return named
+        if _IN_MONTH.search(s) or _ZH_MONTH.search(s) or zh_month(s):  # "in May two years ago": that May, below
+            span = None
     if span is not None:
         n, unit, more, few = span
         if few:  # 几个月前: two to five of them; 几天前, "a few days ago": the last four days
@@ -173,7 +190,11 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         if more:  # 一个多月前: between one and two of them; 十多天前: ten to twenty
             return days_back((n + _more(n)) * unit, n * unit)
         slack = max(1.0, 0.5 * unit if n == 1 and ago.re is _AGO else 0.25 * n * unit)
-        return days_back(n * unit + slack, max(n * unit - slack, 0))
+        start, end = days_back(n * unit + slack, max(n * unit - slack, 0))
+        if unit == _UNIT_DAYS["个月"] and n == int(n):  # "two months ago" may mean that calendar month: both
+            calendar = _month_back(now, int(n))
+            start, end = min(start, calendar[0]), max(end, calendar[1])
+        return start, end
     named = named_window(s, now)
     if named is not None:
         return named
@@ -197,6 +218,10 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         return _week_back(today, 2)
     if _MONTH_BEFORE_LAST.search(s):
         return _month_back(now, 2)
+    two_back = _WEEKDAY_TWO_BACK.search(s)
+    if two_back:  # the latest such day before today, a week earlier
+        back = (today.weekday() - _WEEKDAYS[two_back.group(1) or two_back.group(2)] - 1) % 7 + 8
+        return days_back(back + 1, back - 1)
     weekend = _LAST_WEEKEND.search(s)
     if weekend:  # 上上周末 / "the weekend before last weekend": a week earlier
         earlier = 7 if weekend.group(1) or "before" in weekend.group(0) else 0
@@ -204,6 +229,18 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         return monday - timedelta(days=3), monday + timedelta(days=1)
     if _LAST_WEEK.search(s):
         return _week_back(today, 1)
+    if _THIS_WEEKEND.search(s):
+        saturday = today + timedelta(days=5 - today.weekday())
+        if today.weekday() >= 5:  # asked on it: Saturday to today
+            return saturday - timedelta(days=1), today + timedelta(days=1)
+        if not _ZH_PAST.search(s) or _PLAN.search(s):  # still to come: nothing was observed then
+            return None
+        saturday -= timedelta(days=7)  # "what did I do this weekend?" on a Monday: the one just past
+        return saturday - timedelta(days=1), saturday + timedelta(days=3)
+    this_day = _THIS_WEEKDAY.search(s)
+    if this_day:  # that day of this week (Monday to Sunday), unless it is still to come
+        day = today + timedelta(days=_WEEKDAYS[this_day.group(1) or this_day.group(2)] - today.weekday())
+        return (day - timedelta(days=1), day + timedelta(days=2)) if day <= today else None
     if _THIS_WEEK.search(s):
         return today - timedelta(days=today.weekday()), today + timedelta(days=1)
     if _LAST_MONTH.search(s):
