@@ -45,11 +45,11 @@ _WHICH_ONE = re.compile(r"上个|这个|\b(?:last|this|next|past)\b")
 
 
 
-_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)\s*年|\b(?:in|of|during|since|from|year|summer|winter|spring|autumn|fall|"
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)\s*年|\b(?:in|of|during|since|from|year|early|late|mid|summer|winter|spring|autumn|fall|"
                    r"christmas|easter|thanksgiving|halloween|" + EN_MONTH + r")\s+((?:19|20)\d\d)\b")
 _EN_DATE_MD = re.compile(r"\b(" + EN_MONTH + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+((?:19|20)\d\d)\b)?")
 _EN_DATE_DM = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + EN_MONTH + r")\b(?:,?\s+((?:19|20)\d\d)\b)?")
-_ISO_DATE = re.compile(r"\b((?:19|20)\d\d)-(\d{1,2})-(\d{1,2})\b")
+_ISO_DATE = re.compile(r"(?<![\d.])((?:19|20)\d\d)([-/.])(\d{1,2})\2(\d{1,2})(?![\d.])")  # 2023-09-15, 2022/10/3, 2022.10.3
 _SLASH_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/((?:19|20)\d\d)\b")  # 12/31/2023 (month first unless it cannot be)
 # a range of days: "between May 3 and May 9", "from May 3 to 9"
 _EN_DAY_RANGE = re.compile(r"\b(?:between|from)\s+(" + EN_MONTH + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\s+(?:and|to|until|"
@@ -67,11 +67,24 @@ _EN_COUNT = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six"
              "ten": 10}
 _YEARS_AGO = re.compile(r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|\d{1,2}) years? ago\b"
                         r"|(?<![\d一两二三四五六七八九十几多])(\d{1,2}|[一两二三四五六七八九十]{1,3})年前")
+# a date written without separators (20230915), or month and day alone: "on 5/12", 3.15那天
+_COMPACT_DATE = re.compile(r"(?<!\d)((?:19|20)\d\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?!\d)")
+_MONTH_DAY = re.compile(r"\b(?:on|since|from|by|before|after) (\d{1,2})/(\d{1,2})\b(?!/)"
+                        r"|(?<![\d./])(\d{1,2})[./](\d{1,2})(?=\s*(?:那天|当天|那日|号|日|的时候))")
+# a day of this month or the last: "the week of the 15th", "from the 3rd to the 7th"
+_WEEK_OF_DAY = re.compile(r"\bweek of the (\d{1,2})(?:st|nd|rd|th)\b")
+_DAYS_OF_MONTH = re.compile(r"\b(?:from|between) the (\d{1,2})(?:st|nd|rd|th)? (?:to|and|until|till|through) the "
+                            r"(\d{1,2})(?:st|nd|rd|th)\b")
+# a year in two digits where a month or a named time follows: 23年5月, 21年国庆, "summer '22"
+_SHORT_YEAR = re.compile(r"(?<![\d.])(\d\d)\s*年(?=\s*(?:\d{1,2}\s*月|[一二三四五六七八九十]{1,2}\s*月|的?(?:国庆|春节|过年|"
+                         r"中秋|端午|元旦|五一|清明|暑假|寒假|春天|夏天|秋天|冬天|年初|年底|年中|上半年|下半年|圣诞|双十一|双11|双十二|"
+                         r"七夕|情人节|元宵|除夕|618)))"
+                         r"|\b(?:summer|winter|spring|autumn|fall|christmas|easter|" + EN_MONTH + r")\s+'(\d\d)\b")
 _ROC_YEAR = re.compile(r"民国\s*(\d{2,3})\s*年")  # Taiwan's calendar: 民國112年 is 2023
 _ZH_DATE = re.compile(r"(?:((?:19|20)\d\d)\s*年\s*)?(" + _ZH_NUM + r")\s*月\s*(" + _ZH_NUM + r")\s*[日号]")
 _EN_MONTH_PART = re.compile(r"\b(early|beginning of|start of|mid-?|middle of|late|end of)\s*(" + EN_MONTH + r")\b")
 _EN_REL_MONTH_PART = re.compile(r"\b(early|beginning of|start of|mid-?|middle of|late|end of)\s*(?:the\s+)?"
-                                r"(last|previous|this) month\b")
+                                r"(last|previous|this|the) month\b")
 # a calendar quarter relative to now: 上个季度, 这个季度, "last quarter", "this quarter"
 _REL_QUARTER = re.compile(r"(上个?季度|这个?季度|本季度)|\b(last|previous|this) quarter\b")
 _PART = r"(初|上旬|中旬|中(?=[的时左前后,，。？?\s]|$)|下旬|底|末)"
@@ -102,6 +115,9 @@ def anchor_year(text: str, now: datetime) -> int | None:
     found = _ROC_YEAR.search(text)
     if found:
         return 1911 + int(found.group(1))
+    found = _SHORT_YEAR.search(text)
+    if found and int(found.group(1) or found.group(2)) <= now.year % 100:
+        return 2000 + int(found.group(1) or found.group(2))
     if "明年" in text or re.search(r"\bnext year\b", text):
         return now.year + 1
     if "前年" in text or "the year before last" in text:
@@ -145,6 +161,14 @@ def _day(year: int | None, month: int, day: int, now: datetime) -> tuple[datetim
     return start - timedelta(days=2), start + timedelta(days=3)
 
 
+def _latest_day(day: int, now: datetime) -> tuple[datetime, datetime] | None:
+    """The window of day ``day`` of this month, or of the last when this month's is still to come."""
+    y, m = now.year, now.month
+    if day > now.day:
+        y, m = (y, m - 1) if m > 1 else (y - 1, 12)
+    return _day(y, m, day, now) if 1 <= day <= days_in(y, m) else None
+
+
 def _range_end(year: int, month: int, day: int, now: datetime,
                first: tuple[datetime, datetime]) -> tuple[datetime, datetime] | None:
     """The window of a range's last day, in the year of its first day, or across New Year ("Dec 28 to Jan 3", at
@@ -177,7 +201,17 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
     year = anchor_year(text, now)
     found = _ISO_DATE.search(text)
     if found:
+        return _day(int(found.group(1)), int(found.group(3)), int(found.group(4)), now)
+    found = _COMPACT_DATE.search(text)
+    if found:
         return _day(int(found.group(1)), int(found.group(2)), int(found.group(3)), now)
+    found = _MONTH_DAY.search(text)
+    if found:
+        first, second = (int(g) for g in (found.group(1, 2) if found.group(1) else found.group(3, 4)))
+        month, day = (second, first) if first > 12 else (first, second)
+        window = _day(year, month, day, now)
+        if window:
+            return window
     found = _SLASH_DATE.search(text)
     if found:
         first, second = int(found.group(1)), int(found.group(2))
@@ -208,13 +242,17 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         if named_day:  # Monday to Sunday of that week, two days' slack either side
             monday = named_day[0] + timedelta(days=2) - timedelta(days=(named_day[0] + timedelta(days=2)).weekday())
             return monday - timedelta(days=2), monday + timedelta(days=9)
+    found = _WEEK_OF_DAY.search(text) or _DAYS_OF_MONTH.search(text)
+    days = found and [_latest_day(int(d), now) for d in found.groups() if d]
+    if days and all(days) and days[0][0] <= days[-1][0]:
+        if found.re is _DAYS_OF_MONTH:  # from the first to the last
+            return days[0][0], days[-1][1]
+        monday = days[0][0] + timedelta(days=2) - timedelta(days=(days[0][0] + timedelta(days=2)).weekday())
+        return monday - timedelta(days=2), monday + timedelta(days=9)
     found = _DAY_OF_MONTH.search(text)
-    if found and 1 <= int(found.group(1)) <= 31:
-        day, y, m = int(found.group(1)), now.year, now.month
-        if day > now.day:  # this month's is still to come: last month's
-            y, m = (y, m - 1) if m > 1 else (y - 1, 12)
-        if day <= days_in(y, m):
-            return _day(y, m, day, now)
+    window = found and _latest_day(int(found.group(1)), now)
+    if window:
+        return window
     found = _EN_DATE_MD.search(text)
     if found:
         return _day(int(found.group(3)) if found.group(3) else year, MONTHS[found.group(1)], int(found.group(2)), now)
@@ -253,8 +291,9 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         return _month_part(y, m + 1, found.group(2), now)
     found = _EN_REL_MONTH_PART.search(text)
     if found:
-        y, m = divmod(now.year * 12 + now.month - 1 - (found.group(2) != "this"), 12)
-        return _month_part(y, m + 1, found.group(1).rstrip("-"), now)
+        y, m = divmod(now.year * 12 + now.month - 1 - (found.group(2) not in ("this", "the")), 12)
+        window = _month_part(y, m + 1, found.group(1).rstrip("-"), now)
+        return window if window and window[0] <= now else None  # "due by the end of the month": still to come
     found = _REL_QUARTER.search(text)
     if found:  # the quarter before this one, or this one (to now)
         back = 1 if (found.group(1) or "").startswith("上") or found.group(2) in ("last", "previous") else 0

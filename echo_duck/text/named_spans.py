@@ -54,31 +54,45 @@ def _thanksgiving(year: int) -> date:
 
 
 _HOLIDAYS: list[tuple[re.Pattern, Span]] = [
+    # days of the lunar twelfth and first months, from 春节's date: 腊八 (12/8) 21-22 days before it, 小年 (12/23-24) 7-8
+    (re.compile(AS_TIME.format("腊八") + r"(?!粥)"), _around(_lunar("spring", -22), 1, 1, (1, 1, 0, 29))),
+    (re.compile(AS_TIME.format("小年") + r"(?![轻纪])"), _around(_lunar("spring", -8), 1, 1, (1, 13, 1, 13))),
     (re.compile(r"除夕|大年三十|大年夜|\bchinese new year'?s eve\b"), _around(_lunar("spring", -1), 1, 1, (1, 20, 1, 20))),
     (re.compile(r"大年初一"), _around(_lunar("spring"), 1, 1, (1, 21, 1, 21))),
     (re.compile(r"春节|过年|大年初|农历新年|农历年|\bchinese new year\b|\blunar new year\b|\bspring festival\b"),
      _around(_lunar("spring"), 2, 7, (1, 20, 1, 21))),
     (re.compile(r"元宵节|正月十五"), _around(_lunar("lantern"), 1, 2, (2, 4, 1, 6))),
+    (re.compile(r"正月"), _around(_lunar("spring"), 0, 29, (1, 21, 2, 20))),  # the first lunar month
     (re.compile(r"七夕"), _around(_lunar("qixi"), 1, 2, (7, 28, 1, 30))),  # before 情人节: 七夕情人节 is in August
     (re.compile(r"情人节|\bvalentine'?s?\b"), (2, 13, 0, 15)),
     (re.compile(r"元旦|\bnew year'?s day\b"), (1, 1, 0, 3)),
     (re.compile(r"\bnew year'?s eve\b|跨年夜|跨年那[天晚]|跨年的时候"), (12, 30, 1, 1)),
     (re.compile(r"\bnew year'?s\b"), (1, 1, 0, 2)),  # "since New Year's"
+    (re.compile(r"\baustralia day\b"), (1, 25, 0, 28)),
+    (re.compile(r"\bsuper bowl\b"), _around(lambda year: nth_weekday(year, 2, 6, 2), 8, 1)),  # a first or second Sunday
     (re.compile(r"二二八|228(?=连假|假期|那|的时候)"), (2, 27, 0, 28)),  # Taiwan's Peace Memorial Day, 28 February
     (re.compile(r"妇女节|三八节|\bwomen'?s day\b"), (3, 7, 0, 9)),
+    (re.compile(r"\bst\.? (?:patrick|paddy)'?s\b|\bpaddy'?s day\b"), (3, 17, 0, 17)),
     (re.compile(r"植树节"), (3, 12, 0, 12)),
     (re.compile(r"清明"), (4, 3, 0, 7)),
     (re.compile(r"\beaster\b"), _around(easter, 3, 2)),  # Good Friday to Easter Monday, a day either side
     (re.compile(AS_TIME.format("五一") + r"(?![路广大])|劳动节|\bmay day\b"), (4, 30, 1, 6)),
+    (re.compile(r"佛诞|浴佛节|\bvesak\b"), _around(_lunar("dragon_boat", -27), 0, 1, (5, 1, 0, 29))),  # 4/8: 26-27 days
     (re.compile(r"端午|\bdragon boat\b"), _around(_lunar("dragon_boat"), 2, 3, (5, 27, 1, 26))),
+    (re.compile(r"\bmothering sunday\b"), _around(lambda year: easter(year) - timedelta(days=21), 1, 1)),  # UK
     (re.compile(r"母亲节|\bmother'?s'? day\b"), _around(lambda year: nth_weekday(year, 5, 6, 2), 1, 2)),
     (re.compile(r"\bmemorial day\b"), _around(lambda year: nth_weekday(year, 5, 0, -1), 3, 1)),
+    (re.compile(r"(?<!\d)520(?=那天|当天|那晚|的时候|节)|网络情人节"), (5, 20, 0, 20)),
     (re.compile(r"儿童节|" + AS_TIME.format("六一") + r"(?![路广大])|\bchildren'?s day\b"), (5, 31, 1, 2)),
     (re.compile(r"父亲节|\bfather'?s'? day\b"), _around(lambda year: nth_weekday(year, 6, 6, 3), 1, 2)),
     (re.compile(r"\bindependence day\b|\bfourth of july\b|\bjuly 4th\b"), (7, 3, 0, 6)),
+    (re.compile(AS_TIME.format("七一") + r"(?![路广大])|回归纪念日"), (7, 1, 0, 1)),  # Hong Kong's 1 July
+    (re.compile(r"\b(?:king|queen)'?s birthday\b"), _around(lambda year: nth_weekday(year, 6, 0, 2), 9, 1)),
+    (re.compile(r"\b(?:august|summer) bank holiday\b"), _around(lambda year: nth_weekday(year, 8, 0, -1), 2, 0)),
     (re.compile(r"\blabou?r day\b"), _around(lambda year: nth_weekday(year, 9, 0, 1), 3, 1)),
     (re.compile(r"教师节|\bteachers'? day\b"), (9, 10, 0, 10)),
     (re.compile(r"中秋|八月十五|\bmid-?autumn\b"), _around(_lunar("mid_autumn"), 2, 3, (9, 6, 1, 9))),
+    (re.compile(r"重阳|九月初九"), _around(_lunar("mid_autumn", 23), 0, 1, (10, 1, 0, 31))),  # 9/9: 23-24 days on
     (re.compile(AS_TIME.format("国庆") + r"|十一假期|十一长假|十一黄金周|\bnational day\b"), (9, 28, 1, 9)),
     (re.compile(r"双十节"), (10, 9, 0, 12)),  # Taiwan's National Day, 10 October
     (re.compile(r"\bhalloween\b"), (10, 30, 1, 2)),
@@ -88,11 +102,13 @@ _HOLIDAYS: list[tuple[re.Pattern, Span]] = [
     (re.compile(r"\bthanksgiving\b"), _around(_thanksgiving, 1, 4)),
     (re.compile(r"冬至"), (12, 20, 0, 24)),
     (re.compile(r"平安夜|\bchristmas eve\b"), (12, 24, 0, 24)),
-    (re.compile(r"圣诞|\bchristmas\b|\bxmas\b"), (12, 23, 0, 28)),
+    (re.compile(r"\bboxing day\b"), (12, 26, 0, 26)),
+    (re.compile(r"圣诞|\bchristmas\b(?! island)|\bxmas\b|\b(?:over|during|for|since|after) the holidays\b"
+                r"|\bholiday season\b"), (12, 23, 0, 28)),
 ]
 # School breaks, and seasons only where the text says which one (last / this / past summer, the summer of 2024,
 # 去年 / 今年 / 这个 / 上个 夏天): "in the winter" and 夏天他最馋什么 say when something tends to happen, not when.
-_EN_SEASON = r"\b(?:last|this|past|previous)\s+{0}\b|\b{0}\s+(?:of\s+)?(?:19|20)\d\d\b"
+_EN_SEASON = r"\b(?:last|this|past|previous)\s+{0}\b|\b{0}\s+(?:of\s+)?(?:(?:19|20)\d\d|'\d\d)\b"
 _ZH_SEASON = r"(?:去年|今年|前年|明年|这个|上个)(?:的)?{0}"
 _SEASONS: list[tuple[re.Pattern, Span]] = [
     (re.compile(r"暑假|\bsummer (?:break|vacation|holidays?)\b"), (7, 1, 2, 5)),
@@ -130,7 +146,9 @@ HOLIDAY_SLACK = timedelta(days=7)
 EN_CUES = frozenset("new year years eve chinese lunar spring valentine valentines easter may dragon independence "
                      "fourth july national halloween thanksgiving christmas xmas summer winter autumn fall "
                      "early beginning start mid late end black friday memorial labor labour mother mothers "
-                     "father fathers half q1 q2 q3 q4 quarter women womens children childrens teachers".split())
+                     "father fathers half q1 q2 q3 q4 quarter women womens children childrens teachers st patrick "
+                     "patricks paddy paddys bank boxing holidays holiday mothering australia super bowl king kings queen "
+                     "queens vesak".split())
 
 
 def span_dates(year: int, s: Span) -> tuple[datetime, datetime]:

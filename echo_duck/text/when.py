@@ -5,9 +5,10 @@ hands to the ranking macro as parameters (sql/macros/40_recall.sql recall_fused)
 "两周前", "5月"; dates, holidays, seasons and parts of a month or year through named_days.py: "October 13, 2023",
 "去年国庆", "last summer", "去年八月底"; spans up to now: "in the last 3 months", "over the past week" ("last week" alone is
 the calendar week), 最近三天, "since May", 2023年以来; 一个多月前, 几个月前, 上上周, "the month before last", 去年的今天; "this
-weekend" and 这周三 once they have begun, "two Sundays ago"; "two months ago" covers that calendar month too) and
-returns the window it names around ``now`` (a day, a week or a month with some slack at both ends), or None; a question in
-traditional characters reads as in simplified ones. Recall multiplies the score of memories observed inside the
+weekend" and 这周三 once they have begun, "two Sundays ago", "two weekends back", "the last 48 hours"; "two months
+ago" covers that calendar month too) and returns the window it names around ``now`` (a day, a week or a month with some
+slack at both ends), or None; a question in traditional characters reads as in simplified ones; a title in 《》 names
+no time. Recall multiplies the score of memories observed inside the
 window by 1 + δ: a soft boost, never a filter. ``wants_current(question)`` says whether it asks for the current
 state ("now", "currently", "latest", "现在", "最近", …): only then does recall prefer newer memories among its
 candidates. ``asks_when(question)`` says whether it asks when something happens ("When did…", 什么时候, 几点): recall then
@@ -30,11 +31,11 @@ __all__ = ["asks_when", "time_window", "wants_current", "text_script"]
 
 _NUMBER = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
            "nine": 9, "ten": 10, "couple": 2, "few": 3, "several": 3}
-_UNIT_DAYS = {"day": 1, "week": 7, "month": 30.4, "year": 365, "天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7,
-              "个月": 30.4, "年": 365}
+_UNIT_DAYS = {"hour": 1 / 24, "hr": 1 / 24, "day": 1, "week": 7, "fortnight": 14, "month": 30.4, "year": 365,
+              "天": 1, "日": 1, "周": 7, "星期": 7, "礼拜": 7, "个月": 30.4, "年": 365}
 
 _THREE_DAYS = re.compile(r"大前天")
-_DAY_BEFORE = re.compile(r"\bday before yesterday\b|(?<![之以])前天")
+_DAY_BEFORE = re.compile(r"\bday before yesterday\b|(?<![之以])前天|^前日|(?<=[，,。\s])前日")  # 前日: Cantonese
 _YESTERDAY = re.compile(r"\byesterday\b|\blast night\b|昨天|昨晚|昨夜|昨日|琴日|寻日")  # 琴日 / 尋日: Cantonese
 _TODAY = re.compile(r"\btoday\b|\bthis (?:morning|afternoon|evening)\b|\btonight\b|今天|今早|今晚|今日(?!头条|说法)")
 _WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,
@@ -42,7 +43,7 @@ _WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday":
 _LAST_WEEKDAY = re.compile(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
                            r"|(?<![马晚早])(上上|上)(?:个)?(?:周|星期|礼拜)([一二三四五六日天])")
 _COUNT = r"(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple|few|several)(?: of)?"
-_AGO = re.compile(r"\b" + _COUNT + r" (day|week|month|year)s?( or so)? ago\b")
+_AGO = re.compile(r"\b" + _COUNT + r" (day|week|fortnight|month|year)s?( or so)? (?:ago|back)\b")
 # 两周前, 半个月前, and a count with 多 (more than: 一个多月前, 十多天前, 一年多前) or 几 (a few: 几个月前)
 # 月 only after 个 (三月前 is "before March"); 日 not right after a month (3月10日前 is a date)
 _ZH_UNIT = (r"(天|(?<!月\d)(?<!月\d\d)(?<!月[一二三四五六七八九十])(?<!月[一二三四五六七八九十]{2})日|周|星期|礼拜"
@@ -53,12 +54,12 @@ _ZH_AGO = re.compile(r"(?<![\d一两二三四五六七八九十几])(\d+|[一两
 # weeks of August", nor 将近两年, a length)
 _RECENT = re.compile(r"\b(?:(?:the|these|in|over|during|within|for) (?:past|last|previous)"
                      r"|(?<!my )(?<!his )(?<!her )(?<!our )(?<!your )(?<!their )past) " + _COUNT
-                     + r" (day|week|month|year)s\b(?!\s+(?:of|before|after|until)\b|\s+in\s+(?:" + EN_MONTH
+                     + r" (hour|hr|day|week|month|year)s\b(?!\s+(?:of|before|after|until)\b|\s+in\s+(?:" + EN_MONTH
                      + r"|(?:19|20)\d\d)\b)")
 # One unit up to now, no count: "in the past month", "over the last week", "this past year" (a rolling span; "last
 # month" alone is the calendar month before this one); not "the last week of August", nor "the last day" (a count
 # of one day names no span a user asks about)
-_RECENT_ONE = re.compile(r"\b(?:the|this) (?:past|last|previous) (week|month|year)\b"
+_RECENT_ONE = re.compile(r"\b(?:the|this) (?:past|last|previous) (week|fortnight|month|year)\b"
                          r"(?!\s+(?:of|before|after|until|i|we|you|he|she|they)\b"
                          r"|\s+in\s+(?:" + EN_MONTH + r"|(?:19|20)\d\d)\b)")
 _ZH_RECENT = re.compile(r"(?:最近|过去|(?<![将接靠附邻亲几逼临])近)(?:的|这)?\s*(\d{1,3}(?!\d)|[一两二三四五六七八九十]{1,3}|半|几)\s*(多)?(个)?(多)?"
@@ -78,31 +79,39 @@ _LAST_WEEKEND = re.compile(r"(?<![马晚早])(上?)(?:上周末|上个周末|上
 _THIS_WEEKEND = re.compile(r"\bthis weekend\b|(?<![马晚早])(?:这个?|本)周末")
 _THIS_WEEKDAY = re.compile(r"\bthis (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s)"
                            r"|(?<![马晚早])(?:这个?|本)(?:周|星期|礼拜)([一二三四五六日天])")
+_WEEKENDS_AGO = re.compile(r"\b(two|three|four|2|3|4) weekends (?:ago|back)\b|(?<!上)(上上|上上上)(?:个)?周末")
 _WEEKDAY_TWO_BACK = re.compile(r"\b(?:two|2) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)s ago\b"
                                r"|\bthe (monday|tuesday|wednesday|thursday|friday|saturday|sunday) before last\b")
-_PLAN = re.compile(r"\b(?:for|plans?|planned|planning|going to|will|gonna)\b|打算|计划|准备|要")
+_PLAN = re.compile(r"\b(?:for|plans?|planned|planning|going to|will|gonna)\b|打算|计划|准备|安排|要|(?<![大节简公合条])约")
 _ZH_PAST = re.compile(r"了|过(?!来|去|年|节)|\b(?:did|was|were|had|went|got)\b")
 _LAST_WEEK = re.compile(r"\b(?:last|past) week\b(?!\s+of\b)|(?<![马晚早])上周|上星期|上个星期|上个?礼拜")
 _THIS_WEEK = re.compile(r"\bthis week\b|这周|本周|这个星期")
 _LAST_MONTH = re.compile(r"\b(?:last|past) month\b(?!\s+of\b)|上个月|(?<!马)上月")
+_LATER = re.compile(r"\blater (?:this|in the) (?:week|month|year)\b|\bthe rest of (?:this|the) (?:week|month|year)\b")
 _THIS_MONTH = re.compile(r"\bthis month\b|这个月|本月")
 _IN_MONTH = re.compile(r"\b(in|during|on|since|of|from|last|this|past)\s+(?:early |late |mid-?)?("
                        + EN_MONTH + r")\b(?:\s+(\d{4}))?")
 # from one month to another: "between March and May", "from March to May", 3月到5月, 三月至五月
 _EN_MONTH_RANGE = re.compile(r"\b(?:between|from)\s+(" + EN_MONTH + r")\s+(?:and|to|until|till|through)\s+("
-                             + EN_MONTH + r")\b")
+                             + EN_MONTH + r")\b|\b(?:in|during|over|from) (" + EN_MONTH + r")\s*[-–]\s*(" + EN_MONTH
+                             + r")\b")
 _ZH_MONTH_RANGE = re.compile(r"(?<![\d个])(\d{1,2}|[一二三四五六七八九十]{1,2})\s*月份?\s*(?:到|至|~|-|—)\s*"
                              r"(\d{1,2}|[一二三四五六七八九十]{1,2})\s*月(?!\d|[一二三四五六七八九十]|前)")
-# a weekday that a past-tense question names: "did I go to the gym on Tuesday?" (the latest one; "on Tuesdays" is a
-# habit, and a weekday alone in a question in the present names no time)
 _MAY_VERB = re.compile(r"\s+(?:i|we|you|he|she|they|it|be|have|not|also|well|just|still|help|need|take|make|work|"
                        r"get|come|go|cause|mean|seem|sound|look|feel|change|affect|hurt|cost|last|want)\b")
-_ON_WEEKDAY = re.compile(r"\b(?:on|this past|that) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s)")
+# a weekday that a past-tense question names: "did I go to the gym on Tuesday?", "the bar we went to friday night",
+# 周二开会的时候老板说了什么 (the latest one; "on Tuesdays", 每周三, 一般 are habits, and a weekday in a question in the
+# present names no time)
+_DAY_NAME = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_ON_WEEKDAY = re.compile(r"\b(?:on|this past|that) " + _DAY_NAME + r"\b(?!s)|\b" + _DAY_NAME
+                         + r" (?:night|morning|afternoon|evening)\b|(?<![上这本下每])(?:周|星期|礼拜)([一二三四五六日天])"
+                           r"(?![一二三四五六日天])")
+_USUAL = re.compile(r"一般|通常|平时|经常|总是|每|\b(?:usually|normally|always|often|every)\b")
 _PAST_TENSE = re.compile(r"\b(?:did|was|were|had|went|got|made|took|bought|saw|said|told|ate|paid|spent|met|left|came|"
                          r"gave|forgot|missed|ordered|visited|called|cooked|watched|played|parked)\b")
 _ZH_MONTH = re.compile(r"(?<![\d个])(\d{1,2})\s*月(?!前)")
 # From a month or a year to now: "since May", "since 2023", 五月以来, 2023年以来, 从三月份开始
-_SINCE_AFTER = re.compile(r"\s*份?\s*(?:以来|开始|起(?![飞诉草床身来码]))")  # right after 五月 / 5月: 五月以来, 5月开始
+_SINCE_AFTER = re.compile(r"\s*份?\s*(?:以来|开始|起(?![飞诉草床身来码])|(?:到|至)(?:现在|今天|目前|今))")  # right after 五月 / 5月: 五月以来, 5月开始
 _SINCE_YEAR = re.compile(r"\bsince\s+(?:19|20)\d\d\b|(?:19|20)\d\d\s*年\s*(?:以来|开始|起(?![飞诉草床身来码]))")
 
 _CURRENT = re.compile(r"\b(?:now|currently|current|these days|latest|most recent|recently|still|anymore|any more|"
@@ -112,6 +121,7 @@ _ASKS_WHEN = re.compile(r"^\W*when\b|\b(?:by|since|until|till) when\b|\bwhen\s*[
                         + r"\b|\b(?:what|which) (?:year|month|day|date)\b|\bwhat time " + _AUX + r"\b|\bhow long ago\b"
                         r"|什么时候|哪一?年|哪一?天|哪个月|几月|几号|几点|何时")
 
+_TITLE = re.compile(r"《[^》]{0,80}》")
 _HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
 _HAN_RUN = re.compile("[\u3400-\u9fff\uf900-\ufaff]+")
 _LATIN = re.compile("[A-Za-z]")
@@ -154,7 +164,7 @@ def time_window(question: str, now: datetime) -> tuple[datetime, datetime] | Non
 
 
 def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
-    s = _read(question)
+    s = _TITLE.sub(" ", _read(question))  # a title names no time: 《去年烟花特别多》
     now = now.replace(tzinfo=None)  # the store's clock is naive UTC; a caller's aware time reads as its wall time
     today = datetime(now.year, now.month, now.day)
 
@@ -185,8 +195,8 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
             span = None
     if span is not None:
         n, unit, more, few = span
-        if few:  # 几个月前: two to five of them; 几天前, "a few days ago": the last four days
-            return days_back(4, 0) if unit == 1 else days_back(5 * unit, 2 * unit)
+        if few:  # 几个月前: two to five of them; 几天前, "a few days ago": the last week
+            return days_back(7, 0) if unit == 1 else days_back(5 * unit, 2 * unit)
         if more:  # 一个多月前: between one and two of them; 十多天前: ten to twenty
             return days_back((n + _more(n)) * unit, n * unit)
         slack = max(1.0, 0.5 * unit if n == 1 and ago.re is _AGO else 0.25 * n * unit)
@@ -204,20 +214,26 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         n, unit, more, few = span
         length = (5 if few else n + _more(n) if more else n) * unit
         return days_back(length + max(1.0, 0.1 * length), 0)
-    if _FEW_DAYS.search(s):
-        return days_back(4, 0)
+    if _FEW_DAYS.search(s):  # the last week: "the other day" is two to seven days back as often as one or two
+        return days_back(7, 0)
     weekday = _LAST_WEEKDAY.search(s)
     if weekday:  # "last Monday": the latest one before today; 上周三: last week's
         english, weeks, chinese = weekday.groups()
-        if english:
+        if english:  # said two or three days after it, many mean the one a week earlier: both
             back = (today.weekday() - _WEEKDAYS[english] - 1) % 7 + 1
-        else:  # 上周三: last week's; 上上周三: the week before's
-            back = today.weekday() + 7 * len(weeks) - _WEEKDAYS[chinese]
+            return days_back(back + 8 if back <= 3 else back + 1, back - 1)
+        back = today.weekday() + 7 * len(weeks) - _WEEKDAYS[chinese]  # 上周三: last week's; 上上周三: the week before's
         return days_back(back + 1, back - 1)
     if _WEEK_BEFORE_LAST.search(s):
         return _week_back(today, 2)
     if _MONTH_BEFORE_LAST.search(s):
         return _month_back(now, 2)
+    weekends = _WEEKENDS_AGO.search(s)
+    if weekends:  # "two weekends ago": the latest weekend before today, a week earlier per extra one
+        count, repeated = weekends.groups()
+        n = len(repeated) if repeated else int(count) if count.isdigit() else _NUMBER[count]
+        saturday = today - timedelta(days=(today.weekday() - 5) % 7 + 7 * (n - 1))
+        return saturday - timedelta(days=1), saturday + timedelta(days=3)
     two_back = _WEEKDAY_TWO_BACK.search(s)
     if two_back:  # the latest such day before today, a week earlier
         back = (today.weekday() - _WEEKDAYS[two_back.group(1) or two_back.group(2)] - 1) % 7 + 8
@@ -245,15 +261,17 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         return today - timedelta(days=today.weekday()), today + timedelta(days=1)
     if _LAST_MONTH.search(s):
         return _month_back(now, 1)
+    if _LATER.search(s):  # "later this month": still to come
+        return None
     if _THIS_MONTH.search(s):
         return datetime(now.year, now.month, 1), today + timedelta(days=1)
     on_day = _ON_WEEKDAY.search(s)
-    if on_day and _PAST_TENSE.search(s):  # the latest such day before today
-        back = (today.weekday() - _WEEKDAYS[on_day.group(1)] - 1) % 7 + 1
+    if on_day and (_PAST_TENSE.search(s) or on_day.group(3) and "了" in s) and not _USUAL.search(s):
+        back = (today.weekday() - _WEEKDAYS[next(g for g in on_day.groups() if g)] - 1) % 7 + 1  # the latest one
         return days_back(back + 1, back - 1)
     span = _EN_MONTH_RANGE.search(s) or _ZH_MONTH_RANGE.search(s)
-    months = span and (MONTHS.get(span.group(1)) or zh_number(span.group(1)), MONTHS.get(span.group(2))
-                       or zh_number(span.group(2)))
+    named = span and [g for g in span.groups() if g]
+    months = named and (MONTHS.get(named[0]) or zh_number(named[0]), MONTHS.get(named[1]) or zh_number(named[1]))
     if months and all(m and 1 <= m <= 12 for m in months) and months[0] <= months[1]:
         year = anchor_year(s, now) or (now.year if months[0] <= now.month else now.year - 1)
         end_year, end_month = _add_months(year, months[1], 1)
