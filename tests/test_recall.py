@@ -776,10 +776,33 @@ def test_a_question_naming_a_date_or_a_holiday_prefers_what_was_observed_then(hm
     may = hmem.remember("我们去泰山爬山了，住在山脚的酒店", type="environment", observed_at=datetime(year, 5, 2))
     holiday = hmem.recall("去年国庆我们去哪儿爬山了？", k=2, explain=True, reinforce=False)
     assert ids(holiday) == [october.id, may.id] and holiday[0].explanation.time_boost == 1.5
+    # explain says which window the question named: 国庆 (1-7 October) and a week either side
+    assert {h.explanation.time_window for h in holiday} == {(f"{year}-09-21T00:00:00", f"{year}-10-17T00:00:00")}
     dated = hmem.recall(f"{year}年5月2日我们去哪儿爬山了？", k=2, explain=True, reinforce=False)
     assert ids(dated)[0] == may.id and {h.id for h in dated if h.explanation.time_boost > 1} == {may.id}
     summer = hmem.recall("去年夏天我们去哪儿爬山了？", k=2, explain=True, reinforce=False)  # June-August: neither
     assert {h.explanation.time_boost for h in summer} == {1.0}
+    assert summer[0].explanation.time_window == (f"{year}-06-01T00:00:00", f"{year}-09-01T00:00:00")
+    plain = hmem.recall("我们去哪儿爬山了？", k=2, explain=True, reinforce=False)
+    assert {h.explanation.time_window for h in plain} == {None}
+
+
+def test_the_cli_explain_says_when_a_hit_was_observed_in_the_time_asked_about(tmp_path):
+    from click.testing import CliRunner
+
+    from echo_duck.cli.main import cli
+
+    year = datetime.now().year - 1  # the CLI reads the wall clock: 去年 is last year
+    with echo_duck.open(tmp_path / "trips.duckdb", agent_id="a") as mem:  # the real model
+        mem.remember("我们去黄山爬山了，住在山顶的酒店", type="environment", observed_at=datetime(year, 10, 3))
+        mem.remember("我们去泰山爬山了，住在山脚的酒店", type="environment", observed_at=datetime(year, 5, 2))
+    said = CliRunner().invoke(cli, ["--db", str(tmp_path / "trips.duckdb"), "--agent", "a", "recall",
+                                    "去年国庆我们去哪儿爬山了？", "-k", "2", "--explain", "--no-reinforce"])
+    assert said.exit_code == 0, said.output
+    lines = said.output.splitlines()
+    noted = [i for i, line in enumerate(lines)
+             if line.endswith(f"observed in the time the question names ({year}-09-21 to {year}-10-17)")]
+    assert len(noted) == 1 and "黄山" in lines[noted[0] - 1]  # the October trip, not the May one
 
 
 TOKYO = ["Calvin: the Tokyo concert was packed, the whole concert crowd sang along",

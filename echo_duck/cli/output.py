@@ -65,6 +65,9 @@ def hits(found: Sequence[Any], explain: bool = False) -> str:
                 body += f", its words translate {e.bridge_coverage:.0%} of the question's"
             if getattr(e, "asking_weight", 1.0) < 1.0:
                 body += f", it mostly asks (score × {e.asking_weight:g})"
+            window, seen = getattr(e, "time_window", None), h.memory.observed_at or h.memory.created_at
+            if window and seen is not None and window[0] <= seen.isoformat() < window[1]:
+                body += f", observed in the time the question names ({window[0][:10]} to {window[1][:10]})"
         blocks.append(f"{head}\n{body}")
     return "\n".join(blocks)
 

@@ -114,7 +114,7 @@ class TimeTravel:
             for side, other in _conflicts_by_side(self.db.run("conflicts_as_of", ids=winners, ts=ts).fetchall(), stored):
                 stored[side]["conflicts_with"] = [*(stored[side]["conflicts_with"] or []), other]
         rows = [{**stored[f.memory_id], **vars(f)} for f in ranked if f.memory_id in stored]
-        return [_hit(row, arm, explain, v_text if v_text != query.text else None) for row in rows]
+        return [_hit(row, arm, explain, v_text if v_text != query.text else None, time.window) for row in rows]
 
 
 def _who(caller: Caller) -> dict[str, Any]:

@@ -118,6 +118,7 @@ class Explanation:
     bridge_coverage: float | None = None  # the share of the question's dictionary translations it holds (other script)
     update_credit: float | None = None  # the relevance of an older candidate it changes (current-state questions)
     asking_weight: float = 1.0  # asking_weight (0.7) when the memory mostly asks (a question is not its own answer)
+    time_window: tuple[str, str] | None = None  # [start, end) the question names (text/when.py), ISO; time_boost's window
 
 
 @dataclass(frozen=True)
@@ -251,7 +252,7 @@ class Recaller:
             else:
                 rows = self._fused_in_process(keyword, vector, who, query.include_archived, time, query.min_score,
                                               fetch, wanted, settings, bridged)
-        hits = [_hit(row, arm, explain, v_text if v_text != query.text else None) for row in rows]
+        hits = [_hit(row, arm, explain, v_text if v_text != query.text else None, time.window) for row in rows]
         gated = {str(row["id"]) for row in rows if row["gate"] != fusion.KEPT}  # returned, but no review (SPEC R10)
         if kb is not None:  # KB chunks score on the same scale (sql/macros/60_kb.sql): one sort by score merges
             hits = sorted([*hits, *kb.search(caller, query.text, fetch, tags=query.tags, explain=explain)],
@@ -347,7 +348,8 @@ def keyword_cut(settings: dict[str, float]) -> int:
     return math.floor(10 * settings["keyword_pool"])
 
 
-def _hit(row: dict, arm: str, explain: bool, vector_text: str | None = None) -> Hit:
+def _hit(row: dict, arm: str, explain: bool, vector_text: str | None = None,
+         window: tuple[datetime, datetime] | None = None) -> Hit:
     memory = Memory.from_row(row)
     explanation = None
     if explain:
@@ -361,7 +363,8 @@ def _hit(row: dict, arm: str, explain: bool, vector_text: str | None = None) -> 
             vector_arm=arm, gate=row["gate"],
             effective_importance=row["effective_importance"], decay_factor=row["decay_factor"],
             tier_weight=row["tier_weight"], feedback_weight=row["feedback_weight"],
-            provenance=memory.provenance_name, source_refs=memory.source_refs, vector_question=vector_text)
+            provenance=memory.provenance_name, source_refs=memory.source_refs, vector_question=vector_text,
+            time_window=None if window is None else (window[0].isoformat(), window[1].isoformat()))
     conflicts = tuple(str(c) for c in (row.get("conflicts_with") or ()))
     return Hit(memory, float(row["score"]), conflicts, explanation)
 
