@@ -270,6 +270,18 @@ def test_this_weekend_asked_on_it_and_days_still_to_come():
         assert time_window(question, NOW) is None, question
 
 
+def test_a_holiday_still_to_come_is_the_coming_one_unless_the_question_is_about_the_past():
+    december_10, december_20 = datetime(2025, 12, 10, 9), datetime(2025, 12, 20, 9)
+    assert time_window("What's on the schedule for Christmas Day?", december_10) is None  # not last year's
+    assert time_window("国庆假期我打算去哪儿玩来着？", datetime(2024, 9, 10)) is None
+    # a week before it, plans are being written: the coming one with its slack
+    assert time_window("What's on the schedule for Christmas Day?", december_20) == (datetime(2025, 12, 16),
+                                                                                     datetime(2026, 1, 5))
+    # what happened: the latest one that has begun
+    assert time_window("What did we cook for Christmas?", december_10) == (datetime(2024, 12, 16), datetime(2025, 1, 5))
+    assert time_window("国庆去了哪里？", datetime(2024, 9, 10)) == (datetime(2023, 9, 21), datetime(2023, 10, 17))
+
+
 @pytest.mark.parametrize("question", ["我之前天天喝什么咖啡", "以前天天跑步吗", "What projects is she planning for next year?"])
 def test_before_is_not_the_day_before_yesterday(question):
     assert time_window(question, NOW) is None

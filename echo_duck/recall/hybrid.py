@@ -118,7 +118,7 @@ class Explanation:
     bridge_coverage: float | None = None  # the share of the question's dictionary translations it holds (other script)
     update_credit: float | None = None  # the relevance of an older candidate it changes (current-state questions)
     asking_weight: float = 1.0  # asking_weight (0.7) when the memory mostly asks (a question is not its own answer)
-    time_window: tuple[str, str] | None = None  # [start, end) the question names (text/when.py), ISO; time_boost's window
+    time_window: tuple[str, str] | None = None  # [start, end) the question names (text/when.py), ISO: time_boost's
 
 
 @dataclass(frozen=True)

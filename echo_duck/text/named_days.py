@@ -23,9 +23,13 @@ from datetime import datetime, timedelta
 
 from .named_spans import EN_CUES, HOLIDAY_PATTERNS, HOLIDAY_SLACK, LONG_PATTERNS, NAMED, Span, days_in, span_dates
 
-__all__ = ["EN_MONTH", "MONTHS", "anchor_year", "named_window", "zh_month", "zh_number"]
+__all__ = ["EN_MONTH", "MONTHS", "PAST", "PAST_TENSE", "anchor_year", "named_window", "zh_month", "zh_number"]
 
 _WORD = re.compile("[a-z]+")
+# a question about what happened (English verbs in the past tense; Chinese 了 / 过 as an aspect, not 过年 / 过来)
+PAST_TENSE = re.compile(r"\b(?:did|was|were|had|went|got|made|took|bought|saw|said|told|ate|paid|spent|met|left|came|"
+                        r"gave|forgot|missed|ordered|visited|called|cooked|watched|played|parked)\b")
+PAST = re.compile(PAST_TENSE.pattern + r"|了|过(?![来去年节])|\b(?:celebrated|stayed|hosted|brought|sent|wore)\b")
 
 _MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
                 "november", "december"]
@@ -45,11 +49,12 @@ _WHICH_ONE = re.compile(r"上个|这个|\b(?:last|this|next|past)\b")
 
 
 
-_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)\s*年|\b(?:in|of|during|since|from|year|early|late|mid|summer|winter|spring|autumn|fall|"
-                   r"christmas|easter|thanksgiving|halloween|" + EN_MONTH + r")\s+((?:19|20)\d\d)\b")
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)\s*年|\b(?:in|of|during|since|from|year|early|late|mid|summer|winter|spring|"
+                   r"autumn|fall|christmas|easter|thanksgiving|halloween|" + EN_MONTH + r")\s+((?:19|20)\d\d)\b")
 _EN_DATE_MD = re.compile(r"\b(" + EN_MONTH + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+((?:19|20)\d\d)\b)?")
 _EN_DATE_DM = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + EN_MONTH + r")\b(?:,?\s+((?:19|20)\d\d)\b)?")
-_ISO_DATE = re.compile(r"(?<![\d.])((?:19|20)\d\d)([-/.])(\d{1,2})\2(\d{1,2})(?![\d.])")  # 2023-09-15, 2022/10/3, 2022.10.3
+# 2023-09-15, 2022/10/3, 2022.10.3 (not a version number such as 2023.1.2.5)
+_ISO_DATE = re.compile(r"(?<![\d.])((?:19|20)\d\d)([-/.])(\d{1,2})\2(\d{1,2})(?![\d.])")
 _SLASH_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/((?:19|20)\d\d)\b")  # 12/31/2023 (month first unless it cannot be)
 # a range of days: "between May 3 and May 9", "from May 3 to 9"
 _EN_DAY_RANGE = re.compile(r"\b(?:between|from)\s+(" + EN_MONTH + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\s+(?:and|to|until|"
@@ -279,6 +284,12 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
             if pattern in LONG_PATTERNS and year is None and now - start < timedelta(days=31):
                 start, end = span_dates(start.year - 1, span)
             if pattern in HOLIDAY_PATTERNS:  # plans are written before a holiday, what happened after it
+                coming = _coming(span, now)
+                if year is None and not over and not PAST.search(text) and coming[0] - now < timedelta(days=60):
+                    # "What's on for Christmas Day?" in December: the coming one, not last year's
+                    start, end = coming
+                    if start - HOLIDAY_SLACK > now:
+                        return None  # still to come: nothing was observed then
                 return start - HOLIDAY_SLACK, end + HOLIDAY_SLACK
             return start, end
     found = _ZH_MONTH_PART.search(text)

@@ -147,8 +147,8 @@ EN_CUES = frozenset("new year years eve chinese lunar spring valentine valentine
                      "fourth july national halloween thanksgiving christmas xmas summer winter autumn fall "
                      "early beginning start mid late end black friday memorial labor labour mother mothers "
                      "father fathers half q1 q2 q3 q4 quarter women womens children childrens teachers st patrick "
-                     "patricks paddy paddys bank boxing holidays holiday mothering australia super bowl king kings queen "
-                     "queens vesak".split())
+                     "patricks paddy paddys bank boxing holidays holiday mothering australia super bowl king kings "
+                     "queen queens vesak".split())
 
 
 def span_dates(year: int, s: Span) -> tuple[datetime, datetime]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from .named_days import EN_MONTH, MONTHS, anchor_year, named_window, zh_month, zh_number
+from .named_days import EN_MONTH, MONTHS, PAST, PAST_TENSE, anchor_year, named_window, zh_month, zh_number
 from .segment import simplified
 
 __all__ = ["asks_when", "time_window", "wants_current", "text_script"]
@@ -83,7 +83,6 @@ _WEEKENDS_AGO = re.compile(r"\b(two|three|four|2|3|4) weekends (?:ago|back)\b|(?
 _WEEKDAY_TWO_BACK = re.compile(r"\b(?:two|2) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)s ago\b"
                                r"|\bthe (monday|tuesday|wednesday|thursday|friday|saturday|sunday) before last\b")
 _PLAN = re.compile(r"\b(?:for|plans?|planned|planning|going to|will|gonna)\b|打算|计划|准备|安排|要|(?<![大节简公合条])约")
-_ZH_PAST = re.compile(r"了|过(?!来|去|年|节)|\b(?:did|was|were|had|went|got)\b")
 _LAST_WEEK = re.compile(r"\b(?:last|past) week\b(?!\s+of\b)|(?<![马晚早])上周|上星期|上个星期|上个?礼拜")
 _THIS_WEEK = re.compile(r"\bthis week\b|这周|本周|这个星期")
 _LAST_MONTH = re.compile(r"\b(?:last|past) month\b(?!\s+of\b)|上个月|(?<!马)上月")
@@ -107,11 +106,10 @@ _ON_WEEKDAY = re.compile(r"\b(?:on|this past|that) " + _DAY_NAME + r"\b(?!s)|\b"
                          + r" (?:night|morning|afternoon|evening)\b|(?<![上这本下每])(?:周|星期|礼拜)([一二三四五六日天])"
                            r"(?![一二三四五六日天])")
 _USUAL = re.compile(r"一般|通常|平时|经常|总是|每|\b(?:usually|normally|always|often|every)\b")
-_PAST_TENSE = re.compile(r"\b(?:did|was|were|had|went|got|made|took|bought|saw|said|told|ate|paid|spent|met|left|came|"
-                         r"gave|forgot|missed|ordered|visited|called|cooked|watched|played|parked)\b")
 _ZH_MONTH = re.compile(r"(?<![\d个])(\d{1,2})\s*月(?!前)")
 # From a month or a year to now: "since May", "since 2023", 五月以来, 2023年以来, 从三月份开始
-_SINCE_AFTER = re.compile(r"\s*份?\s*(?:以来|开始|起(?![飞诉草床身来码])|(?:到|至)(?:现在|今天|目前|今))")  # right after 五月 / 5月: 五月以来, 5月开始
+# right after 五月 / 5月: 五月以来, 5月开始, 三月份到现在
+_SINCE_AFTER = re.compile(r"\s*份?\s*(?:以来|开始|起(?![飞诉草床身来码])|(?:到|至)(?:现在|今天|目前|今))")
 _SINCE_YEAR = re.compile(r"\bsince\s+(?:19|20)\d\d\b|(?:19|20)\d\d\s*年\s*(?:以来|开始|起(?![飞诉草床身来码]))")
 
 _CURRENT = re.compile(r"\b(?:now|currently|current|these days|latest|most recent|recently|still|anymore|any more|"
@@ -249,7 +247,7 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
         saturday = today + timedelta(days=5 - today.weekday())
         if today.weekday() >= 5:  # asked on it: Saturday to today
             return saturday - timedelta(days=1), today + timedelta(days=1)
-        if not _ZH_PAST.search(s) or _PLAN.search(s):  # still to come: nothing was observed then
+        if not PAST.search(s) or _PLAN.search(s):  # still to come: nothing was observed then
             return None
         saturday -= timedelta(days=7)  # "what did I do this weekend?" on a Monday: the one just past
         return saturday - timedelta(days=1), saturday + timedelta(days=3)
@@ -266,7 +264,7 @@ def _window(question: str, now: datetime) -> tuple[datetime, datetime] | None:
     if _THIS_MONTH.search(s):
         return datetime(now.year, now.month, 1), today + timedelta(days=1)
     on_day = _ON_WEEKDAY.search(s)
-    if on_day and (_PAST_TENSE.search(s) or on_day.group(3) and "了" in s) and not _USUAL.search(s):
+    if on_day and (PAST_TENSE.search(s) or on_day.group(3) and "了" in s) and not _USUAL.search(s):
         back = (today.weekday() - _WEEKDAYS[next(g for g in on_day.groups() if g)] - 1) % 7 + 1  # the latest one
         return days_back(back + 1, back - 1)
     span = _EN_MONTH_RANGE.search(s) or _ZH_MONTH_RANGE.search(s)
