@@ -54,7 +54,7 @@ def _thanksgiving(year: int) -> date:
 
 
 _HOLIDAYS: list[tuple[re.Pattern, Span]] = [
-    # days of the lunar twelfth and first months, from 春节's date: 腊八 (12/8) 21-22 days before it, 小年 (12/23-24) 7-8
+    # days of the lunar twelfth month, from 春节's date: 腊八 (12/8) 21-22 days before it, 小年 (12/23 or 12/24) 6-8
     (re.compile(AS_TIME.format("腊八") + r"(?!粥)"), _around(_lunar("spring", -22), 1, 1, (1, 1, 0, 29))),
     (re.compile(AS_TIME.format("小年") + r"(?![轻纪])"), _around(_lunar("spring", -8), 1, 1, (1, 13, 1, 13))),
     (re.compile(r"除夕|大年三十|大年夜|\bchinese new year'?s eve\b"), _around(_lunar("spring", -1), 1, 1, (1, 20, 1, 20))),
