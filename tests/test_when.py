@@ -232,6 +232,10 @@ SETS = Path(__file__).resolve().parent.parent / "data_fixtures" / "recall_sets"
     ("前日同醫生講咗啲咩？", datetime(2026, 3, 18), datetime(2026, 3, 19)),
     ("23年双十一我都买了些什么？", datetime(2023, 11, 3), datetime(2023, 11, 21)),
     ("what did I do last Wednesday?", datetime(2026, 3, 10), datetime(2026, 3, 20)),
+    # school terms: autumn late August to January, spring January to June; 上学期 / "last semester" the latest ended
+    ("上学期孩子期末成绩我记了没有", datetime(2025, 8, 20), datetime(2026, 1, 21)),
+    ("这学期他请了几次假", datetime(2026, 1, 10), datetime(2026, 3, 21)),
+    ("What classes was I taking last fall semester?", datetime(2025, 8, 20), datetime(2026, 1, 21)),
 ])
 def test_windows(question, start, end):
     assert time_window(question, NOW) == (start, end)
@@ -255,7 +259,7 @@ def test_windows(question, start, end):
     "price is 3.15 元", "每周三去游泳了吗", "Friday night plans?", "前阵子朋友推荐的那部电视剧叫什么？",
     "A while ago I saved a pasta recipe, can you find it?",
     "腊八粥怎么做", "小年轻都喜欢什么", "Is there anything later this month I shouldn't forget?", "version 2023.1.2.5",
-    "1/2 cup of sugar",
+    "1/2 cup of sugar", "Is my term life insurance still active?", "周子轩大一上学期期末考得怎么样？",
 ])
 def test_names_streets_habits_and_idioms_name_no_time(question):
     assert time_window(question, NOW) is None

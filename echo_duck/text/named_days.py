@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from .named_spans import EN_CUES, HOLIDAY_PATTERNS, HOLIDAY_SLACK, LONG_PATTERNS, NAMED, Span, days_in, span_dates
+from .named_spans import (EN_CUES, FALL_TERM, HOLIDAY_PATTERNS, HOLIDAY_SLACK, LONG_PATTERNS, NAMED, SPRING_TERM, Span,
+                          days_in, span_dates)
 
 __all__ = ["EN_MONTH", "MONTHS", "PAST", "PAST_TENSE", "anchor_year", "named_window", "zh_month", "zh_number"]
 
@@ -85,6 +86,9 @@ _SHORT_YEAR = re.compile(r"(?<![\d.])(\d\d)\s*年(?=\s*(?:\d{1,2}\s*月|[一二�
                          r"中秋|端午|元旦|五一|清明|暑假|寒假|春天|夏天|秋天|冬天|年初|年底|年中|上半年|下半年|圣诞|双十一|双11|双十二|"
                          r"七夕|情人节|元宵|除夕|618)))"
                          r"|\b(?:summer|winter|spring|autumn|fall|christmas|easter|" + EN_MONTH + r")\s+'(\d\d)\b")
+# the last school term (上学期, "last semester": the latest that has ended) or this one (这学期: from its start to now)
+# (not 大一上学期 / 三年级上学期, the first term of a school year)
+_TERM = re.compile(r"(?<![一二三四五六级年])(上个?|这个?|本)学期|\b(last|this) (?:semester|term)\b")
 _ROC_YEAR = re.compile(r"民国\s*(\d{2,3})\s*年")  # Taiwan's calendar: 民國112年 is 2023
 _ZH_DATE = re.compile(r"(?:((?:19|20)\d\d)\s*年\s*)?(" + _ZH_NUM + r")\s*月\s*(" + _ZH_NUM + r")\s*[日号]")
 _EN_MONTH_PART = re.compile(r"\b(early|beginning of|start of|mid-?|middle of|late|end of)\s*(" + EN_MONTH + r")\b")
@@ -269,6 +273,15 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         month, day = zh_number(found.group(2)), zh_number(found.group(3))
         if month is not None and day is not None:
             return _day(int(found.group(1)) if found.group(1) else year, month, day, now)
+    found = _TERM.search(text)
+    if found:
+        years = range(now.year - 2, now.year + 1)
+        terms = sorted(span_dates(y, term) for y in years for term in (FALL_TERM, SPRING_TERM))
+        if (found.group(1) or found.group(2)).startswith(("上", "last")):
+            ended = [t for t in terms if t[1] <= now]
+            return ended[-1] if ended else None
+        start = max(t[0] for t in terms if t[0] <= now)
+        return start, datetime(now.year, now.month, now.day) + timedelta(days=1)
     named = not text.isascii() or not EN_CUES.isdisjoint(_WORD.findall(text))
     habit = _HABIT.search(text) or (_TASTE.search(text) and year is None and not _WHICH_ONE.search(text))
     for pattern, span in NAMED if named and not habit else ():

@@ -18,8 +18,8 @@ from typing import Callable, Union
 
 from .calendar_days import easter, lunar_day, nth_weekday
 
-__all__ = ["AS_TIME", "EN_CUES", "HOLIDAY_PATTERNS", "HOLIDAY_SLACK", "LONG_PATTERNS", "NAMED", "Span", "days_in",
-           "span_dates"]
+__all__ = ["AS_TIME", "EN_CUES", "FALL_TERM", "HOLIDAY_PATTERNS", "HOLIDAY_SLACK", "LONG_PATTERNS", "NAMED",
+           "SPRING_TERM", "Span", "days_in", "span_dates"]
 
 # 国庆 / 五一 as a time: at the start, after a word that dates it (去年国庆, 过五一), or with 节 / 假 / 期间 after it;
 # not inside a name or a street (张国庆, 五一路, 一五一十).
@@ -110,7 +110,12 @@ _HOLIDAYS: list[tuple[re.Pattern, Span]] = [
 # 去年 / 今年 / 这个 / 上个 夏天): "in the winter" and 夏天他最馋什么 say when something tends to happen, not when.
 _EN_SEASON = r"\b(?:last|this|past|previous)\s+{0}\b|\b{0}\s+(?:of\s+)?(?:(?:19|20)\d\d|'\d\d)\b"
 _ZH_SEASON = r"(?:去年|今年|前年|明年|这个|上个)(?:的)?{0}"
+# A school term: autumn from late August to the exams in January, spring from January to June (China's and the
+# United States' calendars both inside)
+FALL_TERM, SPRING_TERM = (8, 20, 5, 20), (1, 10, 5, 30)
 _SEASONS: list[tuple[re.Pattern, Span]] = [
+    (re.compile(r"\b(?:fall|autumn) (?:semester|term)\b|秋季学期"), FALL_TERM),
+    (re.compile(r"\bspring (?:semester|term)\b|春季学期"), SPRING_TERM),
     (re.compile(r"暑假|\bsummer (?:break|vacation|holidays?)\b"), (7, 1, 2, 5)),
     (re.compile(r"寒假"), (1, 10, 1, 28)),
     (re.compile(r"\bwinter (?:break|vacation|holidays?)\b|\bchristmas (?:break|holidays?)\b"), (12, 18, 1, 10)),
@@ -148,7 +153,7 @@ EN_CUES = frozenset("new year years eve chinese lunar spring valentine valentine
                      "early beginning start mid late end black friday memorial labor labour mother mothers "
                      "father fathers half q1 q2 q3 q4 quarter women womens children childrens teachers st patrick "
                      "patricks paddy paddys bank boxing holidays holiday mothering australia super bowl king kings "
-                     "queen queens vesak".split())
+                     "queen queens vesak semester term".split())
 
 
 def span_dates(year: int, s: Span) -> tuple[datetime, datetime]:
