@@ -170,6 +170,18 @@ def _day(year: int | None, month: int, day: int, now: datetime) -> tuple[datetim
     return start - timedelta(days=2), start + timedelta(days=3)
 
 
+def _month_first(first: int, second: int) -> tuple[int, int]:
+    """(month, day) of a numeric date written month first, unless its first number cannot be a month (31/12)."""
+    return (second, first) if first > 12 else (first, second)
+
+
+def _week_of(day: tuple[datetime, datetime]) -> tuple[datetime, datetime]:
+    """Monday to Sunday of the week holding a _day window's day, two days' slack either side."""
+    named = day[0] + timedelta(days=2)  # _day's window starts two days early
+    monday = named - timedelta(days=named.weekday())
+    return monday - timedelta(days=2), monday + timedelta(days=9)
+
+
 def _latest_day(day: int, now: datetime) -> tuple[datetime, datetime] | None:
     """The window of day ``day`` of this month, or of the last when this month's is still to come."""
     y, m = now.year, now.month
@@ -217,14 +229,14 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
     found = _MONTH_DAY.search(text)
     if found:
         first, second = (int(g) for g in (found.group(1, 2) if found.group(1) else found.group(3, 4)))
-        month, day = (second, first) if first > 12 else (first, second)
+        month, day = _month_first(first, second)
         window = _day(year, month, day, now)
         if window:
             return window
     found = _SLASH_DATE.search(text)
     if found:
         first, second = int(found.group(1)), int(found.group(2))
-        month, day = (second, first) if first > 12 else (first, second)
+        month, day = _month_first(first, second)
         return _day(int(found.group(3)), month, day, now)
     found = _EN_DAY_RANGE.search(text)
     if found:
@@ -248,16 +260,14 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
         month = MONTHS.get(found.group(1)) or zh_number(found.group(1))
         day = found.group(2) and zh_number(found.group(2))
         named_day = month and day and _day(year, month, day, now)
-        if named_day:  # Monday to Sunday of that week, two days' slack either side
-            monday = named_day[0] + timedelta(days=2) - timedelta(days=(named_day[0] + timedelta(days=2)).weekday())
-            return monday - timedelta(days=2), monday + timedelta(days=9)
+        if named_day:
+            return _week_of(named_day)
     found = _WEEK_OF_DAY.search(text) or _DAYS_OF_MONTH.search(text)
     days = found and [_latest_day(int(d), now) for d in found.groups() if d]
     if days and all(days) and days[0][0] <= days[-1][0]:
         if found.re is _DAYS_OF_MONTH:  # from the first to the last
             return days[0][0], days[-1][1]
-        monday = days[0][0] + timedelta(days=2) - timedelta(days=(days[0][0] + timedelta(days=2)).weekday())
-        return monday - timedelta(days=2), monday + timedelta(days=9)
+        return _week_of(days[0])
     found = _DAY_OF_MONTH.search(text)
     window = found and _latest_day(int(found.group(1)), now)
     if window:
@@ -297,8 +307,8 @@ def named_window(text: str, now: datetime) -> tuple[datetime, datetime] | None:
             if pattern in LONG_PATTERNS and year is None and now - start < timedelta(days=31):
                 start, end = span_dates(start.year - 1, span)
             if pattern in HOLIDAY_PATTERNS:  # plans are written before a holiday, what happened after it
-                coming = _coming(span, now)
-                if year is None and not over and not PAST.search(text) and coming[0] - now < timedelta(days=60):
+                coming = None if year is not None or over or PAST.search(text) else _coming(span, now)
+                if coming and coming[0] - now < timedelta(days=60):
                     # "What's on for Christmas Day?" in December: the coming one, not last year's
                     start, end = coming
                     if start - HOLIDAY_SLACK > now:
