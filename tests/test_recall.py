@@ -19,7 +19,8 @@ from echo_duck.index import quantised_scan
 from echo_duck.bench import synthetic
 from echo_duck.index.keyword import query_text
 from echo_duck.models import TYPES
-from echo_duck.recall.hybrid import RecallQuery, _conflicts_by_side
+from echo_duck.recall.hits import RecallQuery
+from echo_duck.recall.hybrid import _conflicts_by_side
 from echo_duck.text.when import text_script
 from echo_duck.write.writer import Caller, prepare
 

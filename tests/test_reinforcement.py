@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 import echo_duck
-from echo_duck.recall.hybrid import Hit, reinforced_hits
+from echo_duck.recall.hits import Hit
+from echo_duck.recall.hybrid import reinforced_hits
 
 
 def fake_hits(scores):

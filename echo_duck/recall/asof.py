@@ -26,7 +26,8 @@ from ..text import when
 from ..text.when import text_script
 from ..write.writer import Caller
 from . import bridge_arm, fusion
-from .hybrid import OVERFETCH, Hit, Recaller, RecallQuery, _conflicts_by_side, _hit
+from .hits import Hit, RecallQuery, hit_from_row
+from .hybrid import OVERFETCH, Recaller, _conflicts_by_side
 
 MAX_REEMBEDDED = 2000  # exported memories embedded again for one as-of recall
 
@@ -114,7 +115,7 @@ class TimeTravel:
             for side, other in _conflicts_by_side(self.db.run("conflicts_as_of", ids=winners, ts=ts).fetchall(), stored):
                 stored[side]["conflicts_with"] = [*(stored[side]["conflicts_with"] or []), other]
         rows = [{**stored[f.memory_id], **vars(f)} for f in ranked if f.memory_id in stored]
-        return [_hit(row, arm, explain, v_text if v_text != query.text else None, time.window) for row in rows]
+        return [hit_from_row(row, arm, explain, v_text if v_text != query.text else None, time.window) for row in rows]
 
 
 def _who(caller: Caller) -> dict[str, Any]:

@@ -14,7 +14,7 @@ PAGE = Path(__file__).resolve().parent / "REFERENCE.md"
 
 def reference() -> str:
     import echo_duck
-    from echo_duck.recall.hybrid import Explanation, Hit
+    from echo_duck.recall.hits import Explanation, Hit
 
     from .facade import EchoDuck
 

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 from ..errors import MemoryNotFound
 from ..lifecycle import self_knowledge
 from ..models import PERSISTED_TIERS, SCOPES, STATUSES, TYPES, Event, History, Memory
-from ..recall.hybrid import Hit, RecallQuery
+from ..recall.hits import Hit, RecallQuery
 from ..recall.shared_snapshot import render_shared, split_by_author
 from ..recall.snapshot import Budgets
 from ..recall.snapshot import render as render_snapshot
