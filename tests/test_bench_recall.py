@@ -80,3 +80,18 @@ def test_top_needs_an_out_folder():
     from echo_duck.cli.main import cli
     result = CliRunner().invoke(cli, ["bench", "recall", "--sets", "zh_fit", "--model", "hash", "--top", "3"])
     assert result.exit_code != 0 and "--top writes recall_top.jsonl.gz: give --out DIR too" in result.output
+
+
+def test_the_reranked_column_reorders_english_questions_only():
+    """``--columns hybrid,hybrid_rerank``: the shipped English reranker over the hybrid's top 30 (the real reranker;
+    tests/test_rerank.py holds the column equal to a store opened with it). A Chinese question keeps the hybrid's
+    order; an English one may move."""
+    report = rq.run({"bilingual_holdout": rq.OWN_SETS / "bilingual_holdout"}, rq.bench_embedder("hash"), limit=1,
+                    columns=("hybrid", rq.RERANKED))
+    rows = report["sets"]["bilingual_holdout"]["rows"]
+    assert len(rows) >= 20 and all(rq.RERANKED in r for r in rows)
+    for r in rows:
+        if r["category"] in ("zh->zh", "zh->en"):
+            assert r[rq.RERANKED] == r["hybrid"]
+    assert any(r[rq.RERANKED] != r["hybrid"] for r in rows if r["category"] == "en->en")
+    assert rq.RERANKED in rq.markdown(report)

@@ -1,5 +1,6 @@
 """The optional reranker (echo_duck/recall/rerank.py, SPEC R5), driven by real scorer objects: reorder,
-timeout, failure, min-score, and the local ONNX cross-encoder loader."""
+timeout, failure, min-score, rank fusion, the local ONNX cross-encoder loader and the shipped English
+cross-encoder (recall/cross_encoder.py, the real model)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pytest
 
 import echo_duck
 from echo_duck.errors import EchoDuckError
-from echo_duck.recall.rerank import OnnxCrossEncoder
+from echo_duck.recall import cross_encoder
+from echo_duck.recall.cross_encoder import OnnxCrossEncoder, english
+from echo_duck.recall.rerank import rrf_order
 
 TEXTS = [
     "The nightly backup copies the DuckDB file to object storage",
@@ -73,22 +76,31 @@ def _store(path, reranker=None, **options):
 
 
 @pytest.fixture(scope="module")
-def fused(tmp_path_factory) -> list[str]:
-    """The order without a reranker, in a separate store with the same memories."""
+def fused_hits(tmp_path_factory) -> list:
+    """The hits without a reranker, in a separate store with the same memories."""
     with _store(tmp_path_factory.mktemp("plain") / "mem.duckdb") as mem:
-        order = [h.content for h in mem.recall(QUERY, k=5, reinforce=False)]
-    assert len(order) >= 3
-    return order
+        hits = mem.recall(QUERY, k=5, reinforce=False, explain=True)
+    assert len(hits) >= 3
+    return hits
 
 
-def test_a_reranker_reorders_the_top_hits(tmp_path, fused):
+@pytest.fixture(scope="module")
+def fused(fused_hits) -> list[str]:
+    """The order without a reranker."""
+    return [h.content for h in fused_hits]
+
+
+def test_a_reranker_reorders_the_top_hits_and_the_gated_stay_last(tmp_path, fused_hits, fused):
+    gated = {h.content for h in fused_hits if h.explanation.gate != "kept"}
+    assert gated and len(gated) < len(fused)  # the coffee machine: a weak match the gate ranks last
     scorer = Reverse()
     with _store(tmp_path / "mem.duckdb", scorer) as mem:
         hits = mem.recall(QUERY, k=5, explain=True, reinforce=False)
-    assert [h.content for h in hits] == fused[::-1]
+    backwards = fused[::-1]
+    assert [h.content for h in hits] == [t for t in backwards if t not in gated] + [t for t in backwards if t in gated]
     assert scorer.calls == [(QUERY, fused)]
     assert {h.explanation.rerank for h in hits} == {"reranked"}
-    assert [h.explanation.rerank_score for h in hits] == [float(i) for i in reversed(range(len(fused)))]
+    assert [h.explanation.rerank_score for h in hits] == [float(fused.index(h.content)) for h in hits]
 
 
 def test_only_the_top_k_are_reranked(tmp_path, fused):
@@ -147,11 +159,78 @@ def test_reranked_hits_are_what_gets_logged_and_reinforced(tmp_path):
     assert counts[TEXTS[2]] == 1 and sum(counts.values()) == 1
 
 
+class Partial:
+    """Scores like Reverse, but None for the texts holding ``skip`` (a text it does not read); rank fusion."""
+
+    fusion, top_k = "rrf", 4
+
+    def __init__(self, skip: str):
+        self.skip = skip
+        self.calls: list[list[str]] = []
+
+    def score(self, query, texts):
+        self.calls.append(list(texts))
+        return [None if self.skip in t else float(i) for i, t in enumerate(texts)]
+
+
+def test_rank_fusion_by_hand():
+    # fused ranks 0..3; the model puts position 3 first and 0 last; position 1 it does not read (None)
+    # by_model: 3 -> 0, 2 -> 2, 0 -> 3, 1 keeps 1.  K = 5: 0: 1/6 + 1/9, 1: 1/7 + 1/7, 2: 1/8 + 1/8, 3: 1/9 + 1/6
+    assert rrf_order([0.0, None, 1.0, 2.0]) == [1, 0, 3, 2]  # 0 and 3 tie: the fused order breaks it
+    assert rrf_order([None, None]) == [0, 1]
+    assert rrf_order([3.0, 2.0, 1.0]) == [0, 1, 2]
+
+
+def test_a_reranker_may_fuse_ranks_and_leave_texts_unread(tmp_path, fused):
+    scorer = Partial(skip=fused[1])
+    with _store(tmp_path / "mem.duckdb", scorer) as mem:
+        hits = mem.recall(QUERY, k=2, explain=True, reinforce=False)
+    assert scorer.calls == [fused[:4]]  # its own top_k (4), although k is 2
+    expected = [fused[i] for i in rrf_order([0.0, None, 2.0, 3.0])][:2]
+    assert [h.content for h in hits] == expected
+    unread = [h for h in hits if h.content == fused[1]]
+    assert all(h.explanation.rerank_score is None for h in unread)
+
+
+def test_none_scores_need_rank_fusion(tmp_path, fused):
+    with _store(tmp_path / "mem.duckdb", Partial(skip=fused[0]), rerank_fusion="replace") as mem:
+        hits = mem.recall(QUERY, k=5, explain=True, reinforce=False)
+    assert [h.content for h in hits] == fused
+    assert "only rerank_fusion='rrf'" in hits[0].explanation.rerank
+
+
+def test_a_reranker_that_reads_nothing_keeps_the_fused_order(tmp_path, fused):
+    with _store(tmp_path / "mem.duckdb", Partial(skip=" ")) as mem:
+        hits = mem.recall(QUERY, k=5, explain=True, reinforce=False)
+    assert [h.content for h in hits] == fused
+    assert hits[0].explanation.rerank.startswith("not read")
+
+
 @pytest.mark.parametrize("options", [{"rerank_timeout_s": 0}, {"rerank_timeout_s": -1}, {"rerank_timeout_s": "5"},
-                                     {"rerank_top_k": 0}])
+                                     {"rerank_top_k": 0}, {"rerank_fusion": "mean"}])
 def test_bad_rerank_settings_are_refused(db_path, options):
     with pytest.raises(echo_duck.InvalidInput):
         echo_duck.open(db_path, embedder="hash", reranker=Reverse(), **options, admin=True)
+
+
+@pytest.mark.parametrize("reranker, message", [("ms-marco", "unknown reranker 'ms-marco'"),
+                                                (42, "reranker must be a name")])
+def test_a_bad_reranker_is_refused(db_path, reranker, message):
+    with pytest.raises(echo_duck.InvalidInput, match=message):
+        echo_duck.open(db_path, embedder="hash", reranker=reranker, admin=True)
+
+
+def test_a_missing_reranker_package_names_its_install(db_path, monkeypatch):
+    missing = cross_encoder.ModelFile("no-such-distribution", "x/model.onnx", False, "pip install no-such-distribution")
+    monkeypatch.setitem(cross_encoder.SHIPPED, "ms-marco-en", missing)
+    with pytest.raises(EchoDuckError, match="not available.*fix: pip install no-such-distribution"):
+        echo_duck.open(db_path, embedder="hash", reranker="ms-marco-en", admin=True)
+
+
+def test_english_is_mostly_ascii_letters():
+    assert english("Where does Sam live now?") and english("Zoë's café in Zürich opens at 8") and english("42 !")
+    assert not english("用户喜欢用 pnpm 管理依赖") and not english("Где живёт Сэм?")
+    assert english("Lin Wei (林伟) works on the billing service in Shenzhen")
 
 
 def _minilm_file() -> Path:
@@ -183,3 +262,84 @@ def test_cross_encoder_runs_on_a_local_onnx_model(tmp_path):
         hits = mem.recall(QUERY, k=5, explain=True, reinforce=False)
     assert {h.explanation.rerank for h in hits} == {"reranked"}
     assert all(math.isfinite(h.explanation.rerank_score) for h in hits)
+
+
+# -- the shipped English cross-encoder (real models: USE for the store, ms-marco-MiniLM for the rerank) ----------
+
+FACTS = [
+    "The user prefers pnpm over npm for JavaScript projects",
+    "The user's cat is called Miso; she is nine years old",
+    "用户的猫叫味噌，九岁了",
+    "The staging database runs on port 5433",
+    "The user walks the dog every morning before work",
+    "Deploys to production happen on Tuesdays after the standup",
+    "The cat food is ordered from the pet shop on Elm Street",
+]
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return cross_encoder.shipped_reranker("ms-marco-en")
+
+
+def test_the_shipped_reranker_reads_english_only(shipped):
+    texts = [FACTS[1], FACTS[2], FACTS[3]]
+    first = shipped.score("What is the cat called?", texts)
+    assert first[1] is None  # the Chinese memory: not read
+    assert first[0] > first[2]  # the cat's name above the database port
+    assert shipped.score("What is the cat called?", texts) == first  # each pair alone: the same scores again
+    assert shipped.score("What is the cat called?", texts[::-1]) == first[::-1]  # whatever else is recalled
+    assert shipped.score("猫叫什么名字？", texts) == [None, None, None]  # a Chinese question: nothing read
+    assert (shipped.top_k, shipped.fusion) == (30, "rrf")
+
+
+def test_recall_with_the_shipped_reranker(tmp_path):
+    with echo_duck.open(tmp_path / "mem.duckdb", agent_id="a", reranker="ms-marco-en") as mem:
+        mem.remember_many([dict(content=t, type="user") for t in FACTS])
+        hits = mem.recall("What is the name of the user's cat?", k=3, explain=True, reinforce=False)
+        assert hits[0].content == FACTS[1]
+        assert {h.explanation.rerank for h in hits} == {"reranked"}
+        scored = {h.content: h.explanation.rerank_score for h in hits}
+        assert scored.get(FACTS[2], None) is None and scored[FACTS[1]] is not None
+        zh = mem.recall("猫叫什么名字？", k=3, explain=True, reinforce=False)
+    assert zh[0].explanation.rerank.startswith("not read")
+
+
+def test_the_bench_column_is_recall_with_the_reranker(tmp_path, shipped):
+    """bench recall's hybrid_rerank reranks a plain store's top 30 (recall_quality._Conversation.reranked): the
+    order a store opened with the reranker returns."""
+    from echo_duck.recall.rerank import RerankSettings, rerank
+
+    questions = ["Which package manager does the user like?", "When are production deploys?", "Where is cat food from?"]
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="a", reranker="ms-marco-en") as mem:
+        mem.remember_many([dict(content=t, type="user") for t in FACTS])
+        with_reranker = [[h.content for h in mem.recall(q, k=3, reinforce=False)] for q in questions]
+    with echo_duck.open(tmp_path / "b.duckdb", agent_id="a") as mem:
+        mem.remember_many([dict(content=t, type="user") for t in FACTS])
+        shortcut = []
+        for q in questions:
+            hits = mem.recall(q, k=30, reinforce=False, explain=True)
+            gated = {h.id for h in hits if h.explanation.gate != "kept"}
+            shortcut.append([h.content for h in rerank(q, hits, shipped, RerankSettings(), gated)[0][:3]])
+    assert with_reranker == shortcut
+    assert [order[0] for order in with_reranker] == [FACTS[0], FACTS[5], FACTS[6]]
+
+
+def test_the_cli_recall_reranks_when_asked(tmp_path):
+    from click.testing import CliRunner
+
+    from echo_duck.cli.main import cli
+
+    db = str(tmp_path / "cli.duckdb")
+    with echo_duck.open(db, agent_id="a") as mem:
+        mem.remember_many([dict(content=t, type="user") for t in FACTS])
+    said = CliRunner().invoke(cli, ["--db", db, "--agent", "a", "recall", "What is the name of the user's cat?",
+                                    "-k", "3", "--explain", "--no-reinforce", "--rerank", "ms-marco-en"])
+    assert said.exit_code == 0, said.output
+    lines = said.output.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith(" 1. "))
+    assert "Miso" in lines[first + 1] and "reranker score" in lines[first + 2]
+    scored = [i for i, line in enumerate(lines) if "reranker score" in line]
+    assert len(scored) == 2 and not any("味噌" in lines[i - 1] for i in scored)  # the Chinese memory: not read
+    wrong = CliRunner().invoke(cli, ["--db", db, "recall", "cat", "--rerank", "bge"])
+    assert wrong.exit_code != 0 and "ms-marco-en" in wrong.output

