@@ -343,3 +343,12 @@ def test_the_cli_recall_reranks_when_asked(tmp_path):
     assert len(scored) == 2 and not any("味噌" in lines[i - 1] for i in scored)  # the Chinese memory: not read
     wrong = CliRunner().invoke(cli, ["--db", db, "recall", "cat", "--rerank", "bge"])
     assert wrong.exit_code != 0 and "ms-marco-en" in wrong.output
+
+
+def test_an_as_of_recall_is_reranked_as_a_recall_is(tmp_path):
+    scorer = Reverse()
+    with _store(tmp_path / "mem.duckdb", scorer) as mem:
+        now = mem.recall(QUERY, k=5, explain=True, reinforce=False)
+        then = mem.recall(QUERY, k=5, explain=True, as_of=mem.now())
+    assert [h.content for h in then] == [h.content for h in now]
+    assert {h.explanation.rerank for h in then} == {"reranked"} and len(scorer.calls) == 2

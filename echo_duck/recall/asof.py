@@ -27,6 +27,7 @@ from ..text.when import text_script
 from ..write.writer import Caller
 from . import bridge_arm, fusion
 from .hits import Hit, RecallQuery, hit_from_row
+from .rerank import fetched, reranked
 from .hybrid import OVERFETCH, Recaller, _conflicts_by_side
 
 MAX_REEMBEDDED = 2000  # exported memories embedded again for one as-of recall
@@ -105,8 +106,9 @@ class TimeTravel:
                                 when.asks_when(query.text))
         words = bridge_arm.bridged_words(query.text, vector) if "keyword" in query.arms else None
         bridged = bridge_arm.bridge_coverage(words, vector, self.recaller.indexer.keyword_search) if words else None
-        ranked = fusion.fuse(keyword, vector, eligible, settings, query.k, time, query.min_score, bridged,
-                             None if vectors is None else vectors.inner_products)
+        reranker, rerank_settings = self.recaller.reranker, self.recaller.rerank_settings
+        ranked = fusion.fuse(keyword, vector, eligible, settings, fetched(query.k, reranker, rerank_settings), time,
+                             query.min_score, bridged, None if vectors is None else vectors.inner_products)
         if not ranked:
             return []
         winners = uuid_list([f.memory_id for f in ranked])
@@ -115,7 +117,9 @@ class TimeTravel:
             for side, other in _conflicts_by_side(self.db.run("conflicts_as_of", ids=winners, ts=ts).fetchall(), stored):
                 stored[side]["conflicts_with"] = [*(stored[side]["conflicts_with"] or []), other]
         rows = [{**stored[f.memory_id], **vars(f)} for f in ranked if f.memory_id in stored]
-        return [hit_from_row(row, arm, explain, v_text if v_text != query.text else None, time.window) for row in rows]
+        hits = [hit_from_row(row, arm, explain, v_text if v_text != query.text else None, time.window) for row in rows]
+        gated = {str(row["id"]) for row in rows if row["gate"] != fusion.KEPT}
+        return reranked(query.text, hits, reranker, rerank_settings, gated)[: query.k]
 
 
 def _who(caller: Caller) -> dict[str, Any]:

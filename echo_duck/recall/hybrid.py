@@ -32,7 +32,7 @@ from .eligibility import FILTERS, EligibilityCopy
 from .hits import Hit, RecallQuery, checked_vector, hit_from_row
 from .recall_log import RecallJournal
 from .store_reads import StoreReads
-from .rerank import Reranker, RerankSettings, rerank, top_k_of
+from .rerank import Reranker, RerankSettings, fetched, reranked
 
 # The in-process exact scan hands the macro this many times vector_pool candidates, so rows the
 # caller may not see (other agents, superseded versions) rarely crowd out eligible ones.
@@ -133,7 +133,7 @@ class Recaller:
                 keep = self.eligibility.keyword_keep(who=who, include_superseded=query.include_archived, filters=wanted)
                 keyword = self.indexer.keyword_search.search(q_tokens, int(settings["keyword_pool"]), keep=keep,
                                                              also=vector.ids)
-        fetch = max(query.k, top_k_of(self.reranker, self.rerank_settings)) if self.reranker is not None else query.k
+        fetch = fetched(query.k, self.reranker, self.rerank_settings)
         time = self.time_terms(query.text)
         with self.db.reading(catch_up=False):
             if in_sql:
@@ -146,10 +146,7 @@ class Recaller:
         if kb is not None:  # KB chunks score on the same scale (sql/macros/60_kb.sql): one sort by score merges
             hits = sorted([*hits, *kb.search(caller, query.text, fetch, tags=query.tags, explain=explain)],
                           key=lambda h: (-h.score, h.origin, h.id))[:fetch]
-        if self.reranker is not None:
-            hits, status = rerank(query.text, hits, self.reranker, self.rerank_settings, gated)
-            hits = [replace(h, explanation=replace(h.explanation, rerank=status)) if h.explanation else h for h in hits]
-        hits = hits[: query.k]
+        hits = reranked(query.text, hits, self.reranker, self.rerank_settings, gated)[: query.k]
         memory_hits = [h for h in hits if h.origin == "memory"]  # only memories are reinforced and logged
         recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id, settings,
                               gated)

@@ -81,6 +81,21 @@ def rerank(query: str, hits: list, reranker: Reranker, settings: RerankSettings,
     return [_with_score(h, s) for h, s in ranked] + tail, "reranked"
 
 
+def reranked(query: str, hits: list, reranker: Reranker | None, settings: RerankSettings,
+             gated: Collection[str] = frozenset()) -> list:
+    """``rerank``'s order, each explanation noting what happened (its ``rerank``); the hits as they are without a
+    reranker. Recall and an as_of recall both end with it."""
+    if reranker is None:
+        return hits
+    hits, status = rerank(query, hits, reranker, settings, gated)
+    return [replace(h, explanation=replace(h.explanation, rerank=status)) if h.explanation else h for h in hits]
+
+
+def fetched(k: int, reranker: Reranker | None, settings: RerankSettings) -> int:
+    """How many fused hits a recall of ``k`` ranks: k, or what the reranker reads when that is more."""
+    return k if reranker is None else max(k, top_k_of(reranker, settings))
+
+
 def top_k_of(reranker: Reranker, settings: RerankSettings) -> int:
     """How many fused hits the reranker reads: rerank_top_k, else the reranker's own top_k, else 10."""
     return settings.top_k or getattr(reranker, "top_k", None) or 10
