@@ -17,6 +17,7 @@ May import: ``embed.models``, ``errors``.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import threading
 from pathlib import Path
 from typing import Any, Sequence
@@ -108,10 +109,16 @@ def shipped_reranker(name: str) -> OnnxCrossEncoder:
     path, problem = locate(model)
     if path is None:
         raise EchoDuckError(f"reranker {name} is not available: {problem}; fix: {model.install}")
-    # Chosen on LoCoMo conversations 0-4 and LongMemEval questions 0-49 (bench recall's fit parts): read the fused
-    # top 30 and fuse ranks (the reranker's order alone lost LongMemEval's top-1 and MRR); pairs cut to 256 tokens
-    # (as good as 512 there, at half the cost on long chat turns).
-    return OnnxCrossEncoder(path, path.parent / "tokenizer.json", max_length=256, english_only=True, top_k=30,
+    return _english_cross_encoder(str(path))
+
+
+@functools.lru_cache(maxsize=4)
+def _english_cross_encoder(path: str) -> OnnxCrossEncoder:
+    """One per model file and process: every store opened with it shares its two sessions.
+    Chosen on LoCoMo conversations 0-4 and LongMemEval questions 0-49 (bench recall's fit parts): read the fused
+    top 30 and fuse ranks (the reranker's order alone lost LongMemEval's top-1 and MRR); pairs cut to 256 tokens
+    (as good as 512 there, at half the cost on long chat turns)."""
+    return OnnxCrossEncoder(path, Path(path).parent / "tokenizer.json", max_length=256, english_only=True, top_k=30,
                             fusion="rrf")
 
 
