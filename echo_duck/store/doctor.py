@@ -1,8 +1,8 @@
 """`echo-duck doctor`: check the install and a store, and say exactly how to fix each problem.
 
 Install: duckdb at the pinned version, the vss and fts extension wheels (same version, and their
-binaries load), the embedding models (``embed.model_status()``). Store (opened read-only, never
-written): the file exists and is an echo_duck store, its schema version (newer: upgrade echo-duck;
+binaries load), the embedding models (``embed.model_status()``) and the optional reranker. Store (opened
+read-only, never written): the file exists and is an echo_duck store, its schema version (newer: upgrade echo-duck;
 older: migrated on the next writable open), installed macros and views, the keyword index signature,
 the embedding model its vectors need, stale vectors, consolidation jobs not done (waiting: a warning,
 failed: a problem), the Parquet archive folder (damaged files in it, exports a crash left half-way),
@@ -35,6 +35,8 @@ from typing import Any, Callable
 import duckdb
 
 from ..embed.embedder import model_status
+from ..embed.models import locate
+from ..recall.cross_encoder import SHIPPED as SHIPPED_RERANKERS
 from ..errors import DatabaseLocked, EchoDuckError, ExtensionMissing
 from ..index.keyword import KeywordIndex
 from ..lifecycle.archive import archive_dir, archive_files
@@ -163,6 +165,10 @@ def _check_models() -> list[Check]:
                                 "recall runs on keywords only", status["fix"]))
         else:
             checks.append(Check(label, "warn", f"optional model not installed ({status['problem']})", status["fix"]))
+    for name, model in SHIPPED_RERANKERS.items():  # open(reranker=name): optional, English only
+        path, problem = locate(model)
+        checks.append(Check(f"reranker {name}", "ok", f"at {path}") if path is not None else
+                      Check(f"reranker {name}", "warn", f"optional reranker not installed ({problem})", model.install))
     return checks
 
 
