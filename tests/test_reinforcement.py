@@ -25,6 +25,7 @@ def fake_hits(scores):
     ([0.02, 0.011, 0.009], ["m0", "m1"]),  # relative to the best, whatever the scale
     ([], []),
     ([0.0, 0.0], []),
+    ([0.3, 1.0, 0.45], ["m1"]),  # reranked: a weak hit first does not lower the floor (the best is the highest)
 ])
 def test_the_rule(scores, expected):
     assert list(reinforced_hits(fake_hits(scores), 0.5, 3)) == expected

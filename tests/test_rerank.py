@@ -352,3 +352,23 @@ def test_an_as_of_recall_is_reranked_as_a_recall_is(tmp_path):
         then = mem.recall(QUERY, k=5, explain=True, as_of=mem.now())
     assert [h.content for h in then] == [h.content for h in now]
     assert {h.explanation.rerank for h in then} == {"reranked"} and len(scorer.calls) == 2
+
+
+def test_a_recall_that_gave_up_leaves_no_scoring_behind(tmp_path):
+    """60 recalls that stop waiting after 1 ms would leave ~60 × 30 pairs (seconds of scoring) queued on the shared
+    reranker if their pairs were not dropped at the deadline; the next store's recall, with the default 5 s, would
+    then time out behind them."""
+    with echo_duck.open(tmp_path / "x.duckdb", agent_id="a", reranker="ms-marco-en", rerank_timeout_s=0.001) as hasty:
+        hasty.remember_many([dict(content=t, type="user") for t in FACTS])
+        statuses = {hasty.recall("What is the name of the user's cat?", k=3, explain=True,
+                                 reinforce=False)[0].explanation.rerank for _ in range(60)}
+    assert all(s.startswith("timeout") for s in statuses)
+    with echo_duck.open(tmp_path / "y.duckdb", agent_id="a", reranker="ms-marco-en") as patient:
+        patient.remember_many([dict(content=t, type="user") for t in FACTS])
+        hits = patient.recall("What is the name of the user's cat?", k=3, explain=True, reinforce=False)
+    assert hits[0].explanation.rerank == "reranked" and hits[0].content == FACTS[1]
+
+
+def test_a_past_deadline_scores_nothing(shipped):
+    with pytest.raises(TimeoutError, match="not scored by the deadline"):
+        shipped.score("What is the cat called?", FACTS, deadline=0.0)

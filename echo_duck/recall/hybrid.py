@@ -214,10 +214,11 @@ def reinforced_hits(hits: list[Hit], floor: float, top: int) -> tuple[str, ...]:
     """The hits a recall counts as reviews (SPEC R10) — the ones the caller plausibly used: at most ``top``
     (reinforce_top, 3) of the best, each scoring at least ``floor`` (reinforce_min_relevance, 0.5) of the
     best hit's score (hits ranked last by a gate are never reviewed); the rest of a k=10 list are near misses, and
-    reviewing them would keep unrelated weak matches from ever decaying."""
-    if not hits or hits[0].score <= 0:
+    reviewing them would keep unrelated weak matches from ever decaying. The best score is the highest, not the
+    first: a reranker may put a lower-scored hit first, and must not lower the floor by it."""
+    best = max((h.score for h in hits), default=0.0)
+    if best <= 0:
         return ()
-    best = hits[0].score
     return tuple(h.id for h in hits[:top] if h.score >= floor * best)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import math
+import time
 from dataclasses import dataclass, replace
 from typing import Any, Collection, Protocol, Sequence
 
@@ -55,7 +56,9 @@ def rerank(query: str, hits: list, reranker: Reranker, settings: RerankSettings,
         return hits, "reranked"
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="echo-duck-rerank")
     try:
-        future = pool.submit(reranker.score, query, [h.content for h in head])
+        # a reranker that takes a deadline drops its own work once the recall has stopped waiting for it
+        more = {"deadline": time.monotonic() + settings.timeout_s} if getattr(reranker, "takes_deadline", False) else {}
+        future = pool.submit(reranker.score, query, [h.content for h in head], **more)
         scores = [None if s is None else float(s) for s in future.result(timeout=settings.timeout_s)]
         if len(scores) != len(head) or any(s is not None and math.isnan(s) for s in scores):
             raise ValueError(f"reranker returned {len(scores)} scores for {len(head)} texts (or NaN)")
@@ -70,7 +73,7 @@ def rerank(query: str, hits: list, reranker: Reranker, settings: RerankSettings,
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     if all(s is None for s in scores):
-        return hits, "not read: the reranker reads neither the question nor these memories: fused order kept"
+        return hits, "not read: the reranker reads none of these (the question or the memories): fused order kept"
     order = sorted(range(len(head)), key=lambda i: -scores[i]) if fusion == "replace" else rrf_order(scores)
     order = [i for i in order if head[i].id not in gated] + [i for i in order if head[i].id in gated]
     ranked = [(head[i], scores[i]) for i in order]
