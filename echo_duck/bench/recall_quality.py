@@ -13,7 +13,7 @@ Sets (one store per conversation; every question recalled against its conversati
 Columns, all over the same texts and the same embedding model:
 
 - ``plain_bm25``: Okapi BM25 (k1 1.2, b 0.75, ln IDF) over lower-cased words, Han runs as character
-  unigrams and bigrams: the shared scorer's baseline, a few lines here.
+  unigrams and bigrams: the shared scorer's baseline, a few lines (plain_rankers.py).
 - ``plain_vector``: the exact cosine top 10 of the model's vectors, nothing else.
 - ``keyword`` / ``vector`` / ``hybrid``: echo_duck's ``recall(q, 10, arms=...)`` through the public API.
 - ``hybrid_rerank`` (only when asked for): the hybrid with the shipped English reranker, ``reranker="ms-marco-en"``.
@@ -35,10 +35,8 @@ import collections
 import gzip
 import hashlib
 import json
-import math
 import os
 import platform
-import re
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -52,6 +50,7 @@ from ..recall.cross_encoder import shipped_reranker
 from ..recall.rerank import RerankSettings, rerank, top_k_of
 from ..store.facade import EchoDuck
 from .locomo import stored_pairs
+from .plain_rankers import PlainBM25
 
 OWN_SETS = Path(__file__).resolve().parent.parent.parent / "data_fixtures" / "recall_sets"
 OWN_SET_NAMES = ("bilingual", "zh_daily", "bilingual_holdout", "chat_holdout", "bilingual_holdout2",
@@ -156,45 +155,6 @@ def bench_embedder(model: str = "default", cache: Path | None = None) -> Any:
     return CachedEmbedder(embedder, cache) if cache else embedder
 
 
-# -- plain baselines -------------------------------------------------------------------------------
-
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_TOKEN_RE = re.compile(f"([{_CJK}]+)|([^\\W_{_CJK}]+)")
-
-
-def plain_tokens(text: str) -> list[str]:
-    out: list[str] = []
-    for cjk, word in _TOKEN_RE.findall(text.lower()):
-        if word:
-            out.append(word)
-        else:
-            out.extend(cjk)
-            out.extend(cjk[i:i + 2] for i in range(len(cjk) - 1))
-    return out
-
-
-class PlainBM25:
-    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75):
-        docs = [collections.Counter(plain_tokens(t)) for t in texts]
-        lengths = [sum(d.values()) for d in docs]
-        avgdl = (sum(lengths) / len(lengths)) if lengths and sum(lengths) else 1.0
-        self.postings: dict[str, list[tuple[int, int]]] = collections.defaultdict(list)
-        for i, d in enumerate(docs):
-            for term, tf in d.items():
-                self.postings[term].append((i, tf))
-        n = len(texts)
-        self.idf = {t: math.log(1 + (n - len(p) + 0.5) / (len(p) + 0.5)) for t, p in self.postings.items()}
-        self.norm = [k1 * (1 - b + b * dl / avgdl) for dl in lengths]
-        self.k1 = k1
-
-    def top(self, query: str, k: int) -> list[int]:
-        scores: dict[int, float] = collections.defaultdict(float)
-        for term, qtf in collections.Counter(plain_tokens(query)).items():
-            for i, tf in self.postings.get(term, ()):
-                scores[i] += qtf * self.idf[term] * tf * (self.k1 + 1) / (tf + self.norm[i])
-        return sorted(scores, key=lambda i: (-scores[i], i))[:k]
-
-
 # -- running ---------------------------------------------------------------------------------------
 
 def score(ranked: list[str], evidence: set[str]) -> dict[str, float]:
@@ -246,7 +206,12 @@ class _Conversation:
         self.clock_now = at
         evidence = set(evidence)
         hits = self.store.recall(question, K, arms=arms, reinforce=False)
-        return [next((n for n in self.key_of[h.id] if n in evidence), self.key_of[h.id][0]) for h in hits]
+        return [self._turn(h.id, evidence) for h in hits]
+
+    def _turn(self, memory_id: str, evidence: set[str]) -> str:
+        """The turn a memory stands for: of several repeated word for word, one in ``evidence`` if any is."""
+        names = self.key_of[memory_id]
+        return next((n for n in names if n in evidence), names[0])
 
     def reranked(self, question: str, at: datetime, reranker: Any, evidence: Iterable[str] = ()) -> list[str]:
         """recall() of a store opened with ``reranker``: the hybrid's top ``top_k`` reordered by rerank(), then the
@@ -257,7 +222,7 @@ class _Conversation:
         hits = self.store.recall(question, max(K, top_k_of(reranker, settings)), reinforce=False, explain=True)
         gated = {h.id for h in hits if h.explanation.gate != "kept"}
         hits = rerank(question, hits, reranker, settings, gated)[0][:K]
-        return [next((n for n in self.key_of[h.id] if n in evidence), self.key_of[h.id][0]) for h in hits]
+        return [self._turn(h.id, evidence) for h in hits]
 
     def explained(self, question: str, at: datetime, n: int, evidence: Iterable[str] = ()) -> list[dict]:
         """The hybrid's top ``n`` with its explain terms: each hit's turn, whether it is evidence, its score and
@@ -266,7 +231,7 @@ class _Conversation:
         evidence = set(evidence)
         out = []
         for h in self.store.recall(question, n, reinforce=False, explain=True):
-            name = next((x for x in self.key_of[h.id] if x in evidence), self.key_of[h.id][0])
+            name = self._turn(h.id, evidence)
             e = h.explanation
             out.append(dict(mem_id=name, evidence=name in evidence, score=h.score,
                             **{t: getattr(e, t) for t in EXPLAIN_TERMS},
