@@ -103,6 +103,22 @@ def test_a_reranker_reorders_the_top_hits_and_the_gated_stay_last(tmp_path, fuse
     assert [h.explanation.rerank_score for h in hits] == [float(fused.index(h.content)) for h in hits]
 
 
+def test_a_knowledge_base_chunk_the_gate_ranks_last_stays_last_in_a_merged_recall(tmp_path, fused_hits):
+    """recall(include_kb=True): the gated of both lists come after the kept of both, and a reranker that scores
+    the gated chunk highest does not lift it (nor the gated memory)."""
+    coffee = TEXTS[-1]
+    assert next(h for h in fused_hits if h.content == coffee).explanation.gate != "kept"
+    with _store(tmp_path / "mem.duckdb", Fixed({"coffee": 10.0}, default=0.0)) as mem:
+        mem.kb_add(coffee + " next to the kitchen", source="office")
+        chunk = mem.kb_search(QUERY, k=5, explain=True)
+        assert [h.explanation.gate for h in chunk] == ["ranked last: weak meaning match"]
+        hits = mem.recall(QUERY, k=10, include_kb=True, explain=True, reinforce=False)
+    kept = [h for h in hits if h.explanation.gate == "kept"]
+    assert hits[: len(kept)] == kept and len(kept) == len(hits) - 2
+    assert {h.origin for h in hits[len(kept):]} == {"kb", "memory"}
+    assert all("coffee" in h.content for h in hits[len(kept):])
+
+
 def test_only_the_top_k_are_reranked(tmp_path, fused):
     with _store(tmp_path / "mem.duckdb", Reverse(), rerank_top_k=2) as mem:
         hits = mem.recall(QUERY, k=5, explain=True, reinforce=False)

@@ -173,6 +173,12 @@ class KnowledgeBase:
     def search(self, caller: Caller, query: str, k: int = 5, *, sources: Any = None, tags: Any = None,
                explain: bool = False) -> list[KbHit]:
         """Hybrid (BM25 + vectors) search over chunks; ``sources`` (any of) and ``tags`` (all of) filter."""
+        return self.ranked(caller, query, k, sources=sources, tags=tags, explain=explain)[0]
+
+    def ranked(self, caller: Caller, query: str, k: int = 5, *, sources: Any = None, tags: Any = None,
+               explain: bool = False) -> tuple[list[KbHit], set[str]]:
+        """``search``'s hits and the ids of those its gate ranked last (kb_search's gate): recall(include_kb=True)
+        keeps them after the kept hits of both lists, and a reranker does not lift them."""
         query = validate.text(query, "query", max_chars=10_000)
         k = validate.positive_int(k, "k", maximum=1000)
         sources = None if sources is None else validate.labels(sources, "sources") or None
@@ -203,7 +209,7 @@ class KnowledgeBase:
         with self.db.reading():
             rows = self.db.dicts("kb_search", **params, p_k=k, p_sources=sources, p_tags=tags,
                                  p_caller_agent=caller.agent_id, p_caller_session=caller.session_id)
-        return [hit_from_row(row, arm, explain) for row in rows]
+        return [hit_from_row(row, arm, explain) for row in rows], {str(row["id"]) for row in rows if row["gate"] != "kept"}
 
     def documents(self, caller: Caller) -> list[KbDocument]:
         """Active documents the caller may see, with their chunk and flagged-chunk counts."""

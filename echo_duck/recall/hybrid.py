@@ -143,10 +143,13 @@ class Recaller:
                                               fetch, wanted, settings, bridged)
         hits = [hit_from_row(row, arm, explain, v_text if v_text != query.text else None, time.window) for row in rows]
         gated = {str(row["id"]) for row in rows if row["gate"] != fusion.KEPT}  # returned, but no review (SPEC R10)
-        if kb is not None:  # KB chunks score on the same scale (sql/macros/60_kb.sql): one sort by score merges
-            hits = sorted([*hits, *kb.search(caller, query.text, fetch, tags=query.tags, explain=explain)],
-                          key=lambda h: (-h.score, h.origin, h.id))[:fetch]
-        hits = reranked(query.text, hits, self.reranker, self.rerank_settings, gated)[: query.k]
+        last = gated
+        if kb is not None:  # KB chunks score on the same scale (sql/macros/60_kb.sql): one sort by score merges,
+            # the gated of both lists after the kept of both
+            chunks, last = kb.ranked(caller, query.text, fetch, tags=query.tags, explain=explain)
+            last |= gated
+            hits = sorted([*hits, *chunks], key=lambda h: (h.id in last, -h.score, h.origin, h.id))[:fetch]
+        hits = reranked(query.text, hits, self.reranker, self.rerank_settings, last)[: query.k]
         memory_hits = [h for h in hits if h.origin == "memory"]  # only memories are reinforced and logged
         recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id, settings,
                               gated)

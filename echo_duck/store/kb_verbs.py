@@ -7,8 +7,9 @@ Merging with memory recall (``recall(..., include_kb=True)``): ``self.kb.search(
 ``KbHit``s whose score is on the memory hits' scale: the same quality-weighted RRF (each corpus ranks
 its own candidates), times importance_floor + (1 - importance_floor) × kb_importance, i.e. a chunk
 scores like a fresh memory of importance 0.5 (setting ``kb_importance``) that never decays. So both
-lists merge by score: ``sorted(memory_hits + kb_hits, key=lambda h: (-h.score, h.origin, h.id))[:k]``,
-each hit marked by ``origin`` ("memory" or "kb").
+lists merge by score, the hits either gate ranked last after the kept of both:
+``sorted(memory_hits + kb_hits, key=lambda h: (h.id in gated, -h.score, h.origin, h.id))[:k]``, each hit
+marked by ``origin`` ("memory" or "kb"); a reranker does not lift the gated ones.
 """
 
 from __future__ import annotations
