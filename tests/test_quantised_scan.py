@@ -218,3 +218,17 @@ def test_zero_vectors_and_a_zero_query(data):
     assert got[0].tolist() == list(range(10)) and not got[1].any()  # all tie at 0: first rows first
     query = rows[0]
     assert_same_top(scan.top(matrix, count, query, 60), float32_scan(matrix, count, query, 60), matrix, query)
+
+
+def test_script_sums_are_each_scripts_count_sum_and_sum_of_squares():
+    rng = np.random.default_rng(3)
+    sims = rng.standard_normal(5000).astype(np.float32)
+    scripts = (rng.random(5000) < 0.4).astype(np.int8)  # a mixed store: Han rows scattered among Latin ones
+    got = quantised_scan.script_sums(sims, scripts)
+    values = sims.astype(np.float64)
+    want = []
+    for script in (0, 1):
+        part = values[scripts == script]
+        want += [len(part), part.sum(), part @ part]
+    assert got == pytest.approx(want, rel=1e-12)
+    assert quantised_scan.script_sums(sims, np.zeros(5000, np.int8))[3:] == (0.0, 0.0, 0.0)

@@ -266,7 +266,9 @@ class KeywordSearcher:
                 dfs.append(df)
             if not dfs:
                 return NO_MATCH
-            docs = np.flatnonzero(score)  # touched rows, ascending: each scored > 0 (idf and tf terms are positive)
+            # touched rows, ascending: each scored > 0 (idf and tf terms are positive); != 0 first: numpy's
+            # nonzero on a float buffer is ~10x slower than on the bool array
+            docs = np.flatnonzero(score != 0)
             doc_scores, doc_rarest, doc_covered = score[docs], rarest[docs], covered[docs]  # copies, before the reset
         finally:
             for rows in touched:  # leave the buffers zeroed, whatever happened
