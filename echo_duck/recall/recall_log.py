@@ -26,7 +26,7 @@ import contextlib
 import json
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Callable
 
@@ -190,5 +190,8 @@ def _tally(reviews: dict[str, tuple[int, datetime]], entries: list[LoggedRecall]
 
 
 def _row(e: LoggedRecall) -> dict:
-    return {**asdict(e), "occurred_at": e.occurred_at.isoformat(sep=" "), "memory_ids": list(e.memory_ids),
-            "scores": list(e.scores), "reinforced_ids": list(e.reinforced_ids) if e.reinforced else []}
+    # a shallow copy: asdict deep-copies every value (~0.2 ms an entry, most of it the datetime), twice per
+    # queued recall at each batch write
+    return {**{f.name: getattr(e, f.name) for f in fields(e)}, "occurred_at": e.occurred_at.isoformat(sep=" "),
+            "memory_ids": list(e.memory_ids), "scores": list(e.scores),
+            "reinforced_ids": list(e.reinforced_ids) if e.reinforced else []}
