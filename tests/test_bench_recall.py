@@ -82,6 +82,15 @@ def test_top_needs_an_out_folder():
     assert result.exit_code != 0 and "--top writes recall_top.jsonl.gz: give --out DIR too" in result.output
 
 
+def test_the_help_names_every_set():
+    from click.testing import CliRunner
+
+    from echo_duck.cli.main import cli
+    result = CliRunner().invoke(cli, ["bench", "recall", "--help"])
+    listed = " ".join(result.output.split())  # click wraps the help text
+    assert result.exit_code == 0 and all(f" {name}," in listed or f" {name};" in listed for name in rq.SETS), listed
+
+
 def test_the_reranked_column_reorders_english_questions_only():
     """``--columns hybrid,hybrid_rerank``: the shipped English reranker over the hybrid's top 30 (the real reranker;
     tests/test_rerank.py holds the column equal to a store opened with it). A Chinese question keeps the hybrid's

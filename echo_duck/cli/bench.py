@@ -219,7 +219,7 @@ def bench_purge(sizes, purges, dim, as_json):
               help="LongMemEval folder (memories.jsonl.gz, queries.jsonl.gz), e.g. ../shared/bench/longmemeval_dev.")
 @click.option("--sets", default="all", show_default=True,
               help="Comma-separated: locomo, longmemeval, bilingual, zh_daily, bilingual_holdout, chat_holdout, "
-                   "bilingual_holdout2, bilingual_holdout3, zh_fit, zh_holdout; "
+                   "bilingual_holdout2, bilingual_holdout3, zh_fit, zh_holdout, zh_natural; "
                    "'all' = the own sets plus those given a folder.")
 @click.option("--columns", default=",".join(("plain_bm25", "plain_vector", "keyword", "vector", "hybrid")),
               show_default=True, help="Which rankers to score; add hybrid_rerank for the hybrid with the shipped "
