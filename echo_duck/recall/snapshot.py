@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..models import Memory
-from ..write.scan import gate_lines
+from ..write.scan import gate_lines, labels_pass
 from .snapshot_blocks import BLOCKS, Budgets, fence_safe, select
 
 __all__ = ["OPEN", "CLOSE", "PREAMBLE", "Budgets", "render", "fence_safe"]
@@ -46,9 +46,9 @@ def render(candidates: Sequence[tuple[str, Memory]], budgets: Budgets, limit: in
     """Compose the blocks: ``candidates`` are (block, memory) in SQL's order, ``limit`` caps the fact
     lines (user + environment: 15, or 5 on the fast path). The rendered lines are re-scanned as the
     prompt joins them (issue 19): a line, or a run of lines, the scanner refuses is left out."""
-    selection = select(candidates, conflicts, limit)
+    selection = select(candidates, _named_sources(conflicts), limit)
     blocks = [(title, block(selection, getattr(budgets, budget_field))) for _, title, block, budget_field in BLOCKS]
-    blocks = _gated(blocks)
+    blocks = _gated(_named_sections(blocks))
     parts: list[str] = []
     for title, lines in blocks:
         if lines:
@@ -56,6 +56,30 @@ def render(candidates: Sequence[tuple[str, Memory]], budgets: Budgets, limit: in
     if not parts:
         return ""
     return "".join([OPEN, "\n", PREAMBLE, "\n", *parts, CLOSE, "\n"])
+
+
+WITHHELD_SECTION = "### (a section whose name the scanner flagged)\n"
+WITHHELD_SOURCE = "a source whose name the scanner flagged"
+
+
+def _named_sections(blocks: list[tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:
+    """A sub-heading ("### name", a profile section named by a memory's key) the scanner finds anything in is
+    replaced by a neutral one (write/scan/gate.py labels_pass); its lines stay, gated as every line is."""
+    heads = [(b, i) for b, (_, lines) in enumerate(blocks) for i, line in enumerate(lines) if line.startswith("### ")]
+    ok = labels_pass([blocks[b][1][i][4:] for b, i in heads])
+    flagged = {item for item, good in zip(heads, ok) if not good}
+    return [(title, [WITHHELD_SECTION if (b, i) in flagged else line for i, line in enumerate(lines)])
+            for b, (title, lines) in enumerate(blocks)]
+
+
+def _named_sources(conflicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each conflict with a source label (a memory's session, source ref or agent, and its provenance) the scanner
+    finds anything in replaced by a neutral one: an imported record's source_session is not content anybody
+    approved."""
+    names = [str(c[side]) for c in conflicts for side in ("source_a", "source_b")]
+    ok = iter(labels_pass(names))
+    return [{**c, **{side: c[side] if next(ok) else WITHHELD_SOURCE for side in ("source_a", "source_b")}}
+            for c in conflicts]
 
 
 def _gated(blocks: list[tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:

@@ -171,6 +171,10 @@ def _profile_update(mem, section, mode, provenance, content=None, entry=None) ->
     if finding is not None and finding.blocked:
         mem.writer.quarantine(mem.caller, "content", finding.reason, finding.detail, finding.excerpt)
         raise RejectedWrite(finding.reason, finding.detail, "content")
+    named = scan(section, protected_paths=mem.writer.protected_paths)  # the snapshot shows it as a heading
+    if named is not None:  # a name is not content anybody approves: unsure is enough to refuse it
+        mem.writer.quarantine(mem.caller, "section", named.reason, named.detail, named.excerpt)
+        raise RejectedWrite(named.reason, named.detail, "section")
     key = PROFILE_KEY.format(section=section)
     current = mem.find(key=key, type="user", scope="private", limit=2)
     if len(current) > 1:

@@ -32,7 +32,7 @@ from .secrets import spans as secret_spans
 if TYPE_CHECKING:
     from .verdict import Finding, Scanner
 
-__all__ = ["Finding", "Scanner", "default_scanner", "excerpt", "gate_lines", "hidden_positions", "redact", "scan",
+__all__ = ["Finding", "Scanner", "default_scanner", "excerpt", "gate_lines", "hidden_positions", "labels_pass", "redact", "scan",
            "scan_many", "secret_spans", "_HIDDEN"]
 
 
@@ -81,6 +81,13 @@ def gate_lines(lines: Sequence[str]) -> list[bool]:
     from .gate import gate_lines as gate
 
     return gate(lines)
+
+
+def labels_pass(labels: Sequence[str]) -> list[bool]:
+    """Whether the scanner finds nothing in each label the snapshot shows (gate.labels_pass)."""
+    from .gate import labels_pass as passing
+
+    return passing(labels)
 
 
 def __getattr__(name: str) -> Any:
