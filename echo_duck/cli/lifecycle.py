@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..models import PROVENANCE
 from . import output
 from .common import common, emit, open_or_fail, progress_bar
 
@@ -148,14 +149,16 @@ def contradictions(all_, db, agent, lock_timeout, as_json):
 @click.command()
 @click.argument("contradiction_id")
 @click.argument("winner")
+@click.option("--provenance", type=click.Choice(list(PROVENANCE)), default="user_stated", show_default=True,
+              help="On whose word: a memory of higher provenance than this is not superseded.")
 @common
-def resolve(contradiction_id, winner, db, agent, lock_timeout, as_json):
+def resolve(contradiction_id, winner, provenance, db, agent, lock_timeout, as_json):
     """Decide a contradiction: WINNER is the memory id that stays true, or 'none' to dismiss it.
 
     Example:  echo-duck resolve 5c1e… 9a0b…
     """
     with open_or_fail(db, agent, lock_timeout, embedder="none") as mem:
-        result = mem.resolve(contradiction_id, None if winner.lower() == "none" else winner)
+        result = mem.resolve(contradiction_id, None if winner.lower() == "none" else winner, provenance=provenance)
     emit(result, as_json, f"contradiction {result.id} resolved ({result.resolution})")
 
 

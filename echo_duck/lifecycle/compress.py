@@ -195,6 +195,9 @@ class Compressor:
 
     def compress(self, caller: Caller, *, dry_run: bool = False) -> CompressReport:
         groups = self.groups()
+        if not caller.admin:  # an agent folds its own memories: another's are neither shown (ids) nor touched
+            groups = [mine for g in groups if g[0].agent_id == caller.agent_id  # its representative first, as groups()
+                      and len(mine := [m for m in g if m.agent_id == caller.agent_id]) > 1]
         clusters = tuple(tuple(m.id for m in g) for g in groups)
         if dry_run:
             return CompressReport(len(groups), sum(len(g) - 1 for g in groups), (), True, clusters)

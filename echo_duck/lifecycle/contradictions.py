@@ -31,8 +31,9 @@ from typing import Any, Callable, Iterable
 
 from ..errors import InvalidInput, MemoryNotFound, PermissionDenied
 from ..index.indexing import Indexer
-from ..models import Memory
+from ..models import PROVENANCE, Memory
 from ..storage.db import Db, uuid_list
+from ..write.guards import check_provenance
 from ..write.writer import Caller, require_owner
 from .verify import Verdict, heuristic_verifier
 
@@ -122,14 +123,16 @@ class ContradictionChecker:
                 found.append(self._insert(old, new, verdict, "resolved", resolution, new))
         return found
 
-    def resolve(self, caller: Caller, contradiction_id: Any, winner: Any) -> Contradiction:
+    def resolve(self, caller: Caller, contradiction_id: Any, winner: Any, level: int = PROVENANCE["model_inferred"]
+                ) -> Contradiction:
         """A user's decision: ``winner`` is one side's memory id, or None to dismiss (not a contradiction).
         On a contradiction already resolved (by provenance or recency) the same winner confirms the
-        decision and the other one reverses it."""
+        decision and the other one reverses it. ``level``: the provenance the request carries; like forget(), a
+        request may not supersede (or reverse) a memory of higher provenance than its own."""
         with self.db.reading():
             row = self.db.dict("contradiction_by_id", id=_uuid(contradiction_id, "contradiction_id"))
         if row is not None and row["status"] == "resolved":
-            return self._review(caller, row, winner)
+            return self._review(caller, row, winner, level)
         with self.db.transaction("resolve"):
             row = self.db.dict("contradiction_by_id", id=_uuid(contradiction_id, "contradiction_id"))
             if row is None:
@@ -144,7 +147,9 @@ class ContradictionChecker:
                 if win not in (row["memory_a"], row["memory_b"]):
                     raise InvalidInput(f"winner must be {row['memory_a']} or {row['memory_b']} (or None to dismiss)")
                 lose = row["memory_b"] if win == row["memory_a"] else row["memory_a"]
-                require_owner(caller, self.db.dict("memory_by_id", id=lose), "supersede")  # the loser is changed
+                loser = self.db.dict("memory_by_id", id=lose)
+                require_owner(caller, loser, "supersede")  # the loser is changed
+                check_provenance(caller, loser, level, "supersede")
                 if self.db.dict("memory_by_id", id=win)["status"] == "pending":  # a claim held for review wins
                     before = self.db.scalar("memory_json", id=win)
                     self.db.run("activate_pending", id=win, now=self.clock())
@@ -180,7 +185,7 @@ class ContradictionChecker:
             raise PermissionDenied(f"contradiction {row['id']} is between other agents' memories; "
                                    "one of their owners or an admin decides it")
 
-    def _review(self, caller: Caller, row: dict, winner: Any) -> Contradiction:
+    def _review(self, caller: Caller, row: dict, winner: Any, level: int) -> Contradiction:
         """Confirm (same winner) or reverse (the other side) a contradiction already resolved."""
         with self.db.reading():
             self._may_decide(caller, row)
@@ -199,8 +204,10 @@ class ContradictionChecker:
             if loser is None or head is None:
                 raise InvalidInput(f"contradiction {row['id']} cannot be reversed: the fact was forgotten or archived "
                                    "since; write the claim you want instead")
+            check_provenance(caller, head, level, "reverse a contradiction over")
             refs = list(dict.fromkeys([*loser["source_refs"], f"memory:{loser['id']}"]))
-            self.writer.update(caller, str(head["id"]), content=loser["content"], provenance=max(loser["provenance"], head["provenance"]),
+            # the claim keeps its own provenance, or the request's when that is higher (the user confirmed it)
+            self.writer.update(caller, str(head["id"]), content=loser["content"], provenance=max(loser["provenance"], level),
                                reason=f"reversed contradiction {row['id']}: the earlier claim was right",
                                source_session=loser["source_session"], source_refs=refs, type=loser["type"])
         with self.db.transaction("reviewing a contradiction"):

@@ -94,9 +94,11 @@ class LifecycleVerbs:
             rows = self.db.dicts("visible_contradictions", status=status, **self._who())
         return [Contradiction.from_row(r) for r in rows]
 
-    def resolve(self, contradiction_id: Any, winner: Any) -> Contradiction:
-        """Decide a contradiction: ``winner`` is the memory id that stays true (None: not a contradiction)."""
-        return self.checker.resolve(self.caller, contradiction_id, winner)
+    def resolve(self, contradiction_id: Any, winner: Any, *, provenance: str | int = "model_inferred") -> Contradiction:
+        """Decide a contradiction: ``winner`` is the memory id that stays true (None: not a contradiction).
+        ``provenance``: on whose word (as forget's): the losing side, or on review the fact's live version, may not
+        be of higher provenance (ProvenanceConflict); pass provenance='user_stated' when the user decided."""
+        return self.checker.resolve(self.caller, contradiction_id, winner, validate.provenance(provenance))
 
     # -- compression ------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, ProvenanceConflict
 from ..models import PROVENANCE_NAMES, Memory
 from . import validate
+from .guards import require_owner
 from .writer import Caller, Writer
 
 
@@ -42,6 +43,7 @@ def reject(writer: Writer, caller: Caller, target: Any, *, reason: str | None = 
     """A person refuses a quarantined memory: it is forgotten (the row stays for the audit)."""
     with writer.db.transaction("reject"):
         row = _quarantined(writer, caller, target)
+        require_owner(caller, row, "reject")  # rejecting forgets it: what forget() asks (a team member may see it)
         before = writer.db.scalar("memory_json", id=row["id"])
         writer.db.run("set_memory_status", id=row["id"], status="forgotten", now=writer.clock())
         writer._event(caller, "reject", row["id"], reason or "rejected after quarantine", before)
@@ -49,8 +51,13 @@ def reject(writer: Writer, caller: Caller, target: Any, *, reason: str | None = 
 
 
 def _quarantined(writer: Writer, caller: Caller, target: Any) -> dict[str, Any]:
-    row = writer.db.dict("visible_memory_by_id", id=validate.memory_id(target), caller_agent=caller.agent_id,
-                       caller_session=caller.session_id)
+    """The quarantined memory ``target``: any agent's for an admin handle (a person reviews them all), else the
+    caller's own (visible_memories shows an agent no other agent's quarantined rows)."""
+    if caller.admin:
+        row = writer.db.dict("memory_by_id", id=validate.memory_id(target))
+    else:
+        row = writer.db.dict("visible_memory_by_id", id=validate.memory_id(target), caller_agent=caller.agent_id,
+                             caller_session=caller.session_id)
     if row is None:
         raise MemoryNotFound(f"no memory with id {target} is visible to agent {caller.agent_id!r}")
     if row["status"] != "quarantined":

@@ -52,12 +52,15 @@ CREATE OR REPLACE MACRO caller_groups(caller_agent) AS TABLE
            coalesce(list(group_id ORDER BY group_id) FILTER (WHERE kind = 'tenant'), []) AS tenants
     FROM memberships WHERE agent_id = caller_agent AND revoked_at IS NULL;
 
--- visible_memories(caller_agent, caller_session) -> the memories rows (every status) the caller may see.
+-- visible_memories(caller_agent, caller_session) -> the memories rows (every status) the caller may see. A
+-- quarantined row (held by the write scanner until a person decides) is its writer's alone: a team member does not
+-- read text the scanner held as a possible injection.
 CREATE OR REPLACE MACRO visible_memories(caller_agent, caller_session) AS TABLE
     SELECT m.*
     FROM memories m
     WHERE can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
-                  caller_agent, caller_session);
+                  caller_agent, caller_session)
+      AND (m.status <> 'quarantined' OR m.agent_id = caller_agent);
 
 -- same_scope_owner(scope, a…, b…) -> BOOLEAN: do two memories of this scope belong to the same owner,
 -- so that one key names one fact? (private/session: agent, and session for session scope;

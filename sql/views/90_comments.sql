@@ -20,7 +20,7 @@ COMMENT ON MACRO can_see IS 'can_see(scope, agent_id, team_id, tenant_id, source
 COMMENT ON MACRO another_agent_may_see IS 'another_agent_may_see(sensitivity, tags) -> BOOLEAN: may agents other than the owner see this row at all? normal: yes; personal: only when the owner tagged it share:personal; sensitive: never';
 COMMENT ON MACRO can_see_as IS 'can_see with the caller''s current team and tenant ids passed as lists (from caller_groups), so the recall query plans no subqueries';
 COMMENT ON MACRO TABLE caller_groups IS 'caller_groups(caller_agent) -> one row (teams VARCHAR[], tenants VARCHAR[]): the groups the agent belongs to now (memberships not revoked)';
-COMMENT ON MACRO TABLE visible_memories IS 'visible_memories(caller_agent, caller_session) -> every memories row (any status) the caller may see. Example: SELECT * FROM visible_memories(''coder'', NULL) WHERE status = ''active''';
+COMMENT ON MACRO TABLE visible_memories IS 'visible_memories(caller_agent, caller_session) -> every memories row (any status) the caller may see; another agent''s quarantined rows stay hidden. Example: SELECT * FROM visible_memories(''coder'', NULL) WHERE status = ''active''';
 COMMENT ON MACRO same_scope_owner IS 'same_scope_owner(scope, a_agent, a_session, a_team, a_tenant, b_agent, b_session, b_team, b_tenant) -> BOOLEAN: do two memories of this scope have the same owner, so that one key names one fact?';
 
 -- 20_ranking
