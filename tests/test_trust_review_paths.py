@@ -123,6 +123,20 @@ def test_a_team_member_neither_reads_nor_rejects_another_agents_quarantined_memo
         assert admin.approve(held.id, reason="reviewed").status == "active"
 
 
+@pytest.mark.parametrize("query", [
+    "SELECT * FROM enable_logging(storage='file', storage_path='{dir}/x')",
+    'SELECT * FROM "Enable_Logging" /* c */ ()',
+    "SELECT * FROM checkpoint()",
+    "SELECT * FROM query('SELECT 1')",
+])
+def test_read_only_sql_refuses_table_functions_that_act_on_the_instance(tmp_path, query):
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash") as mem:
+        with pytest.raises(echo_duck.InvalidInput, match="read-only"):
+            mem.sql(query.format(dir=tmp_path))
+        assert mem.sql("SELECT count(*) AS n FROM memories")["n"][0] == 0
+        assert not list(tmp_path.glob("**/duckdb_log*"))
+
+
 def test_compress_on_an_agent_handle_sees_and_folds_only_its_own_memories(tmp_path):
     with echo_duck.open(tmp_path / "s.duckdb", agent_id="alice") as alice:
         theirs = alice.remember_many([{"content": "The user lives in Lisbon", "type": "user"},

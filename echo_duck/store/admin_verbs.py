@@ -9,7 +9,8 @@ store inside a ``READ ONLY`` transaction: nothing the statement says can write t
 macro or table, or advance a sequence. The DuckDB instance has no filesystem access beyond the store
 and its archive, and its configuration is locked (storage/connection.py), so ``read_csv``,
 ``read_text``, ``glob``, ``COPY … TO`` and ``SET`` fail too, unless the admin handle was opened with
-``allow_files=True``. ``sql(q, write=True)`` runs in an echo_duck transaction: the statement itself is
+``allow_files=True``. Table functions that act on the instance rather than read (``enable_logging``,
+``checkpoint``, ``arrow_scan``, ``query``, …) are refused by name. ``sql(q, write=True)`` runs in an echo_duck transaction: the statement itself is
 logged (action ``sql``) and so is every setting it changed (action ``setting``).
 """
 
@@ -38,6 +39,13 @@ def _empty_frame() -> pl.DataFrame:
 _READ_STATEMENTS = {"SELECT", "EXPLAIN"}
 _ANALYZE = re.compile(r"\banaly[sz]e\b", re.IGNORECASE)
 _COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
+# Table functions a READ ONLY transaction does not stop: they change the DuckDB instance (logging to files,
+# profiling, checkpoints; enable_logging to a path outside the allowed folders aborts the process), read Python
+# objects by address (arrow_scan), or run SQL handed to them as a string (query, json_execute_serialized_sql).
+_INSTANCE_FUNCTIONS = re.compile(
+    r'"?\b(enable_logging|disable_logging|truncate_duckdb_logs|enable_profiling|disable_profiling|checkpoint|'
+    r'force_checkpoint|arrow_scan|arrow_scan_dumb|pandas_scan|python_map_function|json_execute_serialized_sql|'
+    r'query|query_table)\b"?\s*\(', re.IGNORECASE)
 RIGHT = re.compile(r"^publish:(public|team:[^\s]{1,200}|tenant:[^\s]{1,200})$")
 KINDS = ("team", "tenant")
 
@@ -130,6 +138,11 @@ class AdminVerbs:
                 if kind == "EXPLAIN" and _ANALYZE.search(_COMMENTS.sub(" ", text)):
                     raise InvalidInput("EXPLAIN ANALYZE runs the statement it explains, so the read-only path refuses "
                                        "it; use EXPLAIN, or sql(..., write=True)")
+                called = _INSTANCE_FUNCTIONS.search(_COMMENTS.sub(" ", text))
+                if called:
+                    raise InvalidInput(f"sql() is read-only and {called.group(1)}() changes the DuckDB instance or runs "
+                                       "SQL of its own, which a read-only transaction does not stop; the read-only "
+                                       "path refuses it (sql(..., write=True) runs it, logged)")
                 return self._read_only(query, params)
 
     def _read_only(self, query: str, params: Any) -> pl.DataFrame:
