@@ -10,8 +10,9 @@ macro or table, or advance a sequence. The DuckDB instance has no filesystem acc
 and its archive, and its configuration is locked (storage/connection.py), so ``read_csv``,
 ``read_text``, ``glob``, ``COPY … TO`` and ``SET`` fail too, unless the admin handle was opened with
 ``allow_files=True``. Table functions that act on the instance rather than read (``enable_logging``,
-``checkpoint``, ``arrow_scan``, ``query``, …) are refused by name. ``sql(q, write=True)`` runs in an echo_duck transaction: the statement itself is
-logged (action ``sql``) and so is every setting it changed (action ``setting``).
+``checkpoint``, ``arrow_scan``, ``query``, …) are refused by name. ``sql(q, write=True)`` runs in an
+echo_duck transaction: the statement itself is logged (action ``sql``) and so is every setting it
+changed (action ``setting``).
 """
 
 from __future__ import annotations

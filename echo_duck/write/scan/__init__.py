@@ -32,8 +32,8 @@ from .secrets import spans as secret_spans
 if TYPE_CHECKING:
     from .verdict import Finding, Scanner
 
-__all__ = ["Finding", "Scanner", "default_scanner", "excerpt", "gate_lines", "hidden_positions", "labels_pass", "redact", "scan",
-           "scan_many", "secret_spans", "_HIDDEN"]
+__all__ = ["Finding", "Scanner", "default_scanner", "excerpt", "gate_lines", "hidden_positions", "labels_pass", "redact",
+           "scan", "scan_many", "secret_spans", "_HIDDEN"]
 
 
 def scan(text: str, *, protected_paths: Sequence[str] = ()) -> Finding | None:
