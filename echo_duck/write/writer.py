@@ -31,6 +31,8 @@ UPDATABLE = ("content", "type", "key", "tags", "entities", "scope", "team_id", "
 
 
 _NAMING = ("key", "source_session", "source_refs")  # ids the snapshot and the tools show beside the content
+_SOURCES = ("source_session", "source_refs")
+_PLAIN_ID = re.compile(r"[\w.:/#@+=-]{1,128}", re.ASCII)  # "session_3", "message:<uuid>", a path or URL: no sentence
 _HAN_OR_SPACE = re.compile(r"[\s\u3400-\u9fff]")
 
 
@@ -210,7 +212,8 @@ class Writer:
         fields = [(i, name, value) for i, spec in enumerate(specs)
                   for name, value in (("content", spec.content), ("key", spec.key or ""), ("tags", " ".join(spec.tags)),
                                       ("entities", " ".join(spec.entities)), ("source_session", spec.source_session or ""),
-                                      *(("source_refs", ref) for ref in spec.source_refs)) if value]
+                                      *(("source_refs", ref) for ref in spec.source_refs))
+                  if value and not (name in _SOURCES and _PLAIN_ID.fullmatch(value))]
         stated = [stated_rule(caller, spec) for spec in specs]
         index = self.indexer.vectors  # its model may reuse the scanner's vector of a content (embedded once)
         verdicts = scan_many([value for _, _, value in fields], protected_paths=self.protected_paths,
