@@ -167,14 +167,12 @@ def _profile_update(mem, section, mode, provenance, content=None, entry=None) ->
     section = section.strip()
     # Scan the lines as the agent sent them: the "- " bullets added below would hide rules anchored
     # at the start of a line ("SYSTEM: …", "less ~/.bash_history") from the writer's own scan.
-    finding = scan(content, protected_paths=mem.writer.protected_paths)
-    if finding is not None and finding.blocked:
-        mem.writer.quarantine(mem.caller, "content", finding.reason, finding.detail, finding.excerpt)
-        raise RejectedWrite(finding.reason, finding.detail, "content")
-    named = scan(section, protected_paths=mem.writer.protected_paths)  # the snapshot shows it as a heading
-    if named is not None:  # a name is not content anybody approves: unsure is enough to refuse it
-        mem.writer.quarantine(mem.caller, "section", named.reason, named.detail, named.excerpt)
-        raise RejectedWrite(named.reason, named.detail, "section")
+    # The section name is shown as a heading: a name is not content anybody approves, so unsure refuses it too.
+    for field, text, unsure_refuses in (("content", content, False), ("section", section, True)):
+        finding = scan(text, protected_paths=mem.writer.protected_paths)
+        if finding is not None and (finding.blocked or unsure_refuses):
+            mem.writer.quarantine(mem.caller, field, finding.reason, finding.detail, finding.excerpt)
+            raise RejectedWrite(finding.reason, finding.detail, field)
     key = PROFILE_KEY.format(section=section)
     current = mem.find(key=key, type="user", scope="private", limit=2)
     if len(current) > 1:

@@ -27,7 +27,7 @@ def _refused(texts: list[str], *, unsure: bool = False) -> list[bool]:
     """Whether the scanner blocks each text (``unsure``: or finds anything at all)."""
     keyed = [(unsure, t) for t in texts]
     with _lock:
-        missing = [t for u, t in dict.fromkeys(keyed) if (u, t) not in _cache]
+        missing = [t for t in dict.fromkeys(texts) if (unsure, t) not in _cache]
     if missing:
         verdicts = [f is not None and (unsure or f.blocked) for f in default_scanner().scan_many(missing)]
         with _lock:
