@@ -48,27 +48,30 @@ ASKING = ["Bob: which host does the borealis deploy run on?", "部署 数据库 
           "the borealis deploy moved to a new host with postgres 14 last week. Which one?"]
 
 
-def vector_arm(mem, query: str, n: int, keep=None) -> fusion.VectorArm:
+def vector_arm(mem, query: str, n: int, keep=None, counted=None) -> fusion.VectorArm:
     vectors = mem.indexer.vectors
-    ids, sims, scripts, sums = vectors.search_with_stats(vectors.embed([query])[0], n, keep)
+    ids, sims, scripts, sums = vectors.search_with_stats(vectors.embed([query])[0], n, keep, counted)
     return fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums), text_script(query), vectors.model_id)
 
 
 def both_rankings(mem, query: str, k: int, include_archived: bool, time: fusion.TimeTerms | None = None,
                   min_score: float | None = None) -> tuple[list[dict], list[dict]]:
-    """The same arms fused by recall.py's in-process path and by the recall_fused macro."""
+    """The same arms (over the rows the caller may see, as recall computes them) fused by recall.py's in-process
+    path and by the recall_fused macro."""
     caller = mem.caller
     teams, tenants, settings = mem.recaller.caller_context(caller.agent_id)
-    keyword = mem.indexer.keyword_search.search(query_text(query), keyword_cut(settings))
-    vector = vector_arm(mem, query, int(settings["vector_pool"]) * OVERFETCH)
     who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
                p_caller_tenants=tenants)
+    counted = mem.recaller.eligibility.counted("keyword", who)
+    keyword = mem.indexer.keyword_search.search(query_text(query), keyword_cut(settings), counted=counted)
+    vector = vector_arm(mem, query, int(settings["vector_pool"]) * OVERFETCH,
+                        counted=mem.recaller.eligibility.counted("vector", who))
     time = mem.recaller.time_terms(query) if time is None else time
     bridge_words = bridge_arm.bridged_words(query, vector)
     bridged = None
     if bridge_words:  # as recall reads it, and every match: recall_fused uses only the other script's candidates
-        bridged = bridge_arm.bridge_coverage(bridge_words, vector, mem.indexer.keyword_search)
-        every = mem.indexer.keyword_search.search(bridge_words, None)
+        bridged = bridge_arm.bridge_coverage(bridge_words, vector, mem.indexer.keyword_search, counted)
+        every = mem.indexer.keyword_search.search(bridge_words, None, counted=counted)
         assert all(dict(zip(every.ids, every.covered))[i] == c for i, c in zip(bridged.ids, bridged.covered))
         assert bridged.query_idf_all == every.query_idf_all
     in_process = mem.recaller._fused_in_process(keyword, vector, who, include_archived, time, min_score, k, None,

@@ -138,13 +138,20 @@ def test_a_rolled_back_write_the_copy_saw_is_forgotten(store):
     assert_same(store, "zebra quantum")
 
 
-def sql_common(mem, query: str) -> list[str]:
-    return [w for (w,) in mem.sql("SELECT word FROM bm25_common_words($q)", {"q": query_text(query)}).rows()]
+def sql_common(mem, query: str, agent: str = "bench") -> list[str]:
+    return [w for (w,) in mem.sql("SELECT word FROM keyword_common_words($q, $a, NULL, [], [])",
+                                  {"q": query_text(query), "a": agent}).rows()]
+
+
+def caller(mem, agent: str = "bench") -> tuple[dict, object]:
+    """An agent's recall parameters (no session, team or tenant) and its counted-rows mask for the keyword copy."""
+    who = dict(p_caller_agent=agent, p_caller_session=None, p_caller_teams=[], p_caller_tenants=[])
+    return who, mem.recaller.eligibility.counted("keyword", who)
 
 
 def test_common_words_match_sql_as_the_store_changes(db_path):
     """The words the vector arm leaves out of a question (more than half of the memories hold them): the copy's
-    answer equals bm25_common_words after writes, a purge, a compaction and a raw write."""
+    answer equals keyword_common_words after writes, a purge, a compaction and a raw write."""
     queries = ["What did Alice say about the deploy?", "alice alice deploy", "Alice's dog", "the and of", "部署 Alice",
                "Zoë and Alice", "nothing here", ""]
     with echo_duck.open(db_path, agent_id="bench", embedder="hash", admin=True) as m:
@@ -153,7 +160,7 @@ def test_common_words_match_sql_as_the_store_changes(db_path):
         search = m.indexer.keyword_search
 
         def same() -> dict[str, list[str]]:
-            got = {q: search.common_words(query_text(q)) for q in queries}
+            got = {q: search.common_words(query_text(q), *caller(m)) for q in queries}
             assert got == {q: sql_common(m, q) for q in queries}
             return got
 
@@ -166,15 +173,15 @@ def test_common_words_match_sql_as_the_store_changes(db_path):
         m.sql("UPDATE bm25_postings SET tf = tf + 1 WHERE doc % 2 = 0", write=True)
         same()
         with m.db.transaction("inside a transaction the copy asks SQL"):
-            m.indexer.keyword.add([("00000000-0000-4000-8000-000000000003", "alice deploy")])
+            m.remember("alice deploy", type="user")
             # the uncommitted doc counts (5 of 9 hold both words): the copy asks SQL on the transaction's connection
-            assert search.common_words(query_text("alice deploy")) == ["alice", "deploy"]
+            assert search.common_words(query_text("alice deploy"), *caller(m)) == ["alice", "deploy"]
         same()
 
 
 def test_agent_recall_equals_the_analysts_sql_recall(store):
     """recall() (both arms in process) and recall_hits (both arms in SQL) rank the same memories; the analyst
-    embeds the question less its common words (bm25_common_words), as recall does."""
+    embeds the question less its common words (keyword_common_words), as recall does."""
     for query in ["deploy borealis", "部署 流程", "atlas backup", "the", "backup database"]:
         for types in (None, ["procedure", "user"]):
             hits = store.recall(query, 10, types=types, reinforce=False, explain=True)

@@ -58,15 +58,16 @@ def ranking_settings(mem) -> dict[str, float]:
 
 
 def _relevance_by_hand(mem, query: str, hits) -> dict[str, float]:
-    """calibrated_score (sql/macros/20_ranking.sql) recomputed from bm25_scores, the stored vectors and the
+    """calibrated_score (sql/macros/20_ranking.sql) recomputed from keyword_bm25, the stored vectors and the
     explain fields: max(keyword_conf × bm25 / bm25_max + 0.5 × coverage, script_credit) + 0.2 × vector_conf ×
     max(z, 0), script_credit = keyword_conf × (1.5 in another script than the question's, else 1) × max(z, 0) /
     the best z."""
     bm25 = {str(r[0]): r[1:] for r in mem.sql("SELECT memory_id::VARCHAR, score, covered_idf, query_idf_all "
-                                              "FROM bm25_scores($q)", {"q": query_text(query)}).rows()}
+                                              "FROM keyword_bm25($q, 'default', NULL, [], [])",
+                                              {"q": query_text(query)}).rows()}
     vectors = mem.indexer.vectors
     qvec = vectors.embed([query])[0]
-    stats = mem.sql("SELECT stats FROM query_similarity_stats($q, $m)",
+    stats = mem.sql("SELECT stats FROM query_similarity_stats($q, $m, 'default', NULL, [], [])",
                     {"q": "[" + ",".join(f"{x:.9g}" for x in qvec) + "]", "m": vectors.model_id}).item()
     bm25_max = max(v[0] for v in bm25.values()) if bm25 else None
     keyword_conf = max(v[1] / v[2] for v in bm25.values()) if bm25 else None

@@ -1,6 +1,7 @@
 """The keyword arm in process: BM25 over an in-memory copy of ``bm25_postings``.
 
-``bm25_scores`` (sql/macros/30_bm25.sql) is the definition; this is the same formula in numpy for
+``keyword_bm25`` (sql/macros/40_recall.sql; ``bm25_scores`` over the rows the caller may see) is the
+definition; this is the same formula in numpy for
 the agent's recall, where the SQL arm cost ~12-14 ms at 100k rows and ~37 ms at 1M (scanning and
 grouping every posting of a common word) against ~4-5 ms here, its state query included. Each
 posting's term is computed with the same operations as DuckDB's (its decimal ``tf * 2.2`` is
@@ -8,6 +9,11 @@ posting's term is computed with the same operations as DuckDB's (its decimal ``t
 order. Tests hold the two equal. Recalls use it: unfiltered, their best 10 × keyword_pool matches
 go on; filtered, every match (the filters may drop any of the best). A filtered recall inside a
 transaction keeps the SQL arm.
+
+A recall's statistics (document count, average length, each term's df) are over the docs of the memories its
+caller may see (``counted``, from eligibility.py: ``counted_memories``), and only those docs match: over every
+doc, a score would move when another agent wrote a word the caller cannot see. Without ``counted`` (tests,
+benches) every live doc counts, as ``bm25_scores``.
 
 The copy follows the tables lazily, not the write path: before each search one query reads the doc
 count, length sum, newest doc number and dead-doc count. New docs and postings (doc numbers only
@@ -115,6 +121,7 @@ class KeywordSearcher:
         self._covered_buffer = np.zeros(0)
         self._followed: int | None = None  # Db.writes_but_reviews when the copy last followed the tables
         self._stats: tuple[int, int] = (0, 0)  # (live docs, their length sum) then
+        self._counted: tuple | None = None  # (caller's mask, follow state) -> (live & mask, docs, length sum): the last
         self._terms = QueryTerms(self.db)
 
     def invalidate(self) -> None:
@@ -122,29 +129,34 @@ class KeywordSearcher:
             self._reset()
 
     def search(self, query_tokens: str, top: int | None, *, keep: Callable[[list[str], int], np.ndarray] | None = None,
-               also: Iterable[str] = ()) -> KeywordArm:
-        """The ``top`` best matches (all when None) by score, then memory id, as ``bm25_scores`` ranks them.
+               also: Iterable[str] = (), counted: Callable[[list[str], int], np.ndarray] | None = None) -> KeywordArm:
+        """The ``top`` best matches (all when None) by score, then memory id, as ``keyword_bm25`` ranks them.
 
-        ``keep(doc ids, generation)`` (a filtered recall: eligibility.keyword_keep) says which doc rows may
-        match at all: then the arm is the ``top`` best of those, followed by any other kept match whose id
-        is in ``also`` (the vector arm's candidates, whose rarest-term ratio fusion reads), in rank order."""
+        ``counted(doc ids, generation)`` (eligibility.counted) says which doc rows the statistics count and may
+        match (None: every live doc, as ``bm25_scores``). ``keep(doc ids, generation)`` (a filtered recall:
+        eligibility.keyword_keep) says which of those may be returned: then the arm is the ``top`` best of
+        them, followed by any other kept match whose id is in ``also`` (the vector arm's candidates, whose
+        rarest-term ratio fusion reads), in rank order."""
         with self.db.reading(catch_up=False), self._lock:  # the store lock first, as every caller takes it
             written = self._catch_up()
             if top is not None and top <= 0:
                 return NO_MATCH
             terms = np.array(self._terms.of(query_tokens, written), dtype=np.uint64)
-            return self._score(terms, *self._stats, top, keep, also)
+            return self._score(terms, *self._population(counted), top, keep, also)
 
-    def covered(self, query_tokens: str, ids: Iterable[str]) -> KeywordArm:
-        """The coverage terms of ``bm25_scores`` (covered_idf, query_idf_all) for these memories only, those
+    def covered(self, query_tokens: str, ids: Iterable[str],
+                counted: Callable[[list[str], int], np.ndarray] | None = None) -> KeywordArm:
+        """The coverage terms of ``keyword_bm25`` (covered_idf, query_idf_all) for these memories only, those
         holding a query term, in the order given (no scores): what recall's bridge reads for the vector arm's
-        candidates in the other script (text/bridge.py), without ranking every match of a common word."""
+        candidates in the other script (text/bridge.py), without ranking every match of a common word.
+        ``counted`` as for ``search``."""
         with self.db.reading(catch_up=False), self._lock:
             written = self._catch_up()
             terms = np.array(self._terms.of(query_tokens, written), dtype=np.uint64)
-            wanted = [(i, r) for i, r in ((i, self._row_of.get(i)) for i in ids) if r is not None]
+            live, n_docs, _ = self._population(counted)
+            wanted = [(i, r) for i, r in ((i, self._row_of.get(i)) for i in ids) if r is not None and live[r]]
             rows = np.array([r for _, r in wanted], np.int64)
-            postings, live, n = self._postings, self._docs.live, float(self._stats[0])
+            postings, n = self._postings, float(n_docs)
             covered, dfs = np.zeros(len(rows)), []
             mark = np.zeros(len(self._ids), bool)  # doc rows holding the term: a mask, not a sort (np.isin)
             for term in np.unique(terms):  # the order _score adds them in
@@ -165,13 +177,14 @@ class KeywordSearcher:
                               query_spec=None, matches=int(found.sum()), covered=tuple(covered[found].tolist()),
                               query_idf_all=sum(_information(n, df) for df in dfs) + unseen * _information(n, 0))
 
-    def common_words(self, query_tokens: str) -> list[str]:
-        """The query's words that more than half of the live memories hold, sorted: ``bm25_common_words``."""
+    def common_words(self, query_tokens: str, who: dict, counted: Callable[[list[str], int], np.ndarray]) -> list[str]:
+        """The query's words that more than half of the docs the caller's statistics count hold, sorted:
+        ``keyword_common_words``; ``who`` its caller parameters, ``counted`` (eligibility.counted) those docs."""
         with self.db.reading(catch_up=False), self._lock:
             written = self._catch_up()
             if written is None or not _SIMPLE.fullmatch(query_tokens):
-                return [w for (w,) in self.db.run("keyword_common_words", q=query_tokens).fetchall()]
-            postings, live, n = self._postings, self._docs.live, self._stats[0]
+                return [w for (w,) in self.db.run("keyword_common_words", q=query_tokens, **who).fetchall()]
+            postings, (live, n, _) = self._postings, self._population(counted)
             common = []
             for word, term in self._terms.words(query_tokens, written):
                 hits = postings.matching(np.uint64(term))
@@ -240,9 +253,24 @@ class KeywordSearcher:
 
     # -- scoring (sql/macros/30_bm25.sql: k1 = 1.2, b = 0.75, log base 10) ----------------------
 
-    def _score(self, terms: np.ndarray, n_docs: int, total_len: int, top: int | None,
+    def _population(self, counted: Callable[[list[str], int], np.ndarray] | None) -> tuple[np.ndarray, int, int]:
+        """The doc rows the statistics count and may match (live, and marked by ``counted`` when given), their
+        number and length sum. The caller's mask is the same array until a write (eligibility.py keeps it), so
+        the last one's sums are kept while the copy stands."""
+        if counted is None:
+            return self._docs.live, *self._stats
+        mask = counted(self._ids, self.generation)
+        last = self._counted
+        if last is not None and last[0] is mask and last[1] == (self._n_live, self._live_len, len(self._ids)):
+            return last[2]
+        rows = self._docs.live & mask
+        found = rows, int(np.count_nonzero(rows)), int(self._docs.length[rows].sum())
+        self._counted = (mask, (self._n_live, self._live_len, len(self._ids)), found)
+        return found
+
+    def _score(self, terms: np.ndarray, live: np.ndarray, n_docs: int, total_len: int, top: int | None,
                allow: Callable[[list[str], int], np.ndarray] | None = None, also: Iterable[str] = ()) -> KeywordArm:
-        postings, live, n = self._postings, self._docs.live, float(n_docs)
+        postings, n = self._postings, float(n_docs)
         avgdl = total_len / n_docs if n_docs else 1.0
         score, rarest, covered = self._buffers()
         touched, dfs = [], []

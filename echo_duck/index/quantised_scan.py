@@ -114,12 +114,12 @@ class QuantisedScan:
                 self._concatenate()
 
     def top(self, matrix: np.ndarray, count: int, query: np.ndarray, n: int,
-            keep: np.ndarray | None = None, scripts: np.ndarray | None = None):
+            keep: np.ndarray | None = None, scripts: np.ndarray | None = None, counted: np.ndarray | None = None):
         """The exact top-n (rows, float32 similarities, best first, ties by row) of ``matrix[:count] @
         query`` among the rows where ``keep`` (bool per row, or None for all) is true. Given ``scripts``
-        (0 or 1 per row), also the count, sum and sum of squares of every row's similarity per script
-        (script_sums), kept or not: exact for the rows scored in float32, the int8 scores for the packed
-        rows (within ~1e-3 of each, and the errors average out)."""
+        (0 or 1 per row), also the count, sum and sum of squares of the similarity per script of every row
+        ``counted`` marks (bool per row, or None for all), kept or not (script_sums): exact for the rows
+        scored in float32, the int8 scores for the packed rows (within ~1e-3 of each, and the errors average out)."""
         query = query.astype(np.float32, copy=False)
         if n <= 0 and scripts is None:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
@@ -140,7 +140,10 @@ class QuantisedScan:
             if sealed:
                 every[:sealed] = approx
             every[direct] = direct_sims
-            sums = script_sums(every, scripts[:count])
+            if counted is None or counted.all():
+                sums = script_sums(every, scripts[:count])
+            else:
+                sums = script_sums(np.compress(counted, every), np.compress(counted, scripts[:count]))
         if keep is not None:
             wanted = keep[direct]
             direct, direct_sims = direct[wanted], direct_sims[wanted]

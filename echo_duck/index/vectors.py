@@ -93,11 +93,12 @@ class VectorIndex:
             self.db.run("delete_vector", id=memory_id)
         self.invalidate()
 
-    def search(self, query_vector: np.ndarray, n: int,
-               keep: Callable[[list[str], int], np.ndarray] | None = None) -> tuple[list[str], np.ndarray]:
+    def search(self, query_vector: np.ndarray, n: int, keep: Callable[[list[str], int], np.ndarray] | None = None,
+               counted: Callable[[list[str], int], np.ndarray] | None = None) -> tuple[list[str], np.ndarray]:
         """Exact top-n (ids, cosine similarities) over every vector of the current model. ``keep(ids,
         generation)``, if given, returns which matrix rows may be returned (a filtered recall: the rows
-        the caller may see and asked for, eligibility.py); ties break by matrix row. Takes the store lock before
+        the caller may see and asked for, eligibility.py); else ``counted`` (the rows the caller may see, of any
+        status) when given; ties break by matrix row. Takes the store lock before
         this index's, the order a write takes them in (add), so a first load never waits on a writer crosswise."""
         with self.db.reading(catch_up=False), self._lock:
             if self._matrix is None:
@@ -106,13 +107,19 @@ class VectorIndex:
             if count == 0:
                 return [], np.zeros(0, dtype=np.float32)
             wanted = None if keep is None else keep(self._ids, self.generation)
+            if wanted is None and counted is not None:
+                wanted = counted(self._ids, self.generation)
             rows, sims = self._scan.top(self._matrix, count, query_vector, n, wanted)
             return [self._ids[i] for i in rows], sims
 
-    def search_with_stats(self, query_vector: np.ndarray, n: int, keep: Callable[[list[str], int], np.ndarray] | None = None
+    def search_with_stats(self, query_vector: np.ndarray, n: int,
+                          keep: Callable[[list[str], int], np.ndarray] | None = None,
+                          counted: Callable[[list[str], int], np.ndarray] | None = None
                           ) -> tuple[list[str], np.ndarray, list[int], tuple[float, ...]]:
-        """``search``, plus each hit's script and the query's similarity sums per script over every
-        vector of the model, whatever ``keep`` says (quantised_scan.script_sums). Locks as ``search`` does."""
+        """``search``, plus each hit's script and the query's similarity sums per script over the vectors of
+        the model that ``counted(ids, generation)`` marks (every one when None), whatever ``keep`` says
+        (quantised_scan.script_sums): a recall counts the rows its caller may see, and without ``keep`` returns
+        only those. Locks as ``search`` does."""
         with self.db.reading(catch_up=False), self._lock:
             if self._matrix is None:
                 self._load()
@@ -120,7 +127,11 @@ class VectorIndex:
             if count == 0:
                 return [], np.zeros(0, dtype=np.float32), [], (0.0,) * 6
             wanted = None if keep is None else keep(self._ids, self.generation)
-            rows, sims, sums = self._scan.top(self._matrix, count, query_vector, n, wanted, scripts=self._scripts)
+            counts = None if counted is None else counted(self._ids, self.generation)
+            if wanted is None and counts is not None and not counts.all():
+                wanted = counts  # another agent's hidden rows neither count nor crowd the caller's out of the top n
+            rows, sims, sums = self._scan.top(self._matrix, count, query_vector, n, wanted, scripts=self._scripts,
+                                              counted=counts)
             return [self._ids[i] for i in rows], sims, self._scripts[rows].tolist(), sums
 
     def inner_products(self, memory_id: str, others: Sequence[str]) -> list[float | None]:

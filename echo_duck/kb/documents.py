@@ -201,7 +201,10 @@ class KnowledgeBase:
             else:
                 with self.db.reading():
                     pool = int(self.db.setting("vector_pool"))
-                    ids, sims, sums = self._matrix.search(self.db, vectors.model_id, vectors.embedder.dim, qvec, pool)
+                    counted = {i for (i,) in self.db.run("kb_counted_chunk_ids", p_caller_agent=caller.agent_id,
+                                                          p_caller_session=caller.session_id).fetchall()}
+                    ids, sims, sums = self._matrix.search(self.db, vectors.model_id, vectors.embedder.dim, qvec, pool,
+                                                          counted)
                     stats = self.db.scalar("kb_similarity_stats", n=sums[0], total=sums[1], squares=sums[2])
                 params.update(p_vec_ids="[" + ",".join(ids) + "]", p_vec_sims=_literal(sims),
                               p_vec_stats="[" + ",".join(map(repr, stats)) + "]")
@@ -298,9 +301,10 @@ class _Matrix:
     def invalidate(self) -> None:
         self._model = None
 
-    def search(self, db: Db, model_id: str, dim: int, query: np.ndarray, n: int
+    def search(self, db: Db, model_id: str, dim: int, query: np.ndarray, n: int, counted: set[str]
                ) -> tuple[list[str], np.ndarray, tuple[float, float, float]]:
-        """The top n (ids, similarities), and the count, sum and sum of squares of every chunk's similarity."""
+        """The top n (ids, similarities) among the chunks in ``counted`` (the caller's, kb_counted_chunks), and the
+        count, sum and sum of squares of their similarities."""
         if self._model != model_id:
             table = db.arrow("kb_vectors_of_model", model_id=model_id)
             self._ids = [str(v) for v in table.column("chunk_id").to_pylist()]
@@ -308,11 +312,13 @@ class _Matrix:
             self._m, self._model = flat.astype(np.float32, copy=False).reshape(len(self._ids), dim), model_id
         if not self._ids:
             return [], np.zeros(0, dtype=np.float32), (0.0, 0.0, 0.0)
-        sims = matvec(self._m, query.astype(np.float32))
+        rows = np.flatnonzero(np.fromiter((i in counted for i in self._ids), bool, len(self._ids)))
+        sims = matvec(self._m, query.astype(np.float32))[rows]
         top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
         top = top[np.lexsort((top, -sims[top]))]
         values = sims.astype(np.float64)
-        return [self._ids[i] for i in top], sims[top], (float(len(values)), float(values.sum()), float(values @ values))
+        return [self._ids[rows[i]] for i in top], sims[top], (float(len(values)), float(values.sum()),
+                                                              float(values @ values))
 
 
 def _owner(caller: Caller, scope: str, team_id: Any, tenant_id: Any, sensitivity: str) -> dict[str, Any]:

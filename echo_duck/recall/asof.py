@@ -69,16 +69,21 @@ class TimeTravel:
                query_vector: Any = None) -> list[Hit]:
         vectors = self.recaller.indexer.vectors if "vector" in query.arms else None
         with self.db.reading():
-            _, _, settings = self.recaller.caller_context(caller.agent_id)
-        keyword = self.recaller.indexer.keyword_search.search(query_text(query.text), None) \
+            teams, tenants, settings = self.recaller.caller_context(caller.agent_id)
+        who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
+                   p_caller_tenants=tenants)
+        counted = self.recaller.eligibility.counted("keyword", who)  # today's visibility, as for the rows
+        keyword = self.recaller.indexer.keyword_search.search(query_text(query.text), None, counted=counted) \
             if "keyword" in query.arms else _no_keywords()
         vector = fusion.NO_VECTORS
         v_text = None
         arm = "disabled by the caller" if "vector" not in query.arms else "unavailable: no embedding model installed"
         if vectors is not None:
-            v_text = None if query_vector is not None else self.recaller.vector_text(query.text)  # as recall reads it
+            v_text = None if query_vector is not None else self.recaller.vector_text(query.text, who)  # as recall does
             qvec = vectors.embed_question(v_text) if v_text is not None else np.asarray(query_vector, np.float32)
-            ids, sims, scripts, sums = vectors.search_with_stats(qvec, int(settings["vector_pool"]) * OVERFETCH * 4)
+            pool = int(settings["vector_pool"]) * OVERFETCH * 4
+            counted_vectors = self.recaller.eligibility.counted("vector", who)
+            ids, sims, scripts, sums = vectors.search_with_stats(qvec, pool, counted=counted_vectors)
             vec_ids, vec_sims, vec_scripts = list(ids), [float(s) for s in sims], list(scripts)
             with self.db.reading():
                 gone = self.db.dicts("active_without_vector_as_of", ts=ts, limit=MAX_REEMBEDDED)
@@ -105,7 +110,8 @@ class TimeTravel:
                                 when.time_window(query.text, ts),  # "now" is the instant asked about
                                 when.asks_when(query.text))
         words = bridge_arm.bridged_words(query.text, vector) if "keyword" in query.arms else None
-        bridged = bridge_arm.bridge_coverage(words, vector, self.recaller.indexer.keyword_search) if words else None
+        bridged = (bridge_arm.bridge_coverage(words, vector, self.recaller.indexer.keyword_search, counted)
+                   if words else None)
         reranker, rerank_settings = self.recaller.reranker, self.recaller.rerank_settings
         ranked = fusion.fuse(keyword, vector, eligible, settings, fetched(query.k, reranker, rerank_settings), time,
                              query.min_score, bridged, None if vectors is None else vectors.inner_products)

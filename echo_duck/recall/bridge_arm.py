@@ -4,6 +4,8 @@ of the vector arm's candidates written in the other script than the question, th
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from ..index.keyword_search import KeywordArm, KeywordSearcher
@@ -21,8 +23,9 @@ def bridged_words(question: str, vector: VectorArm) -> str | None:
     return bridge.bridged_query(question) or None
 
 
-def bridge_coverage(words: str, vector: VectorArm, keywords: KeywordSearcher) -> KeywordArm:
-    """covered_idf and query_idf_all of the bridged words (bm25_scores over them) for the vector arm's
-    candidates in the other script: what keyword_candidates(words) gives recall_fused for those."""
+def bridge_coverage(words: str, vector: VectorArm, keywords: KeywordSearcher, counted: Callable) -> KeywordArm:
+    """covered_idf and query_idf_all of the bridged words (keyword_bm25 over them: ``counted``, the caller's
+    rows, eligibility.counted) for the vector arm's candidates in the other script: what keyword_candidates(words)
+    gives recall_fused for those."""
     others = [i for i, script in zip(vector.ids, vector.scripts) if script != vector.query_script]
-    return keywords.covered(words, others)
+    return keywords.covered(words, others, counted)

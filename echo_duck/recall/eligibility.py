@@ -40,7 +40,7 @@ from ..storage.db import Db, uuid_list
 from .decay_terms import EligibleRows, decay_terms, micros
 from .recall_log import reviews_json
 
-_STATUS = {"active": 1, "superseded": 2}  # any other status is never recalled
+_STATUS = {"active": 1, "superseded": 2, "quarantined": 3}  # only the first two are ever recalled
 _SCOPE = {"public": 1, "private": 2, "session": 3, "team": 4, "tenant": 5}
 _TYPE = {name: i + 1 for i, name in enumerate(TYPES)}
 _TIER = {name: i + 1 for i, name in enumerate(PERSISTED_TIERS)}
@@ -54,7 +54,7 @@ _MASKS = 16  # (caller, filters) visibility masks kept in matrix order: one byte
 class EligibilityCopy:
     def __init__(self, db: Db):
         self.db = db
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # vector_candidates holds it while the scan asks counted() for its mask
         self._reset()
 
     def _reset(self) -> None:
@@ -119,8 +119,9 @@ class EligibilityCopy:
                 raise RuntimeError("inside a transaction a filtered recall runs its vector arm in SQL, not the copy")
             self._follow()
             key = ("vector", *_mask_key(who, include_superseded, filters))
-            return search(query_vector, n, keep=functools.partial(self._mask_in_order, key, who=who,
-                                                                  include_superseded=include_superseded, filters=filters))
+            rule = functools.partial(self._allowed, who=who, include_superseded=include_superseded, filters=filters)
+            return search(query_vector, n, keep=functools.partial(self._mask_in_order, key, rule=rule),
+                          counted=self.counted("vector", who))
 
     def keyword_keep(self, *, who: dict[str, Any], include_superseded: bool,
                      filters: dict[str, Any] | None) -> Callable[[list[str], int], np.ndarray]:
@@ -133,19 +134,37 @@ class EligibilityCopy:
                 if self.db.in_transaction:
                     raise RuntimeError("inside a transaction a filtered recall runs its keyword arm in SQL")
                 self._follow()
-                return self._mask_in_order(key, doc_ids, generation, who=who, include_superseded=include_superseded,
-                                           filters=filters)
+                return self._mask_in_order(key, doc_ids, generation, rule=functools.partial(
+                    self._allowed, who=who, include_superseded=include_superseded, filters=filters))
 
         return keep
 
-    def _mask_in_order(self, key: tuple, ids: list[str], generation: int, *, who: dict[str, Any],
-                       include_superseded: bool, filters: dict[str, Any] | None) -> np.ndarray:
-        """The visibility (and filters) mask in an index's row order (``key[0]``: "vector" or "keyword")."""
+    def counted(self, index: str, who: dict[str, Any]) -> Callable[[list[str], int], np.ndarray]:
+        """For an in-process arm's statistics: which rows of an index ("vector" matrix rows, "keyword" BM25 doc
+        rows) the caller's recall counts, ``counted_memories`` (sql/macros/10_scope.sql): the rows it may see, of any
+        status but another agent's quarantined. Inside a transaction SQL answers (the copy is not read there)."""
+        key = (index, "counted", *_mask_key(who, False, None))
+
+        def mask(ids: list[str], generation: int) -> np.ndarray:
+            with self.db.reading(catch_up=False):
+                if self.db.in_transaction:
+                    counted = {i for (i,) in self.db.run("counted_memory_ids", **who).fetchall()}
+                    return np.fromiter((i in counted for i in ids), bool, len(ids))
+                with self._lock:
+                    self._follow()
+                    return self._mask_in_order(key, ids, generation, rule=functools.partial(self._counted, who=who))
+
+        return mask
+
+    def _mask_in_order(self, key: tuple, ids: list[str], generation: int, *,
+                       rule: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """The mask ``rule`` gives the copy's rows (visibility and filters, or what statistics count), in an index's
+        row order (``key[0]``: "vector" or "keyword")."""
         known = self._masks.get(key)
         if known is not None and known[0] == generation and len(known[1]) == len(ids):
             return known[1]
         allowed = np.zeros(len(self._ids) + 1, bool)  # the last one, index -1: rows the copy lacks
-        allowed[:-1] = self._allowed(np.arange(len(self._ids)), who, include_superseded, filters)
+        allowed[:-1] = rule(np.arange(len(self._ids)))
         rows = self._copy_rows_of(key[0], ids, generation)
         mask = allowed[rows]
         if (rows >= 0).all():  # every index row is in the copy: the mask holds until the next write
@@ -270,25 +289,19 @@ class EligibilityCopy:
 
     # -- recall_eligible, in process -------------------------------------------------------------
 
+    def _counted(self, rows: np.ndarray, who: dict[str, Any]) -> np.ndarray:
+        """counted_memories (sql/macros/10_scope.sql): can_see_as, and another agent's quarantined rows left out."""
+        mine = self._cols.agent[rows] == self._codes.get(who["p_caller_agent"], _UNKNOWN)
+        return self._visible(rows, who) & (mine | (self._cols.status[rows] != _STATUS["quarantined"]))
+
     def _allowed(self, rows: np.ndarray, who: dict[str, Any], include_superseded: bool,
                  filters: dict[str, Any] | None) -> np.ndarray:
         """Which of these copy rows the caller may see (the status rule and can_see_as in
         sql/macros/10_scope.sql) and asked for (recall_fused's filters)."""
         c, code = self._cols, self._codes.get
-        status, scope = c.status[rows], c.scope[rows]
+        status = c.status[rows]
         ok = (status == _STATUS["active"]) | (include_superseded & (status == _STATUS["superseded"]))
-        mine = c.agent[rows] == code(who["p_caller_agent"], _UNKNOWN)
-        session = c.session[rows]
-        caller_session = _NO_SESSION if who["p_caller_session"] is None else code(who["p_caller_session"], _UNKNOWN)
-        # a NULL caller session compares as NULL in SQL: only a row without a session or tagged global passes
-        session_ok = mine & ((session == _NULL) | (session == caller_session) | c.global_tag[rows])
-        teams = [code(t, _UNKNOWN) for t in who["p_caller_teams"] or ()]
-        tenants = [code(t, _UNKNOWN) for t in who["p_caller_tenants"] or ()]
-        ok &= mine | c.shown[rows]  # sensitivity: another_agent_may_see in sql/macros/10_scope.sql
-        ok &= np.select(
-            [scope == _SCOPE["public"], scope == _SCOPE["private"], scope == _SCOPE["session"],
-             scope == _SCOPE["team"], scope == _SCOPE["tenant"]],
-            [True, mine, session_ok, np.isin(c.team[rows], teams), np.isin(c.tenant[rows], tenants)], False)
+        ok &= self._visible(rows, who)
         if not filters:
             return ok
         if filters.get("types") is not None:
@@ -300,7 +313,7 @@ class EligibilityCopy:
         if filters.get("until") is not None:
             ok &= c.at_us[rows] <= micros(filters["until"])
         if filters.get("session") is not None:  # a NULL source_session never equals it
-            ok &= session == code(filters["session"], _UNKNOWN)
+            ok &= c.session[rows] == code(filters["session"], _UNKNOWN)
         if filters.get("tags") is not None:  # list_has_all(tags, wanted): true for an empty list
             for tag in filters["tags"]:
                 ok &= self._rows_labelled("tags", tag)[rows]
@@ -310,6 +323,21 @@ class EligibilityCopy:
                 named |= self._rows_labelled("entities", entity)[rows]
             ok &= named
         return ok
+
+    def _visible(self, rows: np.ndarray, who: dict[str, Any]) -> np.ndarray:
+        """can_see_as (sql/macros/10_scope.sql) for these copy rows, whatever their status."""
+        c, code = self._cols, self._codes.get
+        scope, session = c.scope[rows], c.session[rows]
+        mine = c.agent[rows] == code(who["p_caller_agent"], _UNKNOWN)
+        caller_session = _NO_SESSION if who["p_caller_session"] is None else code(who["p_caller_session"], _UNKNOWN)
+        # a NULL caller session compares as NULL in SQL: only a row without a session or tagged global passes
+        session_ok = mine & ((session == _NULL) | (session == caller_session) | c.global_tag[rows])
+        teams = [code(t, _UNKNOWN) for t in who["p_caller_teams"] or ()]
+        tenants = [code(t, _UNKNOWN) for t in who["p_caller_tenants"] or ()]
+        return (mine | c.shown[rows]) & np.select(  # sensitivity: another_agent_may_see in sql/macros/10_scope.sql
+            [scope == _SCOPE["public"], scope == _SCOPE["private"], scope == _SCOPE["session"],
+             scope == _SCOPE["team"], scope == _SCOPE["tenant"]],
+            [True, mine, session_ok, np.isin(c.team[rows], teams), np.isin(c.tenant[rows], tenants)], False)
 
     def _rows_labelled(self, kind: str, value: str) -> np.ndarray:
         """Which copy rows carry this tag or entity: built once per value and extended as rows are

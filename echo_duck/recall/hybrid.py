@@ -62,10 +62,12 @@ class Recaller:
         load does not compete with the open itself), ready for the first Chinese query."""
         segment.preload()
 
-    def vector_text(self, question: str, tokens: str | None = None) -> str:
-        """The question as the vector arm embeds it, less the words more than half of the store holds (vector_text.py);
-        ``tokens``: its query_text, when already made."""
-        common = self.indexer.keyword_search.common_words(query_text(question) if tokens is None else tokens)
+    def vector_text(self, question: str, who: dict[str, Any], tokens: str | None = None) -> str:
+        """The question as the vector arm embeds it, less the words more than half of the memories the caller may
+        see hold (vector_text.py); ``who``: the caller's p_caller_* parameters; ``tokens``: its query_text, when
+        already made."""
+        common = self.indexer.keyword_search.common_words(query_text(question) if tokens is None else tokens, who,
+                                                          self.eligibility.counted("keyword", who))
         return vector_question(question, common)
 
     def recall(self, caller: Caller, query: RecallQuery, *, explain: bool = False,
@@ -81,15 +83,17 @@ class Recaller:
         v_tokens = (q_tokens if q_tokens is not None else query_text(query.text)) if reads_common else None
         with self.db.reading(catch_up=False):  # queued bookkeeping (recall_log.py) stays queued: see _fused_*
             teams, tenants, settings = self.caller_context(caller.agent_id)
+            who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
+                       p_caller_tenants=tenants)
+            # both arms' statistics count the rows the caller may see (counted_memories), and only those match
+            counted = self.eligibility.counted("keyword", who)
             # Inside a transaction only SQL sees its uncommitted rows, so a filtered recall there runs
             # recall_fused over arms computed in SQL; elsewhere the copy applies the filters (eligibility.py).
             in_sql = query.filtered and self.db.in_transaction
             keyword = NO_MATCH
             if q_tokens is not None and not in_sql and not query.filtered:  # filtered: after the vector arm
-                keyword = self.indexer.keyword_search.search(q_tokens, keyword_cut(settings))
-            v_text = self.vector_text(query.text, v_tokens) if reads_common else None
-        who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
-                   p_caller_tenants=tenants)
+                keyword = self.indexer.keyword_search.search(q_tokens, keyword_cut(settings), counted=counted)
+            v_text = self.vector_text(query.text, who, v_tokens) if reads_common else None
         filters = dict(p_types=_list(query.types), p_tiers=_list(query.tiers), p_tags=_list(query.tags),
                        p_entities=_list(query.entities), p_since=query.since, p_until=query.until,
                        p_session=query.session, p_include_superseded=query.include_archived)
@@ -108,7 +112,7 @@ class Recaller:
                     literal = _vector_literal(qvec)
                     ids, sims, scripts = self.db.run("exact_vector_candidates", p_qvec=literal, p_model=vectors.model_id,
                                                      p_n=pool, **who, **filters).fetchone()
-                    stats = self.db.scalar("query_similarity_stats", p_qvec=literal, p_model=vectors.model_id)
+                    stats = self.db.scalar("query_similarity_stats", p_qvec=literal, p_model=vectors.model_id, **who)
                     vector = fusion.VectorArm(ids, sims, scripts, stats, when.text_script(query.text), vectors.model_id)
                     arm = "exact (sql)"
                 else:
@@ -118,21 +122,22 @@ class Recaller:
                             filters=wanted)
                         arm = "exact (in-process, filtered)"
                     else:
-                        ids, sims, scripts, sums = vectors.search_with_stats(qvec, pool)
+                        ids, sims, scripts, sums = vectors.search_with_stats(
+                            qvec, pool, counted=self.eligibility.counted("vector", who))
                         arm = "exact (in-process)"
                     vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums),
                                               when.text_script(query.text), vectors.model_id)
         b_tokens = bridge_arm.bridged_words(query.text, vector) if q_tokens is not None else None
         bridged = None
         if b_tokens is not None and not in_sql:
-            bridged = bridge_arm.bridge_coverage(b_tokens, vector, self.indexer.keyword_search)
+            bridged = bridge_arm.bridge_coverage(b_tokens, vector, self.indexer.keyword_search, counted)
         if q_tokens is not None and not in_sql and query.filtered:
             # Filtered: among the matches the caller may see and asked for, fusion ranks the best keyword_pool,
             # and reads the rarest-term ratio of any of them in the vector arm; the rest cannot change the list.
             with self.db.reading(catch_up=False):
                 keep = self.eligibility.keyword_keep(who=who, include_superseded=query.include_archived, filters=wanted)
                 keyword = self.indexer.keyword_search.search(q_tokens, int(settings["keyword_pool"]), keep=keep,
-                                                             also=vector.ids)
+                                                             also=vector.ids, counted=counted)
         fetch = fetched(query.k, self.reranker, self.rerank_settings)
         time = self.time_terms(query.text)
         with self.db.reading(catch_up=False):

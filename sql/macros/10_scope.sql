@@ -62,6 +62,19 @@ CREATE OR REPLACE MACRO visible_memories(caller_agent, caller_session) AS TABLE
                   caller_agent, caller_session)
       AND (m.status <> 'quarantined' OR m.agent_id = caller_agent);
 
+-- counted_memories(caller_agent, caller_session, caller_teams, caller_tenants) -> (id): the memories a caller's
+-- recall statistics count: the BM25 document count, length and term frequencies (keyword_bm25, keyword_common_words)
+-- and the query's similarity mean and spread (query_similarity_stats) are over these rows only, whatever their
+-- status, as visible_memories takes them. Over every row, a score would move when another agent wrote a word in
+-- a memory this caller cannot see: a probe with a memory of its own would tell whether anyone's private notes
+-- hold "diabetes".
+CREATE OR REPLACE MACRO counted_memories(caller_agent, caller_session, caller_teams, caller_tenants) AS TABLE
+    SELECT m.id
+    FROM memories m
+    WHERE can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
+                     caller_agent, caller_session, caller_teams, caller_tenants)
+      AND (m.status <> 'quarantined' OR m.agent_id = caller_agent);
+
 -- same_scope_owner(scope, a…, b…) -> BOOLEAN: do two memories of this scope belong to the same owner,
 -- so that one key names one fact? (private/session: agent, and session for session scope;
 -- team/tenant: the group; public: everyone shares it.)

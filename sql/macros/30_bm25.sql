@@ -14,6 +14,20 @@ CREATE OR REPLACE MACRO bm25_doc_terms(txt) AS TABLE
     WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
     GROUP BY ALL;
 
+-- The formula's parts, shared by bm25_scores, keyword_bm25 (sql/macros/40_recall.sql) and kb_bm25_scores:
+-- bm25_idf(n, df) -> DOUBLE: fts's IDF of a term in df of n documents, log10(((n - df) + 0.5) / (df + 0.5) + 1).
+CREATE OR REPLACE MACRO bm25_idf(n, df) AS
+    log((((n - df) + 0.5) / (df + 0.5)) + 1);
+
+-- bm25_rsj(n, df) -> DOUBLE: the RSJ weight coverage counts a term by, log10((N' - df + 0.5) / (df + 0.5)) with
+-- N' = max(n, 2 df + 1): near 0 for a term in half the documents or more, never 0 in a store of a few.
+CREATE OR REPLACE MACRO bm25_rsj(n, df) AS
+    log(((greatest(n, 2 * df + 1) - df) + 0.5) / (df + 0.5));
+
+-- bm25_saturation(tf, doc_len, avgdl) -> DOUBLE: the term-frequency part (k1 1.2, b 0.75).
+CREATE OR REPLACE MACRO bm25_saturation(tf, doc_len, avgdl) AS
+    (tf * (1.2 + 1)) / (tf + (1.2 * ((1 - 0.75) + (0.75 * (doc_len / avgdl)))));
+
 -- bm25_scores(q) -> (memory_id, score, rarest_df_ratio, query_idf, query_spec, covered_idf, query_idf_all) for every
 -- document matching any query term. rarest_df_ratio = df / N of the rarest matched term: near 1 means the
 -- match is on a common word. query_idf = the sum of the IDFs of the query terms found in the index.
@@ -45,20 +59,19 @@ CREATE OR REPLACE MACRO bm25_scores(q) AS TABLE
         SELECT term, count(*) AS df FROM hits GROUP BY term
     )
     SELECT hits.memory_id,
-           sum(log((((stats.num_docs - df) + 0.5) / (df + 0.5)) + 1)
-               * ((tf * (1.2 + 1)) / (tf + (1.2 * ((1 - 0.75) + (0.75 * (doc_len / stats.avgdl))))))) AS score,
+           sum(bm25_idf(stats.num_docs, df) * bm25_saturation(tf, doc_len, stats.avgdl)) AS score,
            min(df) / stats.num_docs AS rarest_df_ratio,
            any_value(q.query_idf) AS query_idf,
            any_value(q.query_spec) AS query_spec,
-           sum(log(((greatest(stats.num_docs, 2 * df + 1) - df) + 0.5) / (df + 0.5))) AS covered_idf,
+           sum(bm25_rsj(stats.num_docs, df)) AS covered_idf,
            any_value(q.query_info + (q.n_terms - q.n_found) * log((stats.num_docs + 0.5) / 0.5)) AS query_idf_all
     FROM hits JOIN dfs USING (term) CROSS JOIN stats
     CROSS JOIN (
         -- query_spec: how rare the query's indexed terms are (the spec of text.query_entropy)
-        SELECT sum(log((((s.num_docs - d.df) + 0.5) / (d.df + 0.5)) + 1)) AS query_idf,
+        SELECT sum(bm25_idf(s.num_docs, d.df)) AS query_idf,
                (avg(ln(1 + (s.num_docs - d.df + 0.5) / (d.df + 0.5))) + max(ln(1 + (s.num_docs - d.df + 0.5) / (d.df + 0.5))))
                    / 2 / any_value(ln(1 + (s.num_docs + 0.5) / 0.5)) AS query_spec,
-               sum(log(((greatest(s.num_docs, 2 * d.df + 1) - d.df) + 0.5) / (d.df + 0.5))) AS query_info,
+               sum(bm25_rsj(s.num_docs, d.df)) AS query_info,
                count(*) AS n_found, any_value(c.n_terms) AS n_terms
         FROM dfs d CROSS JOIN stats s CROSS JOIN qcontent c) q
     GROUP BY hits.memory_id, stats.num_docs;

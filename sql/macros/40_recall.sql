@@ -1,6 +1,6 @@
 -- 40_recall: hybrid recall as one table macro, so an agent (through Python) and an analyst (in SQL)
 -- get the same ranking. Steps (SPEC R1-R11):
---   candidates BM25 matches (bm25_scores) and vector candidates. recall_hits computes both here:
+--   candidates BM25 matches (keyword_bm25) and vector candidates. recall_hits computes both here:
 --              BM25 over bm25_postings, and the exact vector arm over memory_vectors for p_qvec /
 --              p_model (rows of another model are left out). The agent's recall
 --              (echo_duck/recall/hybrid.py) computes both arms in process, the same formulas over
@@ -61,7 +61,9 @@
 --
 -- Macros (a table macro may only call ones whose names sort before its own, see 10_memory_views):
 -- exact_vector_candidates(...) the exact vector arm over the filtered, visible rows
--- keyword_candidates(q, all)   the keyword arm as recall_fused takes it (lists), from bm25_scores
+-- keyword_bm25(q, caller…)     bm25_scores over the rows the caller may see (its statistics too)
+-- keyword_common_words(...)    bm25_common_words over the same rows
+-- keyword_candidates(q, all, caller…) the keyword arm as recall_fused takes it (lists), from keyword_bm25
 -- query_similarity_stats(...)  a query's similarity mean and spread per script (p_vec_stats)
 -- recall_fused(...)            everything else, given both arms' candidates; what the agent runs
 -- recall_hits(...)             the analysts' entry point: recall_fused over keyword_candidates,
@@ -111,14 +113,79 @@ CREATE OR REPLACE MACRO exact_vector_candidates(p_qvec, p_model, p_n, p_caller_a
     ORDER BY similarity DESC, v.memory_id
     LIMIT p_n;
 
--- keyword_candidates(p_query, p_all) -> one row (ids UUID[], scores DOUBLE[], rarest DOUBLE[], covered
--- DOUBLE[], query_idf_all): the BM25 matches in rank order (score, then id), as recall_fused takes them;
--- all of them when p_all, else the best 10 × keyword_pool (recall.py cuts the agent's in-process arm at
--- the same rank). Lists are NULL when nothing matches.
-CREATE OR REPLACE MACRO keyword_candidates(p_query, p_all) AS TABLE
+-- keyword_bm25(q, caller…) -> bm25_scores(q) as one caller's recall computes it: over the documents of
+-- counted_memories (10_scope.sql), the rows the caller may see, so the document count, average length and
+-- each term's df, and with them every score and weight, say nothing about memories the caller cannot see.
+-- Only those rows match. (bm25_scores is the same over every document: the analyst's view of the store.)
+CREATE OR REPLACE MACRO keyword_bm25(q, p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants) AS TABLE
+    WITH qterms AS MATERIALIZED (
+        SELECT DISTINCT hash(stem(unnest(bm25_tokens(q)), 'porter')) AS term
+    ),
+    qcontent AS MATERIALIZED (
+        SELECT count(DISTINCT hash(stem(w, 'porter'))) AS n_terms
+        FROM (SELECT unnest(bm25_tokens(q)) AS w)
+        WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
+    ),
+    docs AS MATERIALIZED (
+        SELECT d.doc, d.len FROM bm25_docs d
+        WHERE d.memory_id IN (SELECT id FROM counted_memories(p_caller_agent, p_caller_session, p_caller_teams,
+                                                              p_caller_tenants))
+    ),
+    stats AS MATERIALIZED (
+        SELECT count(*) AS num_docs, sum(len) / count(len) AS avgdl FROM docs
+    ),
+    hits AS MATERIALIZED (
+        SELECT memory_id, term, tf, doc_len
+        FROM bm25_postings
+        WHERE term IN (SELECT term FROM qterms) AND doc IN (SELECT doc FROM docs)
+    ),
+    dfs AS MATERIALIZED (
+        SELECT term, count(*) AS df FROM hits GROUP BY term
+    )
+    SELECT hits.memory_id,
+           sum(bm25_idf(stats.num_docs, df) * bm25_saturation(tf, doc_len, stats.avgdl)) AS score,
+           min(df) / stats.num_docs AS rarest_df_ratio,
+           any_value(q.query_idf) AS query_idf,
+           any_value(q.query_spec) AS query_spec,
+           sum(bm25_rsj(stats.num_docs, df)) AS covered_idf,
+           any_value(q.query_info + (q.n_terms - q.n_found) * log((stats.num_docs + 0.5) / 0.5)) AS query_idf_all
+    FROM hits JOIN dfs USING (term) CROSS JOIN stats
+    CROSS JOIN (
+        SELECT sum(bm25_idf(s.num_docs, d.df)) AS query_idf,
+               (avg(ln(1 + (s.num_docs - d.df + 0.5) / (d.df + 0.5))) + max(ln(1 + (s.num_docs - d.df + 0.5) / (d.df + 0.5))))
+                   / 2 / any_value(ln(1 + (s.num_docs + 0.5) / 0.5)) AS query_spec,
+               sum(bm25_rsj(s.num_docs, d.df)) AS query_info,
+               count(*) AS n_found, any_value(c.n_terms) AS n_terms
+        FROM dfs d CROSS JOIN stats s CROSS JOIN qcontent c) q
+    GROUP BY hits.memory_id, stats.num_docs;
+
+-- keyword_common_words(q, caller…) -> (word): bm25_common_words as one caller's recall counts it, over the
+-- documents of counted_memories: the words of q that more than half of them hold, sorted.
+CREATE OR REPLACE MACRO keyword_common_words(q, p_caller_agent, p_caller_session, p_caller_teams,
+                                             p_caller_tenants) AS TABLE
+    WITH docs AS MATERIALIZED (
+        SELECT d.doc FROM bm25_docs d
+        WHERE d.memory_id IN (SELECT id FROM counted_memories(p_caller_agent, p_caller_session, p_caller_teams,
+                                                              p_caller_tenants))
+    ),
+    toks AS (
+        SELECT DISTINCT t, hash(stem(t, 'porter')) AS term
+        FROM (SELECT unnest(bm25_tokens(q)) AS t) WHERE len(t) > 0
+    )
+    SELECT toks.t AS word FROM toks
+    WHERE 2 * (SELECT count(*) FROM bm25_postings p WHERE p.term = toks.term AND p.doc IN (SELECT doc FROM docs))
+          > (SELECT count(*) FROM docs)
+    ORDER BY toks.t;
+
+-- keyword_candidates(p_query, p_all, caller…) -> one row (ids UUID[], scores DOUBLE[], rarest DOUBLE[], covered
+-- DOUBLE[], query_idf_all): the caller's BM25 matches (keyword_bm25) in rank order (score, then id), as
+-- recall_fused takes them; all of them when p_all, else the best 10 × keyword_pool (recall.py cuts the agent's
+-- in-process arm at the same rank). Lists are NULL when nothing matches.
+CREATE OR REPLACE MACRO keyword_candidates(p_query, p_all, p_caller_agent, p_caller_session, p_caller_teams,
+                                           p_caller_tenants) AS TABLE
     WITH ranked AS (
         SELECT s.*, row_number() OVER (ORDER BY s.score DESC, s.memory_id) AS rnk
-        FROM bm25_scores(p_query) s
+        FROM keyword_bm25(p_query, p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants) s
     )
     SELECT list(memory_id ORDER BY rnk) AS ids, list(score ORDER BY rnk) AS scores,
            list(rarest_df_ratio ORDER BY rnk) AS rarest, list(covered_idf ORDER BY rnk) AS covered,
@@ -126,17 +193,21 @@ CREATE OR REPLACE MACRO keyword_candidates(p_query, p_all) AS TABLE
     FROM ranked
     WHERE p_all OR rnk <= 10 * setting('keyword_pool');
 
--- query_similarity_stats(p_qvec, p_model) -> one row, stats DOUBLE[4] = [mean_0, sd_0, mean_1, sd_1]: the
--- query's cosine similarity over every stored vector of model p_model, per script of the memory (0
--- Latin, 1 Han), through calibration_stats (each script leans on the whole store, a small store on a
--- prior). What recall_fused's p_vec_stats means. The agent's recall gets the same sums from the int8
--- first pass its vector scan already makes (exact below 16,384 rows; within ~1e-3 above).
-CREATE OR REPLACE MACRO query_similarity_stats(p_qvec, p_model) AS TABLE
+-- query_similarity_stats(p_qvec, p_model, caller…) -> one row, stats DOUBLE[4] = [mean_0, sd_0, mean_1, sd_1]: the
+-- query's cosine similarity over the stored vectors of model p_model of the memories the caller's statistics
+-- count (counted_memories), per script of the memory (0 Latin, 1 Han), through calibration_stats (each script
+-- leans on all those rows, a small store on a prior). What recall_fused's p_vec_stats means. The agent's recall
+-- gets the same sums from the int8 first pass its vector scan already makes (exact below 16,384 rows; within
+-- ~1e-3 above).
+CREATE OR REPLACE MACRO query_similarity_stats(p_qvec, p_model, p_caller_agent, p_caller_session, p_caller_teams,
+                                               p_caller_tenants) AS TABLE
     WITH sims AS (
         SELECT content_script(m.content) AS script,
                list_inner_product(v.vector, CAST(p_qvec AS VARCHAR)::FLOAT[])::DOUBLE AS similarity
         FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
         WHERE v.model_id = p_model
+          AND m.id IN (SELECT id FROM counted_memories(p_caller_agent, p_caller_session, p_caller_teams,
+                                                       p_caller_tenants))
     ),
     sums AS (
         SELECT count(*) FILTER (WHERE script = 0)::DOUBLE AS n0,
@@ -348,11 +419,15 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_
                                     p_session, p_include_superseded, p_now, p_bridge := NULL,
                                     p_query_script := NULL, p_asks_when := NULL) AS TABLE
     WITH g AS MATERIALIZED (SELECT * FROM caller_groups(p_caller_agent)),
-    br AS MATERIALIZED (SELECT * FROM keyword_candidates(p_bridge, true) WHERE p_bridge IS NOT NULL),
+    br AS MATERIALIZED (SELECT * FROM keyword_candidates(p_bridge, true, p_caller_agent, p_caller_session,
+                                                         (SELECT teams FROM g), (SELECT tenants FROM g))
+                        WHERE p_bridge IS NOT NULL),
     kw AS MATERIALIZED (
         SELECT * FROM keyword_candidates(p_query, p_types IS NOT NULL OR p_tiers IS NOT NULL OR p_tags IS NOT NULL
                                                   OR p_entities IS NOT NULL OR p_since IS NOT NULL
-                                                  OR p_until IS NOT NULL OR p_session IS NOT NULL)
+                                                  OR p_until IS NOT NULL OR p_session IS NOT NULL,
+                                         p_caller_agent, p_caller_session, (SELECT teams FROM g),
+                                         (SELECT tenants FROM g))
     ),
     exact AS MATERIALIZED (
         SELECT list(memory_id ORDER BY similarity DESC, memory_id)::VARCHAR AS ids,
@@ -363,7 +438,9 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_
                                      p_entities, p_since, p_until, p_session, p_include_superseded)
         WHERE p_qvec IS NOT NULL
     ),
-    stats AS MATERIALIZED (SELECT stats FROM query_similarity_stats(p_qvec, p_model) WHERE p_qvec IS NOT NULL)
+    stats AS MATERIALIZED (SELECT stats FROM query_similarity_stats(p_qvec, p_model, p_caller_agent, p_caller_session,
+                                                                    (SELECT teams FROM g), (SELECT tenants FROM g))
+                           WHERE p_qvec IS NOT NULL)
     SELECT * FROM recall_fused((SELECT ids FROM kw), (SELECT scores FROM kw), (SELECT rarest FROM kw),
                                (SELECT covered FROM kw), (SELECT query_idf_all FROM kw),
                                (SELECT ids FROM exact), (SELECT sims FROM exact), (SELECT scripts FROM exact),

@@ -26,15 +26,61 @@ CREATE OR REPLACE MACRO kb_bm25_scores(q) AS TABLE
         SELECT term, count(*) AS df FROM hits GROUP BY term
     )
     SELECT hits.chunk_id,
-           sum(log((((stats.num_docs - df) + 0.5) / (df + 0.5)) + 1)
-               * ((tf * (1.2 + 1)) / (tf + (1.2 * ((1 - 0.75) + (0.75 * (doc_len / stats.avgdl))))))) AS score,
+           sum(bm25_idf(stats.num_docs, df) * bm25_saturation(tf, doc_len, stats.avgdl)) AS score,
            min(df) / stats.num_docs AS rarest_df_ratio,
            any_value(q.query_idf) AS query_idf,
-           sum(log(((greatest(stats.num_docs, 2 * df + 1) - df) + 0.5) / (df + 0.5))) AS covered_idf,
+           sum(bm25_rsj(stats.num_docs, df)) AS covered_idf,
            any_value(q.query_info + (q.n_terms - q.n_found) * log((stats.num_docs + 0.5) / 0.5)) AS query_idf_all
     FROM hits JOIN dfs USING (term) CROSS JOIN stats
-    CROSS JOIN (SELECT sum(log((((s.num_docs - d.df) + 0.5) / (d.df + 0.5)) + 1)) AS query_idf,
-                       sum(log(((greatest(s.num_docs, 2 * d.df + 1) - d.df) + 0.5) / (d.df + 0.5))) AS query_info,
+    CROSS JOIN (SELECT sum(bm25_idf(s.num_docs, d.df)) AS query_idf, sum(bm25_rsj(s.num_docs, d.df)) AS query_info,
+                       count(*) AS n_found, any_value(c.n_terms) AS n_terms
+                FROM dfs d CROSS JOIN stats s CROSS JOIN qcontent c) q
+    GROUP BY hits.chunk_id, stats.num_docs;
+
+-- kb_counted_chunks(caller_agent, caller_session) -> (id): the chunks a caller's search statistics count, those of
+-- the documents it may see (can_see, any status), as counted_memories does for memories (10_scope.sql): the
+-- BM25 document count, lengths and term frequencies (kb_keyword_bm25) and the query's similarity mean and spread
+-- say nothing about another agent's private documents.
+CREATE OR REPLACE MACRO kb_counted_chunks(p_caller_agent, p_caller_session) AS TABLE
+    SELECT c.id
+    FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id
+    WHERE can_see(d.scope, d.agent_id, d.team_id, d.tenant_id, NULL, d.tags, d.sensitivity,
+                  p_caller_agent, p_caller_session);
+
+-- kb_keyword_bm25(q, caller_agent, caller_session) -> kb_bm25_scores(q) over the chunks of kb_counted_chunks: only
+-- they match, and their count, average length and each term's df make the scores.
+CREATE OR REPLACE MACRO kb_keyword_bm25(q, p_caller_agent, p_caller_session) AS TABLE
+    WITH qterms AS MATERIALIZED (
+        SELECT DISTINCT hash(stem(unnest(bm25_tokens(q)), 'porter')) AS term
+    ),
+    qcontent AS MATERIALIZED (
+        SELECT count(DISTINCT hash(stem(w, 'porter'))) AS n_terms
+        FROM (SELECT unnest(bm25_tokens(q)) AS w)
+        WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
+    ),
+    docs AS MATERIALIZED (
+        SELECT b.doc, b.len FROM kb_bm25_docs b
+        WHERE b.chunk_id IN (SELECT id FROM kb_counted_chunks(p_caller_agent, p_caller_session))
+    ),
+    stats AS MATERIALIZED (
+        SELECT count(*) AS num_docs, sum(len) / count(len) AS avgdl FROM docs
+    ),
+    hits AS MATERIALIZED (
+        SELECT chunk_id, term, tf, doc_len
+        FROM kb_bm25_postings
+        WHERE term IN (SELECT term FROM qterms) AND doc IN (SELECT doc FROM docs)
+    ),
+    dfs AS MATERIALIZED (
+        SELECT term, count(*) AS df FROM hits GROUP BY term
+    )
+    SELECT hits.chunk_id,
+           sum(bm25_idf(stats.num_docs, df) * bm25_saturation(tf, doc_len, stats.avgdl)) AS score,
+           min(df) / stats.num_docs AS rarest_df_ratio,
+           any_value(q.query_idf) AS query_idf,
+           sum(bm25_rsj(stats.num_docs, df)) AS covered_idf,
+           any_value(q.query_info + (q.n_terms - q.n_found) * log((stats.num_docs + 0.5) / 0.5)) AS query_idf_all
+    FROM hits JOIN dfs USING (term) CROSS JOIN stats
+    CROSS JOIN (SELECT sum(bm25_idf(s.num_docs, d.df)) AS query_idf, sum(bm25_rsj(s.num_docs, d.df)) AS query_info,
                        count(*) AS n_found, any_value(c.n_terms) AS n_terms
                 FROM dfs d CROSS JOIN stats s CROSS JOIN qcontent c) q
     GROUP BY hits.chunk_id, stats.num_docs;
@@ -56,12 +102,13 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
 -- Hybrid search over chunks of active documents the caller may see: a document has an owner, a scope
 -- and a sensitivity like a memory, and can_see decides (10_scope.sql). Steps as in recall_fused:
 --   eligible   chunks of visible active documents, optionally only from p_sources (any) with all p_tags
---   bm / vec   the two arms, each ranked among eligible chunks, top keyword_pool / vector_pool;
+--   bm / vec   the two arms, each ranked among eligible chunks, top keyword_pool / vector_pool; BM25 is
+--              kb_keyword_bm25, its statistics over the chunks the caller may see (kb_counted_chunks);
 --              vec is given by the caller (p_vec_ids/p_vec_sims, an exact in-process scan) or
 --              computed here exactly over kb_vectors of model p_model (other models: left out)
 --   relevance  calibrated_score with script_credit, as recall_fused (the chunk's and the query's
---              content_script); z against the query's similarity over every chunk
---              vector of the model (one script: documents rarely mix languages), from p_vec_stats
+--              content_script); z against the query's similarity over the chunk vectors of the model
+--              of kb_counted_chunks (one script: documents rarely mix languages), from p_vec_stats
 --              ([mean, sd, mean, sd], calibration_stats of the count, sum and sum of squares) or
 --              computed here when the vectors are
 --   bridge     + coverage_weight × bridge_coverage for a chunk the vector arm ranked in the other script than
@@ -98,7 +145,7 @@ WITH
     bm AS MATERIALIZED (
         SELECT s.chunk_id, s.score AS bm25_score, s.rarest_df_ratio, s.covered_idf, s.query_idf_all,
                row_number() OVER (ORDER BY s.score DESC, s.chunk_id) AS bm25_rank
-        FROM kb_bm25_scores(p_query) s
+        FROM kb_keyword_bm25(p_query, p_caller_agent, p_caller_session) s
         WHERE s.chunk_id IN (SELECT id FROM eligible)
         QUALIFY bm25_rank <= (SELECT keyword_pool FROM cfg)
     ),
@@ -111,6 +158,7 @@ WITH
         SELECT v.chunk_id, list_inner_product(v.vector, CAST(p_qvec AS VARCHAR)::FLOAT[])::DOUBLE AS similarity
         FROM kb_vectors v
         WHERE p_qvec IS NOT NULL AND p_vec_ids IS NULL AND v.model_id = p_model
+          AND v.chunk_id IN (SELECT id FROM kb_counted_chunks(p_caller_agent, p_caller_session))
     ),
     sums AS MATERIALIZED (
         SELECT count(*)::DOUBLE AS n, coalesce(sum(similarity), 0) AS total,
@@ -141,7 +189,7 @@ WITH
     ),
     bridged AS MATERIALIZED (
         SELECT s.chunk_id, s.covered_idf / s.query_idf_all AS bridge_coverage
-        FROM kb_bm25_scores(coalesce(p_bridge, '')) s
+        FROM kb_keyword_bm25(coalesce(p_bridge, ''), p_caller_agent, p_caller_session) s
         WHERE p_bridge IS NOT NULL
     ),
     credited AS (

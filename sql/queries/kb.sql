@@ -93,6 +93,10 @@ SELECT chunk_id::UUID, $model_id, $dim, vector::FLOAT[], $now FROM echo_duck_kb_
 -- name: kb_vectors_of_model
 SELECT chunk_id, vector FROM kb_vectors WHERE model_id = $model_id;
 
+-- The chunks a caller's search statistics count (kb_counted_chunks): the in-process vector arm's population.
+-- name: kb_counted_chunk_ids
+SELECT id::VARCHAR FROM kb_counted_chunks($p_caller_agent, $p_caller_session::VARCHAR);
+
 -- Chunks of active documents without a vector from this model (what kb_stale_vectors shows for the
 -- store's current model), in batches for kb_reembed.
 -- name: kb_count_stale_vectors

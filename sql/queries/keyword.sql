@@ -110,7 +110,14 @@ FROM (SELECT coalesce(list(sw), []) AS words FROM bm25_stopwords);
 SELECT DISTINCT w, hash(stem(w, 'porter')) AS term FROM (SELECT unnest(bm25_tokens($q)) AS w) WHERE len(w) > 0;
 
 -- name: keyword_common_words
-SELECT word FROM bm25_common_words($q);
+SELECT word FROM keyword_common_words($q, $p_caller_agent, $p_caller_session::VARCHAR, $p_caller_teams::VARCHAR[],
+                                      $p_caller_tenants::VARCHAR[]);
+
+-- The memory ids a caller's recall statistics count (counted_memories): the in-process arms' population inside a
+-- transaction, where the in-process copy of the memories table is not read.
+-- name: counted_memory_ids
+SELECT id::VARCHAR FROM counted_memories($p_caller_agent, $p_caller_session::VARCHAR, $p_caller_teams::VARCHAR[],
+                                         $p_caller_tenants::VARCHAR[]);
 
 -- name: keyword_stopwords
 SELECT sw FROM bm25_stopwords;

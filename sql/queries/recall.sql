@@ -19,10 +19,11 @@ FROM exact_vector_candidates(
     $p_tags::VARCHAR[], $p_entities::VARCHAR[], $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR,
     $p_include_superseded);
 
--- The query's similarity statistics per script over every stored vector of the model, in SQL (a filtered
+-- The query's similarity statistics per script over the caller's counted vectors of the model, in SQL (a filtered
 -- recall inside a transaction; the in-process scan gets them from its int8 first pass).
 -- name: query_similarity_stats
-SELECT stats FROM query_similarity_stats($p_qvec::VARCHAR, $p_model::VARCHAR);
+SELECT stats FROM query_similarity_stats($p_qvec::VARCHAR, $p_model::VARCHAR, $p_caller_agent, $p_caller_session::VARCHAR,
+                                         $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[]);
 
 -- name: recall
 SELECT * FROM recall_fused(
@@ -105,8 +106,11 @@ SELECT memory_a, memory_b, detected_at FROM contradictions WHERE status = 'pendi
 -- A filtered recall inside a transaction keeps its keyword arm in SQL: every match goes on to the filters,
 -- and a common word can match a third of the store (passing them all as text cost ~100 ms at 1M rows).
 -- name: recall_keywords_in_sql
-WITH kw AS MATERIALIZED (SELECT * FROM keyword_candidates($p_query, true)),
-br AS MATERIALIZED (SELECT * FROM keyword_candidates($p_bridge::VARCHAR, true) WHERE $p_bridge::VARCHAR IS NOT NULL)
+WITH kw AS MATERIALIZED (SELECT * FROM keyword_candidates($p_query, true, $p_caller_agent, $p_caller_session::VARCHAR,
+                                                         $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[])),
+br AS MATERIALIZED (SELECT * FROM keyword_candidates($p_bridge::VARCHAR, true, $p_caller_agent, $p_caller_session::VARCHAR,
+                                                     $p_caller_teams::VARCHAR[], $p_caller_tenants::VARCHAR[])
+                    WHERE $p_bridge::VARCHAR IS NOT NULL)
 SELECT * FROM recall_fused(
     (SELECT ids FROM kw), (SELECT scores FROM kw), (SELECT rarest FROM kw), (SELECT covered FROM kw),
     (SELECT query_idf_all FROM kw), $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_vec_scripts::VARCHAR,
