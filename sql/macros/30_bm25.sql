@@ -37,7 +37,9 @@ CREATE OR REPLACE MACRO bm25_saturation(tf, doc_len, avgdl) AS
 -- = the same over every content (non stop word) query term, a term no document holds at df 0.
 -- covered_idf / query_idf_all is the share of the query's information the document matches: a match on
 -- the only term the store knows (a name in a Chinese question over English memories) is not a full match.
-CREATE OR REPLACE MACRO bm25_scores(q) AS TABLE
+-- p_docs (BIGINT[], default NULL: every document): only these documents count and match (keyword_bm25 passes the
+-- documents of the memories a caller may see).
+CREATE OR REPLACE MACRO bm25_scores(q, p_docs := NULL) AS TABLE
     WITH qterms AS MATERIALIZED (
         SELECT DISTINCT hash(stem(unnest(bm25_tokens(q)), 'porter')) AS term
     ),
@@ -46,14 +48,18 @@ CREATE OR REPLACE MACRO bm25_scores(q) AS TABLE
         FROM (SELECT unnest(bm25_tokens(q)) AS w)
         WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
     ),
+    docs AS MATERIALIZED (
+        SELECT doc, len FROM bm25_docs WHERE p_docs IS NULL OR doc IN (SELECT unnest(CAST(p_docs AS BIGINT[])))
+    ),
     stats AS MATERIALIZED (
-        SELECT count(*) AS num_docs, sum(len) / count(len) AS avgdl FROM bm25_docs
+        SELECT count(*) AS num_docs, sum(len) / count(len) AS avgdl FROM docs
     ),
     hits AS MATERIALIZED (
         SELECT memory_id, term, tf, doc_len
         FROM bm25_postings
         WHERE term IN (SELECT term FROM qterms)
           AND doc NOT IN (SELECT doc FROM bm25_dead)
+          AND (p_docs IS NULL OR doc IN (SELECT doc FROM docs))
     ),
     dfs AS MATERIALIZED (
         SELECT term, count(*) AS df FROM hits GROUP BY term

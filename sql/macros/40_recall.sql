@@ -118,46 +118,10 @@ CREATE OR REPLACE MACRO exact_vector_candidates(p_qvec, p_model, p_n, p_caller_a
 -- each term's df, and with them every score and weight, say nothing about memories the caller cannot see.
 -- Only those rows match. (bm25_scores is the same over every document: the analyst's view of the store.)
 CREATE OR REPLACE MACRO keyword_bm25(q, p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants) AS TABLE
-    WITH qterms AS MATERIALIZED (
-        SELECT DISTINCT hash(stem(unnest(bm25_tokens(q)), 'porter')) AS term
-    ),
-    qcontent AS MATERIALIZED (
-        SELECT count(DISTINCT hash(stem(w, 'porter'))) AS n_terms
-        FROM (SELECT unnest(bm25_tokens(q)) AS w)
-        WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
-    ),
-    docs AS MATERIALIZED (
-        SELECT d.doc, d.len FROM bm25_docs d
+    SELECT * FROM bm25_scores(q, p_docs := (
+        SELECT coalesce(list(d.doc), []) FROM bm25_docs d  -- [] when none: no document counts (NULL would be all)
         WHERE d.memory_id IN (SELECT id FROM counted_memories(p_caller_agent, p_caller_session, p_caller_teams,
-                                                              p_caller_tenants))
-    ),
-    stats AS MATERIALIZED (
-        SELECT count(*) AS num_docs, sum(len) / count(len) AS avgdl FROM docs
-    ),
-    hits AS MATERIALIZED (
-        SELECT memory_id, term, tf, doc_len
-        FROM bm25_postings
-        WHERE term IN (SELECT term FROM qterms) AND doc IN (SELECT doc FROM docs)
-    ),
-    dfs AS MATERIALIZED (
-        SELECT term, count(*) AS df FROM hits GROUP BY term
-    )
-    SELECT hits.memory_id,
-           sum(bm25_idf(stats.num_docs, df) * bm25_saturation(tf, doc_len, stats.avgdl)) AS score,
-           min(df) / stats.num_docs AS rarest_df_ratio,
-           any_value(q.query_idf) AS query_idf,
-           any_value(q.query_spec) AS query_spec,
-           sum(bm25_rsj(stats.num_docs, df)) AS covered_idf,
-           any_value(q.query_info + (q.n_terms - q.n_found) * log((stats.num_docs + 0.5) / 0.5)) AS query_idf_all
-    FROM hits JOIN dfs USING (term) CROSS JOIN stats
-    CROSS JOIN (
-        SELECT sum(bm25_idf(s.num_docs, d.df)) AS query_idf,
-               (avg(ln(1 + (s.num_docs - d.df + 0.5) / (d.df + 0.5))) + max(ln(1 + (s.num_docs - d.df + 0.5) / (d.df + 0.5))))
-                   / 2 / any_value(ln(1 + (s.num_docs + 0.5) / 0.5)) AS query_spec,
-               sum(bm25_rsj(s.num_docs, d.df)) AS query_info,
-               count(*) AS n_found, any_value(c.n_terms) AS n_terms
-        FROM dfs d CROSS JOIN stats s CROSS JOIN qcontent c) q
-    GROUP BY hits.memory_id, stats.num_docs;
+                                                              p_caller_tenants))));
 
 -- keyword_common_words(q, caller…) -> (word): bm25_common_words as one caller's recall counts it, over the
 -- documents of counted_memories: the words of q that more than half of them hold, sorted.

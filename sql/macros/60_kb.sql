@@ -3,8 +3,8 @@
 
 -- kb_bm25_scores(q) -> (chunk_id, score, rarest_df_ratio, query_idf, covered_idf, query_idf_all): bm25_scores
 -- over kb_bm25_*. q is segmented text (echo_duck.text.segment.segment_for_index); log base 10, k1 1.2,
--- b 0.75, as fts; covered_idf and query_idf_all as in bm25_scores.
-CREATE OR REPLACE MACRO kb_bm25_scores(q) AS TABLE
+-- b 0.75, as fts; covered_idf and query_idf_all as in bm25_scores. p_docs: as bm25_scores' (NULL: every document).
+CREATE OR REPLACE MACRO kb_bm25_scores(q, p_docs := NULL) AS TABLE
     WITH qterms AS MATERIALIZED (
         SELECT DISTINCT hash(stem(unnest(bm25_tokens(q)), 'porter')) AS term
     ),
@@ -13,14 +13,18 @@ CREATE OR REPLACE MACRO kb_bm25_scores(q) AS TABLE
         FROM (SELECT unnest(bm25_tokens(q)) AS w)
         WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
     ),
+    docs AS MATERIALIZED (
+        SELECT doc, len FROM kb_bm25_docs WHERE p_docs IS NULL OR doc IN (SELECT unnest(CAST(p_docs AS BIGINT[])))
+    ),
     stats AS MATERIALIZED (
-        SELECT count(*) AS num_docs, sum(len) / count(len) AS avgdl FROM kb_bm25_docs
+        SELECT count(*) AS num_docs, sum(len) / count(len) AS avgdl FROM docs
     ),
     hits AS MATERIALIZED (
         SELECT chunk_id, term, tf, doc_len
         FROM kb_bm25_postings
         WHERE term IN (SELECT term FROM qterms)
           AND doc NOT IN (SELECT doc FROM kb_bm25_dead)
+          AND (p_docs IS NULL OR doc IN (SELECT doc FROM docs))
     ),
     dfs AS MATERIALIZED (
         SELECT term, count(*) AS df FROM hits GROUP BY term
@@ -50,40 +54,9 @@ CREATE OR REPLACE MACRO kb_counted_chunks(p_caller_agent, p_caller_session) AS T
 -- kb_keyword_bm25(q, caller_agent, caller_session) -> kb_bm25_scores(q) over the chunks of kb_counted_chunks: only
 -- they match, and their count, average length and each term's df make the scores.
 CREATE OR REPLACE MACRO kb_keyword_bm25(q, p_caller_agent, p_caller_session) AS TABLE
-    WITH qterms AS MATERIALIZED (
-        SELECT DISTINCT hash(stem(unnest(bm25_tokens(q)), 'porter')) AS term
-    ),
-    qcontent AS MATERIALIZED (
-        SELECT count(DISTINCT hash(stem(w, 'porter'))) AS n_terms
-        FROM (SELECT unnest(bm25_tokens(q)) AS w)
-        WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
-    ),
-    docs AS MATERIALIZED (
-        SELECT b.doc, b.len FROM kb_bm25_docs b
-        WHERE b.chunk_id IN (SELECT id FROM kb_counted_chunks(p_caller_agent, p_caller_session))
-    ),
-    stats AS MATERIALIZED (
-        SELECT count(*) AS num_docs, sum(len) / count(len) AS avgdl FROM docs
-    ),
-    hits AS MATERIALIZED (
-        SELECT chunk_id, term, tf, doc_len
-        FROM kb_bm25_postings
-        WHERE term IN (SELECT term FROM qterms) AND doc IN (SELECT doc FROM docs)
-    ),
-    dfs AS MATERIALIZED (
-        SELECT term, count(*) AS df FROM hits GROUP BY term
-    )
-    SELECT hits.chunk_id,
-           sum(bm25_idf(stats.num_docs, df) * bm25_saturation(tf, doc_len, stats.avgdl)) AS score,
-           min(df) / stats.num_docs AS rarest_df_ratio,
-           any_value(q.query_idf) AS query_idf,
-           sum(bm25_rsj(stats.num_docs, df)) AS covered_idf,
-           any_value(q.query_info + (q.n_terms - q.n_found) * log((stats.num_docs + 0.5) / 0.5)) AS query_idf_all
-    FROM hits JOIN dfs USING (term) CROSS JOIN stats
-    CROSS JOIN (SELECT sum(bm25_idf(s.num_docs, d.df)) AS query_idf, sum(bm25_rsj(s.num_docs, d.df)) AS query_info,
-                       count(*) AS n_found, any_value(c.n_terms) AS n_terms
-                FROM dfs d CROSS JOIN stats s CROSS JOIN qcontent c) q
-    GROUP BY hits.chunk_id, stats.num_docs;
+    SELECT * FROM kb_bm25_scores(q, p_docs := (
+        SELECT coalesce(list(b.doc), []) FROM kb_bm25_docs b  -- [] when none: no document counts
+        WHERE b.chunk_id IN (SELECT id FROM kb_counted_chunks(p_caller_agent, p_caller_session))));
 
 -- kb_bm25_token_df(q) -> (token, df, n_docs) for each distinct query token: feeds query entropy.
 CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
