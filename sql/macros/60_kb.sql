@@ -13,7 +13,7 @@ CREATE OR REPLACE MACRO kb_bm25_scores(q, p_docs := NULL) AS TABLE
         FROM (SELECT unnest(bm25_tokens(q)) AS w)
         WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
     ),
-    docs AS MATERIALIZED (
+    docs AS (  -- not materialised: with p_docs NULL it is the plain table (6.6 -> 6.2 ms a query at 40k docs)
         SELECT doc, len FROM kb_bm25_docs WHERE p_docs IS NULL OR doc IN (SELECT unnest(CAST(p_docs AS BIGINT[])))
     ),
     stats AS MATERIALIZED (
