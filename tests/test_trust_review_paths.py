@@ -150,3 +150,39 @@ def test_compress_on_an_agent_handle_sees_and_folds_only_its_own_memories(tmp_pa
         assert bob.compress().groups == 0
     with echo_duck.open(tmp_path / "s.duckdb", agent_id="alice") as alice:
         assert {m.id for m in alice.find(status=None)} >= ids
+
+
+def _penicillin(tmp_path, sensitivity):
+    host = echo_duck.open(tmp_path / "conflict.duckdb", admin=True, embedder="hash")
+    for agent in ("alice", "bob"):
+        host.grant(team="care", agent_id=agent, publish=True)
+    alice, bob = host.for_agent("alice", team_id="care"), host.for_agent("bob", team_id="care")
+    mine = alice.remember("The user is allergic to penicillin", type="user", scope="team", team_id="care",
+                          tags=["allergy"])
+    theirs = bob.remember("The user is not allergic to penicillin at all", type="user", scope="team", team_id="care",
+                          tags=["allergy"], sensitivity=sensitivity)
+    return host, alice, mine, theirs
+
+
+@pytest.mark.parametrize("sensitivity", ["sensitive", "normal"])
+def test_a_hit_names_only_conflicting_memories_the_caller_may_see(tmp_path, sensitivity):
+    """A contradiction with another agent's sensitive memory gave its id in conflicts_with (recall, the memory_search
+    tool, recall_hits, as_of) and took the caller's own fact out of its snapshot."""
+    host, alice, mine, theirs = _penicillin(tmp_path, sensitivity)
+    expected = [] if sensitivity == "sensitive" else [theirs.id]
+    (hit,) = [h for h in alice.recall("penicillin allergy", reinforce=False) if h.id == mine.id]
+    assert list(hit.conflicts_with) == expected
+    found = tools.call(alice, "memory_search", {"query": "penicillin allergy", "k": 5})["hits"]
+    assert [h["conflicts_with"] for h in found if h["id"] == mine.id] == [expected]
+    with host.db.transaction("recall in SQL's view"):
+        (inside,) = [h for h in alice.recall("penicillin allergy", types=["user"], reinforce=False) if h.id == mine.id]
+    assert list(inside.conflicts_with) == expected
+    rows = host.sql("SELECT id::VARCHAR, conflicts_with::VARCHAR[] FROM recall_hits('penicillin allergy', NULL, NULL, "
+                    "'alice', NULL, 5, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, $now)",
+                    {"now": host.now()}).rows()
+    assert [list(c or []) for i, c in rows if i == mine.id] == [expected]
+    (past,) = [h for h in alice.recall("penicillin allergy", as_of=host.now(), reinforce=False) if h.id == mine.id]
+    assert list(past.conflicts_with) == expected
+    snapshot = alice.snapshot()
+    assert ("The user is allergic to penicillin" in snapshot) and ("not allergic" in snapshot) == bool(expected)
+    host.close()

@@ -156,6 +156,22 @@ class EligibilityCopy:
 
         return mask
 
+    def counted_ids(self, ids: Sequence[str], who: dict[str, Any]) -> set[str]:
+        """Those of these memory ids the caller may see (counted_memories): which other sides of a hit's open
+        contradictions recall lists (recall_fused's conflicts step). Inside a transaction SQL answers."""
+        if not ids:
+            return set()
+        with self.db.reading(catch_up=False):
+            if self.db.in_transaction:
+                return {i for (i,) in self.db.run("counted_memory_ids", **who).fetchall()} & set(ids)
+            with self._lock:
+                self._follow()
+                rows = np.fromiter((self._row.get(i, -1) for i in ids), np.int64, len(ids))
+                known = rows >= 0
+                shown = np.zeros(len(ids), bool)
+                shown[known] = self._counted(rows[known], who)
+                return {i for i, s in zip(ids, shown.tolist()) if s}
+
     def _mask_in_order(self, key: tuple, ids: list[str], generation: int, *,
                        rule: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """The mask ``rule`` gives the copy's rows (visibility and filters, or what statistics count), in an index's

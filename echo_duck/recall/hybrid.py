@@ -186,7 +186,9 @@ class Recaller:
             return []
         winner_ids = [f.memory_id for f in ranked]
         stored = {i: {**row, "conflicts_with": None} for i, row in self.eligibility.winners_rows(winner_ids).items()}
-        for side, other in _conflicts_by_side(self.reads.conflicts(winner_ids, _id_literal(winner_ids)), stored):
+        pairs = _conflicts_by_side(self.reads.conflicts(winner_ids, _id_literal(winner_ids)), stored)
+        seen = self.eligibility.counted_ids([str(other) for _, other in pairs], who)  # recall_fused's conflicts step
+        for side, other in ((s, o) for s, o in pairs if str(o) in seen):
             row = stored[side]
             row["conflicts_with"] = [*(row["conflicts_with"] or []), other]  # as recall_fused's list, NULL if none
         for memory_id, (n, last) in reviews.items():  # the rows as they will be once the queue is written

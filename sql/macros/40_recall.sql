@@ -364,13 +364,18 @@ WITH
         LIMIT p_k
     ),
     conflicts AS (
-        SELECT side AS id, list(other ORDER BY detected_at, other) AS conflicts_with
+        SELECT s.side AS id, list(s.other ORDER BY s.detected_at, s.other) AS conflicts_with
         -- pending ones, and ones settled by recency that nobody reviewed (the hit replaced a conflicting claim)
         FROM (SELECT memory_a AS side, memory_b AS other, detected_at FROM contradictions
               WHERE status = 'pending' OR resolution = 'newer'
               UNION ALL
-              SELECT memory_b, memory_a, detected_at FROM contradictions WHERE status = 'pending' OR resolution = 'newer')
-        GROUP BY side
+              SELECT memory_b, memory_a, detected_at FROM contradictions WHERE status = 'pending' OR resolution = 'newer') s
+        -- only others the caller may see (counted_memories' rule): a hidden memory's id is not the caller's to know
+        JOIN memories o ON o.id = s.other
+        WHERE can_see_as(o.scope, o.agent_id, o.team_id, o.tenant_id, o.source_session, o.tags, o.sensitivity,
+                         p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants)
+          AND (o.status <> 'quarantined' OR o.agent_id = p_caller_agent)
+        GROUP BY s.side
     )
 -- Only the k winners fetch every column of their memory row.
 SELECT top.* EXCLUDE (memory_id), m.*, conflicts.conflicts_with

@@ -22,6 +22,12 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
         SELECT c.memory_a, c.memory_b   -- review has status 'pending' and never disputes a live fact here)
         FROM contradictions c JOIN memories a ON a.id = c.memory_a JOIN memories b ON b.id = c.memory_b
         WHERE c.status = 'pending' AND a.status = 'active' AND b.status = 'active'
+          -- a dispute the caller can see both sides of: a hidden memory neither takes the caller's fact out of
+          -- its block nor tells, by doing so, that it exists
+          AND can_see(a.scope, a.agent_id, a.team_id, a.tenant_id, a.source_session, a.tags, a.sensitivity,
+                      p_caller_agent, p_caller_session)
+          AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
+                      p_caller_agent, p_caller_session)
     ),
     disputed AS (SELECT memory_a AS id FROM open_conflicts UNION SELECT memory_b FROM open_conflicts)
     SELECT m.*,

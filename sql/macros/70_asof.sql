@@ -57,6 +57,10 @@ CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_sessi
         FROM contradictions c JOIN state a ON a.id = c.memory_a JOIN state b ON b.id = c.memory_b
         WHERE c.detected_at <= p_ts AND (c.resolved_at IS NULL OR c.resolved_at > p_ts)
           AND a.status = 'active' AND b.status = 'active'
+          AND can_see(a.scope, a.agent_id, a.team_id, a.tenant_id, a.source_session, a.tags, a.sensitivity,
+                      p_caller_agent, p_caller_session)  -- both sides the caller's to see, as snapshot_candidates
+          AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
+                      p_caller_agent, p_caller_session)
     ),
     disputed AS (SELECT memory_a AS id FROM open_conflicts UNION SELECT memory_b FROM open_conflicts)
     SELECT m.*,
