@@ -13,6 +13,7 @@ TYPES = ("user", "environment", "procedure", "self")
 PERSISTED_TIERS = ("episodic", "semantic", "archival")
 SCOPES = ("private", "session", "team", "tenant", "public")
 SENSITIVITIES = ("normal", "personal", "sensitive")
+SHARE_TAG = "share:personal"  # the owner's consent to show a personal memory; another_agent_may_see (10_scope.sql)
 STATUSES = ("active", "pending", "superseded", "forgotten", "flagged", "quarantined")
 ROLES = ("user", "assistant", "system", "tool")
 # Higher provenance is more trusted; a write never replaces a memory of higher provenance.

@@ -186,3 +186,33 @@ def test_a_hit_names_only_conflicting_memories_the_caller_may_see(tmp_path, sens
     snapshot = alice.snapshot()
     assert ("The user is allergic to penicillin" in snapshot) and ("not allergic" in snapshot) == bool(expected)
     host.close()
+
+
+@pytest.mark.parametrize("how", ["sensitivity", "unshare", "key"])
+def test_hiding_a_memory_hides_its_earlier_versions_too(tmp_path, how):
+    """A new version shown to fewer agents (raised sensitivity, a personal memory no longer shared, a keyed rewrite
+    as sensitive) left the older version readable by a teammate through include_archived, get and history."""
+    host = echo_duck.open(tmp_path / "versions.duckdb", admin=True, embedder="hash")
+    for agent in ("alice", "bob"):
+        host.grant(team="care", agent_id=agent, publish=True)
+    alice, bob = host.for_agent("alice", team_id="care"), host.for_agent("bob", team_id="care")
+    first = alice.remember("The user's blood test came back normal", type="user", scope="team", team_id="care",
+                           key="blood_test", sensitivity="personal" if how == "unshare" else "normal")
+    if how == "unshare":
+        first = alice.share(first.id)
+    assert [h.id for h in bob.recall("blood test", reinforce=False)] == [first.id]  # shown to the team
+    if how == "sensitivity":
+        alice.update(first.id, sensitivity="sensitive")
+    elif how == "unshare":
+        alice.update(first.id, tags=[t for t in first.tags if t != "share:personal"])
+    else:
+        alice.remember("The user's blood test came back normal again", type="user", scope="team", team_id="care",
+                       key="blood_test", sensitivity="sensitive")
+    assert bob.recall("blood test", include_archived=True, reinforce=False) == []
+    with pytest.raises(echo_duck.MemoryNotFound):
+        bob.get(first.id)
+    with pytest.raises(echo_duck.MemoryNotFound):
+        bob.history(first.id)
+    assert [m.id for m in bob.find(status="superseded")] == []
+    assert len(alice.history(first.id).versions) >= 2  # the owner keeps every version
+    host.close()

@@ -23,7 +23,7 @@ from ..lifecycle.compress import Compressor
 from ..lifecycle.consolidate import Consolidator, JobQueue
 from ..lifecycle.contradictions import ContradictionChecker
 from ..lifecycle.privacy import PurgeReport
-from ..models import Memory
+from ..models import SHARE_TAG, Memory
 from ..recall.asof import TimeTravel
 from ..recall.hybrid import Recaller
 from ..recall.recall_log import RecallJournal
@@ -378,7 +378,6 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             self._shared.kb.invalidate()
 
 
-SHARE_TAG = "share:personal"  # another_agent_may_see in sql/macros/10_scope.sql reads it
 
 
 def open(path: str | Path = ":memory:", **options: Any) -> EchoDuck:  # noqa: A001 - the library's entry point

@@ -35,6 +35,7 @@ def approve(writer: Writer, caller: Caller, target: Any, *, reason: str | None =
                     supersedes=old["id"] if old else None, now=writer._now())
         if old is not None:
             writer.db.run("supersede_memory", id=old["id"], new_id=row["id"], now=writer._now())
+            writer.narrow_history(old, row["sensitivity"], row["tags"])
         writer._event(caller, "approve", row["id"], reason or "approved after quarantine", before)
     return writer._memory(row["id"])
 

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, ProvenanceConflict, RejectedWrite
 from ..index.indexing import EmbeddedAhead, Indexer, NewRow
-from ..models import PROVENANCE_NAMES, Memory
+from ..models import PROVENANCE_NAMES, SENSITIVITIES, SHARE_TAG, Memory
 from ..storage.db import Db, uuid_list
 from . import bulk, validate
 from .guards import check_provenance, check_publish, require_owner, stated_rule
@@ -324,7 +324,17 @@ class Writer:
         new_id = self._insert(caller, spec, reason=reason, version=old["version"] + 1, supersedes=old["id"])
         self.db.run("supersede_memory", id=old["id"], new_id=new_id, now=self._now())
         self._event(caller, "supersede", old["id"], f"superseded by {new_id}: {reason}", before)
+        self.narrow_history(old, spec.sensitivity, spec.tags)
         return new_id
+
+    def narrow_history(self, old: dict, sensitivity: str, tags: Sequence[str]) -> None:
+        """After ``old`` was superseded by a version of this sensitivity and these tags: when the new version is
+        shown to fewer agents (a higher sensitivity, or no longer shared), so are the earlier ones: they are the same
+        fact (``narrow_earlier_versions``)."""
+        raised = SENSITIVITIES.index(sensitivity) > SENSITIVITIES.index(old["sensitivity"])
+        unshared = SHARE_TAG in old["tags"] and SHARE_TAG not in tags
+        if raised or unshared:
+            self.db.run("narrow_earlier_versions", id=old["id"], sensitivity=sensitivity, unshare=unshared)
 
     def _insert(self, caller: Caller, spec: NewMemory, *, reason: str, version: int = 1,
                 supersedes: uuid.UUID | None = None, status: str = "active") -> uuid.UUID:

@@ -83,6 +83,20 @@ SET superseded_by = $new_id, status = 'superseded', tier = 'archival', updated_a
     row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
 
+-- A new version that shows the fact to fewer agents (a higher sensitivity, or a personal memory no longer shared)
+-- narrows every earlier version of its chain the same way: the older text is the same fact, and a teammate must
+-- not read through include_archived, get or history what its owner has since hidden. Sensitivity only rises.
+-- name: narrow_earlier_versions
+UPDATE memories
+SET sensitivity = CASE WHEN $sensitivity = 'sensitive' OR ($sensitivity = 'personal' AND sensitivity = 'normal')
+                       THEN $sensitivity ELSE sensitivity END,
+    tags = CASE WHEN $unshare THEN list_filter(tags, t -> t <> 'share:personal') ELSE tags END,
+    row_version = nextval('memory_row_version_seq')
+WHERE id IN (WITH RECURSIVE chain(id) AS (
+                 SELECT $id::UUID
+                 UNION SELECT m.supersedes FROM memories m JOIN chain c ON m.id = c.id WHERE m.supersedes IS NOT NULL)
+             SELECT id FROM chain);
+
 -- name: set_memory_status
 UPDATE memories SET status = $status, updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
