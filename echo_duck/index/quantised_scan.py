@@ -140,7 +140,7 @@ class QuantisedScan:
             if sealed:
                 every[:sealed] = approx
             every[direct] = direct_sims
-            if counted is None or counted.all():
+            if counted is None:
                 sums = script_sums(every, scripts[:count])
             else:
                 sums = script_sums(np.compress(counted, every), np.compress(counted, scripts[:count]))

@@ -128,7 +128,9 @@ class VectorIndex:
                 return [], np.zeros(0, dtype=np.float32), [], (0.0,) * 6
             wanted = None if keep is None else keep(self._ids, self.generation)
             counts = None if counted is None else counted(self._ids, self.generation)
-            if wanted is None and counts is not None and not counts.all():
+            if counts is not None and counts.all():
+                counts = None  # every row counts: the plain scan
+            if wanted is None:
                 wanted = counts  # another agent's hidden rows neither count nor crowd the caller's out of the top n
             rows, sims, sums = self._scan.top(self._matrix, count, query_vector, n, wanted, scripts=self._scripts,
                                               counted=counts)

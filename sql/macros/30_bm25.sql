@@ -101,14 +101,19 @@ CREATE OR REPLACE MACRO bm25_token_df(q) AS TABLE
 -- bm25_common_words(q) -> (word) the words of the segmented query q that more than half of the indexed memories
 -- hold, sorted. Such a word tells no memory from another (its RSJ weight is ~0); the vector arm reads the question
 -- without it (recall/vector_text.py). Stop words are never indexed, so never common.
+-- p_docs: as bm25_scores' (NULL: every document; keyword_common_words passes a caller's).
 -- (bm25_token_df's counts, spelled out here: a table macro that calls another does not survive IMPORT DATABASE.)
-CREATE OR REPLACE MACRO bm25_common_words(q) AS TABLE
-    WITH toks AS (
+CREATE OR REPLACE MACRO bm25_common_words(q, p_docs := NULL) AS TABLE
+    WITH docs AS (
+        SELECT doc FROM bm25_docs WHERE p_docs IS NULL OR doc IN (SELECT unnest(CAST(p_docs AS BIGINT[])))
+    ),
+    toks AS (
         SELECT DISTINCT t, hash(stem(t, 'porter')) AS term
         FROM (SELECT unnest(bm25_tokens(q)) AS t) WHERE len(t) > 0
     )
     SELECT toks.t AS word FROM toks
     WHERE 2 * (SELECT count(*) FROM bm25_postings p
-               WHERE p.term = toks.term AND p.doc NOT IN (SELECT doc FROM bm25_dead))
-          > (SELECT count(*) FROM bm25_docs)
+               WHERE p.term = toks.term AND p.doc NOT IN (SELECT doc FROM bm25_dead)
+                 AND (p_docs IS NULL OR p.doc IN (SELECT doc FROM docs)))
+          > (SELECT count(*) FROM docs)
     ORDER BY toks.t;

@@ -127,19 +127,10 @@ CREATE OR REPLACE MACRO keyword_bm25(q, p_caller_agent, p_caller_session, p_call
 -- documents of counted_memories: the words of q that more than half of them hold, sorted.
 CREATE OR REPLACE MACRO keyword_common_words(q, p_caller_agent, p_caller_session, p_caller_teams,
                                              p_caller_tenants) AS TABLE
-    WITH docs AS MATERIALIZED (
-        SELECT d.doc FROM bm25_docs d
+    SELECT * FROM bm25_common_words(q, p_docs := (
+        SELECT coalesce(list(d.doc), []) FROM bm25_docs d  -- [] when none: no document counts (NULL would be all)
         WHERE d.memory_id IN (SELECT id FROM counted_memories(p_caller_agent, p_caller_session, p_caller_teams,
-                                                              p_caller_tenants))
-    ),
-    toks AS (
-        SELECT DISTINCT t, hash(stem(t, 'porter')) AS term
-        FROM (SELECT unnest(bm25_tokens(q)) AS t) WHERE len(t) > 0
-    )
-    SELECT toks.t AS word FROM toks
-    WHERE 2 * (SELECT count(*) FROM bm25_postings p WHERE p.term = toks.term AND p.doc IN (SELECT doc FROM docs))
-          > (SELECT count(*) FROM docs)
-    ORDER BY toks.t;
+                                                              p_caller_tenants))));
 
 -- keyword_candidates(p_query, p_all, caller…) -> one row (ids UUID[], scores DOUBLE[], rarest DOUBLE[], covered
 -- DOUBLE[], query_idf_all): the caller's BM25 matches (keyword_bm25) in rank order (score, then id), as
