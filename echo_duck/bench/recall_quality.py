@@ -126,17 +126,24 @@ class CachedEmbedder:
         return hashlib.sha1(text.encode("utf-8")).hexdigest()[:20]
 
     def embed(self, texts) -> np.ndarray:
-        texts = list(texts)
-        missing = sorted({self.key(t): t for t in texts if self.key(t) not in self.vectors}.items(),
+        return self._cached(list(texts), "", self.inner.embed)
+
+    def embed_queries(self, texts) -> np.ndarray:
+        """Questions, through the inner model's ``embed_queries`` when it has one (a query prompt), else ``embed``."""
+        queries = getattr(self.inner, "embed_queries", None)
+        return self._cached(list(texts), "q:", queries) if queries is not None else self.embed(texts)
+
+    def _cached(self, texts: list[str], kind: str, embed: Any) -> np.ndarray:
+        missing = sorted({self.key(kind + t): t for t in texts if self.key(kind + t) not in self.vectors}.items(),
                          key=lambda kv: len(kv[1]))
         for start in range(0, len(missing), 32):
             part = missing[start:start + 32]
-            for (k, _), v in zip(part, self.inner.embed([t for _, t in part])):
+            for (k, _), v in zip(part, embed([t for _, t in part])):
                 self.vectors[k] = np.asarray(v, np.float32)
             self.added += len(part)
         if not texts:
             return np.zeros((0, self.dim), np.float32)
-        return np.stack([self.vectors[self.key(t)] for t in texts])
+        return np.stack([self.vectors[self.key(kind + t)] for t in texts])
 
     def save(self) -> None:
         if self.added:
@@ -272,7 +279,7 @@ def run_set(name: str, folder: Path, embedder: Any, *, columns: Iterable[str] = 
                 if bm25 is not None:
                     row["plain_bm25"] = score([keys[i] for i in bm25.top(q["question"], K)], evidence)
                 if matrix is not None:
-                    sims = matrix @ embedder.embed([q["question"]])[0]
+                    sims = matrix @ getattr(embedder, "embed_queries", embedder.embed)([q["question"]])[0]
                     top = np.lexsort((np.arange(len(sims)), -sims))[:K]
                     row["plain_vector"] = score([keys[i] for i in top], evidence)
                 for column in (c for c in columns if c in ARMS):

