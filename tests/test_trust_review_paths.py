@@ -191,7 +191,8 @@ def test_a_hit_names_only_conflicting_memories_the_caller_may_see(tmp_path, sens
 @pytest.mark.parametrize("how", ["sensitivity", "unshare", "key"])
 def test_hiding_a_memory_hides_its_earlier_versions_too(tmp_path, how):
     """A new version shown to fewer agents (raised sensitivity, a personal memory no longer shared, a keyed rewrite
-    as sensitive) left the older version readable by a teammate through include_archived, get and history."""
+    as sensitive) left the older version readable by a teammate through include_archived, get and history, and
+    (session 35's review) through as_of reads."""
     host = echo_duck.open(tmp_path / "versions.duckdb", admin=True, embedder="hash")
     for agent in ("alice", "bob"):
         host.grant(team="care", agent_id=agent, publish=True)
@@ -214,5 +215,13 @@ def test_hiding_a_memory_hides_its_earlier_versions_too(tmp_path, how):
     with pytest.raises(echo_duck.MemoryNotFound):
         bob.history(first.id)
     assert [m.id for m in bob.find(status="superseded")] == []
+    # time travel too, now and before the narrowing (a 'narrow' event per version; memories_as_of reads it back)
+    assert [m.content for m in bob.find(status=None, as_of=host.now())] == []
+    with pytest.raises(echo_duck.MemoryNotFound):
+        bob.get(first.id, as_of=host.now())
+    assert first.content not in bob.snapshot(as_of=first.created_at)
+    assert bob.recall("blood test", as_of=first.created_at, include_archived=True, reinforce=False) == []
+    assert "narrow" in [e.action for e in alice.history(first.id).events]
     assert len(alice.history(first.id).versions) >= 2  # the owner keeps every version
+    assert alice.get(first.id, as_of=first.created_at).content == first.content
     host.close()

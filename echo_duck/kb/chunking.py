@@ -221,7 +221,9 @@ def doc_stage(items: Sequence[tuple[str, Document]], source: str, tags: list[str
     return pa.table({
         "id": [i for i, _ in items], "path": pa.array([d.path for _, d in items], type=pa.string()),
         "source": [source] * len(items), "content_hash": [d.content_hash for _, d in items],
-        "title": [title_of(d.text, d.markdown, Path(d.path).name if d.path else source) for _, d in items],
+        # the title is read from the text: its secrets masked as the chunks' (the store never holds one)
+        "title": [mask_secrets(title_of(d.text, d.markdown, Path(d.path).name if d.path else source))
+                  for _, d in items],
         "tags": pa.array([tags] * len(items), type=pa.list_(pa.string())),
         "size": pa.array([len(d.text) for _, d in items], type=pa.int64()),
     })

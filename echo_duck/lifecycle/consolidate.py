@@ -134,7 +134,9 @@ class Consolidator:
             else:
                 stored.append(memory.id)
         found = self.checker.check(self.caller, stored)
-        decayed = lifecycle.decay(self.db, self.caller, self.clock()).archived
+        # Decay is a store-wide job (admin only, as decay() is): an agent's consolidation must not archive other
+        # agents' memories, least of all by a clock of its own.
+        decayed = lifecycle.decay(self.db, self.caller, self.clock()).archived if self.caller.admin else 0
         with self.db.transaction("marking the session consolidated"):
             self.db.run("mark_session_consolidated", session_id=session_id, now=self.clock())
         return ConsolidationReport(session_id, str(episode_id), len(stored), pending, len(rejections), len(found),

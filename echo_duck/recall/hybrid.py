@@ -16,7 +16,7 @@ import contextlib
 import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 import numpy as np
 
@@ -217,19 +217,24 @@ class Recaller:
                                    query=query.text, k=query.k, model_id=model_id,
                                    memory_ids=tuple(h.id for h in hits), scores=tuple(h.score for h in hits),
                                    reinforced=query.reinforce, include_archived=query.include_archived,
-                                   reinforced_ids=reinforced_hits([h for h in hits if h.id not in gated], floor, int(top)))
+                                   reinforced_ids=reinforced_hits(hits, floor, int(top), gated, caller.agent_id))
 
 
-def reinforced_hits(hits: list[Hit], floor: float, top: int) -> tuple[str, ...]:
+def reinforced_hits(hits: list[Hit], floor: float, top: int, gated: Collection[str] = (),
+                    owner: str | None = None) -> tuple[str, ...]:
     """The hits a recall counts as reviews (SPEC R10) — the ones the caller plausibly used: at most ``top``
     (reinforce_top, 3) of the best, each scoring at least ``floor`` (reinforce_min_relevance, 0.5) of the
-    best hit's score (hits ranked last by a gate are never reviewed); the rest of a k=10 list are near misses, and
-    reviewing them would keep unrelated weak matches from ever decaying. The best score is the highest, not the
-    first: a reranker may put a lower-scored hit first, and must not lower the floor by it."""
+    best hit's score (hits ranked last by a gate, ``gated``, are never reviewed); the rest of a k=10 list are near
+    misses, and reviewing them would keep unrelated weak matches from ever decaying. The best score is the highest,
+    not the first: a reranker may put a lower-scored hit first, and must not lower the floor by it. Only the
+    ``owner``'s own memories are reviewed: another agent's recalls must not raise a memory's rank or keep it from
+    decaying, as its marks may not (mark() is the owner's)."""
+    hits = [h for h in hits if h.id not in gated]
     best = max((h.score for h in hits), default=0.0)
     if best <= 0:
         return ()
-    return tuple(h.id for h in hits[:top] if h.score >= floor * best)
+    return tuple(h.id for h in hits[:top]
+                 if h.score >= floor * best and (owner is None or h.memory.agent_id == owner))
 
 
 def _conflicts_by_side(pending: list[tuple], winners: Mapping[str, Any]) -> list[tuple[str, Any]]:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # polars loads on the first frame returned (sql(), audit()), 
 
 AUDIT_VIEWS = ("memory_health", "memory_counts", "provenance_coverage", "open_contradictions", "stale_recalls",
                "leaked_recalls", "memory_utility", "decay_histogram", "blocked_writes_by_reason")
+STORE_COUNTS = {"memory_health", "memory_counts", "provenance_coverage", "decay_histogram", "blocked_writes_by_reason"}
 
 
 class LifecycleVerbs:
@@ -80,10 +81,14 @@ class LifecycleVerbs:
                             dry_run=validate.flag(dry_run, "dry_run"))
 
     def audit(self) -> dict[str, pl.DataFrame]:
-        """The quality report (SPEC Q): memory_health plus each detail view, as Polars frames; rows
-        that show memory content or recall queries are limited to what this agent may see."""
+        """The quality report (SPEC Q): memory_health plus each detail view, as Polars frames. Rows that show
+        memory content or recall queries are limited to what this agent may see; so are the counts on an agent
+        handle (an admin handle's counts are the whole store's)."""
+        who = self._who()
+        counts = {**who, "caller_agent": None} if self.caller.admin else who
         with self.db.reading():
-            return {name: self.db.run(f"audit_{name}", **self._who()).pl() for name in AUDIT_VIEWS}
+            return {name: self.db.run(f"audit_{name}", **(counts if name in STORE_COUNTS else who)).pl()
+                    for name in AUDIT_VIEWS}
 
     # -- contradictions --------------------------------------------------------------------------
 

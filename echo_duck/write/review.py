@@ -23,7 +23,9 @@ def approve(writer: Writer, caller: Caller, target: Any, *, reason: str | None =
         row = _quarantined(writer, caller, target)
         owner = dict(scope=row["scope"], agent_id=row["agent_id"], source_session=row["source_session"],
                      team_id=row["team_id"], tenant_id=row["tenant_id"])
+        author = Caller(agent_id=row["agent_id"], session_id=row["source_session"])  # as its author's write met it
         live = writer.db.dicts("live_by_key_in_scope", key=row["key"], **owner) if row["key"] else []
+        live = writer.key_rows(author, live)
         if len(live) > 1:
             raise AmbiguousMatch(f"key {row['key']!r} has {len(live)} active memories in this scope; forget the extra ones first")
         old = live[0] if live else None
@@ -35,7 +37,7 @@ def approve(writer: Writer, caller: Caller, target: Any, *, reason: str | None =
                     supersedes=old["id"] if old else None, now=writer._now())
         if old is not None:
             writer.db.run("supersede_memory", id=old["id"], new_id=row["id"], now=writer._now())
-            writer.narrow_history(old, row["sensitivity"], row["tags"])
+            writer.narrow_history(caller, old, row["sensitivity"], row["tags"])
         writer._event(caller, "approve", row["id"], reason or "approved after quarantine", before)
     return writer._memory(row["id"])
 

@@ -276,7 +276,7 @@ class Writer:
         if spec.key is None:
             same = self.db.dict("live_duplicate_in_scope", content=spec.content, **owner)
             return self._restate(caller, spec, same) if same else self._insert(caller, spec, reason="remember")
-        rows = self.db.dicts("live_by_key_in_scope", key=spec.key, **owner)
+        rows = self.key_rows(caller, self.db.dicts("live_by_key_in_scope", key=spec.key, **owner))
         if len(rows) > 1:
             raise AmbiguousMatch(f"key {spec.key!r} already has {len(rows)} active memories in this scope; "
                                  "forget the extra ones or update one by id")
@@ -289,6 +289,17 @@ class Writer:
         if spec.content == old["content"] and spec.type == old["type"] and spec.provenance == old["provenance"]:
             return self._restate(caller, spec, old)  # the same fact restated: no new version
         return self._new_version(caller, spec, old, "same key, new content")
+
+    def key_rows(self, caller: Caller, rows: list[dict]) -> list[dict]:
+        """Of the live rows holding a key in a scope, those a keyed write by ``caller`` meets: its own; else another
+        agent's that it may see (a shared key is its writer's fact: the write is refused). Another agent's row the
+        caller may not see is as if absent: refusing would name a memory it cannot read and lock it out of the key.
+        An admin handle meets every row, as before."""
+        mine = [r for r in rows if r["agent_id"] == caller.agent_id]
+        if mine or caller.admin:
+            return mine or rows
+        who = dict(caller_agent=caller.agent_id, caller_session=caller.session_id)
+        return [r for r in rows if self.db.dict("visible_memory_by_id", id=r["id"], **who) is not None]
 
     def _restate(self, caller: Caller, spec: NewMemory, old: dict) -> uuid.UUID:
         """The same fact written again is a review (access_count + 1) and may add: pinning, tags, sources,
@@ -324,17 +335,23 @@ class Writer:
         new_id = self._insert(caller, spec, reason=reason, version=old["version"] + 1, supersedes=old["id"])
         self.db.run("supersede_memory", id=old["id"], new_id=new_id, now=self._now())
         self._event(caller, "supersede", old["id"], f"superseded by {new_id}: {reason}", before)
-        self.narrow_history(old, spec.sensitivity, spec.tags)
+        self.narrow_history(caller, old, spec.sensitivity, spec.tags)
         return new_id
 
-    def narrow_history(self, old: dict, sensitivity: str, tags: Sequence[str]) -> None:
+    def narrow_history(self, caller: Caller, old: dict, sensitivity: str, tags: Sequence[str]) -> None:
         """After ``old`` was superseded by a version of this sensitivity and these tags: when the new version is
         shown to fewer agents (a higher sensitivity, or no longer shared), so are the earlier ones: they are the same
-        fact (``narrow_earlier_versions``)."""
+        fact. Each narrowed version gets a 'narrow' event (time travel reads it back: memories_as_of)."""
         raised = SENSITIVITIES.index(sensitivity) > SENSITIVITIES.index(old["sensitivity"])
         unshared = SHARE_TAG in old["tags"] and SHARE_TAG not in tags
-        if raised or unshared:
-            self.db.run("narrow_earlier_versions", id=old["id"], sensitivity=sensitivity, unshare=unshared)
+        if not (raised or unshared):
+            return
+        changes = dict(sensitivity=sensitivity, unshare=unshared)
+        for (memory_id,) in self.db.run("earlier_versions_to_narrow", id=old["id"], **changes).fetchall():
+            before = self.db.scalar("memory_json", id=memory_id)
+            self.db.run("narrow_version", id=memory_id, **changes)
+            self._event(caller, "narrow", memory_id, f"a later version is {sensitivity}"
+                        + (", no longer shared" if unshared else ""), before)
 
     def _insert(self, caller: Caller, spec: NewMemory, *, reason: str, version: int = 1,
                 supersedes: uuid.UUID | None = None, status: str = "active") -> uuid.UUID:

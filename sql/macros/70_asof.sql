@@ -3,7 +3,9 @@
 -- Each change to a memory is an event whose `after` holds the row (create, supersede, forget, restate …)
 -- or just the columns it changed (feedback: counts and confidence; reinforce: access_count and
 -- last_accessed; archive: tier). A column's value at p_ts is the one in the latest event at or before
--- p_ts that names it. A purged memory's events keep no content, so it never comes back.
+-- p_ts that names it, except who may see it: a version whose chain was narrowed since (a later version made it
+-- sensitive, or no longer shared: Writer.narrow_history) reads as the narrower of then and now, as the live table
+-- does. A purged memory's events keep no content, so it never comes back.
 --
 -- memories_as_of(p_ts) -> the memories columns of every memory that existed at p_ts, as it was then.
 CREATE OR REPLACE MACRO memories_as_of(p_ts) AS TABLE
@@ -41,11 +43,24 @@ CREATE OR REPLACE MACRO memories_as_of(p_ts) AS TABLE
         FROM memory_events e
         WHERE e.memory_id IS NOT NULL AND e.after IS NOT NULL AND e.occurred_at <= p_ts
         GROUP BY e.memory_id
+    ),
+    latest AS (  -- who may see each memory now: a version narrowed since (a 'narrow' event) reads narrowed then too
+        SELECT e.memory_id AS id,
+           arg_max_null(CAST(e.after -> 'tags' AS VARCHAR[]), e.event_id) FILTER (WHERE json_exists(e.after, '$.tags')) AS tags,
+           arg_max_null(CAST(e.after ->> 'sensitivity' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.sensitivity')) AS sensitivity
+        FROM memory_events e
+        WHERE e.memory_id IS NOT NULL AND e.after IS NOT NULL
+        GROUP BY e.memory_id
     )
-    SELECT * REPLACE (coalesce(tags, []) AS tags, coalesce(entities, []) AS entities,
-                      coalesce(source_refs, []) AS source_refs)
-    FROM folded
-    WHERE content IS NOT NULL AND created_at IS NOT NULL AND created_at <= p_ts;
+    SELECT f.* REPLACE (
+        CASE WHEN l.tags IS NOT NULL AND NOT list_contains(l.tags, 'share:personal')
+             THEN list_filter(coalesce(f.tags, []), t -> t <> 'share:personal') ELSE coalesce(f.tags, []) END AS tags,
+        CASE WHEN list_position(['normal', 'personal', 'sensitive'], l.sensitivity)
+                  > list_position(['normal', 'personal', 'sensitive'], f.sensitivity)
+             THEN l.sensitivity ELSE f.sensitivity END AS sensitivity,
+        coalesce(f.entities, []) AS entities, coalesce(f.source_refs, []) AS source_refs)
+    FROM folded f LEFT JOIN latest l ON l.id = f.id
+    WHERE f.content IS NOT NULL AND f.created_at IS NOT NULL AND f.created_at <= p_ts;
 
 -- snapshot_candidates_as_of(…, p_ts): snapshot_candidates (50_snapshot.sql) over the memories as they were
 -- at p_ts and the contradictions open then (found by p_ts, not resolved by p_ts).

@@ -1,15 +1,15 @@
 -- The audit report through the facade (store_lifecycle.audit()): one query per view of
--- sql/views/20_audit.sql. Views that show memory content or other agents' queries are narrowed to
--- what the calling agent may see; an analyst querying the views directly sees the whole store.
+-- sql/views/20_audit.sql, narrowed to what the calling agent may see ($caller_agent NULL: an admin handle, the
+-- whole store, as an analyst querying the views directly).
 
 -- name: audit_memory_health
-SELECT * FROM memory_health;
+SELECT * FROM visible_memory_health($caller_agent, $caller_session::VARCHAR);
 
 -- name: audit_memory_counts
-SELECT * FROM memory_counts;
+SELECT * FROM visible_memory_counts($caller_agent, $caller_session::VARCHAR);
 
 -- name: audit_provenance_coverage
-SELECT * FROM provenance_coverage;
+SELECT * FROM visible_provenance_coverage($caller_agent, $caller_session::VARCHAR);
 
 -- name: audit_open_contradictions
 SELECT * FROM open_contradictions
@@ -27,7 +27,7 @@ SELECT * FROM memory_utility
 WHERE id IN (SELECT id FROM visible_memories($caller_agent, $caller_session::VARCHAR));
 
 -- name: audit_decay_histogram
-SELECT * FROM decay_histogram;
+SELECT * FROM visible_decay_histogram($caller_agent, $caller_session::VARCHAR);
 
 -- name: audit_blocked_writes_by_reason
-SELECT * FROM blocked_writes_by_reason;
+SELECT * FROM visible_blocked_writes($caller_agent);

@@ -16,6 +16,12 @@ WHERE o.id <> me.id AND o.status = 'active' AND o.scope = me.scope
         WHEN 'tenant' THEN o.tenant_id = me.tenant_id
         ELSE true
       END
+  -- each author may see the other's memory: a claim its writer cannot read disputes nothing, and a dispute must
+  -- not tell either of them what the other hid (sensitive, unshared personal)
+  AND can_see(o.scope, o.agent_id, o.team_id, o.tenant_id, o.source_session, o.tags, o.sensitivity,
+              me.agent_id, me.source_session)
+  AND can_see(me.scope, me.agent_id, me.team_id, me.tenant_id, me.source_session, me.tags, me.sensitivity,
+              o.agent_id, o.source_session)
   AND ((o.key IS NOT NULL AND me.key IS NOT NULL AND jaro_winkler_similarity(o.key, me.key) >= 0.9)
        OR len(list_intersect(o.tags, me.tags)) > 0
        OR list_contains(CAST($neighbours AS VARCHAR)::UUID[], o.id))

@@ -24,7 +24,8 @@ SELECT * FROM visible_memories($caller_agent, $caller_session) WHERE id = $id;
 -- name: memory_json
 SELECT to_json(m)::VARCHAR FROM memories m WHERE m.id = $id;
 
--- The rows a same-key write would replace: same key, same scope and same owner of that scope.
+-- The rows a same-key write would replace: same key, same scope and same owner of that scope (the writer's own
+-- first, then another agent's that the writer may see: Writer.key_rows).
 -- name: live_by_key_in_scope
 SELECT * FROM memories
 WHERE key = $key AND status = 'active' AND scope = $scope
@@ -38,12 +39,13 @@ WHERE key = $key AND status = 'active' AND scope = $scope
 ORDER BY created_at;
 
 -- An identical keyless fact already stored in the same scope: the write becomes a no-op.
+-- Only the writer's own: the same words from another agent are that agent's statement (restating folds pins,
+-- tags and importance into the row, which only its owner may change; and a hidden row must not answer).
 -- name: live_duplicate_in_scope
 SELECT * FROM memories
-WHERE key IS NULL AND content = $content AND status = 'active' AND scope = $scope
+WHERE key IS NULL AND content = $content AND status = 'active' AND scope = $scope AND agent_id = $agent_id
   AND CASE scope
-        WHEN 'private' THEN agent_id = $agent_id
-        WHEN 'session' THEN agent_id = $agent_id AND source_session IS NOT DISTINCT FROM $source_session
+        WHEN 'session' THEN source_session IS NOT DISTINCT FROM $source_session
         WHEN 'team' THEN team_id = $team_id
         WHEN 'tenant' THEN tenant_id = $tenant_id
         ELSE true
@@ -85,17 +87,26 @@ WHERE id = $id;
 
 -- A new version that shows the fact to fewer agents (a higher sensitivity, or a personal memory no longer shared)
 -- narrows every earlier version of its chain the same way: the older text is the same fact, and a teammate must
--- not read through include_archived, get or history what its owner has since hidden. Sensitivity only rises.
--- name: narrow_earlier_versions
+-- not read through include_archived, get, history or as_of what its owner has since hidden. Sensitivity only
+-- rises. earlier_versions_to_narrow lists the versions that change; narrow_version changes one (Writer.narrow_history
+-- logs a 'narrow' event for each, which memories_as_of reads back).
+-- name: earlier_versions_to_narrow
+WITH RECURSIVE chain(id) AS (
+    SELECT $id::UUID
+    UNION SELECT m.supersedes FROM memories m JOIN chain c ON m.id = c.id WHERE m.supersedes IS NOT NULL)
+SELECT m.id FROM memories m JOIN chain c ON m.id = c.id
+WHERE ($sensitivity = 'sensitive' AND m.sensitivity <> 'sensitive')
+   OR ($sensitivity = 'personal' AND m.sensitivity = 'normal')
+   OR ($unshare AND list_contains(m.tags, 'share:personal'))
+ORDER BY m.version;
+
+-- name: narrow_version
 UPDATE memories
 SET sensitivity = CASE WHEN $sensitivity = 'sensitive' OR ($sensitivity = 'personal' AND sensitivity = 'normal')
                        THEN $sensitivity ELSE sensitivity END,
     tags = CASE WHEN $unshare THEN list_filter(tags, t -> t <> 'share:personal') ELSE tags END,
     row_version = nextval('memory_row_version_seq')
-WHERE id IN (WITH RECURSIVE chain(id) AS (
-                 SELECT $id::UUID
-                 UNION SELECT m.supersedes FROM memories m JOIN chain c ON m.id = c.id WHERE m.supersedes IS NOT NULL)
-             SELECT id FROM chain);
+WHERE id = $id;
 
 -- name: set_memory_status
 UPDATE memories SET status = $status, updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')

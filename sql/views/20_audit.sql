@@ -2,19 +2,38 @@
 -- memory_health sums them up in one row for a nightly job. Leakage and staleness must be 0.
 
 -- How much is stored, by tier, type, provenance, scope and status.
-CREATE OR REPLACE VIEW memory_counts AS
+-- The aggregate views are over the whole store (an analyst's, an admin's audit); their visible_* macros count
+-- only what an agent may see (audit() on an agent handle): over every row, a count would move when another agent
+-- wrote a private or sensitive note. seen_by(…, p_agent, p_session): p_agent NULL is everyone (the store).
+CREATE OR REPLACE MACRO seen_by(m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags, m_sensitivity,
+                                m_status, p_agent, p_session) AS
+    p_agent IS NULL OR (can_see(m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags, m_sensitivity,
+                                p_agent, p_session)
+                        AND (m_status <> 'quarantined' OR m_agent_id = p_agent));
+
+CREATE OR REPLACE MACRO visible_memory_counts(p_agent, p_session) AS TABLE
 SELECT tier, type, provenance, scope, status, count(*) AS memories
-FROM memories GROUP BY ALL ORDER BY ALL;
+FROM memories m
+WHERE seen_by(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity, m.status,
+              p_agent, p_session)
+GROUP BY ALL ORDER BY ALL;
+
+CREATE OR REPLACE VIEW memory_counts AS SELECT * FROM visible_memory_counts(NULL, NULL);
 COMMENT ON VIEW memory_counts IS 'Number of memories by tier, type, provenance, scope and status';
 
 -- Which live memories can say where they came from (source_refs or a source session).
-CREATE OR REPLACE VIEW provenance_coverage AS
+CREATE OR REPLACE MACRO visible_provenance_coverage(p_agent, p_session) AS TABLE
 SELECT type, provenance, count(*) AS memories,
        count(*) FILTER (WHERE len(source_refs) > 0) AS with_source_refs,
        count(*) FILTER (WHERE len(source_refs) > 0 OR source_session IS NOT NULL) AS with_any_source,
        round(count(*) FILTER (WHERE len(source_refs) > 0 OR source_session IS NOT NULL) / count(*), 3) AS coverage
-FROM memories WHERE status = 'active'
+FROM memories m
+WHERE status = 'active'
+  AND seen_by(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity, m.status,
+              p_agent, p_session)
 GROUP BY ALL ORDER BY ALL;
+
+CREATE OR REPLACE VIEW provenance_coverage AS SELECT * FROM visible_provenance_coverage(NULL, NULL);
 COMMENT ON VIEW provenance_coverage IS 'Share of live memories with a recorded source, by type and provenance';
 
 -- Contradictions still waiting for a decision, with both sides.
@@ -82,36 +101,55 @@ ORDER BY net_helpful, m.id;
 COMMENT ON VIEW memory_utility IS 'Memories that received outcome feedback, least useful first';
 
 -- Effective importance of live memories in ten buckets of 0.1.
-CREATE OR REPLACE VIEW decay_histogram AS
-SELECT least(floor(effective_importance * 10), 9) / 10 AS bucket_from, count(*) AS memories,
-       count(*) FILTER (WHERE exempt) AS exempt
-FROM memory_decay_at(utc_now()) GROUP BY ALL ORDER BY bucket_from;
+CREATE OR REPLACE MACRO visible_decay_histogram(p_agent, p_session) AS TABLE
+SELECT least(floor(d.effective_importance * 10), 9) / 10 AS bucket_from, count(*) AS memories,
+       count(*) FILTER (WHERE d.exempt) AS exempt
+FROM memory_decay_at(utc_now()) d JOIN memories m ON m.id = d.id
+WHERE seen_by(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity, m.status,
+              p_agent, p_session)
+GROUP BY ALL ORDER BY bucket_from;
+
+CREATE OR REPLACE VIEW decay_histogram AS SELECT * FROM visible_decay_histogram(NULL, NULL);
 COMMENT ON VIEW decay_histogram IS 'Live memories by effective importance (now), in buckets of 0.1';
 
-CREATE OR REPLACE VIEW blocked_writes_by_reason AS
+CREATE OR REPLACE MACRO visible_blocked_writes(p_agent) AS TABLE  -- an agent's own refused writes
 SELECT reason, path, count(*) AS attempts, max(occurred_at) AS last_seen
-FROM blocked_writes GROUP BY ALL ORDER BY attempts DESC, reason;
+FROM blocked_writes WHERE p_agent IS NULL OR agent_id = p_agent GROUP BY ALL ORDER BY attempts DESC, reason;
+
+CREATE OR REPLACE VIEW blocked_writes_by_reason AS SELECT * FROM visible_blocked_writes(NULL);
 COMMENT ON VIEW blocked_writes_by_reason IS 'Refused writes by scanner reason and write path';
 
 -- One row for a nightly health check.
-CREATE OR REPLACE VIEW memory_health AS
-SELECT (SELECT count(*) FROM memories WHERE status = 'active') AS live_memories,
-       (SELECT count(*) FROM memories WHERE status = 'active' AND tier = 'archival') AS archived,
-       (SELECT count(*) FROM memories WHERE status = 'superseded') AS superseded,
+CREATE OR REPLACE MACRO visible_memory_health(p_agent, p_session) AS TABLE
+WITH seen AS MATERIALIZED (
+    SELECT m.* FROM memories m
+    WHERE seen_by(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity, m.status,
+                  p_agent, p_session)),
+recalled AS (SELECT * FROM each_recalled_memory() WHERE p_agent IS NULL OR agent_id = p_agent)
+SELECT (SELECT count(*) FROM seen WHERE status = 'active') AS live_memories,
+       (SELECT count(*) FROM seen WHERE status = 'active' AND tier = 'archival') AS archived,
+       (SELECT count(*) FROM seen WHERE status = 'superseded') AS superseded,
        (SELECT round(avg(CASE WHEN len(source_refs) > 0 OR source_session IS NOT NULL THEN 1 ELSE 0 END), 3)
-        FROM memories WHERE status = 'active') AS provenance_coverage,
-       (SELECT count(*) FROM contradictions WHERE status = 'pending') AS open_contradictions,
+        FROM seen WHERE status = 'active') AS provenance_coverage,
+       (SELECT count(*) FROM contradictions c
+        WHERE c.status = 'pending' AND c.memory_a IN (SELECT id FROM seen) AND c.memory_b IN (SELECT id FROM seen))
+           AS open_contradictions,
        -- seed 001: the share of retrieved results carrying a conflict nobody had resolved at the time
        (SELECT round(coalesce(avg(CASE WHEN EXISTS (
                    SELECT 1 FROM contradictions c
                    WHERE (c.memory_a = h.memory_id OR c.memory_b = h.memory_id) AND c.detected_at <= h.occurred_at
                      AND (c.resolved_at IS NULL OR c.resolved_at > h.occurred_at)) THEN 1.0 ELSE 0.0 END), 0), 4)
-        FROM each_recalled_memory() h WHERE NOT h.include_archived) AS contradiction_rate,
-       (SELECT count(*) FROM stale_recalls_all()) AS stale_recalls,
-       (SELECT count(*) FROM leaked_recalls_all()) AS leaked_recalls,
-       (SELECT round(sum(helpful_count) / greatest(sum(helpful_count + unhelpful_count), 1), 3) FROM memories) AS helpful_share,
-       (SELECT count(*) FROM memory_decay_at(utc_now()) WHERE below_threshold) AS due_for_archive,
-       (SELECT count(*) FROM blocked_writes) AS blocked_writes,
-       (SELECT count(*) FROM stale_vectors_now()) AS stale_vectors,
-       (SELECT count(*) FROM consolidation_jobs WHERE status <> 'done') AS pending_jobs;
+        FROM recalled h WHERE NOT h.include_archived) AS contradiction_rate,
+       (SELECT count(*) FROM stale_recalls_all() WHERE p_agent IS NULL OR agent_id = p_agent) AS stale_recalls,
+       (SELECT count(*) FROM leaked_recalls_all() WHERE p_agent IS NULL OR agent_id = p_agent) AS leaked_recalls,
+       (SELECT round(sum(helpful_count) / greatest(sum(helpful_count + unhelpful_count), 1), 3) FROM seen)
+           AS helpful_share,
+       (SELECT count(*) FROM memory_decay_at(utc_now()) WHERE below_threshold AND id IN (SELECT id FROM seen))
+           AS due_for_archive,
+       (SELECT count(*) FROM blocked_writes WHERE p_agent IS NULL OR agent_id = p_agent) AS blocked_writes,
+       (SELECT count(*) FROM stale_vectors_now() WHERE memory_id IN (SELECT id FROM seen)) AS stale_vectors,
+       (SELECT count(*) FROM consolidation_jobs WHERE status <> 'done' AND (p_agent IS NULL OR agent_id = p_agent))
+           AS pending_jobs;
+
+CREATE OR REPLACE VIEW memory_health AS SELECT * FROM visible_memory_health(NULL, NULL);
 COMMENT ON VIEW memory_health IS 'One-row health report: coverage, contradictions, staleness, leakage (must be 0), feedback, decay, blocked writes, stale vectors, pending jobs';

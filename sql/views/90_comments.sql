@@ -80,6 +80,12 @@ COMMENT ON MACRO utc_now IS 'utc_now() -> TIMESTAMP: the current time as naive U
 COMMENT ON MACRO TABLE memory_decay_at IS 'memory_decay_at(ts) -> memory_decay as of ts: every live memory''s days since access, half-life, effective importance and whether it is below archive_threshold. Example: SELECT key, effective_importance FROM memory_decay_at(TIMESTAMP ''2026-03-01'')';
 COMMENT ON MACRO TABLE stale_vectors_now IS 'stale_vectors_now() -> what the stale_vectors view shows: memories without a vector from the store''s current embedding model';
 COMMENT ON MACRO TABLE each_recalled_memory IS 'each_recalled_memory() -> what the recall_hits_log view shows: recall_log unnested, one row per (recall, returned memory) with rank and score';
+COMMENT ON MACRO seen_by IS 'seen_by(scope, agent_id, team_id, tenant_id, source_session, tags, sensitivity, status, agent, session) -> BOOLEAN: does the audit count this row for the agent? agent NULL counts every row (the store-wide views); else can_see, without another agent''s quarantined rows (as visible_memories)';
+COMMENT ON MACRO TABLE visible_memory_counts IS 'visible_memory_counts(agent, session) -> memory_counts over what the agent may see (NULL: the whole store, the memory_counts view); audit() on an agent handle';
+COMMENT ON MACRO TABLE visible_provenance_coverage IS 'visible_provenance_coverage(agent, session) -> provenance_coverage over what the agent may see (NULL: the whole store)';
+COMMENT ON MACRO TABLE visible_decay_histogram IS 'visible_decay_histogram(agent, session) -> decay_histogram over what the agent may see (NULL: the whole store)';
+COMMENT ON MACRO TABLE visible_blocked_writes IS 'visible_blocked_writes(agent) -> blocked_writes_by_reason for the agent''s own refused writes (NULL: every agent''s)';
+COMMENT ON MACRO TABLE visible_memory_health IS 'visible_memory_health(agent, session) -> memory_health over what the agent may see and its own recalls, refused writes and jobs (NULL: the whole store, the memory_health view): a count over every row would move when another agent wrote a note this one may not read';
 COMMENT ON MACRO TABLE stale_recalls_all IS 'stale_recalls_all() -> what the stale_recalls view shows: recalls that returned a memory already superseded, forgotten, pending or flagged at the time';
 COMMENT ON MACRO TABLE leaked_recalls_all IS 'leaked_recalls_all() -> what the leaked_recalls view shows: recalls that returned a memory outside the caller''s visibility at that time (judged by the memberships valid then)';
 
@@ -424,6 +430,6 @@ COMMENT ON COLUMN kb_stale_vectors.chunk_id IS 'chunk to re-embed';
 COMMENT ON COLUMN kb_stale_vectors.document_id IS 'its document';
 COMMENT ON COLUMN kb_stale_vectors.vector_model IS 'model of its current vector; NULL when it has none';
 COMMENT ON COLUMN kb_stale_vectors.current_model IS 'the store''s embedding model';
-COMMENT ON MACRO TABLE memories_as_of IS 'memories_as_of(ts) -> every memory that existed at ts as it was then (content, status, tier, confidence, importance, pins, counts, versions), rebuilt from memory_events alone: versions exported to Parquet or removed by gc come back, purged ones never. Example: SELECT key, content, status FROM memories_as_of(TIMESTAMP ''2026-01-01'')';
+COMMENT ON MACRO TABLE memories_as_of IS 'memories_as_of(ts) -> every memory that existed at ts as it was then (content, status, tier, confidence, importance, pins, counts, versions), rebuilt from memory_events alone: versions exported to Parquet or removed by gc come back, purged ones never. Who may see a version is the narrower of then and now (a later version that made it sensitive or unshared it narrows it at every instant). Example: SELECT key, content, status FROM memories_as_of(TIMESTAMP ''2026-01-01'')';
 COMMENT ON MACRO TABLE snapshot_candidates_as_of IS 'snapshot_candidates_as_of(caller_agent, caller_session, min_confidence, self_threshold, ts) -> snapshot_candidates over the memories and contradictions as they were at ts';
 COMMENT ON MACRO TABLE snapshot_conflicts_as_of IS 'snapshot_conflicts_as_of(caller_agent, caller_session, ts) -> snapshot_conflicts as they stood at ts';
