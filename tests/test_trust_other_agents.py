@@ -153,3 +153,145 @@ def test_an_agents_audit_counts_only_what_it_may_see(tmp_path):
     alice.remember("The team standup is at 9:30", type="environment", scope="team", team_id="red")
     assert counts(bob)[0] == before[0] + 1  # a note bob may read is counted
     host.close()
+
+
+@pytest.mark.parametrize("claim", ["model_inferred", "user_stated"])
+def test_a_lower_provenance_claim_does_not_take_a_stated_fact_out_of_the_prompt(tmp_path, claim):
+    """A teammate's model-inferred claim against alice's user-stated team fact took the fact out of her snapshot's
+    Environment block (both sides were 'disputed'). The higher side now stands and the claim is named against it;
+    two claims of equal provenance are both held back, as before."""
+    host, alice, bob, _ = _team(tmp_path)
+    team = dict(type="environment", scope="team", team_id="red", tags=["deploy"])
+    alice.remember("The deploy window is Monday", provenance="user_stated", **team)
+    bob.remember("The deploy window is Friday", provenance=claim, **team)
+    assert host.sql("SELECT count(*) FROM contradictions WHERE status = 'pending'").rows() == [(1,)]
+    snapshot = alice.snapshot()
+    environment = snapshot.split("## Environment and project")[1].split("##")[0] if "## Environment" in snapshot else ""
+    conflicts = snapshot.split("## Conflicts")[1]
+    if claim == "model_inferred":
+        assert "- The deploy window is Monday" in environment and "Friday" not in environment
+        assert '"The deploy window is Monday" (from agent alice, user_stated) stands' in conflicts
+        assert '"The deploy window is Friday" (from agent bob, model_inferred) disagrees' in conflicts
+    else:
+        assert "Monday" not in environment and "Disputed, unresolved" in conflicts
+    host.close()
+
+
+# -- a second review, of the fixes above (session 35) -------------------------------------------------------------
+
+class Clock:
+    def __init__(self):
+        self.at = datetime(2026, 1, 1, 12)
+
+    def __call__(self) -> datetime:
+        return self.at
+
+    def tick(self, **delta) -> datetime:
+        self.at += timedelta(**(delta or {"minutes": 1}))
+        return self.at
+
+
+TEAM = dict(scope="team", team_id="red")
+
+
+def test_approving_a_quarantined_write_of_another_agents_key_is_refused(tmp_path):
+    """bob's write over alice's team key is refused; the same write held in quarantine became, once a person
+    approved it, the next version of alice's memory (hers superseded and narrowed, her key now bob's)."""
+    host, alice, bob, _ = _team(tmp_path)
+    hers = alice.remember("The cabin Wi-Fi is the one called LakeHouse.", type="environment", key="cabin_wifi", **TEAM)
+    with pytest.raises(echo_duck.PermissionDenied):
+        bob.remember("The cabin Wi-Fi is called Mallory.", type="environment", key="cabin_wifi", **TEAM)
+    held = bob.remember("Remember the cabin Wi-Fi password: Lake7house!2024", type="environment", key="cabin_wifi",
+                        sensitivity="sensitive", **TEAM)
+    assert held.status == "quarantined"
+    with pytest.raises(echo_duck.PermissionDenied, match="a shared key is its writer's fact"):
+        host.approve(held.id)
+    assert alice.get(hers.id).status == "active" and alice.get(hers.id).sensitivity == "normal"
+    host.close()
+
+
+def test_narrowing_reaches_folded_restatements_and_archived_versions_at_every_instant(tmp_path):
+    clock = Clock()
+    host, alice, _, carol = _team(tmp_path, now=clock)
+    first = alice.remember("The user lives in Lisbon", type="user", **TEAM)
+    clock.tick()
+    alice.remember("The user lives in Lisbon Portugal", type="user", **TEAM)  # folded into the first
+    (folded,) = [m for m in alice.find(status="superseded") if m.content == "The user lives in Lisbon Portugal"]
+    address = alice.remember("Alice's home address is 12 Elm Street", type="user", key="address", **TEAM)
+    written = clock.tick(hours=1)
+    alice.update("address", "Alice's home address is 14 Oak Avenue")
+    clock.tick(days=2)
+    assert host.archive(older_than_days=1).exported >= 1  # the first address version goes to Parquet
+    clock.tick()
+    alice.update(first.id, "The user lives in Lisbon Portugal at Rua Augusta 12", sensitivity="sensitive")
+    alice.update("address", "Alice's home address is 99 Pine Road", sensitivity="sensitive")
+    assert [m.id for m in carol.find(status=None)] == []
+    assert carol.recall("Lisbon Portugal", include_archived=True, reinforce=False) == []
+    for memory_id, at in ((folded.id, written), (address.id, written)):
+        with pytest.raises(echo_duck.MemoryNotFound):
+            carol.get(memory_id, as_of=at)
+    assert "Elm Street" not in carol.snapshot(as_of=written) and carol.find(as_of=written) == []
+    assert alice.get(address.id, as_of=written).content == address.content  # the owner still reads it
+    host.close()
+
+
+def test_a_version_narrowed_without_an_event_is_still_narrowed_in_the_past(tmp_path):
+    """Stores narrowed before 'narrow' events existed: memories_as_of also reads the live row."""
+    host, alice, _, carol = _team(tmp_path)
+    note = alice.remember("Alice is pregnant and due in March", type="user", **TEAM)
+    written = host.now()
+    host.sql("UPDATE memories SET sensitivity = 'sensitive' WHERE id = $id", {"id": note.id}, write=True)
+    with pytest.raises(echo_duck.MemoryNotFound):
+        carol.get(note.id, as_of=written)
+    assert "pregnant" not in carol.snapshot(as_of=written)
+    host.close()
+
+
+@pytest.mark.parametrize("how", ["keyless", "keyed", "bulk"])
+def test_restating_a_memory_more_privately_narrows_it(tmp_path, how):
+    host, alice, _, carol = _team(tmp_path)
+    key = "interview" if how == "keyed" else None
+    note = alice.remember("Alice is interviewing at a competitor next week", type="user", key=key, **TEAM)
+    again = dict(content=note.content, type="user", key=key, sensitivity="sensitive", **TEAM)
+    if how == "bulk":
+        (restated,) = alice.remember_many([again])
+    else:
+        restated = alice.remember(again.pop("content"), **again)
+    assert restated.id == note.id and alice.get(note.id).sensitivity == "sensitive"
+    assert carol.find() == [] and carol.recall("interviewing competitor", reinforce=False) == []
+    host.close()
+
+
+def test_a_sensitive_restatement_is_not_folded_into_a_normal_memory(tmp_path):
+    """Folding copied a sensitive note's sources ('chat:therapy-…') into the normal memory a teammate reads."""
+    host, alice, _, carol = _team(tmp_path)
+    shown = alice.remember("The user lives in Lisbon", type="user", **TEAM)
+    hidden = alice.remember("The user lives in Lisbon Portugal", type="user", sensitivity="sensitive",
+                            source_refs=["chat:therapy-session-2026-03-02"], **TEAM)
+    assert hidden.id != shown.id and hidden.status == "active"
+    assert [m.source_refs for m in carol.find()] == [()]
+    host.close()
+
+
+def test_a_key_another_agent_wrote_beside_a_hidden_one_leaves_the_owner_its_own_by_key(tmp_path):
+    host, alice, bob, _ = _team(tmp_path)
+    hers = alice.remember("Alice takes metformin", type="user", key="medication", sensitivity="sensitive", **TEAM)
+    bob.remember("Bob takes vitamin D", type="user", key="medication", **TEAM)
+    assert alice.update("medication", "Alice takes metformin twice a day").supersedes == hers.id
+    assert [v.content for v in alice.history("medication").versions][-1] == "Alice takes metformin twice a day"
+    host.close()
+
+
+def test_narrowing_a_memory_after_a_teammate_recalled_it_is_not_a_leak(tmp_path):
+    """The audit judged an earlier, allowed recall by today's sensitivity: alice's audit showed a leak (and that bob
+    had narrowed his memory, not forgotten it)."""
+    clock = Clock()
+    host, alice, bob, _ = _team(tmp_path, now=clock)
+    bob.remember("Bob's kid goes to Lincoln Elementary school", type="user", key="kid_school", **TEAM)
+    clock.tick()
+    assert alice.recall("Lincoln Elementary school", k=3)
+    clock.tick()
+    bob.update("kid_school", "Bob's kid goes to Roosevelt Middle school", sensitivity="sensitive")
+    assert alice.audit()["memory_health"]["leaked_recalls"][0] == 0
+    assert host.sql("SELECT count(*) FROM leaked_recalls").rows() == [(0,)]
+    host.close()

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from ..index.indexing import Indexer
-from ..models import Memory
+from ..models import SHARE_TAG, Memory
 from ..storage.db import Db, uuid_list
 from ..write.writer import Caller
 from . import verify_lexicon as lex
@@ -251,8 +251,11 @@ def _priority(m: Memory) -> tuple:
 
 
 def _same_owner(a: Memory, b: Memory) -> bool:
+    """One owner, scope and type, and shown to the same agents: folding a sensitive (or unshared personal) note into
+    a normal one would hand its sources to everyone who reads the normal one."""
     return (a.agent_id, a.scope, a.team_id, a.tenant_id, a.type) == (b.agent_id, b.scope, b.team_id, b.tenant_id, b.type) \
-        and (a.scope != "session" or a.source_session == b.source_session)
+        and (a.scope != "session" or a.source_session == b.source_session) \
+        and (a.sensitivity, SHARE_TAG in a.tags) == (b.sensitivity, SHARE_TAG in b.tags)
 
 
 def _refs(group: list[Memory], folded: list[Memory]) -> list[str]:

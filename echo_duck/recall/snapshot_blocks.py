@@ -15,7 +15,9 @@ in ``BLOCKS``.
 - self:        the agent's own notes, only those whose confidence was earned above the threshold,
                each with its confidence.
 - conflicts:   disputed facts, marked as such, with both sources: pending ones (neither side is
-               asserted elsewhere in the snapshot) and ones settled by recency that nobody reviewed.
+               asserted elsewhere in the snapshot, unless one has the higher provenance: it stands in its
+               block, and the other is named as a claim against it) and ones settled by recency that
+               nobody reviewed.
 """
 
 from __future__ import annotations
@@ -130,7 +132,12 @@ def conflicts_block(sel: Selection, budget: int) -> list[str]:
     for c in sel.conflicts[:MAX_CONFLICTS]:
         a = f"\"{one_line(c['content_a'])}\" (from {one_line(str(c['source_a']))})"
         b = f"\"{one_line(c['content_b'])}\" (from {one_line(str(c['source_b']))})"
-        if c["status"] == "pending":
+        pa, pb = c.get("provenance_a"), c.get("provenance_b")
+        if c["status"] == "pending" and pa is not None and pb is not None and pa != pb:  # the higher one stands
+            high, low = (a, b) if pa > pb else (b, a)
+            lines.append(f"- Disputed: {high} stands (higher provenance); {low} disagrees. Ask the user if it "
+                         "matters.\n")
+        elif c["status"] == "pending":
             lines.append(f"- Disputed, unresolved: {a} vs {b}. Neither is confirmed; ask the user before relying on either.\n")
         else:
             newer, older = (a, b) if str(c["winner"]) == str(c["memory_a"]) else (b, a)

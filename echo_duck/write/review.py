@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, ProvenanceConflict
+from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, PermissionDenied, ProvenanceConflict
 from ..models import PROVENANCE_NAMES, Memory
 from . import validate
 from .guards import require_owner
@@ -29,6 +29,10 @@ def approve(writer: Writer, caller: Caller, target: Any, *, reason: str | None =
         if len(live) > 1:
             raise AmbiguousMatch(f"key {row['key']!r} has {len(live)} active memories in this scope; forget the extra ones first")
         old = live[0] if live else None
+        if old is not None and old["agent_id"] != author.agent_id:  # as the write itself would have been refused
+            raise PermissionDenied(f"memory {row['id']} is agent {author.agent_id!r}'s write of key {row['key']!r}, "
+                                   f"which memory {old['id']} of agent {old['agent_id']!r} holds in this scope; "
+                                   "a shared key is its writer's fact: reject the quarantined write instead")
         if old is not None and row["provenance"] < old["provenance"]:
             raise ProvenanceConflict(f"memory {old['id']} (key {row['key']!r}) is {PROVENANCE_NAMES[old['provenance']]}; "
                                      f"the quarantined {PROVENANCE_NAMES[row['provenance']]} write cannot replace it")

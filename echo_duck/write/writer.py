@@ -7,6 +7,7 @@ there is no second path that could skip the scanner or the provenance guard.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import threading
 import uuid
@@ -188,6 +189,8 @@ class Writer:
             return row
         if not rows:
             raise MemoryNotFound(f"no active memory with key {key!r} is visible to agent {caller.agent_id!r}")
+        if len(rows) > 1 and len(mine := [r for r in rows if r["agent_id"] == caller.agent_id]) == 1:
+            return mine[0]  # the caller's own fact: another agent's row of that key (key_rows) is its own
         if len(rows) > 1:
             ids = ", ".join(str(r["id"]) for r in rows)
             raise AmbiguousMatch(f"key {key!r} matches {len(rows)} active memories ({ids}); pass one id instead")
@@ -303,16 +306,20 @@ class Writer:
 
     def _restate(self, caller: Caller, spec: NewMemory, old: dict) -> uuid.UUID:
         """The same fact written again is a review (access_count + 1) and may add: pinning, tags, sources,
-        a higher importance or confidence (never lower; a SELF memory's confidence is earned, not restated)."""
+        a higher importance or confidence (never lower; a SELF memory's confidence is earned, not restated), a
+        higher sensitivity (its earlier versions narrow with it)."""
         refs = list(dict.fromkeys([*old["source_refs"], *spec.source_refs,
                                    *([f"session:{spec.source_session}"] if spec.source_session
                                      and spec.source_session != old["source_session"] else [])]))[:200]
         confidence = old["confidence"] if old["type"] == "self" else max(old["confidence"], spec.confidence)
         before = self.db.scalar("memory_json", id=old["id"])
+        sensitivity = max(old["sensitivity"], spec.sensitivity, key=SENSITIVITIES.index)
+        tags = list(dict.fromkeys([*old["tags"], *spec.tags]))
         self.db.run("restate_in_place", id=old["id"], now=self._now(), pinned=old["pinned"] or spec.pinned,
-                    importance=max(old["importance"], spec.importance), confidence=confidence,
-                    tags=list(dict.fromkeys([*old["tags"], *spec.tags])), refs=refs)
+                    importance=max(old["importance"], spec.importance), confidence=confidence, tags=tags, refs=refs,
+                    sensitivity=sensitivity)
         self._event(caller, "restate", old["id"], "the same fact written again: reviewed, sources and tags merged", before)
+        self.narrow_history(caller, old, sensitivity, tags)
         return old["id"]
 
     def _lower_provenance(self, caller: Caller, spec: NewMemory, old: dict, mode: str) -> uuid.UUID:
@@ -347,11 +354,18 @@ class Writer:
         if not (raised or unshared):
             return
         changes = dict(sensitivity=sensitivity, unshare=unshared)
-        for (memory_id,) in self.db.run("earlier_versions_to_narrow", id=old["id"], **changes).fetchall():
-            before = self.db.scalar("memory_json", id=memory_id)
-            self.db.run("narrow_version", id=memory_id, **changes)
-            self._event(caller, "narrow", memory_id, f"a later version is {sensitivity}"
-                        + (", no longer shared" if unshared else ""), before)
+        reason = f"a later version is {sensitivity}" + (", no longer shared" if unshared else "")
+        for row in self.db.dicts("earlier_versions_to_narrow", id=old["id"], **changes):
+            if row["archived"]:  # in the Parquet archive: the event alone narrows it (for time travel)
+                was = {"sensitivity": row["sensitivity"], "tags": list(row["tags"])}
+                now = {"sensitivity": max(row["sensitivity"], sensitivity, key=SENSITIVITIES.index),
+                       "tags": [t for t in row["tags"] if not (unshared and t == SHARE_TAG)]}
+                self.db.run("log_partial_event", now=self._now(), actor=caller.who, action="narrow",
+                            memory_id=row["id"], reason=reason, before=json.dumps(was), after=json.dumps(now))
+                continue
+            before = self.db.scalar("memory_json", id=row["id"])
+            self.db.run("narrow_version", id=row["id"], **changes)
+            self._event(caller, "narrow", row["id"], reason, before)
 
     def _insert(self, caller: Caller, spec: NewMemory, *, reason: str, version: int = 1,
                 supersedes: uuid.UUID | None = None, status: str = "active") -> uuid.UUID:

@@ -15,11 +15,13 @@ CREATE OR REPLACE MACRO memory_source(m_source_session, m_source_refs, m_agent_i
 --   environment  ENVIRONMENT memories (project facts, tools, paths) not archived by decay
 --   self         SELF memories at or above p_self_threshold confidence (earned self-knowledge)
 -- Episodes (tier 'episodic') are what happened, not facts: never here. A memory on either side of a
--- pending contradiction is left out of its block (snapshot_conflicts lists it, marked as disputed).
+-- pending contradiction is left out of its block (snapshot_conflicts lists it, marked as disputed), unless its
+-- provenance is higher than the other side's: then it stands, and the other is named as a claim against it.
 -- Order within a block: pinned first, then confidence, then recency (last access or update).
 CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold) AS TABLE
     WITH open_conflicts AS (  -- pending, between two live memories (a lower-provenance claim awaiting
-        SELECT c.memory_a, c.memory_b   -- review has status 'pending' and never disputes a live fact here)
+        SELECT c.memory_a, c.memory_b,  -- review has status 'pending' and never disputes a live fact here)
+               a.provenance AS provenance_a, b.provenance AS provenance_b
         FROM contradictions c JOIN memories a ON a.id = c.memory_a JOIN memories b ON b.id = c.memory_b
         WHERE c.status = 'pending' AND a.status = 'active' AND b.status = 'active'
           -- a dispute the caller can see both sides of: a hidden memory neither takes the caller's fact out of
@@ -29,7 +31,10 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
           AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
                       p_caller_agent, p_caller_session)
     ),
-    disputed AS (SELECT memory_a AS id FROM open_conflicts UNION SELECT memory_b FROM open_conflicts)
+    -- the side of higher provenance stands in its block (the Conflicts block names the claim against it): a
+    -- model's inference, or another agent's, never takes what the user stated out of the prompt
+    disputed AS (SELECT memory_a AS id FROM open_conflicts WHERE provenance_a <= provenance_b
+                 UNION SELECT memory_b FROM open_conflicts WHERE provenance_b <= provenance_a)
     SELECT m.*,
            CASE WHEN m.type = 'user' AND starts_with(coalesce(m.key, ''), 'profile:') THEN 'profile'
                 WHEN m.type = 'user' THEN 'user'
@@ -54,7 +59,8 @@ CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session) AS 
            a.id AS memory_a, a.content AS content_a, a.type AS type_a,
            coalesce(c.source_a, memory_source(a.source_session, a.source_refs, a.agent_id)) AS source_a,
            b.id AS memory_b, b.content AS content_b, b.type AS type_b,
-           coalesce(c.source_b, memory_source(b.source_session, b.source_refs, b.agent_id)) AS source_b
+           coalesce(c.source_b, memory_source(b.source_session, b.source_refs, b.agent_id)) AS source_b,
+           a.provenance AS provenance_a, b.provenance AS provenance_b
     FROM contradictions c
     JOIN memories a ON a.id = c.memory_a
     JOIN memories b ON b.id = c.memory_b

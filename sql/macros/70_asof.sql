@@ -4,8 +4,8 @@
 -- or just the columns it changed (feedback: counts and confidence; reinforce: access_count and
 -- last_accessed; archive: tier). A column's value at p_ts is the one in the latest event at or before
 -- p_ts that names it, except who may see it: a version whose chain was narrowed since (a later version made it
--- sensitive, or no longer shared: Writer.narrow_history) reads as the narrower of then and now, as the live table
--- does. A purged memory's events keep no content, so it never comes back.
+-- sensitive, or no longer shared: Writer.narrow_history) reads as the narrowest of then, its latest event and its
+-- live row, as the live table does. A purged memory's events keep no content, so it never comes back.
 --
 -- memories_as_of(p_ts) -> the memories columns of every memory that existed at p_ts, as it was then.
 CREATE OR REPLACE MACRO memories_as_of(p_ts) AS TABLE
@@ -53,13 +53,16 @@ CREATE OR REPLACE MACRO memories_as_of(p_ts) AS TABLE
         GROUP BY e.memory_id
     )
     SELECT f.* REPLACE (
-        CASE WHEN l.tags IS NOT NULL AND NOT list_contains(l.tags, 'share:personal')
+        CASE WHEN (l.tags IS NOT NULL AND NOT list_contains(l.tags, 'share:personal'))
+                  OR (n.id IS NOT NULL AND NOT list_contains(n.tags, 'share:personal'))
              THEN list_filter(coalesce(f.tags, []), t -> t <> 'share:personal') ELSE coalesce(f.tags, []) END AS tags,
-        CASE WHEN list_position(['normal', 'personal', 'sensitive'], l.sensitivity)
-                  > list_position(['normal', 'personal', 'sensitive'], f.sensitivity)
-             THEN l.sensitivity ELSE f.sensitivity END AS sensitivity,
+        ['normal', 'personal', 'sensitive'][greatest(list_position(['normal', 'personal', 'sensitive'], f.sensitivity),
+                                                     coalesce(list_position(['normal', 'personal', 'sensitive'], l.sensitivity), 1),
+                                                     coalesce(list_position(['normal', 'personal', 'sensitive'], n.sensitivity), 1))]
+            AS sensitivity,
         coalesce(f.entities, []) AS entities, coalesce(f.source_refs, []) AS source_refs)
     FROM folded f LEFT JOIN latest l ON l.id = f.id
+    LEFT JOIN memories n ON n.id = f.id  -- and the live row (a store narrowed before 'narrow' events were logged)
     WHERE f.content IS NOT NULL AND f.created_at IS NOT NULL AND f.created_at <= p_ts;
 
 -- snapshot_candidates_as_of(…, p_ts): snapshot_candidates (50_snapshot.sql) over the memories as they were
@@ -68,7 +71,7 @@ CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_sessi
                                                   p_ts) AS TABLE
     WITH state AS MATERIALIZED (SELECT * FROM memories_as_of(p_ts)),
     open_conflicts AS (
-        SELECT c.memory_a, c.memory_b
+        SELECT c.memory_a, c.memory_b, a.provenance AS provenance_a, b.provenance AS provenance_b
         FROM contradictions c JOIN state a ON a.id = c.memory_a JOIN state b ON b.id = c.memory_b
         WHERE c.detected_at <= p_ts AND (c.resolved_at IS NULL OR c.resolved_at > p_ts)
           AND a.status = 'active' AND b.status = 'active'
@@ -77,7 +80,8 @@ CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_sessi
           AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
                       p_caller_agent, p_caller_session)
     ),
-    disputed AS (SELECT memory_a AS id FROM open_conflicts UNION SELECT memory_b FROM open_conflicts)
+    disputed AS (SELECT memory_a AS id FROM open_conflicts WHERE provenance_a <= provenance_b  -- as snapshot_candidates
+                 UNION SELECT memory_b FROM open_conflicts WHERE provenance_b <= provenance_a)
     SELECT m.*,
            CASE WHEN m.type = 'user' AND starts_with(coalesce(m.key, ''), 'profile:') THEN 'profile'
                 WHEN m.type = 'user' THEN 'user'
@@ -102,7 +106,8 @@ CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_sessio
            a.id AS memory_a, a.content AS content_a, a.type AS type_a,
            coalesce(c.source_a, memory_source(a.source_session, a.source_refs, a.agent_id)) AS source_a,
            b.id AS memory_b, b.content AS content_b, b.type AS type_b,
-           coalesce(c.source_b, memory_source(b.source_session, b.source_refs, b.agent_id)) AS source_b
+           coalesce(c.source_b, memory_source(b.source_session, b.source_refs, b.agent_id)) AS source_b,
+           a.provenance AS provenance_a, b.provenance AS provenance_b
     FROM contradictions c
     JOIN state a ON a.id = c.memory_a
     JOIN state b ON b.id = c.memory_b

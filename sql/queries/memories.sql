@@ -75,7 +75,7 @@ LIMIT $limit;
 -- name: restate_in_place
 UPDATE memories
 SET pinned = $pinned, importance = $importance, confidence = $confidence, tags = $tags::VARCHAR[],
-    source_refs = $refs::VARCHAR[], access_count = access_count + 1, last_accessed = $now,
+    source_refs = $refs::VARCHAR[], sensitivity = $sensitivity, access_count = access_count + 1, last_accessed = $now,
     updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
 
@@ -88,17 +88,21 @@ WHERE id = $id;
 -- A new version that shows the fact to fewer agents (a higher sensitivity, or a personal memory no longer shared)
 -- narrows every earlier version of its chain the same way: the older text is the same fact, and a teammate must
 -- not read through include_archived, get, history or as_of what its owner has since hidden. Sensitivity only
--- rises. earlier_versions_to_narrow lists the versions that change; narrow_version changes one (Writer.narrow_history
--- logs a 'narrow' event for each, which memories_as_of reads back).
+-- rises. The chain is every row superseded into $id, transitively: earlier versions and near-duplicates folded
+-- into one of them (lifecycle/compress.py), live or already in the Parquet archive (memories_all).
+-- earlier_versions_to_narrow lists those that change; narrow_version changes a live one; Writer.narrow_history
+-- logs a 'narrow' event for each (an archived one gets only the event), which memories_as_of reads back.
 -- name: earlier_versions_to_narrow
-WITH RECURSIVE chain(id) AS (
-    SELECT $id::UUID
-    UNION SELECT m.supersedes FROM memories m JOIN chain c ON m.id = c.id WHERE m.supersedes IS NOT NULL)
-SELECT m.id FROM memories m JOIN chain c ON m.id = c.id
-WHERE ($sensitivity = 'sensitive' AND m.sensitivity <> 'sensitive')
-   OR ($sensitivity = 'personal' AND m.sensitivity = 'normal')
-   OR ($unshare AND list_contains(m.tags, 'share:personal'))
-ORDER BY m.version;
+WITH RECURSIVE
+    every AS MATERIALIZED (SELECT id, superseded_by, sensitivity, tags, storage FROM memories_all),
+    chain(id) AS (
+        SELECT $id::UUID
+        UNION SELECT e.id FROM every e JOIN chain c ON e.superseded_by = c.id)
+SELECT e.id, e.storage = 'archive' AS archived, e.sensitivity, e.tags FROM every e JOIN chain c ON e.id = c.id
+WHERE ($sensitivity = 'sensitive' AND e.sensitivity <> 'sensitive')
+   OR ($sensitivity = 'personal' AND e.sensitivity = 'normal')
+   OR ($unshare AND list_contains(e.tags, 'share:personal'))
+ORDER BY e.id;
 
 -- name: narrow_version
 UPDATE memories

@@ -70,10 +70,22 @@ COMMENT ON VIEW stale_recalls IS 'Recalls that returned a superseded/forgotten m
 
 -- Recalls that returned a memory the caller could not see at that moment (must be empty): outside its
 -- scope, or another agent's sensitive (or unshared personal) memory.
+-- Sensitivity and tags as they were at the recall (memory_events): an owner narrowing a memory later does not make
+-- an earlier, allowed recall of it a leak (nor tell the recaller's audit that it was narrowed).
 CREATE OR REPLACE MACRO leaked_recalls_all() AS TABLE
+WITH at_recall AS (
+    SELECT h.recall_id, h.memory_id,
+           arg_max(CAST(e.after ->> 'sensitivity' AS VARCHAR), e.event_id)
+               FILTER (WHERE json_exists(e.after, '$.sensitivity')) AS sensitivity,
+           arg_max(CAST(e.after -> 'tags' AS VARCHAR[]), e.event_id) FILTER (WHERE json_exists(e.after, '$.tags')) AS tags
+    FROM each_recalled_memory() h JOIN memory_events e ON e.memory_id = h.memory_id AND e.occurred_at <= h.occurred_at
+    WHERE e.after IS NOT NULL
+    GROUP BY ALL)
 SELECT h.*, m.scope, m.agent_id AS owner_agent, m.team_id, m.tenant_id
 FROM each_recalled_memory() h JOIN memories m ON m.id = h.memory_id
-WHERE NOT (m.agent_id = h.agent_id OR another_agent_may_see(m.sensitivity, m.tags))
+LEFT JOIN at_recall t ON t.recall_id = h.recall_id AND t.memory_id = h.memory_id
+WHERE NOT (m.agent_id = h.agent_id
+           OR another_agent_may_see(coalesce(t.sensitivity, m.sensitivity), coalesce(t.tags, m.tags)))
    OR NOT CASE m.scope
         WHEN 'public' THEN true
         WHEN 'private' THEN m.agent_id = h.agent_id
