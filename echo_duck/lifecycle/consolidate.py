@@ -24,7 +24,7 @@ from ..errors import EchoDuckError, ProvenanceConflict, RejectedWrite
 from ..models import Message
 from ..storage.db import Db
 from ..write.scan import scan_many
-from ..write.sessions import Sessions
+from ..write.sessions import Sessions, auto_title
 from ..write.writer import Caller, Writer, prepare
 from . import decay as lifecycle
 from . import extract
@@ -85,42 +85,38 @@ class Consolidator:
             return ConsolidationReport(session_id, previous and str(previous["id"]), skipped="already consolidated")
         working = self._working.pop(session_id, [])
         pairs = [(m.role, m.content) for m in messages]
-        candidates = self.extractor(pairs)  # may call an LLM: outside any transaction
         noted = [("user" if role == "user" else "assistant", text) for role, text in working]
-        if noted:  # working memory: facts only from what the user said; everything informs the episode
-            candidates += [replace(c, source_index=len(messages) - 1) for c in self.extractor(
-                [p for p in noted if p[0] == "user"])]
         # A message the scanner blocks (an injection, a secret) yields no fact; one it is unsure about yields only
-        # quarantined facts. Neither goes into the summary, nor does a working-memory note the scanner flags.
+        # quarantined facts. Neither goes into the summary (nor its title), nor does a working-memory note the
+        # scanner flags, and a note's facts take the note's own verdict.
         verdicts = scan_many([text for _, text in pairs] + [text for _, text in noted])
-        refused = {i: f for i, f in enumerate(verdicts[:len(pairs)]) if f is not None and f.blocked}
-        held = {i: f for i, f in enumerate(verdicts[:len(pairs)]) if f is not None and not f.blocked}
-        summary = self.summarizer([pair for i, pair in enumerate(pairs) if i not in refused and i not in held]
+        candidates = self._candidates(pairs, noted, verdicts)  # may call an LLM: outside any transaction
+        flagged = {i for i, f in enumerate(verdicts[:len(pairs)]) if f is not None}
+        summary = self.summarizer([pair for i, pair in enumerate(pairs) if i not in flagged]
                                   + [p for p, f in zip(noted, verdicts[len(pairs):]) if f is None])
-        if info.title and summary and not summary.startswith(info.title.rstrip("…")):
+        title_from_flagged = any(info.title == auto_title(pairs[i][1]) for i in flagged)
+        if info.title and summary and not title_from_flagged and not summary.startswith(info.title.rstrip("…")):
             summary = f"{info.title} — {summary}"  # the session's title leads, unless the summary starts with it
         if previous is not None and previous["last_seq"] == messages[-1].seq:
             episode_id = previous["id"]
         else:
             episode_id = self._store_episode(session_id, messages, summary, previous)
         stored, pending, rejections = [], 0, []
-        for candidate in candidates:
-            index = min(max(candidate.source_index, 0), len(messages) - 1)
-            source = messages[index]
-            if index in refused:
-                finding = refused[index]
+        for candidate, index, finding in candidates:
+            if finding is not None and finding.blocked:
                 self.writer.quarantine(self.caller, "source message", finding.reason,
                                        f"fact from a refused message: {finding.detail}", finding.excerpt)
                 rejections.append(f"{finding.reason}: source message refused by the scanner")
                 continue
+            refs = [f"message:{messages[index].id}"] if index is not None else []  # a note is not stored
             try:
                 spec = prepare(self.caller, candidate.content, type=candidate.type, key=candidate.key,
                                tags=candidate.tags, importance=candidate.importance, confidence=candidate.confidence,
                                provenance="consolidated", source_session=session_id, episode_id=episode_id,
-                               source_refs=[f"message:{source.id}", f"episode:{episode_id}"])
-                if index in held:
+                               source_refs=[*refs, f"episode:{episode_id}"])
+                if finding is not None:
                     memory = self.writer.remember_many(self.caller, [spec], on_lower_provenance="record", atomic=True,
-                                                       screened={0: held[index]})[0]
+                                                       screened={0: finding})[0]
                 else:
                     memory = self.writer.remember(self.caller, spec, on_lower_provenance="record")
             except RejectedWrite as e:
@@ -141,6 +137,29 @@ class Consolidator:
             self.db.run("mark_session_consolidated", session_id=session_id, now=self.clock())
         return ConsolidationReport(session_id, str(episode_id), len(stored), pending, len(rejections), len(found),
                                    decayed, rejections=tuple(rejections))
+
+    def _candidates(self, pairs: list[tuple[str, str]], noted: list[tuple[str, str]],
+                    verdicts: Sequence[Any]) -> list[tuple[Any, int | None, Any]]:
+        """(fact, the message it came from or None for a working-memory note, the scanner's finding on its
+        source). The built-in extractor names each fact's source exactly; a pluggable one (an LLM reads every
+        message, an injected one too, and says itself where a fact came from) is not trusted to: when any message
+        or note was flagged, each of its facts takes the worst finding (a blocked source's facts are quarantined,
+        not dropped, since which message it was is not known)."""
+        out = []
+        for c in self.extractor(pairs):
+            index = min(max(c.source_index, 0), len(pairs) - 1)
+            out.append((c, index, verdicts[index]))
+        users = [k for k, (role, _) in enumerate(noted) if role == "user"]
+        if users:  # working memory: facts only from what the user said; everything informs the episode
+            for c in self.extractor([noted[k] for k in users]):
+                k = users[min(max(c.source_index, 0), len(users) - 1)]
+                out.append((c, None, verdicts[len(pairs) + k]))
+        if self.extractor is not extract.extract_facts and any(f is not None for f in verdicts):
+            worst = next((f for f in verdicts if f is not None and f.blocked), None) or next(
+                f for f in verdicts if f is not None)
+            held = replace(worst, outcome="quarantine")
+            out = [(c, index, finding if finding is not None and finding.blocked else held) for c, index, finding in out]
+        return out
 
     def _store_episode(self, session_id: str, messages: list[Message], summary: str, previous: dict | None) -> uuid.UUID:
         """The episode row, plus an episodic memory of its summary so recall finds it by meaning."""

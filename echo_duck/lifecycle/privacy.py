@@ -55,7 +55,11 @@ def purge(db: Db, writer: Writer, indexer: Indexer, caller: Caller, target, *, r
         check_provenance(caller, row, provenance, "purge")
         # Every version, also those already moved to the Parquet archive (memories_all).
         chain = [str(r["id"]) for r in db.dicts("version_chain_all", id=row["id"])]
-        purge_ids, flag_ids, messages, episodes = _closure(db, chain, cascade)
+        if not caller.admin:  # an agent purges its own versions only (an older approve() could chain two owners)
+            chain = [str(r["id"]) for r in db.dicts("memories_all_by_ids", ids=uuid_list(chain))
+                     if r["agent_id"] == row["agent_id"]]
+        purge_ids, flag_ids, messages, episodes = _closure(db, chain, cascade, row["agent_id"],
+                                                           None if caller.admin else caller.agent_id)
         stage = pa.table({"memory_id": sorted(purge_ids)})
         db.con.register(_STAGE, stage)
         try:
@@ -99,11 +103,14 @@ def _resolve_anywhere(db: Db, writer: Writer, caller: Caller, target) -> dict:
         return row
 
 
-def _closure(db: Db, chain: list[str], cascade: str) -> tuple[set[str], set[str], set[str], set[str]]:
+def _closure(db: Db, chain: list[str], cascade: str, owner: str,
+             agent: str | None) -> tuple[set[str], set[str], set[str], set[str]]:
     """The chain; what it came from (messages, and the episodes summarising them); and what was
     derived from it or from those same messages, transitively. Facts that only cite an episode are
     derived from it only when the episode itself is being deleted (its summary memory is the
-    target); a fact's deletion leaves the other facts of its session alone."""
+    target); a fact's deletion leaves the other facts of its session alone. Only the ``owner``'s own
+    messages and episodes count as sources (a memory may cite any id); an agent's purge (``agent``) reaches
+    only its own derived memories, an admin's (None) every agent's."""
     purge_ids, flag_ids = set(chain), set()
     messages, episodes, summarised = set(), set(), set()
     for r in db.dicts("memories_all_by_ids", ids=uuid_list(chain)):
@@ -113,6 +120,10 @@ def _closure(db: Db, chain: list[str], cascade: str) -> tuple[set[str], set[str]
                 messages.add(ref_id)
         if r["tier"] == "episodic" and r["episode_id"] is not None:
             summarised.add(str(r["episode_id"]))  # deleting an episode's summary deletes the episode
+    if messages:
+        messages = {m for (m,) in db.run("owned_messages", messages=sorted(messages), owner=owner).fetchall()}
+    if summarised:
+        summarised = {e for (e,) in db.run("owned_episodes", episodes=sorted(summarised), owner=owner).fetchall()}
     episodes |= summarised
     if messages:
         episodes |= {str(e) for (e,) in db.run("episodes_from_messages", messages=sorted(messages)).fetchall()}
@@ -120,7 +131,7 @@ def _closure(db: Db, chain: list[str], cascade: str) -> tuple[set[str], set[str]
                 + [f"summary:{e}" for e in episodes] + [f"episode:{e}" for e in summarised])
     seen = set(chain)
     while frontier:
-        derived = db.dicts("derived_memories", refs=frontier, exclude=sorted(seen))
+        derived = db.dicts("derived_memories", refs=frontier, exclude=sorted(seen), agent=agent)
         frontier = []
         for d in derived:
             memory_id = str(d["id"])

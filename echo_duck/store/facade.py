@@ -34,6 +34,7 @@ from ..storage.db import Db
 from ..storage.schema import ensure_schema
 from ..storage.template import is_new_file, place_template
 from ..write import review, validate
+from ..write.guards import check_actor
 from ..write.sessions import Sessions
 from ..write.writer import WRITE_PATHS, Caller, WriteBatch, Writer, prepare
 from ..write.spec import prepare_record
@@ -105,7 +106,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             session_id=validate.optional_text(session_id, "session_id", max_chars=200),
             team_id=validate.optional_text(team_id, "team_id", max_chars=200),
             tenant_id=validate.optional_text(tenant_id, "tenant_id", max_chars=200),
-            actor=validate.optional_text(actor, "actor", max_chars=200) or "",
+            actor=check_actor(validate.optional_text(actor, "actor", max_chars=200) or "", agent_id, admin),
             path=validate.choice(write_path, "write_path", WRITE_PATHS),
             admin=admin,
         )
@@ -173,7 +174,8 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
                           session_id=validate.optional_text(session_id, "session_id", max_chars=200),
                           team_id=validate.optional_text(team_id, "team_id", max_chars=200),
                           tenant_id=validate.optional_text(tenant_id, "tenant_id", max_chars=200),
-                          actor=validate.optional_text(actor, "actor", max_chars=200) or "",
+                          actor=check_actor(validate.optional_text(actor, "actor", max_chars=200) or "", agent_id,
+                                            admin=False),
                           path=validate.choice(write_path, "write_path", WRITE_PATHS)))
         return view
 
@@ -221,8 +223,8 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         """Record writes in this block (this thread only) as ``actor`` on write path ``path``
         (api, cli, import, consolidation, tool): what blocked_writes and memory_events show."""
         previous = getattr(self._local, "caller", None)
-        self._local.caller = self.caller.acting_as(validate.text(actor, "actor", max_chars=200),
-                                                   validate.choice(path, "path", WRITE_PATHS))
+        label = check_actor(validate.text(actor, "actor", max_chars=200), self.caller.agent_id, self.caller.admin)
+        self._local.caller = self.caller.acting_as(label, validate.choice(path, "path", WRITE_PATHS))
         try:
             yield self
         finally:

@@ -4,6 +4,7 @@ behaviour rules the scanner reads as labels. May import what ``write`` may.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..errors import PermissionDenied, ProvenanceConflict
@@ -17,6 +18,16 @@ def require_owner(caller: Caller, row: dict[str, Any], verb: str) -> None:
     if not caller.admin and row["agent_id"] != caller.agent_id:
         raise PermissionDenied(f"memory {row['id']} belongs to agent {row['agent_id']!r}; only its owner or an "
                                f"admin handle (echo_duck.open(..., admin=True)) may {verb} it")
+
+
+def check_actor(actor: str, agent_id: str, admin: bool) -> str:
+    """The label events record for an agent handle's writes (open(actor=), acting_as) may not name the admin or
+    another agent: the log would credit them with this agent's changes. An admin handle labels freely."""
+    claimed = re.match(r"\s*(admin|agent)\s*:\s*(.*)", actor, re.IGNORECASE)
+    if not admin and claimed and (claimed.group(1).lower() == "admin" or claimed.group(2).strip() != agent_id):
+        raise PermissionDenied(f"actor {actor!r} names another identity; an agent handle records its writes as "
+                               f"agent {agent_id!r} (choose a label without 'admin:' or another 'agent:')")
+    return actor
 
 
 def check_provenance(caller: Caller, row: dict[str, Any], level: int, verb: str) -> None:

@@ -3,11 +3,23 @@
 
 -- Memories derived from any of $refs ('memory:<id>', 'message:<id>'), and the summary memory of
 -- any episode named 'summary:<episode id>', that are not already in the purge set.
+-- $agent: only that agent's memories (an agent's purge touches nothing of another's); NULL: any (an admin's).
 -- name: derived_memories
 SELECT id, type, status, source_refs, episode_id FROM memories
 WHERE (list_has_any(source_refs, $refs::VARCHAR[])
        OR (tier = 'episodic' AND list_contains($refs::VARCHAR[], 'summary:' || episode_id::VARCHAR)))
-  AND NOT list_contains($exclude::VARCHAR[], id::VARCHAR);
+  AND NOT list_contains($exclude::VARCHAR[], id::VARCHAR)
+  AND ($agent::VARCHAR IS NULL OR agent_id = $agent::VARCHAR);
+
+-- Of the message ids $messages and episode ids $episodes a memory cites, those of its owner $owner's own sessions
+-- and episodes: a ref to another agent's message or episode was not where the memory came from (a write may cite
+-- any id), and purging the memory must not delete that agent's conversation.
+-- name: owned_messages
+SELECT m.id::VARCHAR FROM messages m JOIN sessions s ON s.id = m.session_id
+WHERE list_contains($messages::VARCHAR[], m.id::VARCHAR) AND s.agent_id = $owner;
+
+-- name: owned_episodes
+SELECT id::VARCHAR FROM episodes WHERE list_contains($episodes::VARCHAR[], id::VARCHAR) AND agent_id = $owner;
 
 -- Every version of the fact $id belongs to, live or in the Parquet archive.
 -- name: version_chain_all
