@@ -319,7 +319,8 @@ def test_purging_a_memory_that_cites_another_agents_conversation_leaves_it_alone
         decoy = bob.remember("bob's decoy note", type="environment", tier="episodic", episode_id=episode)
     else:
         source = tmp_path / "refs.jsonl"
-        source.write_text(json.dumps({"content": "bob's decoy note", "type": "environment", "source_refs": refs}) + "\n")
+        record = {"content": "bob's decoy note", "type": "environment", "source_refs": refs}
+        source.write_text(json.dumps(record) + "\n")
         import_file(bob, source)
         (decoy,) = [m for m in bob.find() if m.content == "bob's decoy note"]
     report = bob.forget(decoy.id, purge=True, cascade="purge")

@@ -158,7 +158,8 @@ class Consolidator:
             worst = next((f for f in verdicts if f is not None and f.blocked), None) or next(
                 f for f in verdicts if f is not None)
             held = replace(worst, outcome="quarantine")
-            out = [(c, index, finding if finding is not None and finding.blocked else held) for c, index, finding in out]
+            out = [(c, index, finding if finding is not None and finding.blocked else held)
+                   for c, index, finding in out]
         return out
 
     def _store_episode(self, session_id: str, messages: list[Message], summary: str, previous: dict | None) -> uuid.UUID:
