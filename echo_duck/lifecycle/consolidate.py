@@ -100,7 +100,8 @@ class Consolidator:
         if previous is not None and previous["last_seq"] == messages[-1].seq:
             episode_id = previous["id"]
         else:
-            episode_id = self._store_episode(session_id, messages, summary, previous)
+            episode_id = self._store_episode(session_id, messages, summary, previous,
+                                             [m for i, m in enumerate(messages) if i not in flagged])
         stored, pending, rejections = [], 0, []
         for candidate, index, finding in candidates:
             if finding is not None and finding.blocked:
@@ -162,9 +163,11 @@ class Consolidator:
                    for c, index, finding in out]
         return out
 
-    def _store_episode(self, session_id: str, messages: list[Message], summary: str, previous: dict | None) -> uuid.UUID:
-        """The episode row, plus an episodic memory of its summary so recall finds it by meaning."""
-        text = " ".join(m.content for m in messages)
+    def _store_episode(self, session_id: str, messages: list[Message], summary: str, previous: dict | None,
+                       clean: list[Message]) -> uuid.UUID:
+        """The episode row, plus an episodic memory of its summary so recall finds it by meaning. Its entities are
+        read from the ``clean`` messages only (not those the scanner flagged)."""
+        text = " ".join(m.content for m in clean)
         names = summaries.entities(text)
         episode_id = uuid.uuid4()
         importance = min(1.0, 0.3 + 0.05 * len(messages) ** 0.5 + 0.05 * len(names))
