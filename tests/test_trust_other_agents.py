@@ -384,3 +384,60 @@ def test_an_agent_handle_cannot_label_its_writes_as_the_admin_or_another_agent(t
     with host.acting_as("admin:default", "cli"):  # the host labels freely
         host.remember("Host note", type="user")
     host.close()
+
+
+# -- a fourth review, of the third's fixes (session 35) ------------------------------------------------------------
+
+def _files_holding(folder, needle: str) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                  if p.is_file() and needle.lower().encode() in p.read_bytes().lower())
+
+
+def test_a_purge_removes_archived_versions_of_what_was_derived_from_the_fact(tmp_path):
+    """A derived memory's earlier version in the Parquet archive (a revised note citing the fact, an episode's older
+    summary) kept the text on disk after the purge: the cascade read only the live table and no version chain."""
+    secret, clock = "Zanzibarquokka", Clock()
+    folder = tmp_path / "store"
+    folder.mkdir()
+    host = echo_duck.open(folder / "t.duckdb", admin=True, embedder="hash", now=clock)
+    alice = host.for_agent("alice")
+    session = alice.start_session()
+    alice.add_message(session, "user", f"Remember that my sister lives at {secret} Road.")
+    alice.consolidate(session)
+    clock.tick(minutes=5)
+    alice.add_message(session, "user", "We deploy on Fridays after the standup, every week.")
+    alice.consolidate(session)
+    (fact,) = [m for m in alice.find() if secret in m.content and m.tier != "episodic"]
+    note = alice.remember(f"Plan: visit sister at {secret} Road in May", type="user", source_refs=[f"memory:{fact.id}"])
+    clock.tick()
+    alice.update(note.id, f"Plan: visit sister at {secret} Road in June")
+    clock.tick(days=200)
+    assert host.archive(older_than_days=1).exported >= 1
+    assert any(f.endswith(".parquet") for f in _files_holding(folder, secret))  # the note's May version
+    report = alice.forget(fact.id, purge=True, cascade="purge", provenance="user_stated")
+    assert report.archive_files_rewritten >= 1
+    host.close()
+    assert _files_holding(folder, secret) == []
+
+
+def test_an_agent_label_that_looks_like_the_admins_is_refused(tmp_path):
+    host, _, bob, _ = _team(tmp_path)
+    for label in ("\u200badmin:default", "\u0430dmin:default", "admin\uff1adefault", "agent\u2236alice", "agent:bobby",
+                  "agent:bob\nadmin:default"):
+        with pytest.raises(echo_duck.PermissionDenied):
+            with bob.acting_as(label, "api"):
+                pass
+    with bob.acting_as("agent:bob/nightly", "api"):
+        assert bob.remember("Bob's nightly note", type="user").agent_id == "bob"
+    host.close()
+
+
+def test_update_cannot_move_a_fact_to_another_team(tmp_path):
+    """Moving a team memory to another team left its old version readable by the first team."""
+    host, alice, _, carol = _team(tmp_path)
+    host.grant(team="blue", agent_id="alice", publish=True)
+    note = alice.remember("Alice is interviewing at Globex next week", type="user", **TEAM)
+    with pytest.raises(echo_duck.InvalidInput, match="keeps key, scope, team and tenant"):
+        alice.update(note.id, "Alice is interviewing at Globex on Tuesday", team_id="blue")
+    assert [m.id for m in carol.find()] == [note.id] and alice.get(note.id).status == "active"
+    host.close()

@@ -136,6 +136,15 @@ def _closure(db: Db, chain: list[str], cascade: str, owner: str,
         for d in derived:
             memory_id = str(d["id"])
             seen.add(memory_id)
-            (purge_ids if cascade == "purge" else flag_ids).add(memory_id)
+            if cascade == "purge":  # with every version of it, live or archived: each holds the text
+                versions = {str(v["id"]) for v in db.dicts("version_chain_all", id=memory_id)} - seen
+                if agent is not None:
+                    versions = {str(r["id"]) for r in db.dicts("memories_all_by_ids", ids=uuid_list(sorted(versions)))
+                                if r["agent_id"] == agent}
+                seen |= versions
+                purge_ids |= {memory_id, *versions}
+                frontier += [f"memory:{v}" for v in versions]
+            elif not d["archived"]:  # flagging marks live rows; an archived version is history already
+                flag_ids.add(memory_id)
             frontier.append(f"memory:{memory_id}")
     return purge_ids, flag_ids, messages, episodes

@@ -5,11 +5,13 @@ behaviour rules the scanner reads as labels. May import what ``write`` may.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from ..errors import PermissionDenied, ProvenanceConflict
 from ..models import PROVENANCE, PROVENANCE_NAMES
 from ..storage.db import Db
+from .scan.normalise import view
 from .spec import Caller, NewMemory
 
 
@@ -21,12 +23,22 @@ def require_owner(caller: Caller, row: dict[str, Any], verb: str) -> None:
 
 
 def check_actor(actor: str, agent_id: str, admin: bool) -> str:
-    """The label events record for an agent handle's writes (open(actor=), acting_as) may not name the admin or
-    another agent: the log would credit them with this agent's changes. An admin handle labels freely."""
-    claimed = re.match(r"\s*(admin|agent)\s*:\s*(.*)", actor, re.IGNORECASE)
-    if not admin and claimed and (claimed.group(1).lower() == "admin" or claimed.group(2).strip() != agent_id):
+    """The label events record for an agent handle's writes (open(actor=), for_agent(actor=), acting_as) may not
+    name the admin or another agent: the log would credit them with this agent's changes. Read as the prompt would
+    show it (invisible characters gone, look-alikes and full-width forms folded, punctuation ignored), so
+    "\u200badmin:default" or "agent∶alice" do not pass; control characters (a second line) are refused. An admin
+    handle labels freely."""
+    if admin:
+        return actor
+    if any(unicodedata.category(c) == "Cc" for c in actor):
+        raise PermissionDenied(f"actor {actor!r} holds a control character; an event label is one line of text")
+    words = [w for w in re.split(r"[\W_]+", view(actor).casefold()) if w]
+    own = [w for w in re.split(r"[\W_]+", view(agent_id).casefold()) if w]
+    names_other = any("admin" in w or ("agent" in w and (w != "agent" or words[i + 1:i + 1 + len(own)] != own))
+                      for i, w in enumerate(words))
+    if names_other:
         raise PermissionDenied(f"actor {actor!r} names another identity; an agent handle records its writes as "
-                               f"agent {agent_id!r} (choose a label without 'admin:' or another 'agent:')")
+                               f"agent {agent_id!r} (choose a label without 'admin' or another 'agent')")
     return actor
 
 

@@ -26,7 +26,7 @@ from .guards import check_provenance, check_publish, require_owner, stated_rule
 from .scan import redact, scan_many
 from .spec import WRITE_PATHS, Caller, NewMemory, WriteBatch, prepare  # noqa: F401 - WRITE_PATHS re-exported
 
-# Fields update() may change; key and scope identify the fact and stay.
+# Fields update() may name; key, scope, team and tenant identify the fact and stay (update() refuses a change).
 UPDATABLE = ("content", "type", "key", "tags", "entities", "scope", "team_id", "tenant_id", "source_session",
              "source_refs", "observed_at", "importance", "confidence", "pinned", "sensitivity", "episode_id")
 
@@ -131,8 +131,9 @@ class Writer:
             raise InvalidInput(f"update() cannot change {', '.join(sorted(unknown))}; allowed: {', '.join(UPDATABLE)}")
         fields.update(changes)
         spec = prepare(caller, fields.pop("content"), provenance=provenance, **fields)
-        if spec.key != old["key"] or spec.scope != old["scope"]:
-            raise InvalidInput("update() keeps key and scope; write a new memory to move a fact")
+        if (spec.key, spec.scope, spec.team_id, spec.tenant_id) != (old["key"], old["scope"], old["team_id"],
+                                                                     old["tenant_id"]):  # the old version would stay
+            raise InvalidInput("update() keeps key, scope, team and tenant; write a new memory to move a fact")
         held = self.check(caller, spec)  # before the transaction: a refusal must still be logged
         if held is not None:  # stored beside the live version, which stays until a person approves this one
             with self._indexed_transaction("update"):

@@ -4,8 +4,9 @@
 -- Memories derived from any of $refs ('memory:<id>', 'message:<id>'), and the summary memory of
 -- any episode named 'summary:<episode id>', that are not already in the purge set.
 -- $agent: only that agent's memories (an agent's purge touches nothing of another's); NULL: any (an admin's).
+-- Live or already in the Parquet archive (memories_all): an archived version of a derived memory holds the text too.
 -- name: derived_memories
-SELECT id, type, status, source_refs, episode_id FROM memories
+SELECT id, type, status, source_refs, episode_id, storage = 'archive' AS archived FROM memories_all
 WHERE (list_has_any(source_refs, $refs::VARCHAR[])
        OR (tier = 'episodic' AND list_contains($refs::VARCHAR[], 'summary:' || episode_id::VARCHAR)))
   AND NOT list_contains($exclude::VARCHAR[], id::VARCHAR)
