@@ -374,7 +374,7 @@ def test_a_refused_first_message_neither_titles_the_episode_nor_names_its_entiti
 def test_an_agent_handle_cannot_label_its_writes_as_the_admin_or_another_agent(tmp_path):
     host, _, bob, _ = _team(tmp_path)
     for label in ("admin:default", "Agent: alice", "agent:carol"):
-        with pytest.raises(echo_duck.PermissionDenied, match="names another identity"):
+        with pytest.raises(echo_duck.PermissionDenied, match="reads as another identity"):
             with bob.acting_as(label, "api"):
                 pass
         with pytest.raises(echo_duck.PermissionDenied):
@@ -423,12 +423,15 @@ def test_a_purge_removes_archived_versions_of_what_was_derived_from_the_fact(tmp
 def test_an_agent_label_that_looks_like_the_admins_is_refused(tmp_path):
     host, _, bob, _ = _team(tmp_path)
     for label in ("\u200badmin:default", "\u0430dmin:default", "admin\uff1adefault", "agent\u2236alice", "agent:bobby",
-                  "agent:bob\nadmin:default"):
+                  "agent:bob\nadmin:default", "\u1d00\u1d05\u1d0d\u026a\u0274:default", "\u202eniamda", "ag ent:alice"):
         with pytest.raises(echo_duck.PermissionDenied):
             with bob.acting_as(label, "api"):
                 pass
-    with bob.acting_as("agent:bob/nightly", "api"):
-        assert bob.remember("Bob's nightly note", type="user").agent_id == "bob"
+    for label in ("agent:bob/nightly", "badminton-club", "reagent-prep", "tool:memory_write"):  # not another's
+        with bob.acting_as(label, "api"):
+            assert bob.remember(f"Bob's note for {label}", type="user").agent_id == "bob"
+    with host.for_agent("agent-7", actor="agent:agent-7").acting_as("agent:agent-7/sync", "api") as seven:
+        assert seven.remember("Agent seven's note", type="user").agent_id == "agent-7"
     host.close()
 
 

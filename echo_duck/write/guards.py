@@ -23,23 +23,40 @@ def require_owner(caller: Caller, row: dict[str, Any], verb: str) -> None:
 
 
 def check_actor(actor: str, agent_id: str, admin: bool) -> str:
-    """The label events record for an agent handle's writes (open(actor=), for_agent(actor=), acting_as) may not
-    name the admin or another agent: the log would credit them with this agent's changes. Read as the prompt would
-    show it (invisible characters gone, look-alikes and full-width forms folded, punctuation ignored), so
-    "\u200badmin:default" or "agent∶alice" do not pass; control characters (a second line) are refused. An admin
-    handle labels freely."""
+    """The label events record for an agent handle's writes (open(actor=), for_agent(actor=), acting_as) may not read
+    as the admin's or another agent's ("admin:…", "agent:<other>"): the log would credit them with this agent's
+    changes. Read as the prompt would show it (invisible characters gone, look-alikes, small capitals and full-width
+    forms folded), word by word, and also with its separators dropped ("ag ent:alice"); control and format
+    characters (a second line, a right-to-left override) are refused. An admin handle labels freely."""
     if admin:
         return actor
-    if any(unicodedata.category(c) == "Cc" for c in actor):
-        raise PermissionDenied(f"actor {actor!r} holds a control character; an event label is one line of text")
-    words = [w for w in re.split(r"[\W_]+", view(actor).casefold()) if w]
-    own = [w for w in re.split(r"[\W_]+", view(agent_id).casefold()) if w]
-    names_other = any("admin" in w or ("agent" in w and (w != "agent" or words[i + 1:i + 1 + len(own)] != own))
-                      for i, w in enumerate(words))
-    if names_other:
-        raise PermissionDenied(f"actor {actor!r} names another identity; an agent handle records its writes as "
-                               f"agent {agent_id!r} (choose a label without 'admin' or another 'agent')")
+    if any(unicodedata.category(c) in ("Cc", "Cf") for c in actor):
+        raise PermissionDenied(f"actor {actor!r} holds a control or format character; an event label is plain text")
+    words, own = _label_words(actor), _label_words(agent_id)
+    mine = ["agent", *own]
+    i, names_other = 0, False
+    while i < len(words) and not names_other:
+        if words[i:i + len(mine)] == mine:
+            i += len(mine)
+            continue
+        names_other = words[i] in ("admin", "agent")
+        i += 1
+    joined, own_joined = "".join(words), "agent" + "".join(own)
+    if names_other or (joined.startswith(("admin", "agent")) and not joined.startswith(own_joined)):
+        raise PermissionDenied(f"actor {actor!r} reads as another identity's label; an agent handle records its writes "
+                               f"as agent {agent_id!r} (choose a label without 'admin:' or another 'agent:')")
     return actor
+
+
+def _label_words(text: str) -> list[str]:
+    folded = "".join(_small_capital(c) for c in view(text)).casefold()
+    return [w for w in re.split(r"[\W_]+", folded) if w]
+
+
+def _small_capital(c: str) -> str:
+    """ᴀ (LATIN LETTER SMALL CAPITAL A) as a; other characters as they are."""
+    name = unicodedata.name(c, "")
+    return name[-1] if name.startswith("LATIN LETTER SMALL CAPITAL ") and len(name.split()[-1]) == 1 else c
 
 
 def check_provenance(caller: Caller, row: dict[str, Any], level: int, verb: str) -> None:
