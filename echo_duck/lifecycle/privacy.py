@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Iterable
 
 import pyarrow as pa
 
@@ -56,8 +57,7 @@ def purge(db: Db, writer: Writer, indexer: Indexer, caller: Caller, target, *, r
         # Every version, also those already moved to the Parquet archive (memories_all).
         chain = [str(r["id"]) for r in db.dicts("version_chain_all", id=row["id"])]
         if not caller.admin:  # an agent purges its own versions only (an older approve() could chain two owners)
-            chain = [str(r["id"]) for r in db.dicts("memories_all_by_ids", ids=uuid_list(chain))
-                     if r["agent_id"] == row["agent_id"]]
+            chain = sorted(_owned_by(db, chain, row["agent_id"]))
         purge_ids, flag_ids, messages, episodes = _closure(db, chain, cascade, row["agent_id"],
                                                            None if caller.admin else caller.agent_id)
         stage = pa.table({"memory_id": sorted(purge_ids)})
@@ -139,8 +139,7 @@ def _closure(db: Db, chain: list[str], cascade: str, owner: str,
             if cascade == "purge":  # with every version of it, live or archived: each holds the text
                 versions = {str(v["id"]) for v in db.dicts("version_chain_all", id=memory_id)} - seen
                 if agent is not None:
-                    versions = {str(r["id"]) for r in db.dicts("memories_all_by_ids", ids=uuid_list(sorted(versions)))
-                                if r["agent_id"] == agent}
+                    versions = _owned_by(db, versions, agent)
                 seen |= versions
                 purge_ids |= {memory_id, *versions}
                 frontier += [f"memory:{v}" for v in versions]
@@ -148,3 +147,8 @@ def _closure(db: Db, chain: list[str], cascade: str, owner: str,
                 flag_ids.add(memory_id)
             frontier.append(f"memory:{memory_id}")
     return purge_ids, flag_ids, messages, episodes
+
+
+def _owned_by(db: Db, ids: Iterable[str], agent: str) -> set[str]:
+    """Of the memory ids ``ids`` (live or archived), those ``agent`` owns."""
+    return {str(r["id"]) for r in db.dicts("memories_all_by_ids", ids=uuid_list(sorted(ids))) if r["agent_id"] == agent}

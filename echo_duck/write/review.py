@@ -13,6 +13,7 @@ from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, PermissionDen
 from ..models import PROVENANCE_NAMES, Memory
 from . import validate
 from .guards import require_owner
+from .narrowing import narrow_history
 from .writer import Caller, Writer
 
 
@@ -41,7 +42,7 @@ def approve(writer: Writer, caller: Caller, target: Any, *, reason: str | None =
                     supersedes=old["id"] if old else None, now=writer._now())
         if old is not None:
             writer.db.run("supersede_memory", id=old["id"], new_id=row["id"], now=writer._now())
-            writer.narrow_history(caller, old, row["sensitivity"], row["tags"])
+            narrow_history(writer, caller, old, row["sensitivity"], row["tags"])
         writer._event(caller, "approve", row["id"], reason or "approved after quarantine", before)
     return writer._memory(row["id"])
 

@@ -7,7 +7,6 @@ there is no second path that could skip the scanner or the provenance guard.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import threading
 import uuid
@@ -19,10 +18,11 @@ import pyarrow as pa
 
 from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, ProvenanceConflict, RejectedWrite
 from ..index.indexing import EmbeddedAhead, Indexer, NewRow
-from ..models import PROVENANCE_NAMES, SENSITIVITIES, SHARE_TAG, Memory
+from ..models import PROVENANCE_NAMES, SENSITIVITIES, Memory
 from ..storage.db import Db, uuid_list
 from . import bulk, validate
 from .guards import check_provenance, check_publish, require_owner, stated_rule
+from .narrowing import narrow_history
 from .scan import redact, scan_many
 from .spec import WRITE_PATHS, Caller, NewMemory, WriteBatch, prepare  # noqa: F401 - WRITE_PATHS re-exported
 
@@ -320,7 +320,7 @@ class Writer:
                     importance=max(old["importance"], spec.importance), confidence=confidence, tags=tags, refs=refs,
                     sensitivity=sensitivity)
         self._event(caller, "restate", old["id"], "the same fact written again: reviewed, sources and tags merged", before)
-        self.narrow_history(caller, old, sensitivity, tags)
+        narrow_history(self, caller, old, sensitivity, tags)
         return old["id"]
 
     def _lower_provenance(self, caller: Caller, spec: NewMemory, old: dict, mode: str) -> uuid.UUID:
@@ -343,30 +343,8 @@ class Writer:
         new_id = self._insert(caller, spec, reason=reason, version=old["version"] + 1, supersedes=old["id"])
         self.db.run("supersede_memory", id=old["id"], new_id=new_id, now=self._now())
         self._event(caller, "supersede", old["id"], f"superseded by {new_id}: {reason}", before)
-        self.narrow_history(caller, old, spec.sensitivity, spec.tags)
+        narrow_history(self, caller, old, spec.sensitivity, spec.tags)
         return new_id
-
-    def narrow_history(self, caller: Caller, old: dict, sensitivity: str, tags: Sequence[str]) -> None:
-        """After ``old`` was superseded by a version of this sensitivity and these tags: when the new version is
-        shown to fewer agents (a higher sensitivity, or no longer shared), so are the earlier ones: they are the same
-        fact. Each narrowed version gets a 'narrow' event (time travel reads it back: memories_as_of)."""
-        raised = SENSITIVITIES.index(sensitivity) > SENSITIVITIES.index(old["sensitivity"])
-        unshared = SHARE_TAG in old["tags"] and SHARE_TAG not in tags
-        if not (raised or unshared):
-            return
-        changes = dict(sensitivity=sensitivity, unshare=unshared)
-        reason = f"a later version is {sensitivity}" + (", no longer shared" if unshared else "")
-        for row in self.db.dicts("earlier_versions_to_narrow", id=old["id"], **changes):
-            if row["archived"]:  # in the Parquet archive: the event alone narrows it (for time travel)
-                was = {"sensitivity": row["sensitivity"], "tags": list(row["tags"])}
-                now = {"sensitivity": max(row["sensitivity"], sensitivity, key=SENSITIVITIES.index),
-                       "tags": [t for t in row["tags"] if not (unshared and t == SHARE_TAG)]}
-                self.db.run("log_partial_event", now=self._now(), actor=caller.who, action="narrow",
-                            memory_id=row["id"], reason=reason, before=json.dumps(was), after=json.dumps(now))
-                continue
-            before = self.db.scalar("memory_json", id=row["id"])
-            self.db.run("narrow_version", id=row["id"], **changes)
-            self._event(caller, "narrow", row["id"], reason, before)
 
     def _insert(self, caller: Caller, spec: NewMemory, *, reason: str, version: int = 1,
                 supersedes: uuid.UUID | None = None, status: str = "active") -> uuid.UUID:
