@@ -181,18 +181,6 @@ def test_a_lower_provenance_claim_does_not_take_a_stated_fact_out_of_the_prompt(
 
 # -- a second review, of the fixes above (session 35) -------------------------------------------------------------
 
-class Clock:
-    def __init__(self):
-        self.at = datetime(2026, 1, 1, 12)
-
-    def __call__(self) -> datetime:
-        return self.at
-
-    def tick(self, **delta) -> datetime:
-        self.at += timedelta(**(delta or {"minutes": 1}))
-        return self.at
-
-
 TEAM = dict(scope="team", team_id="red")
 
 
@@ -212,19 +200,19 @@ def test_approving_a_quarantined_write_of_another_agents_key_is_refused(tmp_path
     host.close()
 
 
-def test_narrowing_reaches_folded_restatements_and_archived_versions_at_every_instant(tmp_path):
-    clock = Clock()
+def test_narrowing_reaches_folded_restatements_and_archived_versions_at_every_instant(tmp_path, clock):
     host, alice, _, carol = _team(tmp_path, now=clock)
     first = alice.remember("The user lives in Lisbon", type="user", **TEAM)
-    clock.tick()
+    clock.advance(minutes=1)
     alice.remember("The user lives in Lisbon Portugal", type="user", **TEAM)  # folded into the first
     (folded,) = [m for m in alice.find(status="superseded") if m.content == "The user lives in Lisbon Portugal"]
     address = alice.remember("Alice's home address is 12 Elm Street", type="user", key="address", **TEAM)
-    written = clock.tick(hours=1)
+    clock.advance(hours=1)
+    written = clock.now
     alice.update("address", "Alice's home address is 14 Oak Avenue")
-    clock.tick(days=2)
+    clock.advance(days=2)
     assert host.archive(older_than_days=1).exported >= 1  # the first address version goes to Parquet
-    clock.tick()
+    clock.advance(minutes=1)
     alice.update(first.id, "The user lives in Lisbon Portugal at Rua Augusta 12", sensitivity="sensitive")
     alice.update("address", "Alice's home address is 99 Pine Road", sensitivity="sensitive")
     assert [m.id for m in carol.find(status=None)] == []
@@ -284,15 +272,14 @@ def test_a_key_another_agent_wrote_beside_a_hidden_one_leaves_the_owner_its_own_
     host.close()
 
 
-def test_narrowing_a_memory_after_a_teammate_recalled_it_is_not_a_leak(tmp_path):
+def test_narrowing_a_memory_after_a_teammate_recalled_it_is_not_a_leak(tmp_path, clock):
     """The audit judged an earlier, allowed recall by today's sensitivity: alice's audit showed a leak (and that bob
     had narrowed his memory, not forgotten it)."""
-    clock = Clock()
     host, alice, bob, _ = _team(tmp_path, now=clock)
     bob.remember("Bob's kid goes to Lincoln Elementary school", type="user", key="kid_school", **TEAM)
-    clock.tick()
+    clock.advance(minutes=1)
     assert alice.recall("Lincoln Elementary school", k=3)
-    clock.tick()
+    clock.advance(minutes=1)
     bob.update("kid_school", "Bob's kid goes to Roosevelt Middle school", sensitivity="sensitive")
     assert alice.audit()["memory_health"]["leaked_recalls"][0] == 0
     assert host.sql("SELECT count(*) FROM leaked_recalls").rows() == [(0,)]
@@ -393,10 +380,10 @@ def _files_holding(folder, needle: str) -> list[str]:
                   if p.is_file() and needle.lower().encode() in p.read_bytes().lower())
 
 
-def test_a_purge_removes_archived_versions_of_what_was_derived_from_the_fact(tmp_path):
+def test_a_purge_removes_archived_versions_of_what_was_derived_from_the_fact(tmp_path, clock):
     """A derived memory's earlier version in the Parquet archive (a revised note citing the fact, an episode's older
     summary) kept the text on disk after the purge: the cascade read only the live table and no version chain."""
-    secret, clock = "Zanzibarquokka", Clock()
+    secret = "Zanzibarquokka"
     folder = tmp_path / "store"
     folder.mkdir()
     host = echo_duck.open(folder / "t.duckdb", admin=True, embedder="hash", now=clock)
@@ -404,14 +391,14 @@ def test_a_purge_removes_archived_versions_of_what_was_derived_from_the_fact(tmp
     session = alice.start_session()
     alice.add_message(session, "user", f"Remember that my sister lives at {secret} Road.")
     alice.consolidate(session)
-    clock.tick(minutes=5)
+    clock.advance(minutes=5)
     alice.add_message(session, "user", "We deploy on Fridays after the standup, every week.")
     alice.consolidate(session)
     (fact,) = [m for m in alice.find() if secret in m.content and m.tier != "episodic"]
     note = alice.remember(f"Plan: visit sister at {secret} Road in May", type="user", source_refs=[f"memory:{fact.id}"])
-    clock.tick()
+    clock.advance(minutes=1)
     alice.update(note.id, f"Plan: visit sister at {secret} Road in June")
-    clock.tick(days=200)
+    clock.advance(days=200)
     assert host.archive(older_than_days=1).exported >= 1
     assert any(f.endswith(".parquet") for f in _files_holding(folder, secret))  # the note's May version
     report = alice.forget(fact.id, purge=True, cascade="purge", provenance="user_stated")
