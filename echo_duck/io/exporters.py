@@ -5,7 +5,9 @@ memory the caller may not see (nor another agent's sensitive or unshared persona
 (provenance by name in JSONL); vectors are not exported (they belong to one model and are rebuilt on
 import). ``include_history=True`` adds superseded, pending, flagged and forgotten rows; otherwise only
 active ones. Files are written next to their target and renamed into place, so a failed export never
-leaves a half-written file under the requested name. ``echo_duck.io.importers.import_file`` reads both back.
+leaves a half-written file under the requested name. No handle, admin included, may export onto the store's own
+files (the store file, its .wal, anything in its Parquet archive folder; ``store_files.py``): ``PermissionDenied``,
+nothing written. ``echo_duck.io.importers.import_file`` reads both back.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import polars as pl
 from ..errors import InvalidInput
 from ..models import PROVENANCE_NAMES, Memory
 from ..write import validate
+from .store_files import refuse_store_file
 
 _QUERY = ("SELECT * FROM visible_memories($agent, $session) WHERE ($history AND status <> 'quarantined') OR status = 'active' "
           "ORDER BY created_at, id")
@@ -38,8 +41,9 @@ class ExportReport:
 
 def export_jsonl(mem: Any, path: str | Path, *, include_history: bool = False) -> ExportReport:
     """One JSON object per line, oldest first, timestamps in ISO format, UTF-8 (Chinese kept as is)."""
+    target = _replacing(mem, path)
     frame = _rows(mem, include_history)
-    with _replacing(path) as tmp:
+    with target as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
             for row in frame.iter_rows(named=True):
                 record = Memory.from_row(row).to_dict()
@@ -52,8 +56,9 @@ def export_parquet(mem: Any, path: str | Path, *, include_history: bool = False)
     """One Parquet file (zstd) with the columns of ``memories``; ids as text, tags as lists."""
     import pyarrow.parquet as pq
 
+    target = _replacing(mem, path)
     frame = _rows(mem, include_history)
-    with _replacing(path) as tmp:
+    with target as tmp:
         pq.write_table(frame.to_arrow(), tmp, compression="zstd")
     return ExportReport(str(path), "parquet", frame.height)
 
@@ -65,15 +70,18 @@ def _rows(mem: Any, include_history: bool) -> pl.DataFrame:
 
 
 class _replacing:
-    """Write to ``<path>.tmp``, then rename over ``path``; the temporary file is removed on failure."""
+    """Write to ``<path>.tmp``, then rename over ``path``; the temporary file is removed on failure. Neither
+    may be one of the store's own files (checked before anything is written)."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, mem: Any, path: str | Path):
         self.path = Path(path)
         if self.path.is_dir():
             raise InvalidInput(f"{self.path} is a directory; give a file name to export to")
         if not self.path.parent.exists():
             raise InvalidInput(f"the folder {self.path.parent} does not exist; create it first")
         self.tmp = self.path.with_name(self.path.name + ".tmp")
+        refuse_store_file(mem, self.path, "export to")
+        refuse_store_file(mem, self.tmp, f"export to {self.path} through the temporary file")
 
     def __enter__(self) -> Path:
         return self.tmp

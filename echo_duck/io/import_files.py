@@ -123,7 +123,10 @@ def _normalise(path, where, obj, forced_type, default_type, ref_ids, extra, vers
     }
     if ref_ids and obj.get("id") is not None:
         fields["source_refs"].append(f"import:{path.name}#{obj['id']}")
-    fields["_usage"] = usage_of(obj, _when)
+    try:  # an impossible count refuses the file before anything is written (import_trust.usage_of)
+        fields["_usage"] = usage_of(obj, _when)
+    except InvalidInput as e:
+        raise InvalidInput(f"{path}, {where}: {e}; nothing was imported") from None
     fields["_version"] = is_version
     if extra is not None:
         extra(obj, fields)

@@ -6,7 +6,10 @@ memory was used (access counts), the versions of a fact, and echo-agent's HISTOR
   consolidated; model_inferred / inferred / agent / agent_proactive -> model_inferred; legacy -> legacy.
   (Ethan's memory_write marks facts the agent wrote itself ``agent_proactive``: the agent's inference.)
 - Usage: ``access_count`` and ``last_accessed`` are applied after the write, with a ``reinforce`` event
-  (before/after), so decay and time travel see them.
+  (before/after), so decay and time travel see them. A record's count must lie in 0..``MAX_IMPORTED_ACCESS_COUNT``
+  (one million): a larger one is a crafted file and refuses the whole file (``InvalidInput`` naming the record)
+  before anything is written. An import never raises a stored count above ``ACCESS_COUNT_CEILING`` (10^9): the
+  rest of the INTEGER column is headroom for recalls' reinforcement, which saturates (sql/queries/recall.sql).
 - Versions: a record whose ``superseded_by`` names another record of the file with the same key is
   written before it, and the newer one becomes its next version (the writer's same-key rule), so the
   chain and its history survive. A superseded record whose successor is not in the file, or has another
@@ -25,12 +28,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..errors import InvalidInput
+
 SOURCE_PROVENANCE = {
     "user_stated": "user_stated", "user": "user_stated", "explicit": "user_stated", "user_explicit": "user_stated",
     "consolidated": "consolidated", "consolidator": "consolidated", "extracted": "consolidated",
     "model_inferred": "model_inferred", "inferred": "model_inferred", "agent": "model_inferred",
     "agent_proactive": "model_inferred", "legacy": "legacy",
 }
+MAX_IMPORTED_ACCESS_COUNT = 1_000_000  # per record: far above any real use, far below the INTEGER column's limit
+ACCESS_COUNT_CEILING = 1_000_000_000  # no import raises a stored access_count above this
+_CHAIN_CAP = 1000  # chain_order counts at most this many earlier versions (a longer chain keeps the file's order)
 _DATE_HEADING = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[ T](\d{1,2}:\d{2}(?::\d{2})?))?\s*(?:[—–:-]+\s*(.*))?$")
 _SESSION_LIKE = re.compile(r"^[\w.:-]{3,200}$")
 
@@ -44,10 +52,14 @@ def provenance_of(obj: dict[str, Any]) -> Any:
 
 
 def usage_of(obj: dict[str, Any], when: Any) -> tuple[int, datetime | None] | None:
-    """(access_count, last_accessed) if the record carries a count; ``when`` parses the timestamp."""
+    """(access_count, last_accessed) if the record carries a count; ``when`` parses the timestamp.
+    A count above MAX_IMPORTED_ACCESS_COUNT raises InvalidInput (the caller names the file and record)."""
     count = obj.get("access_count")
     if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
         return None
+    if count > MAX_IMPORTED_ACCESS_COUNT:
+        raise InvalidInput(f"access_count {count} is out of range: an imported record's access_count must lie "
+                           f"between 0 and {MAX_IMPORTED_ACCESS_COUNT:,}")
     last = obj.get("last_accessed")
     try:
         return count, (when(last, "last_accessed") if last is not None else None)
@@ -66,17 +78,36 @@ def chain_order(objects: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], 
             if successor is not None and successor.get("key") == o.get("key"):
                 kept.add(str(o["id"]))
 
-    def depth(o: dict) -> int:  # how many kept versions come before this one
-        n, seen = 0, set()
-        prev = [p for p in by_id.values() if str(p.get("id")) in kept and str(p.get("superseded_by")) == str(o.get("id"))]
-        while prev and n < 1000:
-            n += 1
-            o = prev[0]
-            if id(o) in seen:
-                break
-            seen.add(id(o))
-            prev = [p for p in by_id.values() if str(p.get("id")) in kept and str(p.get("superseded_by")) == str(o.get("id"))]
-        return n
+    # Each record's predecessor: the first kept record (in by_id's order) that it supersedes. Each record's depth
+    # (how many kept versions come before it, at most _CHAIN_CAP; a cycle of L records counts L + 1) is computed
+    # once per id along the chain and memoised: linear in the file, where walking every chain anew was cubic.
+    pred: dict[str, str] = {}
+    for p in by_id.values():
+        if str(p.get("id")) in kept:
+            pred.setdefault(str(p.get("superseded_by")), str(p.get("id")))
+    memo: dict[str, int] = {}
+
+    def depth(o: dict) -> int:
+        start = str(o.get("id"))
+        path: list[str] = []  # ids from start backwards whose depth is not known yet
+        index: dict[str, int] = {}
+        cur = start
+        while cur not in memo and cur in pred and cur not in index:
+            index[cur] = len(path)
+            path.append(cur)
+            cur = pred[cur]
+        if cur in index:  # a cycle: every record on it counts its L records and the first one again
+            cycle = path[index[cur]:]
+            base = min(_CHAIN_CAP, len(cycle) + 1)
+            for k in cycle:
+                memo[k] = base
+            path = path[:index[cur]]
+        else:
+            base = memo.setdefault(cur, 0)  # a record without a kept predecessor is a chain's oldest
+        for k in reversed(path):
+            base = min(_CHAIN_CAP, base + 1)
+            memo[k] = base
+        return memo[start]
 
     ordered = sorted(enumerate(objects), key=lambda p: (depth(p[1][1]) if isinstance(p[1][1], dict) else 0, p[0]))
     return [item for _, item in ordered], kept

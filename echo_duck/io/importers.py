@@ -52,7 +52,8 @@ from ..write.scan import scan_many
 from ..write.writer import Caller, NewMemory, prepare
 from .formats import FORMATS
 from .import_files import PARSERS, Record, detect_format
-from .import_trust import dumps_usage
+from .import_trust import ACCESS_COUNT_CEILING, dumps_usage
+from .store_files import refuse_store_file
 
 _TRUSTED_ONLY = ("scope", "team_id", "tenant_id", "pinned")  # honoured only with trusted=True (an admin)
 _EXISTING = ("SELECT scope, key, type, content FROM visible_memories($agent, $session) "
@@ -103,8 +104,14 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
 
     A file is untrusted text: its records are written private and unpinned, whatever ``scope``,
     ``team_id``, ``tenant_id`` or ``pinned`` they carry. ``trusted=True`` (an admin handle only) keeps
-    them, e.g. to restore an export made by an admin."""
+    them, e.g. to restore an export made by an admin.
+
+    An agent handle may not import the store's own files (the store file, its .wal, anything in its Parquet
+    archive folder, also through a symlink or a hard link: ``store_files.py``): the archive holds every
+    agent's archived rows. An admin handle may (the trusted host; its ``sql`` reads the archive anyway)."""
     path = Path(path)
+    if not getattr(mem, "is_admin", False):
+        refuse_store_file(mem, path, "import")
     if validate.flag(trusted, "trusted") and not getattr(mem, "is_admin", False):
         raise PermissionDenied("trusted=True keeps scope and pinned from the file: it needs an admin handle "
                                "(echo_duck.open(path, admin=True); CLI: import --trusted --admin)")
@@ -203,12 +210,15 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
 
 
 def _apply_usage(mem: Any, caller: Caller, usage: list[tuple[str, Any]]) -> None:
-    """The access counts (and last access) the source recorded, with a 'reinforce' event each."""
+    """The access counts (and last access) the source recorded, with a 'reinforce' event each. A count was
+    checked when the file was parsed; the stored total stays at most ACCESS_COUNT_CEILING (a record folded into
+    a memory that already holds many accesses adds only what fits)."""
     if not usage:
         return
     with mem.db.transaction("importing usage"):
         for memory_id, (count, last) in usage:
             before = mem.db.dict("usage_of", id=memory_id)
+            count = max(0, min(count, ACCESS_COUNT_CEILING - before["access_count"]))
             mem.db.run("apply_import_usage", id=memory_id, count=count, last=last)
             mem.db.run("log_partial_event", now=mem.writer.clock(), actor=caller.who, action="reinforce",
                        memory_id=memory_id, reason=f"imported usage: {count} accesses",

@@ -25,6 +25,7 @@ from ..storage.connection import translate_errors
 from ..storage.db import Db
 from ..storage.extensions import extension_path, quote_literal
 from ..write import validate
+from .store_files import refuse_store_file
 
 _STAGE = "echo_duck_publish_stage"
 
@@ -48,6 +49,8 @@ def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | P
     if not getattr(store, "is_admin", False):
         raise PermissionDenied("publish_to_ducklake writes a catalog any reader of the lake sees: it needs an admin "
                                "handle (echo_duck.open(path, admin=True))")
+    refuse_store_file(store, catalog_path, "publish a DuckLake catalog to")  # never over the store's own files
+    refuse_store_file(store, data_path, "publish DuckLake data files to")
     team = validate.text(team_id or store.caller.team_id or "", "team_id", max_chars=200)
     source = validate.text(source or str(Path(store.path).expanduser().resolve()), "source", max_chars=1000)
     with store.db.reading():

@@ -154,7 +154,9 @@ def refresh_view(db: Db, root: Path | None) -> tuple[Path, ...]:
 def archive_files(root: Path | None) -> tuple[list[Path], list[Path]]:
     """(readable archive Parquet files, damaged ones): a file counts as readable when its footer
     parses and it has the id, content and updated_at columns of an archived memory (agent_id and year
-    are the partition folders)."""
+    are the partition folders). The archive never writes an agent_id column into its files; a file that
+    holds one (an export dropped into the folder) counts only if every row names the folder's agent:
+    the folder would otherwise credit another agent's rows to the folder's agent."""
     if root is None or not root.exists():
         return [], []
     import pyarrow.parquet as pq
@@ -163,10 +165,20 @@ def archive_files(root: Path | None) -> tuple[list[Path], list[Path]]:
     for path in sorted(root.glob("agent_id=*/year=*/*.parquet")):
         try:
             names = set(pq.read_schema(path).names)
+            if "agent_id" in names and not _owned_by_folder(pq.read_table(path, columns=["agent_id"]), path):
+                names = set()
         except (OSError, ValueError):  # pyarrow raises ArrowInvalid (a ValueError) or OSError
             names = set()
         (good if {"id", "content", "updated_at"} <= names else bad).append(path)
     return good, bad
+
+
+def _owned_by_folder(table: pa.Table, path: Path) -> bool:
+    """Does every row's own agent_id name the agent of the file's agent_id=… folder?"""
+    from urllib.parse import unquote
+
+    folder = unquote(path.parent.parent.name.partition("=")[2])
+    return set(table.column("agent_id").cast(pa.string()).to_pylist()) <= {folder}
 
 
 def compact(db: Db, root: Path | None) -> int:

@@ -16,6 +16,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 _EPOCH, _ONE_MICROSECOND = datetime(1970, 1, 1), timedelta(microseconds=1)
 
+INT32_MAX = 2_147_483_647  # memories.access_count is INTEGER: a count saturates there
+
 
 def decay_terms(cols: Any, texts: Sequence[str], now: datetime, settings: dict[str, float],
                 reviews: dict[str, tuple[int, datetime]], *, active: int,
@@ -41,8 +43,8 @@ def decay_terms(cols: Any, texts: Sequence[str], now: datetime, settings: dict[s
         else:
             touched = epoch_seconds(micros(at) if at is not None else int(touch_of[row]))
             days = max(now_s - touched, 0) / 86400.0
-            count = int(count_of[row])
-            effective = importance * math.pow(0.5, days / (base_days * (1 + math.log2(1 + count + queued))))
+            count = min(int(count_of[row]) + queued, INT32_MAX)  # recall_eligible's least(…, 2147483647)
+            effective = importance * math.pow(0.5, days / (base_days * (1 + math.log2(1 + count))))
         session = session_of[row]
         return {"memory_id": memory_id, "effective_importance": effective,
                 "tier_weight": archived_weight if archival_of[row] else 1.0,

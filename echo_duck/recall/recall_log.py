@@ -26,10 +26,12 @@ import contextlib
 import json
 import threading
 import time
+import warnings
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Callable
 
+from ..errors import InvalidInput
 from ..storage.db import Db
 
 IDLE_S = 0.2
@@ -105,7 +107,10 @@ class RecallJournal:
         return recall_id
 
     def catch_up(self) -> None:
-        """Write everything queued, in one transaction; on failure it stays queued and the error is raised."""
+        """Write everything queued, in one transaction. On a failure of the store (a lock, the disk) it stays
+        queued and the error is raised. A batch the SQL refuses for its data (InvalidInput) would fail the same
+        way before every later use of the store, by every agent: it is written one recall at a time instead, and
+        a recall whose bookkeeping is still refused is dropped with a warning (its memories are untouched)."""
         if not self._queue:  # the common case, checked without locks: a stale answer is caught next time
             return
         with self.db.lock:  # the store lock first, as every caller takes it
@@ -115,26 +120,56 @@ class RecallJournal:
                 return
             outermost, written = not self.db.in_transaction, []  # inside another, a rollback may still undo it
             try:
-                with self.db.transaction("recording recalls", reviews_only=True):  # counts and logs only
-                    # a nextval alone is not durable in DuckDB (the process may end before any write):
-                    # one inside this write transaction persists the counter past every queued id
-                    self.db.run("next_recall_id")
-                    if reviews:  # the events first: they read the counts as they were before
-                        self.db.run("log_reinforce_events", entries=json.dumps([_row(e) for e in entries]))
-                        written = self.db.run("reinforce_recalled", reviews=reviews_json(reviews)).fetchall()
-                        # the history is complete (SPEC T6): one compact event per batch, not one per hit
-                        self.db.run("log_store_event", now=entries[-1].occurred_at, actor="echo_duck:recall-log",
-                                    action="reinforce", reason=f"{len(entries)} recalls", before=None,
-                                    after=json.dumps({"recall_ids": [e.id for e in entries if e.reinforced],
-                                                      "reviews": json.loads(reviews_json(reviews))}))
-                    self.db.run("log_recalls", entries=json.dumps([_row(e) for e in entries]))
+                written = self._write(entries, reviews)
+            except InvalidInput as e:
+                if not outermost:  # the outer transaction failed with it: its caller sees the error
+                    self._requeue(entries)
+                    raise
+                written = self._write_one_by_one(entries, e)
             except BaseException:
-                with self._wake:
-                    self._queue[:0] = entries
-                    self._reviews = _tally({}, self._queue)
+                self._requeue(entries)
                 raise
             if outermost and written and self.on_reinforced is not None:
                 self.on_reinforced(written)
+
+    def _write(self, entries: list[LoggedRecall], reviews: dict[str, tuple[int, datetime]]) -> list[tuple]:
+        written: list[tuple] = []
+        with self.db.transaction("recording recalls", reviews_only=True):  # counts and logs only
+            # a nextval alone is not durable in DuckDB (the process may end before any write):
+            # one inside this write transaction persists the counter past every queued id
+            self.db.run("next_recall_id")
+            if reviews:  # the events first: they read the counts as they were before
+                self.db.run("log_reinforce_events", entries=json.dumps([_row(e) for e in entries]))
+                written = self.db.run("reinforce_recalled", reviews=reviews_json(reviews)).fetchall()
+                # the history is complete (SPEC T6): one compact event per batch, not one per hit
+                self.db.run("log_store_event", now=entries[-1].occurred_at, actor="echo_duck:recall-log",
+                            action="reinforce", reason=f"{len(entries)} recalls", before=None,
+                            after=json.dumps({"recall_ids": [e.id for e in entries if e.reinforced],
+                                              "reviews": json.loads(reviews_json(reviews))}))
+            self.db.run("log_recalls", entries=json.dumps([_row(e) for e in entries]))
+        return written
+
+    def _write_one_by_one(self, entries: list[LoggedRecall], error: Exception) -> list[tuple]:
+        """After the batch was refused for its data: each recall alone; a failure of the store requeues the rest."""
+        written: list[tuple] = []
+        for k, entry in enumerate(entries):
+            try:
+                written += self._write([entry], _tally({}, [entry]))
+            except InvalidInput as e:
+                warnings.warn(f"echo_duck: recall {entry.id}'s bookkeeping (reinforcement and recall_log row) was "
+                              f"dropped: the store refused it ({e}); the batch failed with: {error}",
+                              RuntimeWarning, stacklevel=4)
+            except BaseException:
+                if written and self.on_reinforced is not None:
+                    self.on_reinforced(written)  # what did commit
+                self._requeue(entries[k:])
+                raise
+        return written
+
+    def _requeue(self, entries: list[LoggedRecall]) -> None:
+        with self._wake:
+            self._queue[:0] = entries
+            self._reviews = _tally({}, self._queue)
 
     def pending_reviews(self, memory_ids) -> dict[str, tuple[int, datetime]]:
         """Of these memories, those with queued reviews: (how many, the last one's time). A recall adds

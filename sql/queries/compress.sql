@@ -18,7 +18,8 @@ WHERE model_id = $model_id AND memory_id IN (SELECT unnest($ids::VARCHAR::UUID[]
 -- only ever grow by it. $refs is the merged source_refs list.
 -- name: restate_memory
 UPDATE memories
-SET source_refs = $refs::VARCHAR[], access_count = access_count + 1, last_accessed = $now,
+SET source_refs = $refs::VARCHAR[], access_count = least(access_count::BIGINT + 1, 2147483647)::INTEGER,
+    last_accessed = $now,
     importance = $importance, pinned = $pinned, updated_at = greatest(updated_at, $now),
     row_version = nextval('memory_row_version_seq')
 WHERE id = $id;

@@ -55,7 +55,8 @@ WITH reviews AS (
                         recursive := true)) r
 )
 SELECT m.id::VARCHAR AS memory_id,
-       effective_importance(m.importance, m.type, m.pinned, m.access_count + coalesce(r.n, 0),
+       effective_importance(m.importance, m.type, m.pinned,
+                            least(m.access_count::BIGINT + coalesce(r.n, 0), 2147483647),
                             coalesce(r.at, m.last_accessed, m.created_at), $p_now::TIMESTAMP,
                             $p_decay_days::DOUBLE) AS effective_importance,
        CASE WHEN m.tier = 'archival' THEN $p_archived_weight::DOUBLE ELSE 1.0 END AS tier_weight,
@@ -135,8 +136,11 @@ SELECT nextval('recall_log_seq') AS id FROM range($n) ORDER BY id;
 -- A hit is a review (SPEC R10): the forgetting curve restarts and lengthens. $reviews is JSON, one
 -- {id, n, at} per memory (as recall_eligible's $p_reviews): how many queued recalls returned it and
 -- the last one's time, as if they had been written one by one.
+-- The count saturates at INT32's maximum (the column's type): no stored value can make the batch fail, which would
+-- keep it queued and fail every later use of the store (echo_duck/recall/recall_log.py).
 -- name: reinforce_recalled
-UPDATE memories SET access_count = access_count + r.n, last_accessed = r.at, row_version = nextval('memory_row_version_seq')
+UPDATE memories SET access_count = least(access_count::BIGINT + r.n, 2147483647)::INTEGER, last_accessed = r.at,
+                    row_version = nextval('memory_row_version_seq')
 FROM (SELECT unnest(from_json($reviews::JSON, '[{"id": "UUID", "n": "INTEGER", "at": "TIMESTAMP"}]'),
                     recursive := true)) r
 WHERE memories.id = r.id
@@ -170,8 +174,9 @@ n AS (
     FROM e WINDOW w AS (PARTITION BY e.memory_id ORDER BY e.occurred_at, e.recall_id)
 )
 SELECT n.occurred_at, 'agent:' || n.agent_id, 'reinforce', n.memory_id, 'recalled (recall ' || n.recall_id || ')',
-       json_object('access_count', m.access_count + n.k - 1, 'last_accessed', coalesce(n.previous, m.last_accessed)),
-       json_object('access_count', m.access_count + n.k, 'last_accessed', n.occurred_at)
+       json_object('access_count', least(m.access_count::BIGINT + n.k - 1, 2147483647),
+                   'last_accessed', coalesce(n.previous, m.last_accessed)),
+       json_object('access_count', least(m.access_count::BIGINT + n.k, 2147483647), 'last_accessed', n.occurred_at)
 FROM n JOIN memories m ON m.id = n.memory_id
 ORDER BY n.occurred_at, n.recall_id, n.memory_id;
 
