@@ -24,7 +24,8 @@ default; team, tenant or public need the same publish right as memories) and a s
 listing and recall(include_kb=True) return only documents the caller may see (can_see), and only the
 owner or an admin removes one. Each agent's copy of a file is its own document. In a folder, a
 symlink whose target lies outside the folder is refused (a link to ~/.aws/credentials is not a
-document of that folder).
+document of that folder). An agent handle reads only files named by a Path, outside the store's
+protected paths and own files, with one hard link (sources.py); a path is stored with its secrets masked.
 
 Vectors come from the store's embedder, stamped with model_id/dim; chunks with another model's vector
 are left out of vector search, listed by kb_stale_vectors, and re-embedded by reembed().
@@ -54,7 +55,10 @@ from ..text import segment as text
 from ..write import validate
 from ..write.scan import scan
 from ..write.writer import Caller, check_publish
-from .chunking import Document, doc_stage, fence_safe, in_context, inputs, plan, render, stage_chunks, vector_stage
+from .chunking import Document, doc_stage, in_context, plan, stage_chunks, vector_stage
+from .masking import mask_path
+from .rendering import fence_safe, render
+from .sources import agent_files, inputs
 from .records import KbChunk, KbDocument, KbExplanation, KbHit, KbReport, hit_from_row
 
 __all__ = ["KbChunk", "KbDocument", "KbExplanation", "KbHit", "KbReport", "KnowledgeBase", "fence_safe", "render"]
@@ -64,11 +68,14 @@ _EMBED_BATCH = 64
 
 
 class KnowledgeBase:
-    """One store's knowledge base. ``indexer`` gives the store's embedder (``.vectors``, or None)."""
+    """One store's knowledge base. ``indexer`` gives the store's embedder (``.vectors``, or None);
+    ``protected_paths`` feed the scanner; an agent handle may not add a file inside ``agent_refused``."""
 
-    def __init__(self, db: Db, indexer: Any, clock: Callable[[], datetime], protected_paths: Sequence[str] = ()):
+    def __init__(self, db: Db, indexer: Any, clock: Callable[[], datetime], protected_paths: Sequence[str] = (),
+                 agent_refused: Sequence[str] = ()):
         self.db, self.indexer, self.clock = db, indexer, clock
         self.protected_paths = tuple(protected_paths)
+        self.agent_files = agent_files(agent_refused)
         self._write_lock = threading.Lock()
         self._matrix = _Matrix()
         if not db.read_only:
@@ -82,7 +89,7 @@ class KnowledgeBase:
         started = time.perf_counter()
         tags = validate.labels(tags, "tags")
         owner = _owner(caller, scope, team_id, tenant_id, sensitivity)
-        docs, folder, source = inputs(target, source)
+        docs, folder, source = inputs(target, source, None if caller.admin else self.agent_files)
         for field, value in [("source", source)] + [("tags", t) for t in tags]:
             if finding := scan(value):
                 raise RejectedWrite(finding.reason, finding.detail, field)
@@ -94,8 +101,9 @@ class KnowledgeBase:
             todo = plan(docs, known, source, tags, sync=folder is not None, owner=owner)
             chunks, contexts, flagged = stage_chunks(todo.fresh, self.protected_paths)
             vectors = self._embed(contexts, progress)
-            removed = self._apply(todo.replaced + todo.gone, todo.gone, doc_stage(todo.fresh + todo.relabel, source, tags),
-                                  chunks, vectors, owner={"agent_id": caller.agent_id, **owner})
+            removed = self._apply(todo.replaced + todo.gone, todo.gone,
+                                  doc_stage(todo.fresh + todo.relabel, source, tags), chunks, vectors,
+                                  owner={"agent_id": caller.agent_id, **owner})
         return KbReport(source, documents_added=len(todo.fresh) - len(todo.replaced),
                         documents_updated=len(todo.replaced) + len(todo.relabel), documents_unchanged=todo.unchanged,
                         documents_removed=len(todo.gone), chunks_added=chunks.num_rows, chunks_removed=removed,
@@ -105,14 +113,15 @@ class KnowledgeBase:
         """Remove a source (every document added under that name), else a document by path, or every
         document below a folder: the caller's own documents (an admin: anyone's). Rows stay in
         kb_documents with status 'removed'; chunks go."""
-        name = validate.text(os.fspath(target) if isinstance(target, os.PathLike) else target, "source_or_path", max_chars=4096)
+        name = validate.text(os.fspath(target) if isinstance(target, os.PathLike) else target, "source_or_path",
+                             max_chars=4096)
         mine = dict(agent_id=caller.agent_id, any_agent=caller.admin)
         with self._write_lock:
             with self.db.reading():
                 rows = [] if isinstance(target, os.PathLike) else self.db.run("kb_active_documents_of_source",
                                                                               source=name, **mine).fetchall()
                 if not rows:
-                    path = Path(name).expanduser().resolve().as_posix()
+                    path = mask_path(Path(name).expanduser().resolve().as_posix())  # stored masked
                     rows = self.db.run("kb_active_documents_at", path=path, prefix=path.rstrip("/") + "/",
                                        **mine).fetchall()
             if not rows:
@@ -132,7 +141,8 @@ class KnowledgeBase:
         done = batches = 0
         while done < total:
             with self.db.reading():
-                rows = self.db.run("kb_stale_vector_batch", model_id=index.model_id, n=min(batch_size, total - done)).fetchall()
+                rows = self.db.run("kb_stale_vector_batch", model_id=index.model_id,
+                                   n=min(batch_size, total - done)).fetchall()
             if not rows:
                 break
             batch = index.embed([in_context(trail, content) for _, trail, content in rows])
@@ -156,8 +166,10 @@ class KnowledgeBase:
             rows = self.db.run("kb_all_chunk_texts").fetchall()
         with self.db.transaction("rebuilding the knowledge-base keyword index"):
             self.db.run("kb_clear_keyword_index")
-            stage = {"id": [str(r[0]) for r in rows], "tokens": [text.segment_for_index(in_context(r[1], r[2])) for r in rows]}
-            self._stage_and_run(1, pa.table(stage), "kb_insert_bm25_docs_from_stage", "kb_insert_bm25_postings_from_stage")
+            stage = {"id": [str(r[0]) for r in rows],
+                     "tokens": [text.segment_for_index(in_context(r[1], r[2])) for r in rows]}
+            self._stage_and_run(1, pa.table(stage), "kb_insert_bm25_docs_from_stage",
+                                "kb_insert_bm25_postings_from_stage")
             self.db.run("set_store_info", name="kb_keyword_index_signature", value=signature)
 
     def invalidate(self) -> None:
@@ -212,7 +224,8 @@ class KnowledgeBase:
         with self.db.reading():
             rows = self.db.dicts("kb_search", **params, p_k=k, p_sources=sources, p_tags=tags,
                                  p_caller_agent=caller.agent_id, p_caller_session=caller.session_id)
-        return [hit_from_row(row, arm, explain) for row in rows], {str(row["id"]) for row in rows if row["gate"] != "kept"}
+        gated = {str(row["id"]) for row in rows if row["gate"] != "kept"}
+        return [hit_from_row(row, arm, explain) for row in rows], gated
 
     def documents(self, caller: Caller) -> list[KbDocument]:
         """Active documents the caller may see, with their chunk and flagged-chunk counts."""
@@ -257,8 +270,9 @@ class KnowledgeBase:
                 self._stage_and_run(1, chunks, "kb_insert_chunks_from_stage", "kb_insert_bm25_docs_from_stage",
                                     "kb_insert_bm25_postings_from_stage")
             if vectors is not None:
-                self._stage_and_run(2, vector_stage(chunks.column("id").to_pylist(), vectors), "kb_upsert_vectors_from_stage",
-                                    model_id=self.indexer.vectors.model_id, dim=int(vectors.shape[1]), now=self.clock())
+                self._stage_and_run(2, vector_stage(chunks.column("id").to_pylist(), vectors),
+                                    "kb_upsert_vectors_from_stage", model_id=self.indexer.vectors.model_id,
+                                    dim=int(vectors.shape[1]), now=self.clock())
             if gone:
                 self.db.run("kb_mark_documents_removed", ids=_ids(gone), now=self.clock())
             self._compact_if_needed()

@@ -89,7 +89,8 @@ class KbHit:
         return self.chunk.content
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"origin": self.origin, "score": self.score, "citation": self.chunk.citation, "chunk": self.chunk.to_dict()}
+        out = {"origin": self.origin, "score": self.score, "citation": self.chunk.citation,
+               "chunk": self.chunk.to_dict()}
         if self.explanation is not None:
             out["explanation"] = dict(self.explanation.__dict__)
         return out

@@ -1,7 +1,8 @@
 """The knowledge-base verbs of the facade (SPEC M5): a mixin of ``EchoDuck``, thin calls into kb.py.
 
 Written against what the facade already has: ``db``, ``indexer`` (its ``vectors`` is the store's
-embedder, or None), ``_clock``, ``read_only`` and ``writer.protected_paths`` (the scanner's paths).
+embedder, or None), ``_clock``, ``read_only``, ``path``, ``archive_dir`` and ``writer.protected_paths``
+(the scanner's paths: the ``protected_paths`` option, then the store's own folder).
 
 Merging with memory recall (``recall(..., include_kb=True)``): ``self.kb.search(query, k)`` returns
 ``KbHit``s whose score is on the memory hits' scale: the same quality-weighted RRF (each corpus ranks
@@ -14,6 +15,7 @@ marked by ``origin`` ("memory" or "kb"); a reranker does not lift the gated ones
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import EchoDuckError
@@ -28,8 +30,9 @@ class KnowledgeBaseVerbs:
         """This store's knowledge base, created on first use (its postings checked once then)."""
         with self.db.lock:  # two threads asking at once get one instance, shared by for_agent() handles
             if self._shared.kb is None:
-                writer = getattr(self, "writer", None)
-                self._shared.kb = KnowledgeBase(self.db, self.indexer, self._clock, getattr(writer, "protected_paths", ()))
+                protected = tuple(getattr(getattr(self, "writer", None), "protected_paths", ()))
+                self._shared.kb = KnowledgeBase(self.db, self.indexer, self._clock, protected,
+                                                self._kb_agent_refused(protected))
             return self._shared.kb
 
     def kb_add(self, path_or_text: Any, *, source: str | None = None, tags: Any = (), scope: str = "private",
@@ -75,6 +78,18 @@ class KnowledgeBaseVerbs:
         self._kb_writable("kb_reembed")
         self.indexer.switch_model()
         return self.kb.reembed(batch_size=batch_size, progress=progress)
+
+    def _kb_agent_refused(self, protected: tuple[str, ...]) -> list[str]:
+        """What an agent handle's kb_add may not read: the ``protected_paths`` option and the store's own files
+        (the file, its .wal, its archive folder). Not the whole folder the store is in, which the scanner also
+        protects (opening.py appends it last): a project keeps its store next to the documents its agents add."""
+        path = getattr(self, "path", ":memory:")
+        if path == ":memory:":
+            return list(protected)
+        store = Path(path).expanduser().resolve()
+        options = list(protected[:-1]) if protected and protected[-1] == str(store.parent) else list(protected)
+        archive = getattr(self, "archive_dir", None)
+        return options + [str(store), f"{store}.wal"] + ([str(archive)] if archive is not None else [])
 
     def _kb_writable(self, verb: str) -> None:
         if self.read_only:  # before any file is read or embedded
