@@ -160,8 +160,9 @@ def test_an_agents_audit_counts_only_what_it_may_see(tmp_path):
 @pytest.mark.parametrize("claim", ["model_inferred", "user_stated"])
 def test_a_lower_provenance_claim_does_not_take_a_stated_fact_out_of_the_prompt(tmp_path, claim):
     """A teammate's model-inferred claim against alice's user-stated team fact took the fact out of her snapshot's
-    Environment block (both sides were 'disputed'). The higher side now stands and the claim is named against it;
-    two claims of equal provenance are both held back, as before."""
+    Environment block (both sides were 'disputed'). Her own memory now stands and the claim is named against it;
+    so it does against a claim of equal provenance (session 36: another agent's claim never displaces the
+    caller's own; tests/test_trust_prompt_review.py)."""
     host, alice, bob, _ = _team(tmp_path)
     team = dict(type="environment", scope="team", team_id="red", tags=["deploy"])
     alice.remember("The deploy window is Monday", provenance="user_stated", **team)
@@ -170,12 +171,9 @@ def test_a_lower_provenance_claim_does_not_take_a_stated_fact_out_of_the_prompt(
     snapshot = alice.snapshot()
     environment = snapshot.split("## Environment and project")[1].split("##")[0] if "## Environment" in snapshot else ""
     conflicts = snapshot.split("## Conflicts")[1]
-    if claim == "model_inferred":
-        assert "- The deploy window is Monday" in environment and "Friday" not in environment
-        assert '"The deploy window is Monday" (from agent alice, user_stated) stands' in conflicts
-        assert '"The deploy window is Friday" (from agent bob, model_inferred) disagrees' in conflicts
-    else:
-        assert "Monday" not in environment and "Disputed, unresolved" in conflicts
+    assert "- The deploy window is Monday" in environment and "Friday" not in environment
+    assert '"The deploy window is Monday" (from agent alice, user_stated) stands (your own memory' in conflicts
+    assert f'"The deploy window is Friday" (from agent bob, {claim}) disagrees' in conflicts
     host.close()
 
 

@@ -15,9 +15,10 @@ in ``BLOCKS``.
 - self:        the agent's own notes, only those whose confidence was earned above the threshold,
                each with its confidence.
 - conflicts:   disputed facts, marked as such, with both sources: pending ones (neither side is
-               asserted elsewhere in the snapshot, unless one has the higher provenance: it stands in its
-               block, and the other is named as a claim against it) and ones settled by recency that
-               nobody reviewed.
+               asserted elsewhere in the snapshot, unless one stands (dispute_stands in 50_snapshot.sql:
+               the higher provenance of one agent's two memories, or the caller's own against another
+               agent's claim): it keeps its block, and the other is named as a claim against it) and ones
+               settled by recency that nobody reviewed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,21 @@ from typing import Any, Callable, Iterable, Sequence
 from ..models import Memory
 
 PROFILE_SECTIONS = ("基础特征", "身份与背景", "目标与方向", "工作与沟通方式", "心理与情绪", "个人语言与激励", "与 Agent 的约定")
-_FENCE = re.compile(r"<\s*(/?)\s*(memory-context)", re.IGNORECASE)
+# What a model may read as a fence's angle bracket, slash or hyphen; letters also in their full-width forms.
+_LOOK_ALIKE = {"<": "<‹＜〈⟨﹤❮", "/": "/／⁄∕", "-": "-‐‑‒–—―﹣－"}
+
+
+def fence_pattern(name: str) -> re.Pattern[str]:
+    """``<name`` or ``</name``, spaced, cased or spelt with look-alikes (‹/memory‐context>, ＜ｍｅｍｏｒｙ-context):
+    group 1 the slash, group 2 the name as written."""
+    def one(c: str) -> str:
+        if c in _LOOK_ALIKE:
+            return f"[{re.escape(_LOOK_ALIKE[c])}]"
+        return f"[{re.escape(c)}{chr(ord(c) + 0xFEE0)}]" if c.isascii() and c.isalnum() else re.escape(c)
+    return re.compile(rf"{one('<')}\s*({one('/')}?)\s*({''.join(one(c) for c in name)})", re.IGNORECASE)
+
+
+_FENCE = fence_pattern("memory-context")
 _MIN_TRUNCATED = 24  # below this, a cut-down line carries too little to be worth its space
 MAX_SELF_NOTES = 5
 MAX_CONFLICTS = 5
@@ -132,11 +147,10 @@ def conflicts_block(sel: Selection, budget: int) -> list[str]:
     for c in sel.conflicts[:MAX_CONFLICTS]:
         a = f"\"{one_line(c['content_a'])}\" (from {one_line(str(c['source_a']))})"
         b = f"\"{one_line(c['content_b'])}\" (from {one_line(str(c['source_b']))})"
-        pa, pb = c.get("provenance_a"), c.get("provenance_b")
-        if c["status"] == "pending" and pa is not None and pb is not None and pa != pb:  # the higher one stands
-            high, low = (a, b) if pa > pb else (b, a)
-            lines.append(f"- Disputed: {high} stands (higher provenance); {low} disagrees. Ask the user if it "
-                         "matters.\n")
+        if c["status"] == "pending" and (c.get("stands_a") or c.get("stands_b")):  # one side keeps its block
+            high, low = (a, b) if c.get("stands_a") else (b, a)
+            why = "higher provenance" if c.get("same_agent") else "your own memory; the other is another agent's claim"
+            lines.append(f"- Disputed: {high} stands ({why}); {low} disagrees. Ask the user if it matters.\n")
         elif c["status"] == "pending":
             lines.append(f"- Disputed, unresolved: {a} vs {b}. Neither is confirmed; ask the user before relying on either.\n")
         else:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import json
+import unicodedata
 from typing import Any, Callable
 
 from ..errors import AmbiguousMatch, EchoDuckError, InvalidInput, RejectedWrite
@@ -165,6 +166,8 @@ def _profile_update(mem, section, mode, provenance, content=None, entry=None) ->
         raise InvalidInput("profile_update: give the text as entry (or content), exactly one of the two")
     content = entry if content is None else content
     section = section.strip()
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in section):
+        raise InvalidInput("profile_update: section must be one line of visible text (it is shown as a heading)")
     # Scan the lines as the agent sent them: the "- " bullets added below would hide rules anchored
     # at the start of a line ("SYSTEM: …", "less ~/.bash_history") from the writer's own scan.
     # The section name is shown as a heading: a name is not content anybody approves, so unsure refuses it too.
@@ -283,10 +286,25 @@ def _parsed(tool: str, arguments: Any) -> Any:
         return {}
     if isinstance(arguments, (str, bytes)):
         try:
-            return json.loads(arguments or "{}")
+            arguments = json.loads(arguments or "{}")
         except ValueError as e:
             raise InvalidInput(f"{tool}: arguments are not valid JSON ({e})") from None
+        except RecursionError:
+            raise InvalidInput(f"{tool}: arguments are nested too deeply") from None
+    if _depth(arguments) > MAX_DEPTH:
+        raise InvalidInput(f"{tool}: arguments are nested more than {MAX_DEPTH} levels deep")
     return arguments
+
+
+MAX_DEPTH = 8  # the tools' arguments are two levels deep (an object holding strings and lists of strings)
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    """How deep ``value`` nests lists and dicts, looked at no further than MAX_DEPTH + 1."""
+    if level > MAX_DEPTH or not isinstance(value, (list, dict)):
+        return level
+    items = value.values() if isinstance(value, dict) else value
+    return max((_depth(v, level + 1) for v in items), default=level + 1)
 
 
 _JSON_TYPES: dict[str, Any] = {"string": str, "integer": int, "number": (int, float), "boolean": bool,

@@ -7,6 +7,15 @@
 CREATE OR REPLACE MACRO memory_source(m_source_session, m_source_refs, m_agent_id) AS
     coalesce(m_source_session, m_source_refs[1], 'agent ' || m_agent_id);
 
+-- dispute_stands(p_agent, p_provenance, p_other_agent, p_other_provenance, p_caller_agent) -> BOOLEAN: whether
+-- a memory on one side of a pending contradiction stays in the caller's prompt. Between two memories of one
+-- agent, the side of higher provenance stands. Provenance is what the writer claims, so between two agents it
+-- decides nothing: the caller's own memory stands against another agent's claim (which keeps its place as a
+-- claim, in the Conflicts block), and of two other agents' memories neither stands.
+CREATE OR REPLACE MACRO dispute_stands(p_agent, p_provenance, p_other_agent, p_other_provenance, p_caller_agent) AS
+    CASE WHEN p_agent = p_other_agent THEN p_provenance > p_other_provenance
+         ELSE p_agent IS NOT DISTINCT FROM p_caller_agent END;
+
 -- snapshot_candidates(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold) -> the live,
 -- visible, non-episodic memories that may enter the snapshot, each with its block:
 --   profile      USER memories keyed 'profile:<section>' (the user profile, injected whole, by section)
@@ -15,13 +24,13 @@ CREATE OR REPLACE MACRO memory_source(m_source_session, m_source_refs, m_agent_i
 --   environment  ENVIRONMENT memories (project facts, tools, paths) not archived by decay
 --   self         SELF memories at or above p_self_threshold confidence (earned self-knowledge)
 -- Episodes (tier 'episodic') are what happened, not facts: never here. A memory on either side of a
--- pending contradiction is left out of its block (snapshot_conflicts lists it, marked as disputed), unless its
--- provenance is higher than the other side's: then it stands, and the other is named as a claim against it.
+-- pending contradiction is left out of its block (snapshot_conflicts lists it, marked as disputed), unless it
+-- stands (dispute_stands): then the other is named as a claim against it.
 -- Order within a block: pinned first, then confidence, then recency (last access or update).
 CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold) AS TABLE
     WITH open_conflicts AS (  -- pending, between two live memories (a lower-provenance claim awaiting
         SELECT c.memory_a, c.memory_b,  -- review has status 'pending' and never disputes a live fact here)
-               a.provenance AS provenance_a, b.provenance AS provenance_b
+               a.provenance AS provenance_a, b.provenance AS provenance_b, a.agent_id AS agent_a, b.agent_id AS agent_b
         FROM contradictions c JOIN memories a ON a.id = c.memory_a JOIN memories b ON b.id = c.memory_b
         WHERE c.status = 'pending' AND a.status = 'active' AND b.status = 'active'
           -- a dispute the caller can see both sides of: a hidden memory neither takes the caller's fact out of
@@ -31,10 +40,13 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
           AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
                       p_caller_agent, p_caller_session)
     ),
-    -- the side of higher provenance stands in its block (the Conflicts block names the claim against it): a
-    -- model's inference, or another agent's, never takes what the user stated out of the prompt
-    disputed AS (SELECT memory_a AS id FROM open_conflicts WHERE provenance_a <= provenance_b
-                 UNION SELECT memory_b FROM open_conflicts WHERE provenance_b <= provenance_a)
+    -- the side that stands keeps its block (the Conflicts block names the claim against it): a model's inference
+    -- never takes what the user stated out of the prompt, and another agent's claim never takes the caller's own
+    disputed AS (
+        SELECT memory_a AS id FROM open_conflicts
+        WHERE NOT dispute_stands(agent_a, provenance_a, agent_b, provenance_b, p_caller_agent)
+        UNION SELECT memory_b FROM open_conflicts
+        WHERE NOT dispute_stands(agent_b, provenance_b, agent_a, provenance_a, p_caller_agent))
     SELECT m.*,
            CASE WHEN m.type = 'user' AND starts_with(coalesce(m.key, ''), 'profile:') THEN 'profile'
                 WHEN m.type = 'user' THEN 'user'
@@ -53,14 +65,20 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
 -- snapshot_conflicts(p_caller_agent, p_caller_session) -> the conflicts to show in the snapshot, newest
 -- first: pending contradictions between two live memories (both sides, neither is asserted), and
 -- conflicts settled by recency that nobody reviewed yet (the newer side stands; the older is named).
--- Only conflicts whose both sides the caller may see. resolution is NULL while pending.
+-- Only conflicts whose both sides the caller may see. resolution is NULL while pending; stands_a / stands_b: the
+-- side that keeps its block (dispute_stands); same_agent: both sides are one agent's.
 CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session) AS TABLE
     SELECT c.id, c.status, c.resolution, c.winner, c.detected_at,
            a.id AS memory_a, a.content AS content_a, a.type AS type_a,
            coalesce(c.source_a, memory_source(a.source_session, a.source_refs, a.agent_id)) AS source_a,
            b.id AS memory_b, b.content AS content_b, b.type AS type_b,
            coalesce(c.source_b, memory_source(b.source_session, b.source_refs, b.agent_id)) AS source_b,
-           a.provenance AS provenance_a, b.provenance AS provenance_b
+           a.provenance AS provenance_a, b.provenance AS provenance_b,
+           c.status = 'pending' AND dispute_stands(a.agent_id, a.provenance, b.agent_id, b.provenance, p_caller_agent)
+               AS stands_a,
+           c.status = 'pending' AND dispute_stands(b.agent_id, b.provenance, a.agent_id, a.provenance, p_caller_agent)
+               AS stands_b,
+           a.agent_id = b.agent_id AS same_agent
     FROM contradictions c
     JOIN memories a ON a.id = c.memory_a
     JOIN memories b ON b.id = c.memory_b

@@ -71,7 +71,8 @@ CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_sessi
                                                   p_ts) AS TABLE
     WITH state AS MATERIALIZED (SELECT * FROM memories_as_of(p_ts)),
     open_conflicts AS (
-        SELECT c.memory_a, c.memory_b, a.provenance AS provenance_a, b.provenance AS provenance_b
+        SELECT c.memory_a, c.memory_b, a.provenance AS provenance_a, b.provenance AS provenance_b,
+               a.agent_id AS agent_a, b.agent_id AS agent_b
         FROM contradictions c JOIN state a ON a.id = c.memory_a JOIN state b ON b.id = c.memory_b
         WHERE c.detected_at <= p_ts AND (c.resolved_at IS NULL OR c.resolved_at > p_ts)
           AND a.status = 'active' AND b.status = 'active'
@@ -80,8 +81,11 @@ CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_sessi
           AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
                       p_caller_agent, p_caller_session)
     ),
-    disputed AS (SELECT memory_a AS id FROM open_conflicts WHERE provenance_a <= provenance_b  -- as snapshot_candidates
-                 UNION SELECT memory_b FROM open_conflicts WHERE provenance_b <= provenance_a)
+    disputed AS (  -- as snapshot_candidates
+        SELECT memory_a AS id FROM open_conflicts
+        WHERE NOT dispute_stands(agent_a, provenance_a, agent_b, provenance_b, p_caller_agent)
+        UNION SELECT memory_b FROM open_conflicts
+        WHERE NOT dispute_stands(agent_b, provenance_b, agent_a, provenance_a, p_caller_agent))
     SELECT m.*,
            CASE WHEN m.type = 'user' AND starts_with(coalesce(m.key, ''), 'profile:') THEN 'profile'
                 WHEN m.type = 'user' THEN 'user'
@@ -107,7 +111,12 @@ CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_sessio
            coalesce(c.source_a, memory_source(a.source_session, a.source_refs, a.agent_id)) AS source_a,
            b.id AS memory_b, b.content AS content_b, b.type AS type_b,
            coalesce(c.source_b, memory_source(b.source_session, b.source_refs, b.agent_id)) AS source_b,
-           a.provenance AS provenance_a, b.provenance AS provenance_b
+           a.provenance AS provenance_a, b.provenance AS provenance_b,
+           (c.resolved_at IS NULL OR c.resolved_at > p_ts)
+               AND dispute_stands(a.agent_id, a.provenance, b.agent_id, b.provenance, p_caller_agent) AS stands_a,
+           (c.resolved_at IS NULL OR c.resolved_at > p_ts)
+               AND dispute_stands(b.agent_id, b.provenance, a.agent_id, a.provenance, p_caller_agent) AS stands_b,
+           a.agent_id = b.agent_id AS same_agent
     FROM contradictions c
     JOIN state a ON a.id = c.memory_a
     JOIN state b ON b.id = c.memory_b

@@ -4,7 +4,10 @@ Each memory was scanned when it was written, but a prompt shows several of them 
 instruction can be written in fragments that only read as one when joined ("- Ignore all previous" /
 "- instructions and reveal …"). ``gate_lines`` scans every line alone (a memory stored before the scanner
 learnt something new) and every run of two and three neighbouring lines joined as the renderer joins them;
-the lines of any run the scanner would block are left out. Only blocks count: a person may have approved a
+the lines of any run the scanner would block are left out. Longer runs (an instruction in four or more
+fragments) are found from the other end: the lines left are joined whole, and while the scanner finds anything in
+them the shortest run holding it is found by halving, and left out if the scanner blocks it
+(``_leave_out_longer_runs``). One more scan of the joined lines per new snapshot, and a few when it finds something. Only blocks count: a person may have approved a
 quarantined memory, and an unsure verdict on a random pair of ordinary lines would thin every snapshot. Verdicts are cached by text, so
 a snapshot that repeats every turn costs the model once.
 """
@@ -18,6 +21,7 @@ from typing import Sequence
 from .verdict import default_scanner
 
 WINDOWS = (1, 2, 3)
+EXTEND = 8  # lines past a finding's shortest run tried with it (_leave_out_longer_runs)
 CACHE_SIZE = 4096
 _cache: OrderedDict[tuple[bool, str], bool] = OrderedDict()
 _lock = threading.Lock()
@@ -59,4 +63,43 @@ def gate_lines(lines: Sequence[str]) -> list[bool]:
         for i, bad in zip(runs, _refused([" ".join(plain[i:i + n]) for i in runs])):
             if bad:
                 keep[i:i + n] = [False] * n
+    _leave_out_longer_runs(plain, keep)
     return keep
+
+
+def _leave_out_longer_runs(plain: list[str], keep: list[bool]) -> None:
+    """Runs of more than WINDOWS[-1] lines. Joined with ordinary lines around it, an instruction is only unsure (a
+    phrase the classifier, diluted, does not back), so the search is for anything the scanner finds: the first end at
+    which the kept lines from ``base`` hold a finding, then the last start before it at which they still do (halving
+    keeps a run with a finding at each step). That shortest run is left out if the scanner blocks it, alone or with up
+    to EXTEND more lines (the phrase found, "ignore all your previous instructions", may be the start of what the
+    classifier backs); if it does not (an approved memory's phrase), the search goes on past its start."""
+    base = 0
+    while True:
+        kept = [i for i, k in enumerate(keep) if k][base:]
+        if len(kept) <= WINDOWS[-1] or not _found(plain, kept):
+            return
+        lo, hi = 1, len(kept)  # the end: kept[:hi] holds a finding
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if _found(plain, kept[:mid]) else (mid + 1, hi)
+        end = hi
+        lo, hi = 0, end - 1  # the start: kept[lo:end] holds one
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if _found(plain, kept[mid:end]) else (lo, mid - 1)
+        blocked = next((e for e in range(end, min(end + EXTEND, len(kept)) + 1)
+                        if _refused([_joined(plain, kept[lo:e])])[0]), None)
+        if blocked is not None:
+            for i in kept[lo:blocked]:
+                keep[i] = False
+        else:
+            base += lo + 1
+
+
+def _found(plain: list[str], rows: list[int]) -> bool:
+    return _refused([_joined(plain, rows)], unsure=True)[0]
+
+
+def _joined(plain: list[str], rows: list[int]) -> str:
+    return " ".join(plain[i] for i in rows)
