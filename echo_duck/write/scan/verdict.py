@@ -19,6 +19,7 @@ from typing import Sequence
 
 from .address import MARGIN as ADDRESS_MARGIN, find as find_address
 from .asks import find as find_ask, reported
+from .commands import find as find_command
 from .exfil import find as find_leak
 from .invisible import hidden_positions, kind as hidden_kind, strong as strong_hidden
 from .phrases import find as find_phrase
@@ -84,6 +85,10 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
     elif ask := find_ask(text):  # a hand-over or "don't tell the user" in the languages the model barely knows
         reason, what, pos = ask
         found.append(Evidence(reason, what, False, pos * len(text) // max(1, len(fold(text)))))
+    if command := find_command(text):  # an order to run a harmful command, whatever words frame it
+        what, pos = command
+        found.append(Evidence("prompt_injection", what, False, pos * len(text) // max(1, len(fold(text))),
+                              quoted=reported(text, lambda t: find_command(t) is not None)))
     for how, payload in decoded:
         inner = find_leak(payload, protected)
         if inner or (hit := find_phrase(fold(payload))):

@@ -1,0 +1,120 @@
+"""Commands that hand the machine over or wreck it, stored for an agent to run later.
+
+An agent with a shell, file or database tool reads its memories as context; a stored note that tells it to pipe a
+download into a shell, open a reverse shell, wipe a system path or switch a safeguard off is an attack whatever words
+frame it, and the classifier (trained mostly on prose) reads many of them as ordinary developer notes. Rules, by
+what the command does, not by what the note says:
+
+  * code fetched and run: a download piped into a shell or interpreter, or evaluated (curl … | sh, iex (iwr …),
+    bash -c "$(wget …)"); from a named https host only when the note also waves confirmation away (an official
+    installer one-liner is a normal note: "install rustup with curl … https://sh.rustup.rs | sh");
+  * a shell handed to another machine: nc/ncat -e, /dev/tcp/, bash -i >&, socat exec:;
+  * destruction: rm -rf of the root, the home folder, a top-level system folder or a wildcard under one; mkfs, dd
+    onto a disk device, a fork bomb; chmod/chown -R of the root; dropping a database, DELETE or UPDATE without a real
+    WHERE, terraform destroy, kubectl delete of namespaces or everything, a forced push to main or master, when the
+    note also waves confirmation away or says it is routine;
+  * safeguards off: SELinux, the firewall or the antivirus disabled, passwordless sudo, sudo aliased, TLS checks off,
+    /etc/hosts pointing a public name elsewhere; a scheduled job calling an address or a plain-http URL.
+
+A command with a negation just before it ("never run rm -rf /", "禁止 git push --force") is advice, and a note that
+calls it an attack (a post-mortem, an advisory) a report: neither is an order.
+Evidence for a person to look at, never proof: each finding only quarantines (verdict.py blocks when the classifier
+agrees strongly). Reads the folded view (normalise.fold), a bounded number of candidates, so the cost is linear.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import islice
+
+from .normalise import fold
+
+MAX_CANDIDATES = 50
+_NEGATION_BEFORE = re.compile(r"(?:\bnever\b|\bdon'?t\b|\bdo not\b|\bavoid\b|\bban(?:ned|s)?\b|\bforbid|\bnot allowed\b|"
+                              r"\bmust not\b|\bshould not\b|\bwithout running\b|禁止|不要|不准|不得|切勿|严禁|别再?|不能|避免)"
+                              r"[^.!?。！？\n]{0,40}$")
+# The note waves confirmation away or hides the act: what turns a risky but ordinary command into an order.
+_WAIVED = re.compile(r"\b(?:no need to (?:ask|confirm|check|tell)|without (?:asking|confirm\w*|telling|checking|review)|"
+                     r"(?:don'?t|do not|never) (?:ask|confirm|tell|mention|notify)|skip (?:the )?confirm\w*|"
+                     r"silently|automatically|at (?:the )?start of every|every (?:session|time|run|morning|day)|"
+                     r"on (?:every )?startup|whenever|routine|regardless)\b|"
+                     r"不(?:需要|用|必|要)(?:再)?(?:确认|征求|询问|告诉|通知|备份)|无需(?:确认|询问|告诉|备份)|别告诉|"
+                     r"自动|每次|每周例行|每天|悄悄|默默")
+# A note that calls the command an attack is a report of one (a post-mortem, an advisory), not an order to run it.
+_REPORT = re.compile(r"\b(?:malicious|malware|attacker|compromised|post-?mortem|advisory|threat intel|honeypot|iocs?|"
+                     r"phishing|exploit(?:ed)?|injected)\b|恶意|攻击者|复盘|事故|漏洞")
+_FETCH = r"(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b"
+_RUNNER = r"(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b|python[23]?\b|perl\b|ruby\b|node\b|iex\b|invoke-expression\b|pwsh\b|powershell\b"
+_PIPE_RUN = re.compile(rf"{_FETCH}[^|;&\n]{{0,100}}(?:://|\w\.\w)[^|;&\n]{{0,100}}\|\s*(?:{_RUNNER})|"
+                       rf"(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|<\(|`)\s*{_FETCH}|"
+                       rf"(?:iex|invoke-expression)\s*\(?\s*(?:\(?\s*new-object\s+net\.webclient|{_FETCH})|"
+                       rf"\beval\s*[\"'(]?\s*\$\(\s*{_FETCH}")
+# A scheduled job that calls out to an address or over plain http: a beacon, not a backup.
+_CRON_CALL = re.compile(rf"(?:(?:\*|\d+)(?:/\d+)?\s+){{4}}(?:\*|\d+)\s+[^\n]{{0,80}}{_FETCH}[^\n]{{0,40}}"
+                        r"(?:http://|\d{1,3}(?:\.\d{1,3}){3})")
+_URL = re.compile(r"(https?)://([^/\s'\"`|)]+)")
+_IP_HOST = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$")
+_REVERSE_SHELL = re.compile(r"\b(?:nc|ncat|netcat)\b[^|;\n]{0,80}\s-[a-z]*[ec]\s*/?(?:bin/)?(?:ba|z)?sh\b|/dev/tcp/|"
+                            r"\bbash\s+-i\s*>&|\bsocat\b[^\n]{0,80}\bexec:|\bmkfifo\b[^\n]{0,80}\b(?:nc|ncat)\b|"
+                            r"socket\.socket\([^\n]{0,200}(?:subprocess|pty\.spawn|os\.dup2)")
+_SYSTEM_DIRS = r"(?:etc|var|usr|bin|sbin|boot|lib|lib64|home|opt|root|srv|dev|sys|system32|windows|users)"
+_RM_TARGET = rf"(?:/\*?|~/?\*?|\$home/?\*?|/{_SYSTEM_DIRS}(?:/[\w.*-]+)?/?\*?|~/[\w.-]+/\*[\w./*-]*|[a-z]:\\\\?\*?)(?=[\s;&|`'\"]|$)"
+_DESTROY = re.compile(
+    rf"\brm\s+(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|--recursive\s+--force|--force\s+--recursive|-r\s+-f|-f\s+-r)"
+    rf"(?:\s+--no-preserve-root)?\s+(?:[^\s;&|]+\s+){{0,6}}?{_RM_TARGET}|"
+    r"\bmkfs(?:\.\w+)?\s+/dev/|\bdd\b[^\n]{0,80}\bof=/dev/(?:sd|nvme|hd|disk|xvd|mmcblk)|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}|"
+    r"\bch(?:mod|own)\s+(?:-r\s+\S+|\S+\s+-r)\s+/(?=[\s;&|`'\"]|$)|\bformat\s+c:|"
+    r"\bremove-item\b[^\n]{0,60}-recurse[^\n]{0,40}\s[a-z]:\\\\?(?=[\s;'\"]|$)|\bdel\s+/[sq]\s+/[sq]\s+[a-z]:\\")
+_DESTROY_IF_WAIVED = re.compile(
+    r"\bdrop\s+(?:database|schema|table)\b|\btruncate\s+(?:table\s+)?\w+|"
+    r"\bdelete\s+from\s+[\w.\"`]+\s*(?:;|$|where\s+(?:1\s*=\s*1|true)\b)|\bupdate\s+[\w.\"`]+\s+set\s+[^;\n]{1,80}(?:;|$)|"
+    r"\bterraform\s+destroy\b|\bkubectl\s+delete\s+(?:ns|namespaces?)\b|\bkubectl\s+delete\b[^\n]{0,40}--all\b|"
+    r"\bgit\s+push\s+(?:[^\n]{0,40}\s)?(?:--force|-f)\b[^\n]{0,40}\b(?:main|master|prod\w*)\b|"
+    r"\bgit\s+push\s+[^\n]{0,40}\b(?:main|master)\b[^\n]{0,20}\s(?:--force|-f)\b|"
+    r"\baws\s+s3\s+(?:rb\s+[^\n]*--force|rm\s+[^\n]*--recursive)|\bdelete_repositor(?:y|ies)\b|\bchmod\s+(?:-r\s+)?777\b")
+_SAFEGUARDS = re.compile(r"\balias\s+sudo\s*=|\bsetenforce\s+0\b|\bufw\s+disable\b|\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|ufw|apparmor)\b|"
+                         r"\biptables\s+-f\b|\bnopasswd\s*:\s*all\b|set-mppreference\s+-disablerealtimemonitoring\s+\$?true|"
+                         r"\bnode_tls_reject_unauthorized\s*=\s*['\"]?0|/etc/hosts\b[^\n]{0,80}\b(?:github|google|microsoft|"
+                         r"apple|amazon|paypal|npmjs|pypi)\.(?:com|org)\b|\b(?:github|google|npmjs|pypi)\.(?:com|org)\b[^\n]{0,80}"
+                         r"/etc/hosts\b")
+
+
+_FETCHERS = ("curl", "wget", "iwr", "irm", "invoke-", "fetch")
+# Each rule, with the plain substrings one of which any match holds: a note with none of them (most notes) costs a
+# few substring searches, not the rules' regular expressions (~0.3 ms for a 1,000-character note).
+_RULES: tuple[tuple[re.Pattern[str], str, tuple[str, ...], bool], ...] = (
+    (_REVERSE_SHELL, "hands a shell to another machine", ("nc", "/dev/tcp", "bash", "exec:", "mkfifo", "socket"), False),
+    (_PIPE_RUN, "runs code it downloads", (*_FETCHERS, "iex", "invoke-expression", "eval"), False),
+    (_DESTROY, "destroys a system path or disk", ("rm ", "mkfs", "dd ", ":(", "chmod", "chown", "format c",
+                                                   "remove-item", "del /"), False),
+    (_SAFEGUARDS, "switches a safeguard off", ("alias", "setenforce", "ufw", "systemctl", "iptables", "nopasswd",
+                                               "mppreference", "tls_reject", "/etc/hosts"), False),
+    (_CRON_CALL, "schedules a call to another machine", _FETCHERS, False),
+    (_DESTROY_IF_WAIVED, "destroys data or history, with confirmation waved away",
+     ("drop", "truncate", "delete", "update", "terraform", "kubectl", "git", "aws", "chmod"), True),
+)
+
+
+def find(text: str) -> tuple[str, int] | None:
+    """(what the command does, its position in the folded text) for the first order to run a harmful command."""
+    low = fold(text)
+    rules = [rule for rule in _RULES if any(cue in low for cue in rule[2])]
+    if not rules or _REPORT.search(low):
+        return None
+    waived = _WAIVED.search(low) is not None
+    for pattern, what, _, needs_waiver in rules:
+        if needs_waiver and not waived:
+            continue
+        for m in islice(pattern.finditer(low), MAX_CANDIDATES):
+            if _NEGATION_BEFORE.search(low[max(0, m.start() - 60):m.start()]):
+                continue
+            if pattern is _PIPE_RUN and not waived and _named_https(low[m.start():m.end()]):
+                continue
+            return f"a command that {what}: '{m.group()[:80]}'", m.start()
+    return None
+
+
+def _named_https(command: str) -> bool:
+    """The download comes from https URLs with named hosts only (an installer one-liner), not an address or http."""
+    urls = _URL.findall(command)
+    return bool(urls) and all(scheme == "https" and not _IP_HOST.match(host) for scheme, host in urls)
