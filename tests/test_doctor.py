@@ -260,3 +260,27 @@ def test_archive_folder_and_interrupted_export(store):
     check = store_checks(store)["archive"]
     assert check.status == "fail" and "1 staged" in check.detail
     assert check.fix == f"echo-duck init --db {store}"
+
+
+# -- a row edited beside the event log (session 36's review) -------------------------------------------------
+
+@pytest.mark.parametrize("edit", [
+    "UPDATE memories SET sensitivity = 'normal', scope = 'team', team_id = 'red' WHERE content LIKE 'Alice%'",
+    "UPDATE memories SET agent_id = 'mallory' WHERE content LIKE 'Alice%'",
+    "UPDATE memories SET content = 'The package manager is npm' WHERE key = 'package_manager'",
+    "UPDATE memories SET tags = ['share:personal'] WHERE content LIKE 'Alice%'",
+])
+def test_a_row_edited_with_plain_sql_is_a_problem(tmp_path, edit):
+    """An analyst's plain-SQL edit of who may see a memory (or of its text) went unseen: the hash chain seals the
+    event log, not the live table, and every read trusts the row (another agent then read alice's sensitive note)."""
+    path = tmp_path / "mem.duckdb"
+    with echo_duck.open(path, embedder="hash", admin=True) as host:
+        host.remember("The package manager is pnpm", type="environment", key="package_manager")
+        alice = host.for_agent("alice")
+        alice.remember("Alice's school run is at 8:10", type="user", sensitivity="sensitive")
+    assert doctor.diagnose(path).ok  # the control: as echo_duck wrote it
+    con = duckdb.connect(str(path))
+    con.execute(edit)
+    con.close()
+    check = by_name(doctor.diagnose(path))["rows vs log"]
+    assert check.status == "fail" and "1 memories differ from the event log" in check.detail

@@ -228,7 +228,7 @@ def _store_checks(db: Db, path: Path, shown: str) -> list[Check]:
     checks.append(_objects_check(db, shown))
     steps: list[Callable[[Db, str], Check | None]] = [
         _integrity_check, _keyword_check, _model_check, _stale_check, _jobs_check, functools.partial(_archive_check, path=path),
-        _purge_check, _chain_check, _audit_check]
+        _purge_check, _chain_check, _log_check, _audit_check]
     for step in steps:
         try:
             check = step(db, shown)
@@ -375,6 +375,16 @@ def _chain_check(db: Db, shown: str) -> Check:
                      f"echo-duck audit verify --admin --db {shown} shows it; the events from there on were edited "
                      "outside echo_duck: compare with a backup")
     return Check("event chain", "ok", f"{report.events} events, every link verified ({report.redacted} redacted by purges)")
+
+
+def _log_check(db: Db, shown: str) -> Check:
+    """The live rows against the event log: the chain seals the log, and this shows a row changed beside it."""
+    rows, first = db.run("doctor_rows_off_log").fetchone()
+    if rows:
+        return Check("rows vs log", "fail", f"{rows} memories differ from the event log in owner, scope, sensitivity, "
+                     f"sharing or text (first: {first}): edited outside echo_duck, and every read trusts them",
+                     f"echo-duck history {first} --admin --db {shown} shows what the log holds; compare with a backup")
+    return Check("rows vs log", "ok", "every memory's owner, scope, sensitivity and text is what the event log says")
 
 
 def _audit_check(db: Db, shown: str) -> Check:

@@ -28,6 +28,16 @@ SELECT live_memories, stale_recalls, leaked_recalls FROM memory_health;
 -- name: doctor_pending_purges
 SELECT count(*) FROM pending_purges;
 
+-- Live memories whose owner, scope, team, tenant, sensitivity, sharing or text is not what the event log rebuilds
+-- (memories_as_of at the end of time): a row edited with plain SQL, which every read path would otherwise trust.
+-- name: doctor_rows_off_log
+SELECT count(*) AS rows, min(m.id::VARCHAR) AS first_id
+FROM memories m LEFT JOIN memories_as_of(TIMESTAMP '9999-12-31') a ON a.id = m.id
+WHERE a.id IS NULL OR m.agent_id IS DISTINCT FROM a.agent_id OR m.scope IS DISTINCT FROM a.scope
+   OR m.team_id IS DISTINCT FROM a.team_id OR m.tenant_id IS DISTINCT FROM a.tenant_id
+   OR m.sensitivity IS DISTINCT FROM a.sensitivity OR m.content IS DISTINCT FROM a.content
+   OR list_contains(m.tags, 'share:personal') IS DISTINCT FROM list_contains(a.tags, 'share:personal');
+
 -- Every table of the store (integrity: each is read in full).
 -- name: doctor_tables
 SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() ORDER BY table_name;
