@@ -83,13 +83,17 @@ def _named_sources(conflicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _gated(blocks: list[tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:
-    """Memory lines ("- …") of every block through the scanner's gate; a sub-heading left with no line goes."""
-    items = [(b, i) for b, (_, lines) in enumerate(blocks) for i, line in enumerate(lines) if line.startswith("- ")]
+    """Memory lines ("- …") of every block through the scanner's gate, read with the sub-headings ("### …") between
+    them (a section's name and its line can be one instruction); a sub-heading the gate leaves out is replaced by a
+    neutral one, and a sub-heading left with no line goes."""
+    items = [(b, i) for b, (_, lines) in enumerate(blocks) for i, line in enumerate(lines)
+             if line.startswith(("- ", "### "))]
     keep = gate_lines([blocks[b][1][i] for b, i in items])
     dropped = {item for item, ok in zip(items, keep) if not ok}
     out = []
     for b, (title, lines) in enumerate(blocks):
-        kept = [line for i, line in enumerate(lines) if (b, i) not in dropped]
+        kept = [WITHHELD_SECTION if line.startswith("### ") and (b, i) in dropped else line
+                for i, line in enumerate(lines) if (b, i) not in dropped or line.startswith("### ")]
         kept = [line for i, line in enumerate(kept)
                 if not line.startswith("#") or (i + 1 < len(kept) and kept[i + 1].startswith("- "))]
         out.append((title, kept if any(line.startswith("- ") for line in kept) else []))

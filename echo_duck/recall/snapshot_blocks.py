@@ -23,28 +23,13 @@ in ``BLOCKS``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from ..models import Memory
+from ..write.scan.fences import neutralise
 
 PROFILE_SECTIONS = ("基础特征", "身份与背景", "目标与方向", "工作与沟通方式", "心理与情绪", "个人语言与激励", "与 Agent 的约定")
-# What a model may read as a fence's angle bracket, slash or hyphen; letters also in their full-width forms.
-_LOOK_ALIKE = {"<": "<‹＜〈⟨﹤❮", "/": "/／⁄∕", "-": "-‐‑‒–—―﹣－"}
-
-
-def fence_pattern(name: str) -> re.Pattern[str]:
-    """``<name`` or ``</name``, spaced, cased or spelt with look-alikes (‹/memory‐context>, ＜ｍｅｍｏｒｙ-context):
-    group 1 the slash, group 2 the name as written."""
-    def one(c: str) -> str:
-        if c in _LOOK_ALIKE:
-            return f"[{re.escape(_LOOK_ALIKE[c])}]"
-        return f"[{re.escape(c)}{chr(ord(c) + 0xFEE0)}]" if c.isascii() and c.isalnum() else re.escape(c)
-    return re.compile(rf"{one('<')}\s*({one('/')}?)\s*({''.join(one(c) for c in name)})", re.IGNORECASE)
-
-
-_FENCE = fence_pattern("memory-context")
 _MIN_TRUNCATED = 24  # below this, a cut-down line carries too little to be worth its space
 MAX_SELF_NOTES = 5
 MAX_CONFLICTS = 5
@@ -72,8 +57,8 @@ class Selection:
 
 
 def fence_safe(text: str) -> str:
-    """Neutralise anything that could open or close the memory fence."""
-    return _FENCE.sub(lambda m: "&lt;" + m.group(1) + m.group(2), text)
+    """Neutralise anything that could open or close the memory fence (look-alike spellings too: write/scan/fences.py)."""
+    return neutralise(text, ("memory-context",))
 
 
 def one_line(text: str) -> str:
@@ -147,7 +132,7 @@ def conflicts_block(sel: Selection, budget: int) -> list[str]:
     for c in sel.conflicts[:MAX_CONFLICTS]:
         a = f"\"{one_line(c['content_a'])}\" (from {one_line(str(c['source_a']))})"
         b = f"\"{one_line(c['content_b'])}\" (from {one_line(str(c['source_b']))})"
-        if c["status"] == "pending" and (c.get("stands_a") or c.get("stands_b")):  # one side keeps its block
+        if c["status"] == "pending" and c.get("stands_a") != c.get("stands_b"):  # one side keeps its block
             high, low = (a, b) if c.get("stands_a") else (b, a)
             why = "higher provenance" if c.get("same_agent") else "your own memory; the other is another agent's claim"
             lines.append(f"- Disputed: {high} stands ({why}); {low} disagrees. Ask the user if it matters.\n")

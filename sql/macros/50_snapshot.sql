@@ -10,11 +10,13 @@ CREATE OR REPLACE MACRO memory_source(m_source_session, m_source_refs, m_agent_i
 -- dispute_stands(p_agent, p_provenance, p_other_agent, p_other_provenance, p_caller_agent) -> BOOLEAN: whether
 -- a memory on one side of a pending contradiction stays in the caller's prompt. Between two memories of one
 -- agent, the side of higher provenance stands. Provenance is what the writer claims, so between two agents it
--- decides nothing: the caller's own memory stands against another agent's claim (which keeps its place as a
--- claim, in the Conflicts block), and of two other agents' memories neither stands.
+-- decides nothing: the caller's own memory stands against another agent's claim (the claim leaves the shared
+-- block; the Conflicts block names it), and two other agents' memories both stay in the shared block, each the
+-- claim of its author (a dispute an agent starts must not take a third agent's, or the host's, rules out of the
+-- prompt).
 CREATE OR REPLACE MACRO dispute_stands(p_agent, p_provenance, p_other_agent, p_other_provenance, p_caller_agent) AS
     CASE WHEN p_agent = p_other_agent THEN p_provenance > p_other_provenance
-         ELSE p_agent IS NOT DISTINCT FROM p_caller_agent END;
+         ELSE p_other_agent IS DISTINCT FROM p_caller_agent END;
 
 -- snapshot_candidates(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold) -> the live,
 -- visible, non-episodic memories that may enter the snapshot, each with its block:

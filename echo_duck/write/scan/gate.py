@@ -14,6 +14,7 @@ a snapshot that repeats every turn costs the model once.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from typing import Sequence
@@ -52,19 +53,27 @@ def labels_pass(labels: Sequence[str]) -> list[bool]:
 
 
 def gate_lines(lines: Sequence[str]) -> list[bool]:
-    """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …").
+    """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …"), or the
+    sub-headings above them ("### …": a section's name, read with its lines).
 
     A line the scanner blocks alone is left out by itself; a run of neighbours is left out whole when it is
     blocked only together (every line of it passes alone), so one bad line never takes its neighbours with it."""
-    plain = [" ".join(line.strip().removeprefix("- ").split()) for line in lines]
+    plain = [" ".join(line.strip().removeprefix("- ").removeprefix("### ").split()) for line in lines]
     keep = [not bad for bad in _refused(plain)]
+    joinable = [_MARKER.sub("", text, count=1) for text in plain]  # "(1/8) Ignore", "(2/8) all": read as joined
     for n in WINDOWS[1:]:
         runs = [i for i in range(len(plain) - n + 1) if all(keep[i:i + n])]
-        for i, bad in zip(runs, _refused([" ".join(plain[i:i + n]) for i in runs])):
+        for i, bad in zip(runs, _refused([" ".join(joinable[i:i + n]) for i in runs])):
             if bad:
                 keep[i:i + n] = [False] * n
-    _leave_out_longer_runs(plain, keep)
+    _leave_out_longer_runs(joinable, keep)
     return keep
+
+
+# A part marker at the start of a line ("(1/8)", "[2]", "3.", "Part 4:", "第5部分"): left out of the joined reading,
+# where it would only break up the words of an instruction written in numbered fragments.
+_MARKER = re.compile(r"^(?:[(\[]?\s*\d{1,3}(?:\s*/\s*\d{1,3})?\s*[)\].:、]|(?:part|step|fragment)\s*\d{1,3}\s*[:.)]?|"
+                     r"第\s*\d{1,3}\s*[部段条]分?[:：、]?)\s*", re.IGNORECASE)
 
 
 def _leave_out_longer_runs(plain: list[str], keep: list[bool]) -> None:

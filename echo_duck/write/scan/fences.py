@@ -1,0 +1,59 @@
+"""The prompt's fence tags, found however they are spelt, so that stored text can neither open nor close one.
+
+A prompt block is fenced by tags (``<memory-context>``, ``<shared-memory-context>``, ``<kb-context>``, …). A model
+reads ``‹/memory−context>`` (a single angle quote, a minus sign), ``＜/ｍｅｍｏｒｙ-context＞`` (full width),
+``</mеmоry-context>`` (Cyrillic е, о) or ``</memory_context>`` as the same tag, so ``neutralise`` looks for the tags
+in a folded copy of the text (one character for one: look-alike letters as the Latin ones, compatibility forms,
+look-alike brackets, slashes and dashes, the underscore as a dash) and writes ``&lt;`` over the opening bracket
+of each, in the text as it was. Everything else is left as written.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Iterable
+
+from .skeleton import latin_lookalikes
+
+_AS = {"<": "<‹＜〈⟨﹤❮˂ᐸ≺⋖⧼", "/": "/／⁄∕⧸", "-": "-‐‑‒–—―﹣－−⁃˗_"}
+
+
+class _Fold(dict):
+    """str.translate table: each character to one comparable character, worked out on first sight."""
+
+    def __missing__(self, code: int) -> str:
+        c = chr(code)
+        out = next((plain for plain, alike in _AS.items() if c in alike), None)
+        if out is None:
+            alike = latin_lookalikes().get(c, "")
+            compat = unicodedata.normalize("NFKC", c)
+            out = alike if len(alike) == 1 else compat if len(compat) == 1 else c
+        self[code] = out
+        return out
+
+
+_FOLD = _Fold()
+
+
+@lru_cache(maxsize=16)
+def _pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(n).replace(r"\-", "-") for n in names)
+    return re.compile(rf"<\s*/?\s*(?:{alternatives})", re.IGNORECASE)
+
+
+def neutralise(text: str, names: Iterable[str]) -> str:
+    """``text`` with '&lt;' over the bracket of every opening or closing tag named in ``names`` (e.g.
+    "memory-context"), spelt with look-alikes or not."""
+    if "<" not in text and text.isascii():
+        return text
+    folded = text.translate(_FOLD)
+    starts = [m.start() for m in _pattern(tuple(names)).finditer(folded)]
+    if not starts:
+        return text
+    pieces, last = [], 0
+    for start in starts:
+        pieces += [text[last:start], "&lt;"]
+        last = start + 1
+    return "".join(pieces) + text[last:]
