@@ -346,3 +346,17 @@ def test_an_export_dropped_into_an_archive_folder_is_not_credited_to_its_agent(t
         assert archived and {a for a, _ in archived} == {"alice"} and SECRET in {c for _, c in archived}
         alice = host.for_agent("alice")
         assert not [m for m in alice.find(status=None, as_of=clock.now) if m.content.startswith("Rule from")]
+
+
+def test_a_folder_is_not_imported_as_a_dataset(tmp_path):
+    """A second review: a folder named notes.parquet holding a symlink to the archive was read by pyarrow as a
+    dataset, through the link (the check resolved only the folder's own path). import_file reads one file."""
+    host = echo_duck.open(tmp_path / "t.duckdb", admin=True, embedder="hash")
+    mallory = host.for_agent("mallory")
+    folder = tmp_path / "ws" / "notes.parquet"
+    folder.mkdir(parents=True)
+    (folder / "a").symlink_to(tmp_path)
+    with pytest.raises(echo_duck.InvalidInput, match="is a folder"):
+        import_file(mallory, folder)
+    assert mallory.find() == []
+    host.close()

@@ -203,7 +203,7 @@ def _parquet(path: Path) -> list[Record]:
     import pyarrow.parquet as pq
 
     try:
-        rows = pq.read_table(path).to_pylist()
+        rows = pq.ParquetFile(path).read().to_pylist()  # one file: read_table would read a folder as a dataset
     except (OSError, ValueError) as e:  # pyarrow raises ArrowInvalid (a ValueError) or OSError
         raise InvalidInput(f"{path}: not a readable Parquet file ({e})") from None
     return _objects(path, ((f"row {i}", r) for i, r in enumerate(rows, 1)), ref_ids=False)

@@ -110,6 +110,8 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
     archive folder, also through a symlink or a hard link: ``store_files.py``): the archive holds every
     agent's archived rows. An admin handle may (the trusted host; its ``sql`` reads the archive anyway)."""
     path = Path(path)
+    if path.is_dir():  # a folder would be read as a dataset, through whatever links it holds
+        raise InvalidInput(f"{path} is a folder; import_file reads one file")
     if not getattr(mem, "is_admin", False):
         refuse_store_file(mem, path, "import")
     if validate.flag(trusted, "trusted") and not getattr(mem, "is_admin", False):
