@@ -30,60 +30,81 @@ from itertools import islice
 from .normalise import fold
 
 MAX_CANDIDATES = 50
-_NEGATION_BEFORE = re.compile(r"(?:\bnever\b|\bdon'?t\b|\bdo not\b|\bavoid\b|\bban(?:ned|s)?\b|\bforbid|\bnot allowed\b|"
-                              r"\bmust not\b|\bshould not\b|\bwithout running\b|禁止|不要|不准|不得|切勿|严禁|别再?|不能|避免)"
-                              r"[^.!?。！？\n]{0,40}$")
+
+
+def _any(*parts: str) -> re.Pattern[str]:
+    """One pattern matching any of ``parts`` (each a regular expression, written on lines of its own)."""
+    return re.compile("|".join(parts))
+
+
+_NEGATION_BEFORE = re.compile(
+    r"(?:\b(?:never|don'?t|do not)\b(?!\s+(?:forget|hesitate|skip|wait))|\bavoid\b|\bban(?:ned|s)?\b|\bforbid|"
+    r"\bnot allowed\b|\bmust not\b|\bshould not\b|\bwithout running\b|禁止|不要|不准|不得|切勿|严禁|别再?|不能|避免)"
+    r"[^.!?。！？\n]{0,40}$")
 # The note waves confirmation away or hides the act: what turns a risky but ordinary command into an order.
-_WAIVED = re.compile(r"\b(?:no need to (?:ask|confirm|check|tell)|without (?:asking|confirm\w*|telling|checking|review)|"
-                     r"(?:don'?t|do not|never) (?:ask|confirm|tell|mention|notify)|skip (?:the )?confirm\w*|"
-                     r"silently|automatically|at (?:the )?start of every|every (?:session|time|run|morning|day)|"
-                     r"on (?:every )?startup|whenever|routine|regardless)\b|"
-                     r"不(?:需要|用|必|要)(?:再)?(?:确认|征求|询问|告诉|通知|备份)|无需(?:确认|询问|告诉|备份)|别告诉|"
-                     r"自动|每次|每周例行|每天|悄悄|默默")
-# A note that calls the command an attack is a report of one (a post-mortem, an advisory), not an order to run it.
-_REPORT = re.compile(r"\b(?:malicious|malware|attacker|compromised|post-?mortem|advisory|threat intel|honeypot|iocs?|"
-                     r"phishing|exploit(?:ed)?|injected)\b|恶意|攻击者|复盘|事故|漏洞")
+_WAIVED = _any(
+    r"\b(?:no need to (?:ask|confirm|check|tell)|without (?:asking|confirm\w*|telling|checking|review)|"
+    r"(?:don'?t|do not|never) (?:ask|confirm|tell|mention|notify)|skip (?:the )?confirm\w*|silently|"
+    r"at (?:the )?start of every|every (?:session|time you)|each session|on (?:every )?startup|at startup)\b",
+    r"不(?:需要|用|必|要)(?:再)?(?:确认|征求|询问|告诉|通知|备份)|无需(?:确认|询问|告诉|备份)|别告诉|每次|悄悄|默默")
+# A note that calls the command an attack just before it is a report of one (a post-mortem, an advisory).
+_REPORT = _any(r"\b(?:malicious|malware|attacker|compromised|post-?mortem|advisory|threat intel|honeypot|iocs?|"
+               r"phishing|injected)\b", r"恶意|攻击者|复盘|事故|漏洞")
+REPORT_BEFORE = 200  # characters before a command in which a report word frames it
 _FETCH = r"(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b"
-_RUNNER = r"(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b|python[23]?\b|perl\b|ruby\b|node\b|iex\b|invoke-expression\b|pwsh\b|powershell\b"
-_PIPE_RUN = re.compile(rf"{_FETCH}[^|;&\n]{{0,100}}(?:://|\w\.\w)[^|;&\n]{{0,100}}\|\s*(?:{_RUNNER})|"
-                       rf"(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|<\(|`)\s*{_FETCH}|"
-                       rf"(?:iex|invoke-expression)\s*\(?\s*(?:\(?\s*new-object\s+net\.webclient|{_FETCH})|"
-                       rf"\beval\s*[\"'(]?\s*\$\(\s*{_FETCH}")
+_RUNNER = (r"(?:sudo(?:\s+-\w+)*\s+)?(?:/usr)?(?:/bin/)?(?:env\s+)?(?:ba|z|k|da|fi)?sh\b|python[23]?\b|perl\b|ruby\b|"
+           r"node\b|iex\b|invoke-expression\b|pwsh\b|powershell\b")
+_PIPE_RUN = _any(
+    rf"{_FETCH}[^|;&\n]{{0,100}}(?:://|\w\.\w|\$\{{?\w)[^|;&\n]{{0,100}}\|\s*(?:{_RUNNER})",
+    rf"(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|<\(|`)\s*{_FETCH}",
+    rf"(?:iex|invoke-expression)\s*\(?\s*(?:\(?\s*new-object\s+net\.webclient|{_FETCH})",
+    rf"\beval\s*[\"'(]?\s*\$\(\s*{_FETCH}")
 # A scheduled job that calls out to an address or over plain http: a beacon, not a backup.
 _CRON_CALL = re.compile(rf"(?:(?:\*|\d+)(?:/\d+)?\s+){{4}}(?:\*|\d+)\s+[^\n]{{0,80}}{_FETCH}[^\n]{{0,40}}"
                         r"(?:http://|\d{1,3}(?:\.\d{1,3}){3})")
 _URL = re.compile(r"(https?)://([^/\s'\"`|)]+)")
 _IP_HOST = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$")
-_REVERSE_SHELL = re.compile(r"\b(?:nc|ncat|netcat)\b[^|;\n]{0,80}\s-[a-z]*[ec]\s*/?(?:bin/)?(?:ba|z)?sh\b|/dev/tcp/|"
-                            r"\bbash\s+-i\s*>&|\bsocat\b[^\n]{0,80}\bexec:|\bmkfifo\b[^\n]{0,80}\b(?:nc|ncat)\b|"
-                            r"socket\.socket\([^\n]{0,200}(?:subprocess|pty\.spawn|os\.dup2)")
+_REVERSE_SHELL = _any(
+    r"\b(?:nc|ncat|netcat)\b[^|;\n]{0,80}\s(?:-[a-z]*[ec]|--(?:sh-)?exec)[\s=]*[\"']?/?(?:usr/)?(?:bin/)?"
+    r"(?:ba|z)?sh\b",
+    r"/dev/tcp/", r"\bbash\s+-i\s*>&", r"\bsocat\b[^\n]{0,80}\bexec:", r"\bmkfifo\b[^\n]{0,80}\b(?:nc|ncat)\b",
+    r"socket\.socket\([^\n]{0,200}(?:subprocess|pty\.spawn|os\.dup2)")
 _SYSTEM_DIRS = r"(?:etc|var|usr|bin|sbin|boot|lib|lib64|home|opt|root|srv|dev|sys|system32|windows|users)"
-_RM_TARGET = rf"(?:/\*?|~/?\*?|\$home/?\*?|/{_SYSTEM_DIRS}(?:/[\w.*-]+)?/?\*?|~/[\w.-]+/\*[\w./*-]*|[a-z]:\\\\?\*?)(?=[\s;&|`'\"]|$)"
-_DESTROY = re.compile(
-    rf"\brm\s+(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|--recursive\s+--force|--force\s+--recursive|-r\s+-f|-f\s+-r)"
-    rf"(?:\s+--no-preserve-root)?\s+(?:[^\s;&|]+\s+){{0,6}}?{_RM_TARGET}|"
-    r"\bmkfs(?:\.\w+)?\s+/dev/|\bdd\b[^\n]{0,80}\bof=/dev/(?:sd|nvme|hd|disk|xvd|mmcblk)|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}|"
-    r"\bch(?:mod|own)\s+(?:-r\s+\S+|\S+\s+-r)\s+/(?=[\s;&|`'\"]|$)|\bformat\s+c:|"
-    r"\bremove-item\b[^\n]{0,60}-recurse[^\n]{0,40}\s[a-z]:\\\\?(?=[\s;'\"]|$)|\bdel\s+/[sq]\s+/[sq]\s+[a-z]:\\")
-_DESTROY_IF_WAIVED = re.compile(
-    r"\bdrop\s+(?:database|schema|table)\b|\btruncate\s+(?:table\s+)?\w+|"
-    r"\bdelete\s+from\s+[\w.\"`]+\s*(?:;|$|where\s+(?:1\s*=\s*1|true)\b)|\bupdate\s+[\w.\"`]+\s+set\s+[^;\n]{1,80}(?:;|$)|"
-    r"\bterraform\s+destroy\b|\bkubectl\s+delete\s+(?:ns|namespaces?)\b|\bkubectl\s+delete\b[^\n]{0,40}--all\b|"
-    r"\bgit\s+push\s+(?:[^\n]{0,40}\s)?(?:--force|-f)\b[^\n]{0,40}\b(?:main|master|prod\w*)\b|"
-    r"\bgit\s+push\s+[^\n]{0,40}\b(?:main|master)\b[^\n]{0,20}\s(?:--force|-f)\b|"
-    r"\baws\s+s3\s+(?:rb\s+[^\n]*--force|rm\s+[^\n]*--recursive)|\bdelete_repositor(?:y|ies)\b|\bchmod\s+(?:-r\s+)?777\b")
-_SAFEGUARDS = re.compile(r"\balias\s+sudo\s*=|\bsetenforce\s+0\b|\bufw\s+disable\b|\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|ufw|apparmor)\b|"
-                         r"\biptables\s+-f\b|\bnopasswd\s*:\s*all\b|set-mppreference\s+-disablerealtimemonitoring\s+\$?true|"
-                         r"\bnode_tls_reject_unauthorized\s*=\s*['\"]?0|/etc/hosts\b[^\n]{0,80}\b(?:github|google|microsoft|"
-                         r"apple|amazon|paypal|npmjs|pypi)\.(?:com|org)\b|\b(?:github|google|npmjs|pypi)\.(?:com|org)\b[^\n]{0,80}"
-                         r"/etc/hosts\b")
+# the root, the home folder, a system folder, or everything in one (not a program's own folder: /opt/nvim)
+_RM_TARGET = (rf"(?:/\*?|~/?\*?|[\"']?\$\{{?home\}}?[\"']?/?\*?|/{_SYSTEM_DIRS}/?\*?|/{_SYSTEM_DIRS}/[\w.-]+/\*|"
+              rf"~/[\w.-]+/\*[\w./*-]*|[a-z]:\\\\?\*?)(?=[\s;&|`'\"]|$)")
+_RM_FLAGS = (r"(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|--recursive\s+--force|--force\s+--recursive|"
+             r"-r\s+-f|-f\s+-r)")
+_DESTROY = _any(
+    rf"\brm\s+{_RM_FLAGS}(?:\s+--no-preserve-root)?\s+(?:[^\s;&|]+\s+){{0,6}}?{_RM_TARGET}",
+    r"\bmkfs(?:\.\w+)?\s+/dev/", r"\bdd\b[^\n]{0,80}\bof=/dev/(?:sd|nvme|hd|disk|xvd|mmcblk)",
+    r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}", r"\bch(?:mod|own)\s+(?:-r\s+\S+|\S+\s+-r)\s+/(?=[\s;&|`'\"]|$)",
+    r"\bformat\s+c:",
+    r"\bremove-item\b[^\n]{0,60}-recurse[^\n]{0,40}\s[a-z]:\\\\?(?=[\s;'\"]|$)", r"\bdel\s+/[sq]\s+/[sq]\s+[a-z]:\\")
+_DESTROY_IF_WAIVED = _any(
+    r"\bdrop\s+(?:database|schema|table)\b", r"\btruncate\s+table\s+\w+", r"\btruncate\s+[\w.\"`]+\s*;",
+    r"\bdelete\s+from\s+[\w.\"`]+\s*(?:;|$|where\s+(?:1\s*=\s*1|true)\b)",
+    r"\bupdate\s+[\w.\"`]+\s+set\s+[^;\n]{1,80}(?:;|$)",
+    r"\bterraform\s+destroy\b", r"\bkubectl\s+delete\s+(?:ns|namespaces?)\b", r"\bkubectl\s+delete\b[^\n]{0,40}--all\b",
+    r"\bgit\s+push\s+(?:[^\n]{0,40}\s)?(?:--force|-f)\b[^\n]{0,40}\b(?:main|master|prod\w*)\b",
+    r"\bgit\s+push\s+[^\n]{0,40}\b(?:main|master)\b[^\n]{0,20}\s(?:--force|-f)\b",
+    r"\bgit\s+push\s+\S+\s+\+(?:main|master)\b",
+    r"\baws\s+s3\s+(?:rb\s+[^\n]*--force|rm\s+[^\n]*--recursive)", r"\bdelete_repositor(?:y|ies)\b",
+    r"\bchmod\s+(?:-r\s+)?777\b")
+_SAFEGUARDS = _any(
+    r"\balias\s+sudo\s*=", r"\bsetenforce\s+(?:0|permissive)\b", r"\bufw\s+disable\b",
+    r"\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|ufw|apparmor)\b", r"\biptables\s+-f\b", r"\bnopasswd\s*:\s*all\b",
+    r"set-mppreference\s+-disablerealtimemonitoring\s+\$?true", r"\bnode_tls_reject_unauthorized\s*=\s*['\"]?0",
+    r"/etc/hosts\b[^\n]{0,80}\b(?:github|google|microsoft|apple|amazon|paypal|npmjs|pypi)\.(?:com|org)\b",
+    r"\b(?:github|google|npmjs|pypi)\.(?:com|org)\b[^\n]{0,80}/etc/hosts\b")
 
 
 _FETCHERS = ("curl", "wget", "iwr", "irm", "invoke-", "fetch")
 # Each rule, with the plain substrings one of which any match holds: a note with none of them (most notes) costs a
 # few substring searches, not the rules' regular expressions (~0.3 ms for a 1,000-character note).
 _RULES: tuple[tuple[re.Pattern[str], str, tuple[str, ...], bool], ...] = (
-    (_REVERSE_SHELL, "hands a shell to another machine", ("nc", "/dev/tcp", "bash", "exec:", "mkfifo", "socket"), False),
+    (_REVERSE_SHELL, "hands a shell to another machine", ("nc", "/dev/tcp", "bash", "exec:", "mkfifo", "socket"),
+     False),
     (_PIPE_RUN, "runs code it downloads", (*_FETCHERS, "iex", "invoke-expression", "eval"), False),
     (_DESTROY, "destroys a system path or disk", ("rm ", "mkfs", "dd ", ":(", "chmod", "chown", "format c",
                                                    "remove-item", "del /"), False),
@@ -99,14 +120,15 @@ def find(text: str) -> tuple[str, int] | None:
     """(what the command does, its position in the folded text) for the first order to run a harmful command."""
     low = fold(text)
     rules = [rule for rule in _RULES if any(cue in low for cue in rule[2])]
-    if not rules or _REPORT.search(low):
+    if not rules:
         return None
     waived = _WAIVED.search(low) is not None
     for pattern, what, _, needs_waiver in rules:
         if needs_waiver and not waived:
             continue
         for m in islice(pattern.finditer(low), MAX_CANDIDATES):
-            if _NEGATION_BEFORE.search(low[max(0, m.start() - 60):m.start()]):
+            if _NEGATION_BEFORE.search(low[max(0, m.start() - 60):m.start()]) or \
+                    _REPORT.search(low[max(0, m.start() - REPORT_BEFORE):m.start()]):
                 continue
             if pattern is _PIPE_RUN and not waived and _named_https(low[m.start():m.end()]):
                 continue
