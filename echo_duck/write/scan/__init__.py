@@ -11,7 +11,8 @@ the agent, commands that leak secrets, or the secrets themselves. Layers, one mo
     exfil, phrases        the rules: exfiltration commands, injection phrases (English and Chinese)
     commands              orders to run a command that hands the machine over or wrecks it
     asks                  hand-overs and "don't tell the user" in the languages the model barely knows
-    address               a note addressed to the agent ("Note for the AI: …"), counted when the classifier half-agrees
+    address               a note addressed to the agent ("Note for the AI: …"), counted when the classifier half-agrees;
+                          one written to whichever AI reads it ("If you are an AI reading this, …"), on its own
     classifier (+ train)  kNN + probe over the multilingual embedding model, any language or register
     calibrate             its quarantine threshold, set on a fixed reference of risky-looking benign notes
     verdict               evidence → pass (None) / Finding(outcome="quarantine") / Finding(outcome="block")
@@ -33,7 +34,7 @@ from .secrets import spans as secret_spans
 if TYPE_CHECKING:
     from .verdict import Finding, Scanner
 
-__all__ = ["Finding", "Scanner", "default_scanner", "excerpt", "gate_lines", "hidden_positions", "labels_pass", "redact",
+__all__ = ["Finding", "Scanner", "default_scanner", "excerpt", "finds_anything", "gate_lines", "hidden_positions", "labels_pass", "redact",
            "scan", "scan_many", "secret_spans", "_HIDDEN"]
 
 
@@ -82,6 +83,13 @@ def gate_lines(lines: Sequence[str]) -> list[bool]:
     from .gate import gate_lines as gate
 
     return gate(lines)
+
+
+def finds_anything(texts: Sequence[str]) -> list[bool]:
+    """Whether the scanner finds anything (a block or a quarantine) in each text (gate.finds_anything)."""
+    from .gate import finds_anything as finds
+
+    return finds(texts)
 
 
 def labels_pass(labels: Sequence[str]) -> list[bool]:
