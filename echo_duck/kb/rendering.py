@@ -9,6 +9,8 @@ is the renderer's alone:
   with "its" instructions below it; content cannot open or close a fence either (``fence_safe``);
 - a flagged chunk (the scanner matched it at ingest) is always inside an <untrusted-quoted-material> fence,
   its secrets masked; it is never rendered outside one;
+- an unflagged chunk the scanner, reading it again, is unsure about (its classifier would hold it for review: an
+  instruction without a rule's words, "<!-- SYSTEM: … -->") is rendered inside the same fence;
 - the unflagged chunks are gated as the memory snapshot is (write/scan/gate.py ``gate_lines``): each alone,
   and each run of two and three of them in the order they are rendered joined, are scanned again, and the
   chunks of any run the scanner blocks are left out. An instruction cut into fragments that pass one by one
@@ -22,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from ..write.scan import gate_lines
+from ..write.scan import finds_anything, gate_lines
 from ..write.scan.fences import neutralise
 from .masking import mask_secrets
 
@@ -44,15 +46,19 @@ def render(hits: Sequence[Any], budget_chars: int | None = None) -> str:
     with ``budget_chars`` whole hits are added in order while they fit (the first is cut to fit)."""
     parts = [OPEN, "\n", PREAMBLE, "\n"]
     used = sum(map(len, parts)) + len(CLOSE) + 1
-    for i, hit in enumerate(gated(hits), 1):
+    shown = gated(hits)
+    unsure = iter(finds_anything([gate_text(h.chunk.content) for h in shown if not h.chunk.flagged]))
+    for i, hit in enumerate(shown, 1):
         chunk_ = hit.chunk
         body = quoted(fence_safe(mask_secrets(chunk_.content) if chunk_.flagged else chunk_.content).strip())
-        if chunk_.flagged:
-            reason = re.sub(r"[^a-z_]", "", (chunk_.flag_reason or "flagged").split(":")[0])
+        fenced = chunk_.flagged or next(unsure)
+        if fenced:
+            reason = re.sub(r"[^a-z_]", "", (chunk_.flag_reason or "flagged").split(":")[0]) if chunk_.flagged else \
+                "held for review when read again"
             body = f"{UNTRUSTED_OPEN}\n{UNTRUSTED_NOTE.format(reason=reason)}\n{body}\n{UNTRUSTED_CLOSE}"
         block = f"\n[{i}] {fence_safe(' '.join(chunk_.citation.split()))}\n{body}\n"
         if budget_chars is not None and used + len(block) > budget_chars:
-            if i > 1 or chunk_.flagged:
+            if i > 1 or fenced:
                 break  # never cut an untrusted fence in half
             block = block[: max(0, budget_chars - used - 2)] + "…\n"
         parts.append(block)

@@ -52,6 +52,11 @@ def labels_pass(labels: Sequence[str]) -> list[bool]:
     return [not bad for bad in _refused([" ".join(label.split()) for label in labels], unsure=True)]
 
 
+def finds_anything(texts: Sequence[str]) -> list[bool]:
+    """Whether the scanner finds anything at all in each text (a block, or a quarantine: unsure), cached."""
+    return _refused([" ".join(t.split()) for t in texts], unsure=True)
+
+
 def gate_lines(lines: Sequence[str]) -> list[bool]:
     """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …"), or the
     sub-headings above them ("### …": a section's name, read with its lines).
