@@ -11,8 +11,7 @@ the agent, commands that leak secrets, or the secrets themselves. Layers, one mo
     exfil, phrases        the rules: exfiltration commands, injection phrases (English and Chinese)
     commands              orders to run a command that hands the machine over or wrecks it
     asks                  hand-overs and "don't tell the user" in the languages the model barely knows
-    address               a note addressed to the agent ("Note for the AI: …"), counted when the classifier half-agrees;
-                          one written to whichever AI reads it ("If you are an AI reading this, …"), on its own
+    address               a note addressed to the agent ("Note for the AI: …"), counted when the classifier half-agrees
     classifier (+ train)  kNN + probe over the multilingual embedding model, any language or register
     calibrate             its quarantine threshold, set on a fixed reference of risky-looking benign notes
     verdict               evidence → pass (None) / Finding(outcome="quarantine") / Finding(outcome="block")

@@ -47,31 +47,3 @@ def find(text: str) -> tuple[str, int] | None:
             return m.group().strip()[:40], m.start()
     return None
 
-
-
-# A note written to whichever AI will read, process or summarise it: "If you are an AI reading this, …", "the
-# assistant reading these notes should …", "AI coding assistants working in this repo must …", "如果 AI 助手在整理这条
-# 通知，请…". A user writes to *their* assistant ("Note for the assistant: …", above); a planted instruction writes to
-# any model that comes across the text. Stronger evidence than an address: verdict.py quarantines on it alone.
-_READER_RE = leading(re.compile(
-    r"(?i)(?<![\w'])(?:"
-    r"if\s+you(?:'re|\s+are)\s+(?:an?\s+|the\s+)?(?:ai|llm|language\s+model|large\s+language\s+model|"
-    r"(?:ai\s+)?(?:coding\s+)?(?:assistant|agent|model|chatbot)|bot)\b|"
-    r"(?:any|the|an?|all)\s+(?:ai|llm|(?:ai\s+|llm[\s-]based\s+|coding\s+)*(?:assistant|agent|chatbot)s?)\s+"
-    r"(?:(?:that|who)\s+(?:reads?|process(?:es)?|summari[sz]es?|parses?|ingests?|sees?)|"
-    r"(?:that\s+is\s+|who\s+is\s+)?(?:reading|processing|summari[sz]ing|parsing|ingesting|seeing))\s+"
-    r"(?:this|these|the\s+(?:above|following))|"
-    r"(?:ai|llm)(?:[\s-]based)?\s+(?:coding\s+)?(?:assistants|agents|models)\s+(?:working|operating|running)\s+"
-    r"(?:in|on)\s+this\s+(?:repo|repository|project|codebase))"
-    r"|(?:如果|若|假如)(?:你是)?\s*(?:(?:AI|ai|人工智能|大模型)\s*(?:助手|代理|模型)?|助手|代理)\s*(?:在|正在)?"
-    r"(?:整理|阅读|读取|处理|总结|看到)"
-    r"(?:这条|此|这份|本|这篇|这段)"
-    r"|(?:读到|看到|处理)(?:这条|此|这份|本)(?:信息|消息|笔记|通知|文档|内容)?的\s*(?:AI|ai|助手|模型|代理)"))
-
-
-def find_reader(text: str) -> tuple[str, int] | None:
-    """(the words, their position) of the first unquoted line written to any AI that reads the note, else None."""
-    if _SPEAKERS_RE.search(text):
-        return None
-    m = _READER_RE.search(unquoted(text))
-    return (m.group().strip()[:40], m.start()) if m else None

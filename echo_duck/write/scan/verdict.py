@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Sequence
 
-from .address import MARGIN as ADDRESS_MARGIN, find as find_address, find_reader
+from .address import MARGIN as ADDRESS_MARGIN, find as find_address
 from .asks import find as find_ask, reported
 from .commands import find as find_command
 from .exfil import find as find_leak
@@ -85,9 +85,6 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
     elif ask := find_ask(text):  # a hand-over or "don't tell the user" in the languages the model barely knows
         reason, what, pos = ask
         found.append(Evidence(reason, what, False, pos * len(text) // max(1, len(fold(text)))))
-    if reader := find_reader(text):  # a line written to whichever AI reads the note: a planted instruction's shape
-        found.append(Evidence("prompt_injection", f"a note addressed to any AI that reads it ('{reader[0]}')", False,
-                              reader[1]))
     if command := find_command(text):  # an order to run a harmful command, whatever words frame it
         what, pos = command
         found.append(Evidence("prompt_injection", what, False, pos * len(text) // max(1, len(fold(text))),
