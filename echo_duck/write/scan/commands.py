@@ -3,18 +3,21 @@
 An agent with a shell, file or database tool reads its memories as context; a stored note that tells it to pipe a
 download into a shell, open a reverse shell, wipe a system path or switch a safeguard off is an attack whatever words
 frame it, and the classifier (trained mostly on prose) reads many of them as ordinary developer notes. Rules, by
-what the command does, not by what the note says:
+what the command does, not by what the note says. Always:
 
   * code fetched and run: a download piped into a shell or interpreter, or evaluated (curl … | sh, iex (iwr …),
-    bash -c "$(wget …)"); from a named https host only when the note also waves confirmation away (an official
-    installer one-liner is a normal note: "install rustup with curl … https://sh.rustup.rs | sh");
+    bash -c "$(wget …)"), unless it comes from named https hosts only (an official installer one-liner is a normal
+    note: "install rustup with curl … https://sh.rustup.rs | sh");
   * a shell handed to another machine: nc/ncat -e, /dev/tcp/, bash -i >&, socat exec:;
-  * destruction: rm -rf of the root, the home folder, a top-level system folder or a wildcard under one; mkfs, dd
-    onto a disk device, a fork bomb; chmod/chown -R of the root; dropping a database, DELETE or UPDATE without a real
-    WHERE, terraform destroy, kubectl delete of namespaces or everything, a forced push to main or master, when the
-    note also waves confirmation away or says it is routine;
-  * safeguards off: SELinux, the firewall or the antivirus disabled, passwordless sudo, sudo aliased, TLS checks off,
-    /etc/hosts pointing a public name elsewhere; a scheduled job calling an address or a plain-http URL.
+  * rm -rf of the root or the home folder, chmod/chown -R of the root, a fork bomb; sudo aliased; a scheduled job
+    calling a public address or a public plain-http URL.
+
+What a person also does to their own machines (a note may be a runbook, or a record of what the user did) counts
+only when the note waves confirmation away ("no need to ask", "without telling the user", "不用确认"): rm -rf of a
+system folder, mkfs or dd onto a disk, SELinux, the firewall, the antivirus or TLS checks off, passwordless sudo,
+/etc/hosts pointing a public name elsewhere, dropping data or DELETE / UPDATE without a real WHERE, terraform
+destroy, kubectl delete of namespaces or everything, a forced push to main or master, a downloaded installer from
+a named https host.
 
 A command with a negation just before it ("never run rm -rf /", "禁止 git push --force") is advice, and a note that
 calls it an attack (a post-mortem, an advisory) a report: neither is an order.
@@ -41,12 +44,12 @@ _NEGATION_BEFORE = re.compile(
     r"(?:\b(?:never|don'?t|do not)\b(?!\s+(?:forget|hesitate|skip|wait))|\bavoid\b|\bban(?:ned|s)?\b|\bforbid|"
     r"\bnot allowed\b|\bmust not\b|\bshould not\b|\bwithout running\b|禁止|不要|不准|不得|切勿|严禁|别再?|不能|避免)"
     r"[^.!?。！？\n]{0,40}$")
-# The note waves confirmation away or hides the act: what turns a risky but ordinary command into an order.
+# The note waves confirmation away or hides the act from the user: what turns a risky but ordinary command into an
+# order. Not a schedule ("at startup", "each session", "silently" in an ops note describe automation).
 _WAIVED = _any(
-    r"\b(?:no need to (?:ask|confirm|check|tell)|without (?:asking|confirm\w*|telling|checking|review)|"
-    r"(?:don'?t|do not|never) (?:ask|confirm|tell|mention|notify)|skip (?:the )?confirm\w*|silently|"
-    r"at (?:the )?start of every|every (?:session|time you)|each session|on (?:every )?startup|at startup)\b",
-    r"不(?:需要|用|必|要)(?:再)?(?:确认|征求|询问|告诉|通知|备份)|无需(?:确认|询问|告诉|备份)|别告诉|每次|悄悄|默默")
+    r"\b(?:no need to (?:ask|confirm|check|tell)|without (?:asking|confirm\w*|telling|checking)|"
+    r"(?:don'?t|do not|never) (?:ask|confirm|tell|mention|notify)|skip (?:the )?confirm\w*)\b",
+    r"不(?:需要|用|必|要)(?:再)?(?:确认|征求|询问|告诉|通知|备份)|无需(?:确认|询问|告诉|备份)|别告诉|悄悄")
 # A note that calls the command an attack just before it is a report of one (a post-mortem, an advisory).
 _REPORT = _any(r"\b(?:malicious|malware|attacker|compromised|post-?mortem|advisory|threat intel|honeypot|iocs?|"
                r"phishing|injected)\b", r"恶意|攻击者|复盘|事故|漏洞")
@@ -59,9 +62,11 @@ _PIPE_RUN = _any(
     rf"(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|<\(|`)\s*{_FETCH}",
     rf"(?:iex|invoke-expression)\s*\(?\s*(?:\(?\s*new-object\s+net\.webclient|{_FETCH})",
     rf"\beval\s*[\"'(]?\s*\$\(\s*{_FETCH}")
-# A scheduled job that calls out to an address or over plain http: a beacon, not a backup.
+# A scheduled job that calls out to a public address or over plain http to a public host: a beacon, not a backup
+# (loopback and private networks are the user's own).
+_LOCAL = r"(?:localhost|127\.|10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.)"
 _CRON_CALL = re.compile(rf"(?:(?:\*|\d+)(?:/\d+)?\s+){{4}}(?:\*|\d+)\s+[^\n]{{0,80}}{_FETCH}[^\n]{{0,40}}"
-                        r"(?:http://|\d{1,3}(?:\.\d{1,3}){3})")
+                        rf"(?:http://(?!{_LOCAL})|(?<![\w.])(?!{_LOCAL})\d{{1,3}}(?:\.\d{{1,3}}){{3}})")
 _URL = re.compile(r"(https?)://([^/\s'\"`|)]+)")
 _IP_HOST = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$")
 _REVERSE_SHELL = _any(
@@ -70,18 +75,22 @@ _REVERSE_SHELL = _any(
     r"/dev/tcp/", r"\bbash\s+-i\s*>&", r"\bsocat\b[^\n]{0,80}\bexec:", r"\bmkfifo\b[^\n]{0,80}\b(?:nc|ncat)\b",
     r"socket\.socket\([^\n]{0,200}(?:subprocess|pty\.spawn|os\.dup2)")
 _SYSTEM_DIRS = r"(?:etc|var|usr|bin|sbin|boot|lib|lib64|home|opt|root|srv|dev|sys|system32|windows|users)"
-# the root, the home folder, a system folder, or everything in one (not a program's own folder: /opt/nvim)
-_RM_TARGET = (rf"(?:/\*?|~/?\*?|[\"']?\$\{{?home\}}?[\"']?/?\*?|/{_SYSTEM_DIRS}/?\*?|/{_SYSTEM_DIRS}/[\w.-]+/\*|"
-              rf"~/[\w.-]+/\*[\w./*-]*|[a-z]:\\\\?\*?)(?=[\s;&|`'\"]|$)")
 _RM_FLAGS = (r"(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|--recursive\s+--force|--force\s+--recursive|"
              r"-r\s+-f|-f\s+-r)")
+_END = r"(?=[\s;&|`'\"]|$)"
+# the root or the home folder: nobody's runbook wipes those
+_RM_ROOT = rf"(?:/\*?|~/?\*?|[\"']?\$\{{?home\}}?[\"']?/?\*?|[a-z]:\\\\?\*?){_END}"
+# a system folder, or everything in one (not a program's own folder: /opt/nvim): a runbook may ("rm -rf /var/tmp/*")
+_RM_SYSTEM = rf"(?:/{_SYSTEM_DIRS}/?\*?|/{_SYSTEM_DIRS}/[\w.-]+/\*){_END}"
+_RM = rf"\brm\s+{_RM_FLAGS}(?:\s+--no-preserve-root)?\s+(?:[^\s;&|]+\s+){{0,6}}?"
 _DESTROY = _any(
-    rf"\brm\s+{_RM_FLAGS}(?:\s+--no-preserve-root)?\s+(?:[^\s;&|]+\s+){{0,6}}?{_RM_TARGET}",
-    r"\bmkfs(?:\.\w+)?\s+/dev/", r"\bdd\b[^\n]{0,80}\bof=/dev/(?:sd|nvme|hd|disk|xvd|mmcblk)",
-    r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}", r"\bch(?:mod|own)\s+(?:-r\s+\S+|\S+\s+-r)\s+/(?=[\s;&|`'\"]|$)",
-    r"\bformat\s+c:",
-    r"\bremove-item\b[^\n]{0,60}-recurse[^\n]{0,40}\s[a-z]:\\\\?(?=[\s;'\"]|$)", r"\bdel\s+/[sq]\s+/[sq]\s+[a-z]:\\")
+    rf"{_RM}{_RM_ROOT}", r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}", rf"\bch(?:mod|own)\s+(?:-r\s+\S+|\S+\s+-r)\s+/{_END}",
+    r"\bformat\s+c:", rf"\bremove-item\b[^\n]{{0,60}}-recurse[^\n]{{0,40}}\s[a-z]:\\\\?{_END}",
+    r"\bdel\s+/[sq]\s+/[sq]\s+[a-z]:\\")
+# What a person does to their own machines too (wipe a disk, clean a system folder, drop a table, turn SELinux off,
+# force-push): an order only when the note waves confirmation away.
 _DESTROY_IF_WAIVED = _any(
+    rf"{_RM}{_RM_SYSTEM}", r"\bmkfs(?:\.\w+)?\s+/dev/", r"\bdd\b[^\n]{0,80}\bof=/dev/(?:sd|nvme|hd|disk|xvd|mmcblk)",
     r"\bdrop\s+(?:database|schema|table)\b", r"\btruncate\s+table\s+\w+", r"\btruncate\s+[\w.\"`]+\s*;",
     r"\bdelete\s+from\s+[\w.\"`]+\s*(?:;|$|where\s+(?:1\s*=\s*1|true)\b)",
     r"\bupdate\s+[\w.\"`]+\s+set\s+[^;\n]{1,80}(?:;|$)",
@@ -91,8 +100,9 @@ _DESTROY_IF_WAIVED = _any(
     r"\bgit\s+push\s+\S+\s+\+(?:main|master)\b",
     r"\baws\s+s3\s+(?:rb\s+[^\n]*--force|rm\s+[^\n]*--recursive)", r"\bdelete_repositor(?:y|ies)\b",
     r"\bchmod\s+(?:-r\s+)?777\b")
-_SAFEGUARDS = _any(
-    r"\balias\s+sudo\s*=", r"\bsetenforce\s+(?:0|permissive)\b", r"\bufw\s+disable\b",
+_SAFEGUARDS = re.compile(r"\balias\s+sudo\s*=")
+_SAFEGUARDS_IF_WAIVED = _any(
+    r"\bsetenforce\s+(?:0|permissive)\b", r"\bufw\s+disable\b",
     r"\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|ufw|apparmor)\b", r"\biptables\s+-f\b", r"\bnopasswd\s*:\s*all\b",
     r"set-mppreference\s+-disablerealtimemonitoring\s+\$?true", r"\bnode_tls_reject_unauthorized\s*=\s*['\"]?0",
     r"/etc/hosts\b[^\n]{0,80}\b(?:github|google|microsoft|apple|amazon|paypal|npmjs|pypi)\.(?:com|org)\b",
@@ -106,13 +116,15 @@ _RULES: tuple[tuple[re.Pattern[str], str, tuple[str, ...], bool], ...] = (
     (_REVERSE_SHELL, "hands a shell to another machine", ("nc", "/dev/tcp", "bash", "exec:", "mkfifo", "socket"),
      False),
     (_PIPE_RUN, "runs code it downloads", (*_FETCHERS, "iex", "invoke-expression", "eval"), False),
-    (_DESTROY, "destroys a system path or disk", ("rm ", "mkfs", "dd ", ":(", "chmod", "chown", "format c",
-                                                   "remove-item", "del /"), False),
-    (_SAFEGUARDS, "switches a safeguard off", ("alias", "setenforce", "ufw", "systemctl", "iptables", "nopasswd",
-                                               "mppreference", "tls_reject", "/etc/hosts"), False),
+    (_DESTROY, "wipes the root or the home folder", ("rm ", ":(", "chmod", "chown", "format c", "remove-item", "del /"),
+     False),
+    (_SAFEGUARDS, "aliases sudo", ("alias",), False),
     (_CRON_CALL, "schedules a call to another machine", _FETCHERS, False),
-    (_DESTROY_IF_WAIVED, "destroys data or history, with confirmation waved away",
-     ("drop", "truncate", "delete", "update", "terraform", "kubectl", "git", "aws", "chmod"), True),
+    (_SAFEGUARDS_IF_WAIVED, "switches a safeguard off, with confirmation waved away",
+     ("setenforce", "ufw", "systemctl", "iptables", "nopasswd", "mppreference", "tls_reject", "/etc/hosts"), True),
+    (_DESTROY_IF_WAIVED, "destroys data, a disk or history, with confirmation waved away",
+     ("rm ", "mkfs", "dd ", "drop", "truncate", "delete", "update", "terraform", "kubectl", "git", "aws", "chmod"),
+     True),
 )
 
 
@@ -130,7 +142,8 @@ def find(text: str) -> tuple[str, int] | None:
             if _NEGATION_BEFORE.search(low[max(0, m.start() - 60):m.start()]) or \
                     _REPORT.search(low[max(0, m.start() - REPORT_BEFORE):m.start()]):
                 continue
-            if pattern is _PIPE_RUN and not waived and _named_https(low[m.start():m.end()]):
+            line_end = low.find("\n", m.end())
+            if pattern is _PIPE_RUN and not waived and _named_https(low[m.start():line_end if line_end >= 0 else None]):
                 continue
             return f"a command that {what}: '{m.group()[:80]}'", m.start()
     return None
