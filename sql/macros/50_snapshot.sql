@@ -67,7 +67,10 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
 -- snapshot_conflicts(p_caller_agent, p_caller_session) -> the conflicts to show in the snapshot, newest
 -- first: pending contradictions between two live memories (both sides, neither is asserted), and
 -- conflicts settled by recency that nobody reviewed yet (the newer side stands; the older is named).
--- Only conflicts whose both sides the caller may see. resolution is NULL while pending; stands_a / stands_b: the
+-- Only conflicts whose both sides the caller may see and one side is the caller's own: two other agents'
+-- dispute is theirs (both sides stay in the shared block as claims), and listing it as unconfirmed in the caller's
+-- own block would let one agent cast doubt on, or crowd out, what others told it. resolution is NULL while
+-- pending; stands_a / stands_b: the
 -- side that keeps its block (dispute_stands); same_agent: both sides are one agent's.
 CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session) AS TABLE
     SELECT c.id, c.status, c.resolution, c.winner, c.detected_at,
@@ -88,6 +91,7 @@ CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session) AS 
            OR (c.status = 'resolved' AND c.resolution = 'newer'
                AND (CASE WHEN c.winner = a.id THEN a.status ELSE b.status END) = 'active'))
       AND a.tier <> 'episodic' AND b.tier <> 'episodic'
+      AND (a.agent_id = p_caller_agent OR b.agent_id = p_caller_agent)
       AND can_see(a.scope, a.agent_id, a.team_id, a.tenant_id, a.source_session, a.tags, a.sensitivity,
                   p_caller_agent, p_caller_session)
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,

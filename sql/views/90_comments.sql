@@ -66,7 +66,7 @@ COMMENT ON MACRO TABLE recall_hits IS 'recall_hits(query, qvec, model, caller_ag
 -- 50_snapshot
 COMMENT ON MACRO dispute_stands IS 'dispute_stands(agent, provenance, other_agent, other_provenance, caller_agent) -> whether a side of a pending contradiction stays in the caller''s snapshot: the higher provenance between one agent''s memories; between two agents every side but one set against the caller''s own';
 COMMENT ON MACRO TABLE snapshot_candidates IS 'snapshot_candidates(caller_agent, caller_session, min_confidence, self_threshold) -> live, visible, non-episodic memories for the prompt snapshot with their block (profile | user | rules | environment | self), in order: pinned, then confidence, then recency; every active procedure; SELF only at or above self_threshold; sides of a pending contradiction left out, but for the side that stands (dispute_stands)';
-COMMENT ON MACRO TABLE snapshot_conflicts IS 'snapshot_conflicts(caller_agent, caller_session) -> conflicts for the snapshot, newest first: pending contradictions between two live memories, and ones resolved by recency nobody reviewed yet; both contents, sources and provenances, and which side stands';
+COMMENT ON MACRO TABLE snapshot_conflicts IS 'snapshot_conflicts(caller_agent, caller_session) -> conflicts for the snapshot, newest first: pending contradictions between two live memories, and ones resolved by recency nobody reviewed yet, one side the caller''s own; both contents, sources and provenances, and which side stands';
 COMMENT ON MACRO memory_source IS 'memory_source(source_session, source_refs, agent_id) -> VARCHAR: where a memory came from: its source session, else its first source ref, else ''agent <id>''';
 
 -- 60_kb

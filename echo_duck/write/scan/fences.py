@@ -3,8 +3,9 @@
 A prompt block is fenced by tags (``<memory-context>``, ``<shared-memory-context>``, ``<kb-context>``, …). A model
 reads ``‹/memory−context>`` (a single angle quote, a minus sign), ``＜/ｍｅｍｏｒｙ-context＞`` (full width),
 ``</mеmоry-context>`` (Cyrillic е, о) or ``</memory_context>`` as the same tag, so ``neutralise`` looks for the tags
-in a folded copy of the text (one character for one: look-alike letters as the Latin ones, compatibility forms,
-look-alike brackets, slashes and dashes, the underscore as a dash) and writes ``&lt;`` over the opening bracket
+in a folded copy of the text (one character for one: look-alike letters and small capitals as the Latin ones,
+compatibility forms, look-alike brackets, slashes and dashes, the underscore and middle dots as a dash, combining
+marks as a character the patterns skip) and writes ``&lt;`` over the opening bracket
 of each, in the text as it was. Everything else is left as written.
 """
 
@@ -17,7 +18,8 @@ from typing import Iterable
 
 from .skeleton import latin_lookalikes
 
-_AS = {"<": "<‹＜〈⟨﹤❮˂ᐸ≺⋖⧼", "/": "/／⁄∕⧸", "-": "-‐‑‒–—―﹣－−⁃˗_"}
+_AS = {"<": "<‹＜〈〈⟨﹤❮˂ᐸ≺⋖⧼«≪❰❬⟪⦉⦑⧀", "/": "/／⁄∕⧸", "-": "-‐‑‒–—―﹣－−⁃˗_·‧•∙⋅"}
+_MARK = "\x00"  # what a combining mark folds to: the tag patterns skip it wherever it stands
 
 
 class _Fold(dict):
@@ -26,7 +28,12 @@ class _Fold(dict):
     def __missing__(self, code: int) -> str:
         c = chr(code)
         out = next((plain for plain, alike in _AS.items() if c in alike), None)
-        if out is None:
+        name = unicodedata.name(c, "")
+        if out is None and unicodedata.category(c) == "Mn":
+            out = _MARK
+        elif out is None and name.startswith("LATIN LETTER SMALL CAPITAL ") and len(name) == 28:
+            out = name[-1].lower()  # ᴍᴇᴍᴏʀʏ
+        elif out is None:
             alike = latin_lookalikes().get(c, "")
             compat = unicodedata.normalize("NFKC", c)
             out = alike if len(alike) == 1 else compat if len(compat) == 1 else c
@@ -39,8 +46,9 @@ _FOLD = _Fold()
 
 @lru_cache(maxsize=16)
 def _pattern(names: tuple[str, ...]) -> re.Pattern[str]:
-    alternatives = "|".join(re.escape(n).replace(r"\-", "-") for n in names)
-    return re.compile(rf"<\s*/?\s*(?:{alternatives})", re.IGNORECASE)
+    skip = re.escape(_MARK) + "*"
+    alternatives = "|".join("".join(re.escape(c).replace(r"\-", "-") + skip for c in n) for n in names)
+    return re.compile(rf"<[\s{_MARK}]*/?[\s{_MARK}]*(?:{alternatives})", re.IGNORECASE)
 
 
 def neutralise(text: str, names: Iterable[str]) -> str:

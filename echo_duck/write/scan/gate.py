@@ -65,7 +65,7 @@ def gate_lines(lines: Sequence[str]) -> list[bool]:
     blocked only together (every line of it passes alone), so one bad line never takes its neighbours with it."""
     plain = [" ".join(line.strip().removeprefix("- ").removeprefix("### ").split()) for line in lines]
     keep = [not bad for bad in _refused(plain)]
-    joinable = [_MARKER.sub("", text, count=1) for text in plain]  # "(1/8) Ignore", "(2/8) all": read as joined
+    joinable = [_MARKER.sub("", text, count=2) for text in plain]  # "(1/8) Ignore", "(2/8) all": read as joined
     for n in WINDOWS[1:]:
         runs = [i for i in range(len(plain) - n + 1) if all(keep[i:i + n])]
         for i, bad in zip(runs, _refused([" ".join(joinable[i:i + n]) for i in runs])):
@@ -75,10 +75,16 @@ def gate_lines(lines: Sequence[str]) -> list[bool]:
     return keep
 
 
-# A part marker at the start of a line ("(1/8)", "[2]", "3.", "Part 4:", "第5部分"): left out of the joined reading,
-# where it would only break up the words of an instruction written in numbered fragments.
-_MARKER = re.compile(r"^(?:[(\[]?\s*\d{1,3}(?:\s*/\s*\d{1,3})?\s*[)\].:、]|(?:part|step|fragment)\s*\d{1,3}\s*[:.)]?|"
-                     r"第\s*\d{1,3}\s*[部段条]分?[:：、]?)\s*", re.IGNORECASE)
+# A part marker at the start or end of a line ("(1/8)", "[2]", "3.", "c)", "iv.", "#4", "①", "Part 4:", "Step one:",
+# "第五步：", "… (2 of 8)"): left out of the joined reading, where it would only break up the words of an
+# instruction written in numbered fragments.
+_NUMBER_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten"
+_MARKER = re.compile(
+    r"^(?:[(\[]?\s*(?:\d{1,3}(?:\s*(?:/|of)\s*\d{1,3})?|[a-z]|[ivx]{1,4})\s*[)\].:、]|#\d{1,3}\b|\d{1,3}\s*/\s*\d{1,3}\b|"
+    r"[\u2460-\u24ff\u2776-\u2793]|\d\ufe0f?\u20e3|"
+    rf"(?:part|step|fragment|schritt|teil|etape|étape|paso|parte)\s*(?:\d{{1,3}}|{_NUMBER_WORDS})\s*[:.)]?|"
+    r"第\s*[\d一二三四五六七八九十百]{1,3}\s*[步部段条节]分?\s*[:：、.]?)\s*"
+    r"|\s*[(\[]\s*\d{1,3}\s*(?:/|of)\s*\d{1,3}\s*[)\]]$", re.IGNORECASE)
 
 
 def _leave_out_longer_runs(plain: list[str], keep: list[bool]) -> None:
