@@ -24,8 +24,8 @@ default; team, tenant or public need the same publish right as memories) and a s
 listing and recall(include_kb=True) return only documents the caller may see (can_see), and only the
 owner or an admin removes one. Each agent's copy of a file is its own document. In a folder, a
 symlink whose target lies outside the folder is refused (a link to ~/.aws/credentials is not a
-document of that folder). An agent handle reads only files named by a Path, outside the store's
-protected paths and own files, with one hard link (sources.py); a path is stored with its secrets masked.
+document of that folder). An agent handle reads no file inside the store's protected paths or own files,
+nor one with a second hard link (sources.py); a path is stored with its secrets masked.
 
 Vectors come from the store's embedder, stamped with model_id/dim; chunks with another model's vector
 are left out of vector search, listed by kb_stale_vectors, and re-embedded by reembed().
