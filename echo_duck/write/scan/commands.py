@@ -31,13 +31,9 @@ import re
 from itertools import islice
 
 from .normalise import fold
+from .phrases import _rx  # one pattern of any of the parts
 
 MAX_CANDIDATES = 50
-
-
-def _any(*parts: str) -> re.Pattern[str]:
-    """One pattern matching any of ``parts`` (each a regular expression, written on lines of its own)."""
-    return re.compile("|".join(parts))
 
 
 _NEGATION_BEFORE = re.compile(
@@ -46,18 +42,18 @@ _NEGATION_BEFORE = re.compile(
     r"[^.!?。！？\n]{0,40}$")
 # The note waves confirmation away or hides the act from the user: what turns a risky but ordinary command into an
 # order. Not a schedule ("at startup", "each session", "silently" in an ops note describe automation).
-_WAIVED = _any(
+_WAIVED = _rx(
     r"\b(?:no need to (?:ask|confirm|check|tell)|without (?:asking|confirm\w*|telling|checking)|"
     r"(?:don'?t|do not|never) (?:ask|confirm|tell|mention|notify)|skip (?:the )?confirm\w*)\b",
     r"不(?:需要|用|必|要)(?:再)?(?:确认|征求|询问|告诉|通知|备份)|无需(?:确认|询问|告诉|备份)|别告诉|悄悄")
 # A note that calls the command an attack just before it is a report of one (a post-mortem, an advisory).
-_REPORT = _any(r"\b(?:malicious|malware|attacker|compromised|post-?mortem|advisory|threat intel|honeypot|iocs?|"
+_REPORT = _rx(r"\b(?:malicious|malware|attacker|compromised|post-?mortem|advisory|threat intel|honeypot|iocs?|"
                r"phishing|injected)\b", r"恶意|攻击者|复盘|事故|漏洞")
 REPORT_BEFORE = 200  # characters before a command in which a report word frames it
 _FETCH = r"(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|fetch)\b"
 _RUNNER = (r"(?:sudo(?:\s+-\w+)*\s+)?(?:/usr)?(?:/bin/)?(?:env\s+)?(?:ba|z|k|da|fi)?sh\b|python[23]?\b|perl\b|ruby\b|"
            r"node\b|iex\b|invoke-expression\b|pwsh\b|powershell\b")
-_PIPE_RUN = _any(
+_PIPE_RUN = _rx(
     rf"{_FETCH}[^|;&\n]{{0,100}}(?:://|\w\.\w|\$\{{?\w)[^|;&\n]{{0,100}}\|\s*(?:{_RUNNER})",
     rf"(?:ba|z)?sh\s+(?:-c\s+)?[\"']?(?:\$\(|<\(|`)\s*{_FETCH}",
     rf"(?:iex|invoke-expression)\s*\(?\s*(?:\(?\s*new-object\s+net\.webclient|{_FETCH})",
@@ -69,7 +65,7 @@ _CRON_CALL = re.compile(rf"(?:(?:\*|\d+)(?:/\d+)?\s+){{4}}(?:\*|\d+)\s+[^\n]{{0,
                         rf"(?:http://(?!{_LOCAL})|(?<![\w.])(?!{_LOCAL})\d{{1,3}}(?:\.\d{{1,3}}){{3}})")
 _URL = re.compile(r"(https?)://([^/\s'\"`|)]+)")
 _IP_HOST = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$")
-_REVERSE_SHELL = _any(
+_REVERSE_SHELL = _rx(
     r"\b(?:nc|ncat|netcat)\b[^|;\n]{0,80}\s(?:-[a-z]*[ec]|--(?:sh-)?exec)[\s=]*[\"']?/?(?:usr/)?(?:bin/)?"
     r"(?:ba|z)?sh\b",
     r"/dev/tcp/", r"\bbash\s+-i\s*>&", r"\bsocat\b[^\n]{0,80}\bexec:", r"\bmkfifo\b[^\n]{0,80}\b(?:nc|ncat)\b",
@@ -83,13 +79,13 @@ _RM_ROOT = rf"(?:/\*?|~/?\*?|[\"']?\$\{{?home\}}?[\"']?/?\*?|[a-z]:\\\\?\*?){_EN
 # a system folder, or everything in one (not a program's own folder: /opt/nvim): a runbook may ("rm -rf /var/tmp/*")
 _RM_SYSTEM = rf"(?:/{_SYSTEM_DIRS}/?\*?|/{_SYSTEM_DIRS}/[\w.-]+/\*){_END}"
 _RM = rf"\brm\s+{_RM_FLAGS}(?:\s+--no-preserve-root)?\s+(?:[^\s;&|]+\s+){{0,6}}?"
-_DESTROY = _any(
+_DESTROY = _rx(
     rf"{_RM}{_RM_ROOT}", r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}", rf"\bch(?:mod|own)\s+(?:-r\s+\S+|\S+\s+-r)\s+/{_END}",
     r"\bformat\s+c:", rf"\bremove-item\b[^\n]{{0,60}}-recurse[^\n]{{0,40}}\s[a-z]:\\\\?{_END}",
     r"\bdel\s+/[sq]\s+/[sq]\s+[a-z]:\\")
 # What a person does to their own machines too (wipe a disk, clean a system folder, drop a table, turn SELinux off,
 # force-push): an order only when the note waves confirmation away.
-_DESTROY_IF_WAIVED = _any(
+_DESTROY_IF_WAIVED = _rx(
     rf"{_RM}{_RM_SYSTEM}", r"\bmkfs(?:\.\w+)?\s+/dev/", r"\bdd\b[^\n]{0,80}\bof=/dev/(?:sd|nvme|hd|disk|xvd|mmcblk)",
     r"\bdrop\s+(?:database|schema|table)\b", r"\btruncate\s+table\s+\w+", r"\btruncate\s+[\w.\"`]+\s*;",
     r"\bdelete\s+from\s+[\w.\"`]+\s*(?:;|$|where\s+(?:1\s*=\s*1|true)\b)",
@@ -101,7 +97,7 @@ _DESTROY_IF_WAIVED = _any(
     r"\baws\s+s3\s+(?:rb\s+[^\n]*--force|rm\s+[^\n]*--recursive)", r"\bdelete_repositor(?:y|ies)\b",
     r"\bchmod\s+(?:-r\s+)?777\b")
 _SAFEGUARDS = re.compile(r"\balias\s+sudo\s*=")
-_SAFEGUARDS_IF_WAIVED = _any(
+_SAFEGUARDS_IF_WAIVED = _rx(
     r"\bsetenforce\s+(?:0|permissive)\b", r"\bufw\s+disable\b",
     r"\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|ufw|apparmor)\b", r"\biptables\s+-f\b", r"\bnopasswd\s*:\s*all\b",
     r"set-mppreference\s+-disablerealtimemonitoring\s+\$?true", r"\bnode_tls_reject_unauthorized\s*=\s*['\"]?0",
