@@ -2,7 +2,7 @@
 layers below into verbs; ``read_verbs``, ``session_verbs``, ``lifecycle_verbs``, ``kb_verbs`` and
 ``admin_verbs`` are its mixins (``opening`` runs what a writable open recovers); ``working`` is the
 in-process working memory; ``tools`` exposes the verbs as agent tools; ``doctor`` checks an install
-and a store; ``docs`` renders the SQL reference.
+and a store (``doctor_report`` holds what it reports); ``docs`` renders the SQL reference.
 May import: ``recall``, ``lifecycle``, ``kb``, ``io``, ``write``, ``index``, ``storage``, ``embed``, ``text``,
 ``errors``, ``models``.
 """

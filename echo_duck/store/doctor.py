@@ -28,9 +28,8 @@ import shlex
 import signal
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import duckdb
 
@@ -45,48 +44,10 @@ from ..storage.connection import connect
 from ..storage.db import Db
 from ..storage.event_chain import verify as verify_chain
 from ..storage.extensions import EXTENSIONS, extension_path, quote_identifier, quote_literal
+from .doctor_report import Check, DoctorReport
 
 _BARE = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 _PIN = re.compile(r"^\s*duckdb\s*==\s*([0-9][^\s;,]*)")
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: str  # "ok" | "warn" | "fail"
-    detail: str
-    fix: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class DoctorReport:
-    checks: tuple[Check, ...]
-
-    @property
-    def ok(self) -> bool:
-        return all(c.status != "fail" for c in self.checks)
-
-    @property
-    def problems(self) -> list[Check]:
-        return [c for c in self.checks if c.status == "fail"]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "problems": len(self.problems), "checks": [c.to_dict() for c in self.checks]}
-
-    def render(self) -> str:
-        width = max(len(c.name) for c in self.checks)
-        lines = []
-        for c in self.checks:
-            lines.append(f"{c.status.upper():<4}  {c.name.ljust(width)}  {c.detail}")
-            if c.fix:
-                lines.append(f"{'':<4}  {''.ljust(width)}  fix: {c.fix}")
-        n = len(self.problems)
-        lines.append("")
-        lines.append("everything is in order" if n == 0 else f"{n} problem{'s' if n > 1 else ''} found")
-        return "\n".join(lines)
 
 
 def diagnose(db: str | Path | None = None, *, required: bool = True, lock_timeout: float = 0.0) -> DoctorReport:
