@@ -127,7 +127,7 @@ def test_jsonl_provenance_is_legacy_unless_told(mem, tmp_path):
         import_file(other, FIX / "memories.jsonl", trusted=True)
         assert other.find(key="reply_language")[0].pinned
     with echo_duck.open(tmp_path / "kept.duckdb", embedder="hash", admin=True) as other:
-        import_file(other, FIX / "memories.jsonl", provenance="keep")
+        import_file(other, FIX / "memories.jsonl", provenance="keep", trusted=True)
         assert {m.key: m.provenance_name for m in other.find(type=["user", "procedure", "self"])} == {
             "reply_language": "user_stated", "answer_order": "user_stated", None: "model_inferred"}
     with echo_duck.open(tmp_path / "told.duckdb", embedder="hash", admin=True) as other:
@@ -299,7 +299,7 @@ def test_jsonl_and_parquet_round_trip(loaded, tmp_path):
                           "created_at", "observed_at", "version", "status"}
     assert "用户" in (tmp_path / "out.jsonl").read_text(encoding="utf-8")  # UTF-8, not \u escapes
     with echo_duck.open(tmp_path / "fresh.duckdb", embedder="hash", admin=True) as fresh:
-        back = import_file(fresh, tmp_path / "out.jsonl", provenance="keep")
+        back = import_file(fresh, tmp_path / "out.jsonl", provenance="keep", trusted=True)
         assert back.stored == report.rows and not back.skipped and not back.errors
         assert contents(fresh) == contents(loaded)
     # Parquet: the same rows, every column, read back by pyarrow and by the importer
@@ -308,7 +308,7 @@ def test_jsonl_and_parquet_round_trip(loaded, tmp_path):
     assert table.num_rows == report.rows == len(contents(loaded))
     assert {"id", "content", "tags", "provenance", "created_at"} <= set(table.column_names)
     with echo_duck.open(tmp_path / "fresh2.duckdb", embedder="hash", admin=True) as fresh:
-        back = import_file(fresh, tmp_path / "out.parquet", provenance="keep")
+        back = import_file(fresh, tmp_path / "out.parquet", provenance="keep", trusted=True)
         assert (back.format, back.stored) == ("parquet", report.rows)
         assert contents(fresh) == contents(loaded)
 
@@ -318,7 +318,7 @@ def test_jsonl_history_export_keeps_old_versions_which_import_chains(loaded, tmp
     statuses = [json.loads(line)["status"] for line in (tmp_path / "all.jsonl").read_text(encoding="utf-8").splitlines()]
     assert report.rows == len(statuses) and statuses.count("superseded") >= 2
     with echo_duck.open(tmp_path / "fresh.duckdb", embedder="hash", admin=True) as fresh:
-        back = import_file(fresh, tmp_path / "all.jsonl", provenance="keep")
+        back = import_file(fresh, tmp_path / "all.jsonl", provenance="keep", trusted=True)
         # old versions whose successor (same key) is in the file come back as history; the rest are skipped
         chained = fresh.sql("SELECT count(*) AS n FROM memories WHERE status = 'superseded'")["n"][0]
         assert back.by_reason.get("superseded", 0) + chained == statuses.count("superseded") and chained >= 1

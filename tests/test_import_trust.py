@@ -18,7 +18,7 @@ FIX = Path(__file__).resolve().parent.parent / "data_fixtures" / "import"
 
 @pytest.fixture
 def mem(db_path, clock):
-    with echo_duck.open(db_path, now=clock, embedder="hash") as m:
+    with echo_duck.open(db_path, now=clock, embedder="hash", admin=True) as m:  # keep needs trusted=True
         yield m
 
 
@@ -30,7 +30,7 @@ def test_keep_takes_each_records_own_provenance_or_source(mem, tmp_path):
         {"id": "c", "key": "team", "content": "The user is on the platform team", "provenance": "consolidated"},
         {"id": "d", "key": "tz", "content": "The user is in UTC+8"},
     ]), encoding="utf-8")
-    import_file(mem, path, provenance="keep")
+    import_file(mem, path, provenance="keep", trusted=True)
     got = {m.key: m.provenance_name for m in mem.find()}
     assert got == {"reply_language": "user_stated", "editor": "model_inferred", "team": "consolidated", "tz": "legacy"}
     # the user's own words are not overwritten by a later guess
@@ -39,8 +39,9 @@ def test_keep_takes_each_records_own_provenance_or_source(mem, tmp_path):
     assert mem.find(key="reply_language")[0].content == "The user wants answers in Chinese"
 
 
-def test_access_counts_come_along_with_a_logged_event(mem):
-    import_file(mem, FIX / "echo-agent/user_memory.json", provenance="keep")
+def test_access_counts_come_along_with_a_logged_event(mem, clock):
+    clock.advance(days=200)  # after the file's last access (a later one would be taken as now)
+    import_file(mem, FIX / "echo-agent/user_memory.json", provenance="keep", trusted=True)
     (reply,) = mem.find(key="reply_language")
     assert reply.access_count == 14 and reply.last_accessed == datetime(2026, 5, 30, 8, 12, 44)
     (event,) = [e for e in mem.history(reply.id).events if e.action == "reinforce"]
@@ -50,7 +51,8 @@ def test_access_counts_come_along_with_a_logged_event(mem):
     assert mem.find(text="Acme Corp")[0].access_count == 6
 
 
-def test_history_md_becomes_dated_episodes(mem):
+def test_history_md_becomes_dated_episodes(mem, clock):
+    clock.advance(days=120)  # after the file's dates: a date later than now is taken as now
     report = import_file(mem, FIX / "echo-agent/HISTORY.md")
     assert (report.format, report.stored, report.by_reason) == ("echo-history", 3, {"prose": 2})
     episodes = sorted(mem.find(tier="episodic"), key=lambda m: m.observed_at)

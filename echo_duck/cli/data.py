@@ -14,7 +14,8 @@ from .common import common, emit, open_or_fail
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "format_", type=click.Choice(FORMATS), help="Default: detected from the file name.")
 @click.option("--provenance", default="legacy", show_default=True,
-              help="Provenance of imported rows (legacy, model_inferred, consolidated, user_stated, keep).")
+              help="Provenance of imported rows (legacy, model_inferred, consolidated, user_stated; "
+                   "keep: each record's own, needs --trusted --admin).")
 @click.option("--dry-run", is_flag=True, help="Parse and scan only; store nothing.")
 @click.option("--trusted", is_flag=True, help="Keep scope, team, tenant and pinned from the file (needs --admin); "
               "otherwise every record is written private and unpinned.")

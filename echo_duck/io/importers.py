@@ -34,7 +34,8 @@ Accepted shapes (``format=None`` detects the format from the file name, then fro
   them (the fields of ``remember``); id, agent_id, version, counters and episode_id are not carried over.
 
 Rows get ``provenance`` (default ``legacy``); ``"keep"`` keeps each record's own (legacy where absent),
-e.g. to restore an export. The write path sets access_count, last_accessed, created_at and versions.
+e.g. to restore an export: a file's claim like its scope and pins, so it needs ``trusted=True`` (an admin).
+The write path sets access_count, last_accessed, created_at and versions.
 """
 
 from __future__ import annotations
@@ -104,7 +105,9 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
 
     A file is untrusted text: its records are written private and unpinned, whatever ``scope``,
     ``team_id``, ``tenant_id`` or ``pinned`` they carry. ``trusted=True`` (an admin handle only) keeps
-    them, e.g. to restore an export made by an admin.
+    them, e.g. to restore an export made by an admin, and skips the contradiction check every other import
+    runs on what it stored (a query per record); ``provenance="keep"`` (each record's own provenance, a
+    file's claim like the others: ``"source": "user"`` would otherwise outrank what the user said) needs it too.
 
     An agent handle may not import the store's own files (the store file, its .wal, anything in its Parquet
     archive folder, also through a symlink or a hard link: ``store_files.py``): the archive holds every
@@ -119,6 +122,10 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
                                "(echo_duck.open(path, admin=True); CLI: import --trusted --admin)")
     fmt = detect_format(path) if format is None else validate.choice(format, "format", FORMATS)
     keep = isinstance(provenance, str) and provenance.lower() == "keep"
+    if keep and not trusted:
+        raise PermissionDenied("provenance='keep' takes each record's provenance from the file, a claim the file "
+                               "makes like its scope and pins: it needs trusted=True on an admin handle "
+                               "(CLI: import --provenance keep --trusted --admin); or name the provenance to give")
     level = None if keep else validate.provenance(provenance)
     dry_run = validate.flag(dry_run, "dry_run")
     batch_size = validate.positive_int(batch_size, "batch_size", maximum=100_000)
@@ -132,18 +139,19 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
                     fields.pop(name, None)
     # The writer records caller.path in blocked_writes and caller.who in events: say it was this import.
     caller = mem.caller.acting_as(mem.caller.actor or f"import:{path.name}", "import")
-    return _write(mem, caller, path, fmt, records, dry_run, batch_size)
+    return _write(mem, caller, path, fmt, records, dry_run, batch_size, check=not trusted)
 
 
 # -- writing -----------------------------------------------------------------------------------------
 
 def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record], dry_run: bool,
-           batch_size: int) -> ImportReport:
+           batch_size: int, check: bool) -> ImportReport:
     skipped: list[tuple[int, Issue]] = []
     errors: list[Issue] = []
     prepared: list[tuple[int, str, NewMemory]] = []
     usages: dict[str, Any] = {}  # where -> (access_count, last_accessed), applied once stored
     versions: set[str] = set()  # older versions kept for their chain: stored once, whatever their status now
+    now = mem.writer.clock()
     for i, (where, fields, why) in enumerate(records):
         try:
             if why is not None:
@@ -152,7 +160,10 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
             usage = fields.pop("_usage", None)
             if fields.pop("_version", False):
                 versions.add(where)
-            prepared.append((i, where, prepare(caller, fields.pop("content"), **fields)))
+            spec = prepare(caller, fields.pop("content"), **fields)
+            if spec.observed_at is not None and spec.observed_at > now:  # a file's future date: as of now
+                spec = replace(spec, observed_at=now)
+            prepared.append((i, where, spec))
             if usage is not None:
                 usages[where] = usage
         except InvalidInput as e:
@@ -206,23 +217,28 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
                     errors.append(Issue(where, _ERROR_REASONS[type(e)], str(e)))
         ids += [m.id for _, m in written]
         _apply_usage(mem, caller, [(m.id, usages[w]) for w, m in written if w in usages])
+    if check and ids:  # untrusted text meets what is stored as any write does: a contradiction is recorded and
+        held_ids = set(quarantined)  # settled by provenance (a file's claim never silently stands beside the user's)
+        mem.checker.check(caller, [i for i in ids if i not in held_ids])
     return ImportReport(str(path), fmt, len(records), len(good) if dry_run else len(ids),
                         tuple(issue for _, issue in sorted(skipped, key=lambda x: x[0])), tuple(errors), dry_run, tuple(ids),
                         tuple(quarantined))
 
 
 def _apply_usage(mem: Any, caller: Caller, usage: list[tuple[str, Any]]) -> None:
-    """The access counts (and last access) the source recorded, with a 'reinforce' event each. A count was
-    checked when the file was parsed; the stored total stays at most ACCESS_COUNT_CEILING (a record folded into
-    a memory that already holds many accesses adds only what fits)."""
+    """The access counts (and last access, no later than now) the source recorded, with a 'reinforce' event
+    each. A count was checked when the file was parsed; the stored total stays at most ACCESS_COUNT_CEILING (a
+    record folded into a memory that already holds many accesses adds only what fits)."""
     if not usage:
         return
     with mem.db.transaction("importing usage"):
+        now = mem.writer.clock()
         for memory_id, (count, last) in usage:
+            last = min(last, now) if last is not None else None  # a future last access would never decay
             before = mem.db.dict("usage_of", id=memory_id)
             count = max(0, min(count, ACCESS_COUNT_CEILING - before["access_count"]))
             mem.db.run("apply_import_usage", id=memory_id, count=count, last=last)
-            mem.db.run("log_partial_event", now=mem.writer.clock(), actor=caller.who, action="reinforce",
+            mem.db.run("log_partial_event", now=now, actor=caller.who, action="reinforce",
                        memory_id=memory_id, reason=f"imported usage: {count} accesses",
                        before=json.dumps({k: (v.isoformat(sep=" ") if v else v) for k, v in before.items()}),
                        after=dumps_usage((before["access_count"] + count, last or before["last_accessed"])))

@@ -229,8 +229,10 @@ class Compressor:
     def _merge(self, caller: Caller, group: list[Memory]) -> str:
         rep, others = group[0], group[1:]
         refs = _refs(group, folded=others)
+        # the representative's words, so its provenance (the group's highest): neither relabelled nor refused
         new = self.writer.update(caller, rep.id, reason=f"compressed {len(group)} restatements into one",
-                                 source_refs=refs, importance=max(m.importance for m in group),
+                                 provenance=rep.provenance, source_refs=refs,
+                                 importance=max(m.importance for m in group),
                                  pinned=any(m.pinned for m in group),
                                  tags=sorted({t for m in group for t in m.tags}))
         with self.db.transaction("folding restatements"):

@@ -3,7 +3,9 @@
 Without an LLM the deterministic extractor (explicit statements in EN and ZH) and an extractive
 summary do the work; with one, any ``complete(prompt) -> str`` plugs in through
 ``extract.llm_extractor``. Every fact still goes through the write path: scanner, provenance guard
-(a consolidated fact never replaces a user-stated one; the conflict is recorded as pending).
+(a consolidated fact never replaces a user-stated one; the conflict is recorded as pending). A fact's
+provenance follows the message it came from: the user's words are consolidated, the assistant's
+model_inferred, a tool's output legacy (``Consolidator._provenance``).
 
 Jobs are durable rows in ``consolidation_jobs``: one per session (repeat requests are the same
 job), claimed with a lease so a crashed worker's job is picked up again, retried with backoff on
@@ -28,6 +30,8 @@ from ..write.sessions import Sessions, auto_title
 from ..write.writer import Caller, Writer, prepare
 from . import decay as lifecycle
 from . import extract
+
+_OWN_ROLES = ("user", "human", "assistant", "system")  # the user, the agent and the host; the rest is from outside
 from . import summary as summaries
 from .contradictions import ContradictionChecker
 
@@ -103,6 +107,7 @@ class Consolidator:
             episode_id = self._store_episode(session_id, messages, summary, previous,
                                              [m for i, m in enumerate(messages) if i not in flagged])
         stored, pending, rejections = [], 0, []
+        outside = any(role.lower() not in _OWN_ROLES for role, _ in pairs)  # tool output, fetched pages …
         for candidate, index, finding in candidates:
             if finding is not None and finding.blocked:
                 self.writer.quarantine(self.caller, "source message", finding.reason,
@@ -113,7 +118,8 @@ class Consolidator:
             try:
                 spec = prepare(self.caller, candidate.content, type=candidate.type, key=candidate.key,
                                tags=candidate.tags, importance=candidate.importance, confidence=candidate.confidence,
-                               provenance="consolidated", source_session=session_id, episode_id=episode_id,
+                               provenance=self._provenance(pairs[index][0] if index is not None else "user", outside),
+                               source_session=session_id, episode_id=episode_id,
                                source_refs=[*refs, f"episode:{episode_id}"])
                 if finding is not None:
                     memory = self.writer.remember_many(self.caller, [spec], on_lower_provenance="record", atomic=True,
@@ -138,6 +144,16 @@ class Consolidator:
             self.db.run("mark_session_consolidated", session_id=session_id, now=self.clock())
         return ConsolidationReport(session_id, str(episode_id), len(stored), pending, len(rejections), len(found),
                                    decayed, rejections=tuple(rejections))
+
+    def _provenance(self, role: str, outside: bool) -> str:
+        """What a fact from a message of ``role`` may claim: what the user said, consolidated; the assistant's
+        words, model_inferred (the agent's own claim); a tool's output or any other text from outside, legacy
+        (it must never replace the agent's own fact, T1). A pluggable extractor names its facts' sources itself,
+        so in a session holding text from outside none of its facts claims more than model_inferred."""
+        role = role.lower()
+        if role in ("user", "human"):
+            return "model_inferred" if outside and self.extractor is not extract.extract_facts else "consolidated"
+        return "model_inferred" if role in _OWN_ROLES else "legacy"
 
     def _candidates(self, pairs: list[tuple[str, str]], noted: list[tuple[str, str]],
                     verdicts: Sequence[Any]) -> list[tuple[Any, int | None, Any]]:

@@ -128,7 +128,8 @@ class ContradictionChecker:
         """A user's decision: ``winner`` is one side's memory id, or None to dismiss (not a contradiction).
         On a contradiction already resolved (by provenance or recency) the same winner confirms the
         decision and the other one reverses it. ``level``: the provenance the request carries; like forget(), a
-        request may not supersede (or reverse) a memory of higher provenance than its own."""
+        request may not supersede (or reverse) a memory of higher provenance than its own, nor dismiss a dispute
+        with one (the other side would stand beside it, undisputed)."""
         with self.db.reading():
             row = self.db.dict("contradiction_by_id", id=_uuid(contradiction_id, "contradiction_id"))
         if row is not None and row["status"] == "resolved":
@@ -140,7 +141,11 @@ class ContradictionChecker:
             if row["status"] != "pending":
                 raise InvalidInput(f"contradiction {contradiction_id} was resolved meanwhile ({row['resolution']})")
             self._may_decide(caller, row)
-            if winner is None:
+            if winner is None:  # dismissing ends each side's standing in the dispute: as high a request as both
+                for side in ("memory_a", "memory_b"):
+                    memory = self.db.dict("memory_by_id", id=row[side])
+                    if memory is not None:
+                        check_provenance(caller, memory, level, "dismiss a dispute with")
                 self.db.run("resolve_contradiction", id=row["id"], resolution="dismissed", winner=None, now=self.clock())
             else:
                 win = _uuid(winner, "winner")

@@ -5,7 +5,8 @@ session) and as a ``feedback`` event whose before/after hold the counts and the 
 past can be rebuilt. Counts steer ranking (``unhelpful_penalty``). Confidence moves differently by type:
 
 - USER / ENVIRONMENT / PROCEDURE: a helpful mark raises confidence by a tenth of the distance to 1;
-  an unhelpful one leaves it (ranking already falls with the net unhelpful count).
+  an unhelpful one leaves it (ranking already falls with the net unhelpful count). An unhelpful mark
+  carries a provenance (default model_inferred) and may not demote a memory of higher provenance.
 - SELF (the agent's capabilities and failure modes), which seed 001 says needs stronger evidence:
   "模型自述不能单独证明能力; 一次成功不能证明稳定熟练; 一次失败不能永久定义能力上限".
   * A SELF memory starts at most at ``self_confidence_cap`` (0.5) whatever its writer claims (the
@@ -26,8 +27,9 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..models import Memory
+from ..models import PROVENANCE, Memory
 from ..storage.db import Db
+from ..write.guards import check_provenance
 from ..write.writer import Caller, Writer
 
 SELF_SETTINGS = ("self_confidence_cap", "self_snapshot_threshold", "self_helpful_step", "self_daily_gain",
@@ -35,11 +37,14 @@ SELF_SETTINGS = ("self_confidence_cap", "self_snapshot_threshold", "self_helpful
 
 
 def mark(db: Db, writer: Writer, caller: Caller, target: Any, helpful: bool, recall_id: int | None,
-         now: datetime) -> Memory:
+         now: datetime, level: int = PROVENANCE["model_inferred"]) -> Memory:
     """Record one outcome for the memory ``target`` names and apply it, in one transaction (its owner's
-    or an admin's: another agent's marks must not move a memory's rank or confidence)."""
+    or an admin's: another agent's marks must not move a memory's rank or confidence). An unhelpful mark
+    carries ``level``'s provenance: it may not demote a memory of higher provenance (as forget may not)."""
     with db.transaction("mark"):
         row = writer.resolve_owned(caller, target, live_only=False, verb="mark")
+        if not helpful:
+            check_provenance(caller, row, level, "demote")
         before = {k: row[k] for k in ("helpful_count", "unhelpful_count", "confidence")}
         counted = True
         if row["type"] == "self":

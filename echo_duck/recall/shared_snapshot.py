@@ -32,10 +32,12 @@ def split_by_author(candidates: Sequence[tuple[str, Memory]], agent_id: str
 
 
 def render_shared(memories: Sequence[Memory], budget: int, limit: int) -> str:
-    """At most ``limit`` memories within ``budget`` characters, each as '- [agent a1] content'. The contents shown
-    pass the snapshot's gate (write/scan/gate.py) as the agent's own lines do: a memory left out by it makes room
-    for the next one."""
-    pool = list(memories)
+    """At most ``limit`` memories within ``budget`` characters, each as '- [agent a1] content'. Authors take turns
+    (each one's first memory, in SQL's order, then each one's second …) and a line takes at most an equal share of
+    the budget, so one agent's many or long memories (pinned or not) cannot crowd the others, the host's rule
+    included, out of every other agent's prompt. The contents shown pass the snapshot's gate (write/scan/gate.py)
+    as the agent's own lines do: a memory left out by it makes room for the next one."""
+    pool = by_turns(memories)
     while True:
         chosen = _fit(pool, budget, limit)
         keep = gate_lines([" ".join(pool[i].content.split()) for i, _ in chosen])
@@ -48,15 +50,28 @@ def render_shared(memories: Sequence[Memory], budget: int, limit: int) -> str:
     return "".join([OPEN, "\n", PREAMBLE, "\n\n", *(line for _, line in chosen), CLOSE, "\n"])
 
 
+def by_turns(memories: Sequence[Memory]) -> list[Memory]:
+    """The memories with their authors taking turns: every author's first (in the given order), then seconds …"""
+    turn: dict[str, int] = {}
+    ranked = []
+    for position, memory in enumerate(memories):
+        turn[memory.agent_id] = turn.get(memory.agent_id, -1) + 1
+        ranked.append((turn[memory.agent_id], position, memory))
+    return [m for _, _, m in sorted(ranked, key=lambda r: r[:2])]
+
+
 def _fit(memories: Sequence[Memory], budget: int, limit: int) -> list[tuple[int, str]]:
-    """(index, line) of the memories that fit, in order."""
+    """(index, line) of the memories that fit, in order; a line longer than its share of the budget is cut."""
     chosen: list[tuple[int, str]] = []
     used = 0
+    share = max(budget // max(min(limit, len(memories)), 1), 2 * _MIN_TRUNCATED)
     for i, memory in enumerate(memories):
         if len(chosen) >= limit:
             break
         author = " ".join(memory.agent_id.split())[:60]
         line = f"- [agent {_safe(author)}, {memory.scope}] {_safe(' '.join(memory.content.split()))}\n"
+        if len(line) > share:
+            line = line[: share - 2] + "…\n"
         room = budget - used
         if len(line) > room:
             if chosen or room < _MIN_TRUNCATED:

@@ -8,10 +8,10 @@ in ``BLOCKS``.
 - profile:     the user profile (seed 004 layer 3), whole, one ``###`` heading per section in the
                seed's order (基础特征, 身份与背景, 目标与方向, 工作与沟通方式, 心理与情绪, 个人语言与激励,
                与 Agent 的约定), then any other section; not ranked by confidence.
-- user:        other facts about the user, by pinned, confidence, recency.
+- user:        other facts about the user, by pinned, provenance, confidence, recency.
 - rules:       every active procedure, every turn (seed 004's <behavioral_guidelines>); if the budget
                cannot hold them all, a last line says how many did not fit. Never silently dropped.
-- environment: project facts, tools, paths, by pinned, confidence, recency.
+- environment: project facts, tools, paths, by pinned, provenance, confidence, recency.
 - self:        the agent's own notes, only those whose confidence was earned above the threshold,
                each with its confidence.
 - conflicts:   disputed facts, marked as such, with both sources: pending ones (neither side is
@@ -82,7 +82,9 @@ def _fit(lines: Iterable[str], budget: int, *, cut_first: bool = True) -> tuple[
 
 
 def profile_block(sel: Selection, budget: int) -> list[str]:
-    sections = {m.key.split(":", 1)[1].strip(): m for m in sel.by_block.get("profile", [])}
+    sections: dict[str, Memory] = {}
+    for m in sel.by_block.get("profile", []):  # in SQL's order (pinned, provenance, …): the first of a name stands
+        sections.setdefault(m.key.split(":", 1)[1].strip(), m)
     order = [s for s in PROFILE_SECTIONS if s in sections] + sorted(s for s in sections if s not in PROFILE_SECTIONS)
     out, used = [], 0
     for name in order:

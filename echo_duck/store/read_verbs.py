@@ -106,13 +106,17 @@ class ReadVerbs:
         return self.recaller.recall(self.caller, spec, explain=validate.flag(explain, "explain"),
                                     query_vector=query_vector, kb=kb)
 
-    def mark(self, hit: Any, helpful: bool, *, recall_id: int | None = None) -> Memory:
+    def mark(self, hit: Any, helpful: bool, *, recall_id: int | None = None,
+             provenance: str | int = "model_inferred") -> Memory:
         """Outcome feedback (SPEC R13): unhelpful marks lower a memory's rank, helpful ones its confidence;
-        a SELF memory earns confidence only across sessions and days (lifecycle/self_knowledge.py)."""
+        a SELF memory earns confidence only across sessions and days (lifecycle/self_knowledge.py). Like
+        forget(), an unhelpful mark may not demote a memory of higher provenance than the request's
+        (``provenance``: 'user_stated' when the user said it did not help): ProvenanceConflict."""
         helpful = validate.flag(helpful, "helpful")
+        level = validate.provenance(provenance)
         recall_id = recall_id if recall_id is not None else getattr(hit, "recall_id", None)
         return self_knowledge.mark(self.db, self.writer, self.caller, hit.id if isinstance(hit, Hit) else hit,
-                                   helpful, recall_id, self.now())
+                                   helpful, recall_id, self.now(), level)
 
     def snapshot(self, budget_user: int = 1375, budget_env: int = 2200, budget_rules: int = 2000, *,
                  budget_profile: int = 2000, budget_self: int = 600, budget_conflicts: int = 800,

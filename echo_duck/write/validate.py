@@ -122,9 +122,12 @@ def refs(values: Any, name: str = "source_refs") -> list[str]:
 
 
 def key(value: Any) -> str | None:
+    """A key, its ends stripped; a profile section's name too ('profile: 基础特征' is 'profile:基础特征', the
+    section the snapshot shows under that name: two spellings must be one key, so the provenance guard sees them)."""
     if value is None:
         return None
-    return text(value, "key", max_chars=MAX_KEY_CHARS).strip()
+    k = text(value, "key", max_chars=MAX_KEY_CHARS).strip()
+    return "profile:" + k[8:].strip() if k.startswith("profile:") else k
 
 
 def memory_id(value: Any, name: str = "id") -> uuid.UUID:

@@ -62,7 +62,7 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
       AND m.id NOT IN (SELECT id FROM disputed)
       AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
                   p_caller_agent, p_caller_session)
-    ORDER BY m.pinned DESC, m.confidence DESC, coalesce(m.last_accessed, m.updated_at) DESC, m.id;
+    ORDER BY m.pinned DESC, m.provenance DESC, m.confidence DESC, coalesce(m.last_accessed, m.updated_at) DESC, m.id;
 
 -- snapshot_conflicts(p_caller_agent, p_caller_session) -> the conflicts to show in the snapshot, newest
 -- first: pending contradictions between two live memories (both sides, neither is asserted), and

@@ -211,12 +211,13 @@ WHERE memory_id = $id AND action = 'feedback' AND occurred_at >= $start AND occu
 -- fewer), the first $limit of the others; counted apart for the caller's own memories and other agents'
 -- (those go to the separate shared block: they must not crowd out the caller's own).
 SELECT * EXCLUDE (block_rank) FROM (
-    SELECT c.*, row_number() OVER (PARTITION BY c.block, c.agent_id = $caller_agent ORDER BY c.pinned DESC, c.confidence DESC,
+    SELECT c.*, row_number() OVER (PARTITION BY c.block, c.agent_id = $caller_agent ORDER BY c.pinned DESC,
+                                   c.provenance DESC, c.confidence DESC,
                                    coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS block_rank
     FROM snapshot_candidates($caller_agent, $caller_session::VARCHAR, $min_confidence, setting('self_snapshot_threshold')) c
 )
 WHERE block_rank <= CASE WHEN block IN ('profile', 'rules') THEN 100 ELSE $limit END
-ORDER BY pinned DESC, confidence DESC, coalesce(last_accessed, updated_at) DESC, id;
+ORDER BY pinned DESC, provenance DESC, confidence DESC, coalesce(last_accessed, updated_at) DESC, id;
 
 -- name: snapshot_conflicts
 SELECT * FROM snapshot_conflicts($caller_agent, $caller_session::VARCHAR) LIMIT $limit;
