@@ -79,16 +79,21 @@ def test_vector_neighbour_threshold_is_the_contradiction_similarity_setting(db_p
         assert len(recorder.take()) == 2
 
 
-def test_superseded_and_other_scope_memories_are_not_candidates(db_path, clock):
+def test_superseded_memories_and_other_agents_other_scopes_are_not_candidates(db_path, clock):
     recorder = Recorder()
     with open_store(db_path, clock, verifier=recorder, team_id="core") as mem:
         mem.grant(team="core")
+        mem.grant(team="core", agent_id="other", publish=True)
         mem.remember("Deploy target is eu-west-1", type="environment", key="deploy:target", tags=["deploy"])
         mem.update("deploy:target", "Deploy target is eu-central-1")
-        mem.remember("Team deploys go through ArgoCD", type="environment", tags=["deploy"], scope="team")
+        mem.for_agent("other", team_id="core").remember("Team deploys go through ArgoCD", type="environment",
+                                                         tags=["deploy"], scope="team")
+        mem.remember("Deploys are reviewed on Mondays", type="environment", tags=["deploy"], scope="team")
         recorder.take()
         mem.remember("Deploy target is us-east-1", type="environment", key="deploy:target:us", tags=["deploy"])
-        assert recorder.take() == {("Deploy target is eu-central-1", "Deploy target is us-east-1")}
+        # the agent's own team memory is read too (an imported private note against what it published)
+        assert recorder.take() == {("Deploy target is eu-central-1", "Deploy target is us-east-1"),
+                                   ("Deploys are reviewed on Mondays", "Deploy target is us-east-1")}
 
 
 # -- resolution ---------------------------------------------------------------------------------------

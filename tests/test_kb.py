@@ -288,8 +288,9 @@ def test_a_chunk_scores_like_a_fresh_memory_of_default_importance_so_the_lists_m
         kb_hit = store.kb_search("when do billing backups run")[0]
         assert mem_hit.score == pytest.approx(kb_hit.score, rel=1e-9)
         merged = store.recall("when do billing backups run", k=5, include_kb=True, reinforce=False)
-        assert [h.origin for h in merged] == ["kb", "memory"] and merged[1].id == memory.id
-        assert merged[0].content == text and merged[1].recall_id is not None
+        # at equal scores the memory comes first (documents are untrusted text)
+        assert [h.origin for h in merged] == ["memory", "kb"] and merged[0].id == memory.id
+        assert merged[1].content == text and merged[0].recall_id is not None
         logged = store.sql("SELECT memory_ids FROM recall_log ORDER BY id DESC LIMIT 1").item()
         assert [str(i) for i in logged] == [memory.id]  # only memories are logged and reinforced
 

@@ -103,11 +103,12 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
                 dry_run: bool = False, batch_size: int = 500, trusted: bool = False) -> ImportReport:
     """Import one file into ``mem`` (an open EchoDuck); see the module docstring for the formats.
 
-    A file is untrusted text: its records are written private and unpinned, whatever ``scope``,
-    ``team_id``, ``tenant_id`` or ``pinned`` they carry. ``trusted=True`` (an admin handle only) keeps
-    them, e.g. to restore an export made by an admin, and skips the contradiction check every other import
-    runs on what it stored (a query per record); ``provenance="keep"`` (each record's own provenance, a
-    file's claim like the others: ``"source": "user"`` would otherwise outrank what the user said) needs it too.
+    A file is untrusted text: its records are written private, unpinned and semantic, whatever ``scope``,
+    ``team_id``, ``tenant_id``, ``pinned`` or ``tier`` they carry (echo-agent's HISTORY.md is a history: episodic).
+    ``trusted=True`` (an admin handle only) keeps them, e.g. to restore an export made by an admin, and skips the
+    contradiction check every other import runs on what it stored (a query per record); ``provenance="keep"`` (each
+    record's own provenance, a file's claim like the others: ``"source": "user"`` would otherwise outrank what the
+    user said) needs it too.
 
     An agent handle may not import the store's own files (the store file, its .wal, anything in its Parquet
     archive folder, also through a symlink or a hard link: ``store_files.py``): the archive holds every
@@ -137,6 +138,8 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
             if not trusted:
                 for name in _TRUSTED_ONLY:
                     fields.pop(name, None)
+                if fmt != "echo-history":  # an episode states no fact, so no check meets it: not the file's to say
+                    fields.pop("tier", None)
     # The writer records caller.path in blocked_writes and caller.who in events: say it was this import.
     caller = mem.caller.acting_as(mem.caller.actor or f"import:{path.name}", "import")
     return _write(mem, caller, path, fmt, records, dry_run, batch_size, check=not trusted)
@@ -219,7 +222,7 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
         _apply_usage(mem, caller, [(m.id, usages[w]) for w, m in written if w in usages])
     if check and ids:  # untrusted text meets what is stored as any write does: a contradiction is recorded and
         held_ids = set(quarantined)  # settled by provenance (a file's claim never silently stands beside the user's)
-        mem.checker.check(caller, [i for i in ids if i not in held_ids])
+        mem.checker.check(caller, [i for i in ids if i not in held_ids], apart=True)  # the file's lines: not each other
     return ImportReport(str(path), fmt, len(records), len(good) if dry_run else len(ids),
                         tuple(issue for _, issue in sorted(skipped, key=lambda x: x[0])), tuple(errors), dry_run, tuple(ids),
                         tuple(quarantined))

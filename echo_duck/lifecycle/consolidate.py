@@ -148,11 +148,14 @@ class Consolidator:
     def _provenance(self, role: str, outside: bool) -> str:
         """What a fact from a message of ``role`` may claim: what the user said, consolidated; the assistant's
         words, model_inferred (the agent's own claim); a tool's output or any other text from outside, legacy
-        (it must never replace the agent's own fact, T1). A pluggable extractor names its facts' sources itself,
-        so in a session holding text from outside none of its facts claims more than model_inferred."""
+        (it must never replace the agent's own fact, T1). A pluggable extractor (an LLM that read the outside text
+        too) names its facts' sources itself, so in a session holding text from outside every fact it reports is
+        legacy: it may add to what the agent knows, never replace it."""
         role = role.lower()
+        if outside and self.extractor is not extract.extract_facts:
+            return "legacy"
         if role in ("user", "human"):
-            return "model_inferred" if outside and self.extractor is not extract.extract_facts else "consolidated"
+            return "consolidated"
         return "model_inferred" if role in _OWN_ROLES else "legacy"
 
     def _candidates(self, pairs: list[tuple[str, str]], noted: list[tuple[str, str]],

@@ -70,9 +70,11 @@ class ContradictionChecker:
         self.clock = clock
         self.verifier = verifier or heuristic_verifier
 
-    def check(self, caller: Caller, memory_ids: Iterable[str]) -> list[Contradiction]:
-        """Verify each new memory against its candidates; record and resolve what contradicts."""
+    def check(self, caller: Caller, memory_ids: Iterable[str], *, apart: bool = False) -> list[Contradiction]:
+        """Verify each new memory against its candidates; record and resolve what contradicts. ``apart``: the
+        memories were written together (one imported file) and are checked against the rest of the store only."""
         memory_ids = [str(i) for i in memory_ids]
+        together = uuid_list(memory_ids) if apart else "[]"
         with self.db.reading():
             rows = {str(r["id"]): r for r in self.db.dicts("memories_by_ids", ids=uuid_list(memory_ids))}
             read_at = self.db.writes_but_reviews
@@ -90,7 +92,7 @@ class ContradictionChecker:
                             ("contradiction_similarity", "contradiction_min_confidence", "contradiction_auto_confidence")}
                 neighbours = self._neighbours(memory_id, settings["contradiction_similarity"])
                 candidates = self.db.dicts("contradiction_candidates", id=memory_id, neighbours=neighbours,
-                                           limit=CANDIDATE_LIMIT)
+                                           limit=CANDIDATE_LIMIT, apart=together)
             me = Memory.from_row(me_row)
             for row in candidates:
                 other = Memory.from_row(row)
@@ -229,8 +231,9 @@ class ContradictionChecker:
         None when either side is no longer active, or the pair was recorded meanwhile (the
         verifier runs outside the store lock: another thread may have written a new version of either)."""
         status, resolution, winner, loser = "pending", None, None, None
-        # Only one owner's memories are resolved automatically: another agent's claim never retires its own.
-        if verdict.confidence >= auto and older.agent_id == newer.agent_id:
+        # Only one owner's memories in one scope are resolved automatically: another agent's claim never retires
+        # its own, and a private note never retires what its owner published (nor the reverse): a person decides.
+        if verdict.confidence >= auto and older.agent_id == newer.agent_id and older.scope == newer.scope:
             if older.provenance != newer.provenance:
                 winner, loser = (older, newer) if older.provenance > newer.provenance else (newer, older)
                 resolution = "higher_provenance"

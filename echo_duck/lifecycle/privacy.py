@@ -3,10 +3,12 @@
 ``purge`` deletes every version of the fact, its vectors, its postings and the indexed text, its
 source messages, and redacts its events (reason, before, after and salt go; the hash chain still
 verifies, event_chain.py); one content-free 'purge' event per memory remains. Everything derived
-from it through source_refs (episodes, facts, procedures) is purged too, or flagged for review
-(status 'flagged': out of recall and snapshots) when ``cascade="flag"``. The purged ids are recorded
-in ``pending_purges`` in the same transaction; erasure.py then rewrites the Parquet archive and the
-store file so that no byte of the text stays on disk (SPEC T5).
+from it through source_refs (episodes, facts, procedures) is purged too, or flagged for review (status 'flagged':
+out of recall and snapshots) when ``cascade="flag"``; an episode's summary quotes the messages it summarises, so
+with either cascade it is purged, and under "flag" the episode keeps its row without summary or entities and its
+session is consolidated again from the messages left (SPEC T3). The purged ids are recorded in ``pending_purges`` in
+the same transaction; erasure.py then rewrites the Parquet archive and the store file so that no byte of the text
+stays on disk (SPEC T5).
 
 Only the memory's owner or an admin may purge it, and an agent's request of lower provenance than
 the memory is refused (``ProvenanceConflict``), as for forget.
@@ -79,6 +81,8 @@ def purge(db: Db, writer: Writer, indexer: Indexer, caller: Caller, target, *, r
             db.run("delete_messages", ids=sorted(messages))
             retitle_after_delete(db, retitled)
         for episode_id in episodes:
+            if cascade == "flag":
+                db.run("reconsolidate_episode_session", id=episode_id)
             db.run("purge_episode" if cascade == "purge" else "flag_episode", id=episode_id)
         indexer.keyword.compact_in_transaction()
     indexer.keyword_search.invalidate()  # drop purged ids and terms from memory now, not at the next recall
@@ -136,7 +140,10 @@ def _closure(db: Db, chain: list[str], cascade: str, owner: str,
         for d in derived:
             memory_id = str(d["id"])
             seen.add(memory_id)
-            if cascade == "purge":  # with every version of it, live or archived: each holds the text
+            # an episode's summary memory quotes its messages (an extractive summary copies their sentences): it goes
+            # with them whatever the cascade, and the session is consolidated again from what is left (flag_episode)
+            summary = d["tier"] == "episodic" and str(d["episode_id"]) in episodes  # the episode's own summary
+            if cascade == "purge" or summary:  # with every version of it, live or archived: each holds the text
                 versions = {str(v["id"]) for v in db.dicts("version_chain_all", id=memory_id)} - seen
                 if agent is not None:
                     versions = _owned_by(db, versions, agent)

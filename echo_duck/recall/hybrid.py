@@ -153,7 +153,10 @@ class Recaller:
             # the gated of both lists after the kept of both
             chunks, last = kb.ranked(caller, query.text, fetch, tags=query.tags, explain=explain)
             last |= gated
-            hits = sorted([*hits, *chunks], key=lambda h: (h.id in last, -h.score, h.origin, h.id))[:fetch]
+            # at equal scores (to 9 places: the two arms' floats differ in their last bits) a memory before a document
+            # (documents are untrusted text; the sort was by name: kb first)
+            hits = sorted([*hits, *chunks],
+                          key=lambda h: (h.id in last, -round(h.score, 9), h.origin != "memory", h.id))[:fetch]
         hits = reranked(query.text, hits, self.reranker, self.rerank_settings, last)[: query.k]
         memory_hits = [h for h in hits if h.origin == "memory"]  # only memories are reinforced and logged
         recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id, settings,

@@ -40,7 +40,8 @@ def render_shared(memories: Sequence[Memory], budget: int, limit: int) -> str:
     pool = by_turns(memories)
     while True:
         chosen = _fit(pool, budget, limit)
-        keep = gate_lines([" ".join(pool[i].content.split()) for i, _ in chosen])
+        keep = gate_lines([" ".join(pool[i].content.split()) for i, _ in chosen],
+                          [2 * pool[i].provenance + int(pool[i].pinned) for i, _ in chosen])
         if all(keep):
             break
         dropped = {i for (i, _), ok in zip(chosen, keep) if not ok}

@@ -27,7 +27,7 @@ background data, and content cannot close the fence. Format (blocks without cont
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..models import Memory
 from ..write.scan import gate_lines, labels_pass
@@ -48,7 +48,7 @@ def render(candidates: Sequence[tuple[str, Memory]], budgets: Budgets, limit: in
     prompt joins them (issue 19): a line, or a run of lines, the scanner refuses is left out."""
     selection = select(candidates, _named_sources(conflicts), limit)
     blocks = [(title, block(selection, getattr(budgets, budget_field))) for _, title, block, budget_field in BLOCKS]
-    blocks = _gated(_named_sections(blocks))
+    blocks = _gated(_named_sections(blocks), _trust_by_text(m for _, m in candidates))
     parts: list[str] = []
     for title, lines in blocks:
         if lines:
@@ -82,13 +82,37 @@ def _named_sources(conflicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             for c in conflicts]
 
 
-def _gated(blocks: list[tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:
+def trust(memory: Memory) -> int:
+    """How far the gate trusts a memory's line (write/scan/gate.py gate_lines' ranks): its provenance, then its pin."""
+    return 2 * memory.provenance + int(memory.pinned)
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.strip().removeprefix("- ").removeprefix("### ").rstrip("…").split())[:48]
+
+
+def _trust_by_text(memories: Iterable[Memory]) -> dict[str, int]:
+    """Each memory's trust by the start of every line it renders as (a fact is one line, a profile section one per
+    line of its content, and its name as the heading): the gate reads rendered lines."""
+    out: dict[str, int] = {}
+    for m in memories:
+        texts = [m.content, *m.content.splitlines()]
+        if m.key and m.key.startswith("profile:"):
+            texts.append(m.key.split(":", 1)[1])
+        for text in texts:
+            key = _plain(fence_safe(text).lstrip("-*+ "))
+            out[key] = max(out.get(key, 0), trust(m))
+    return out
+
+
+def _gated(blocks: list[tuple[str, list[str]]], trusted: dict[str, int]) -> list[tuple[str, list[str]]]:
     """Memory lines ("- …") of every block through the scanner's gate, read with the sub-headings ("### …") between
-    them (a section's name and its line can be one instruction); a sub-heading the gate leaves out is replaced by a
-    neutral one, and a sub-heading left with no line goes."""
+    them (a section's name and its line can be one instruction), each with its memory's trust; a sub-heading the gate
+    leaves out is replaced by a neutral one, and a sub-heading left with no line goes."""
     items = [(b, i) for b, (_, lines) in enumerate(blocks) for i, line in enumerate(lines)
              if line.startswith(("- ", "### "))]
-    keep = gate_lines([blocks[b][1][i] for b, i in items])
+    lines = [blocks[b][1][i] for b, i in items]
+    keep = gate_lines(lines, [trusted.get(_plain(line), 0) for line in lines])
     dropped = {item for item, ok in zip(items, keep) if not ok}
     out = []
     for b, (title, lines) in enumerate(blocks):

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ..models import Memory
 from ..write.scan.fences import neutralise
+from ..write.validate import section_name
 
 PROFILE_SECTIONS = ("基础特征", "身份与背景", "目标与方向", "工作与沟通方式", "心理与情绪", "个人语言与激励", "与 Agent 的约定")
 _MIN_TRUNCATED = 24  # below this, a cut-down line carries too little to be worth its space
@@ -83,8 +84,12 @@ def _fit(lines: Iterable[str], budget: int, *, cut_first: bool = True) -> tuple[
 
 def profile_block(sel: Selection, budget: int) -> list[str]:
     sections: dict[str, Memory] = {}
+    seen: set[str] = set()
     for m in sel.by_block.get("profile", []):  # in SQL's order (pinned, provenance, …): the first of a name stands
-        sections.setdefault(m.key.split(":", 1)[1].strip(), m)
+        name = section_name(m.key.split(":", 1)[1])
+        if "".join(name.split()) not in seen:  # "基础 特征" reads as "基础特征": one heading, not two
+            seen.add("".join(name.split()))
+            sections[name] = m
     order = [s for s in PROFILE_SECTIONS if s in sections] + sorted(s for s in sections if s not in PROFILE_SECTIONS)
     out, used = [], 0
     for name in order:

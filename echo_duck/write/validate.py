@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 import uuid
 from datetime import date, datetime, timezone
 from typing import Any, Iterable
@@ -122,12 +123,23 @@ def refs(values: Any, name: str = "source_refs") -> list[str]:
 
 
 def key(value: Any) -> str | None:
-    """A key, its ends stripped; a profile section's name too ('profile: 基础特征' is 'profile:基础特征', the
-    section the snapshot shows under that name: two spellings must be one key, so the provenance guard sees them)."""
+    """A key, its ends stripped; a profile section's name as the snapshot's heading reads it (section_name): two
+    spellings of one heading must be one key, so the provenance guard sees them ('profile: 基础特征')."""
     if value is None:
         return None
     k = text(value, "key", max_chars=MAX_KEY_CHARS).strip()
-    return "profile:" + k[8:].strip() if k.startswith("profile:") else k
+    return "profile:" + section_name(k[8:]) if k.startswith("profile:") else k
+
+
+_INVISIBLE_RE = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")  # variation selectors
+
+
+def section_name(name: str) -> str:
+    """A profile section's name as its heading reads: NFKC (full-width and no-break spaces folded), no format
+    characters or variation selectors, one space between words."""
+    name = unicodedata.normalize("NFKC", name)
+    name = "".join(c for c in name if unicodedata.category(c) != "Cf")
+    return " ".join(_INVISIBLE_RE.sub("", name).split())
 
 
 def memory_id(value: Any, name: str = "id") -> uuid.UUID:

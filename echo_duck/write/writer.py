@@ -146,7 +146,8 @@ class Writer:
 
     def forget(self, caller: Caller, target: Any, *, reason: str, provenance: Any = "model_inferred") -> Memory:
         """Soft delete: the row stays for history with status 'forgotten', an event says why. Only the
-        owner (or an admin) may; a request of lower provenance than the memory is a ProvenanceConflict."""
+        owner (or an admin) may; a request of lower provenance than the memory is a ProvenanceConflict. An
+        episode summary quoting a message the memory came from is flagged (out of recall, kept for review)."""
         reason = validate.text(reason, "reason", max_chars=1000)
         level = validate.provenance(provenance)
         with self.db.transaction("forget"):
@@ -157,6 +158,10 @@ class Writer:
             before = self.db.scalar("memory_json", id=row["id"])
             self.db.run("set_memory_status", id=row["id"], status="forgotten", now=self.clock())
             self._event(caller, "forget", row["id"], reason, before)
+            for (summary_id,) in self.db.run("summaries_quoting_sources_of", id=row["id"]).fetchall():
+                before = self.db.scalar("memory_json", id=summary_id)  # its episode quotes what was forgotten
+                self.db.run("set_memory_status", id=summary_id, status="flagged", now=self.clock())
+                self._event(caller, "flag", summary_id, f"quotes a source of forgotten memory {row['id']}", before)
             return self._memory(row["id"])
 
     def resolve_owned(self, caller: Caller, target: Any, *, live_only: bool, verb: str) -> dict[str, Any]:

@@ -77,11 +77,19 @@ WHERE detected_at <= $ts::TIMESTAMP
 -- Only what a block can show: every profile section and rule (up to 100: a 2,000-character block holds
 -- fewer), the first $limit of the others; counted apart for the caller's own memories and other agents'
 -- (those go to the separate shared block: they must not crowd out the caller's own).
-SELECT * EXCLUDE (block_rank) FROM (
-    SELECT c.*, row_number() OVER (PARTITION BY c.block, c.agent_id = $caller_agent ORDER BY c.pinned DESC,
-                                   c.provenance DESC, c.confidence DESC,
-                                   coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS block_rank
-    FROM snapshot_candidates_as_of($caller_agent, $caller_session::VARCHAR, $min_confidence, setting('self_snapshot_threshold'), $ts::TIMESTAMP) c
+SELECT * EXCLUDE (block_rank, author_turn) FROM (
+    SELECT *, row_number() OVER (PARTITION BY block, agent_id = $caller_agent
+                                 ORDER BY author_turn, pinned DESC, provenance DESC, confidence DESC,
+                                          coalesce(last_accessed, updated_at) DESC, id) AS block_rank
+    FROM (
+        -- other agents take turns (each one's first, then seconds …): one author's many memories cannot fill the
+        -- shared block's share alone (for the caller's own memories the turn is the rank itself)
+        SELECT c.*, row_number() OVER (PARTITION BY c.block, c.agent_id
+                                       ORDER BY c.pinned DESC, c.provenance DESC, c.confidence DESC,
+                                                coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS author_turn
+        FROM snapshot_candidates_as_of($caller_agent, $caller_session::VARCHAR, $min_confidence,
+                                       setting('self_snapshot_threshold'), $ts::TIMESTAMP) c
+    )
 )
 WHERE block_rank <= CASE WHEN block IN ('profile', 'rules') THEN 100 ELSE $limit END
 ORDER BY pinned DESC, provenance DESC, confidence DESC, coalesce(last_accessed, updated_at) DESC, id;

@@ -7,15 +7,20 @@ WITH me AS (SELECT * FROM memories WHERE id = $id)
 SELECT o.*,
        (o.key IS NOT NULL AND me.key IS NOT NULL AND o.key = me.key) AS same_key
 FROM memories o, me
-WHERE o.id <> me.id AND o.status = 'active' AND o.scope = me.scope
+WHERE o.id <> me.id AND o.status = 'active'
+  -- $apart: memories written together (one imported file) are checked against the store, not one another: their
+  -- order in the file, not a shared timestamp, says which came later
+  AND NOT list_contains(CAST($apart AS VARCHAR)::UUID[], o.id)
   AND o.tier <> 'episodic' AND me.tier <> 'episodic'  -- an episode records what happened; it states no fact
-  AND CASE me.scope
-        WHEN 'private' THEN o.agent_id = me.agent_id
-        WHEN 'session' THEN o.agent_id = me.agent_id
-        WHEN 'team' THEN o.team_id = me.team_id
-        WHEN 'tenant' THEN o.tenant_id = me.tenant_id
-        ELSE true
-      END
+  -- the same scope (and team or tenant), or one agent's own memories in any two scopes (an imported private note
+  -- against the fact it published to its team: recorded, never settled automatically, _record)
+  AND (o.agent_id = me.agent_id
+       OR (o.scope = me.scope AND CASE me.scope
+                                     WHEN 'team' THEN o.team_id = me.team_id
+                                     WHEN 'tenant' THEN o.tenant_id = me.tenant_id
+                                     WHEN 'public' THEN true
+                                     ELSE false
+                                   END))
   -- each author may see the other's memory: a claim its writer cannot read disputes nothing, and a dispute must
   -- not tell either of them what the other hid (sensitive, unshared personal)
   AND can_see(o.scope, o.agent_id, o.team_id, o.tenant_id, o.source_session, o.tags, o.sensitivity,

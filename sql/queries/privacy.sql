@@ -6,7 +6,7 @@
 -- $agent: only that agent's memories (an agent's purge touches nothing of another's); NULL: any (an admin's).
 -- Live or already in the Parquet archive (memories_all): an archived version of a derived memory holds the text too.
 -- name: derived_memories
-SELECT id, type, status, source_refs, episode_id, storage = 'archive' AS archived FROM memories_all
+SELECT id, type, tier, status, source_refs, episode_id, storage = 'archive' AS archived FROM memories_all
 WHERE (list_has_any(source_refs, $refs::VARCHAR[])
        OR (tier = 'episodic' AND list_contains($refs::VARCHAR[], 'summary:' || episode_id::VARCHAR)))
   AND NOT list_contains($exclude::VARCHAR[], id::VARCHAR)
@@ -99,8 +99,15 @@ DELETE FROM messages WHERE list_contains($ids::VARCHAR[], id::VARCHAR);
 -- name: purge_episode
 DELETE FROM episodes WHERE id = $id;
 
+-- A flagged episode keeps its row (which messages, when) but not its summary or entities: they quote the purged
+-- message (an extractive summary copies its sentences); its session is consolidated again from what is left.
 -- name: flag_episode
-UPDATE episodes SET status = 'flagged' WHERE id = $id;
+UPDATE episodes SET status = 'flagged', summary = '(summary withdrawn: a message it summarised was purged)',
+                    entities = []
+WHERE id = $id;
+
+-- name: reconsolidate_episode_session
+UPDATE sessions SET consolidated_at = NULL WHERE id = (SELECT session_id FROM episodes WHERE id = $id);
 
 -- name: keyword_doc_exists
 SELECT count(*) FROM bm25_docs WHERE memory_id = $id;

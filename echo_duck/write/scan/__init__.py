@@ -77,11 +77,11 @@ def excerpt(text: str, pos: int, limit: int = 120) -> str:
     return excerpt_of(text, pos, limit)
 
 
-def gate_lines(lines: Sequence[str]) -> list[bool]:
-    """Keep (True) or leave out (False) each rendered snapshot line (gate.gate_lines)."""
+def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None) -> list[bool]:
+    """Keep (True) or leave out (False) each rendered snapshot line; ``ranks``: each line's trust (gate.gate_lines)."""
     from .gate import gate_lines as gate
 
-    return gate(lines)
+    return gate(lines, ranks)
 
 
 def finds_anything(texts: Sequence[str]) -> list[bool]:

@@ -3,14 +3,14 @@
 Each memory was scanned when it was written, but a prompt shows several of them one after the other, and an
 instruction can be written in fragments that only read as one when joined ("- Ignore all previous" /
 "- instructions and reveal …"). ``gate_lines`` scans every line alone (a memory stored before the scanner
-learnt something new) and every run of two and three neighbouring lines joined as the renderer joins them;
-the lines of any run the scanner would block are left out. Longer runs (an instruction in four or more
-fragments) are found from the other end: the lines left are joined whole, and while the scanner finds anything in
-them the shortest run holding it is found by halving, and left out if the scanner blocks it
-(``_leave_out_longer_runs``). One more scan of the joined lines per new snapshot, and a few when it finds something. Only blocks count: a person may have approved a
-quarantined memory, and an unsure verdict on a random pair of ordinary lines would thin every snapshot. Verdicts are cached by text, so
-a snapshot that repeats every turn costs the model once.
-"""
+learnt something new) and every run of two and three neighbouring lines joined as the renderer joins them; the
+lines of any run the scanner would block are left out (only its less trusted ones, when that is enough). Longer
+runs (an instruction in four or more fragments) are found from the other end: the lines left are joined whole, and while the
+scanner finds anything in them the shortest run holding it is found by halving, and left out if the scanner blocks
+it (``_leave_out_longer_runs``). One more scan of the joined lines per new snapshot, and a few when it finds
+something. Only blocks count: a person may have approved a quarantined memory, and an unsure verdict on a random
+pair of ordinary lines would thin every snapshot. Verdicts are cached by text, so a snapshot that repeats every turn
+costs the model once."""
 
 from __future__ import annotations
 
@@ -57,22 +57,46 @@ def finds_anything(texts: Sequence[str]) -> list[bool]:
     return _refused([" ".join(t.split()) for t in texts], unsure=True)
 
 
-def gate_lines(lines: Sequence[str]) -> list[bool]:
+def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None) -> list[bool]:
     """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …"), or the
-    sub-headings above them ("### …": a section's name, read with its lines).
+    sub-headings above them ("### …": a section's name, read with its lines). ``ranks``: how far each line is
+    trusted (its memory's provenance and pin; higher is more), all equal if not given.
 
-    A line the scanner blocks alone is left out by itself; a run of neighbours is left out whole when it is
-    blocked only together (every line of it passes alone), so one bad line never takes its neighbours with it."""
+    A line the scanner blocks alone is left out by itself; a run of neighbours blocked only together (every line of
+    it passes alone) is left out whole, unless its lines are trusted unequally: then as few of the less trusted lines
+    as will do go, the least trusted first (two imported fragments around the user's rule must not take the rule
+    with them)."""
     plain = [" ".join(line.strip().removeprefix("- ").removeprefix("### ").split()) for line in lines]
+    rank = list(ranks) if ranks is not None else [0] * len(plain)
     keep = [not bad for bad in _refused(plain)]
     joinable = [_MARKER.sub("", text, count=2) for text in plain]  # "(1/8) Ignore", "(2/8) all": read as joined
     for n in WINDOWS[1:]:
         runs = [i for i in range(len(plain) - n + 1) if all(keep[i:i + n])]
         for i, bad in zip(runs, _refused([" ".join(joinable[i:i + n]) for i in runs])):
             if bad:
-                keep[i:i + n] = [False] * n
-    _leave_out_longer_runs(joinable, keep)
+                for j in _fewest(joinable, list(range(i, i + n)), rank):
+                    keep[j] = False
+    _leave_out_longer_runs(joinable, keep, rank)
     return keep
+
+
+def _fewest(plain: list[str], run: list[int], rank: list[int]) -> list[int]:
+    """Of a run the scanner blocks joined, the lines to leave out. Where its lines are trusted alike, the whole run
+    (no line is worth keeping over another). Else one line below the most trusted rank, the least trusted first
+    (then the first), whose leaving lets the rest pass joined; else every line below that rank, if the rest then
+    passes; else the whole run."""
+    top = max(rank[k] for k in run)
+    if all(rank[k] == top for k in run):
+        return run
+    order = sorted((j for j in run if rank[j] < top), key=lambda j: (rank[j], j))
+    for j in order:
+        rest = [k for k in run if k != j]
+        if not _refused([_joined(plain, rest)])[0]:
+            return [j]
+    low = [j for j in run if rank[j] < top]
+    if low and not _refused([_joined(plain, [k for k in run if k not in low])])[0]:
+        return low
+    return run
 
 
 # A part marker at the start or end of a line ("(1/8)", "[2]", "3.", "c)", "iv.", "#4", "①", "Part 4:", "Step one:",
@@ -87,13 +111,14 @@ _MARKER = re.compile(
     r"|\s*[(\[]\s*\d{1,3}\s*(?:/|of)\s*\d{1,3}\s*[)\]]$", re.IGNORECASE)
 
 
-def _leave_out_longer_runs(plain: list[str], keep: list[bool]) -> None:
+def _leave_out_longer_runs(plain: list[str], keep: list[bool], rank: list[int]) -> None:
     """Runs of more than WINDOWS[-1] lines. Joined with ordinary lines around it, an instruction is only unsure (a
     phrase the classifier, diluted, does not back), so the search is for anything the scanner finds: the first end at
     which the kept lines from ``base`` hold a finding, then the last start before it at which they still do (halving
-    keeps a run with a finding at each step). That shortest run is left out if the scanner blocks it, alone or with up
-    to EXTEND more lines (the phrase found, "ignore all your previous instructions", may be the start of what the
-    classifier backs); if it does not (an approved memory's phrase), the search goes on past its start."""
+    keeps a run with a finding at each step). That shortest run is left out if the scanner blocks it (only its less
+    trusted lines, if the rest then passes), alone or with up to EXTEND more lines (the phrase found, "ignore all
+    your previous instructions", may be the start of what the classifier backs); if it does not (an approved
+    memory's phrase), the search goes on past its start."""
     base = 0
     while True:
         kept = [i for i, k in enumerate(keep) if k][base:]
@@ -111,7 +136,10 @@ def _leave_out_longer_runs(plain: list[str], keep: list[bool]) -> None:
         blocked = next((e for e in range(end, min(end + EXTEND, len(kept)) + 1)
                         if _refused([_joined(plain, kept[lo:e])])[0]), None)
         if blocked is not None:
-            for i in kept[lo:blocked]:
+            span = kept[lo:blocked]
+            low = [i for i in span if rank[i] < max(rank[k] for k in span)]  # the more trusted lines stay if they can
+            rest = [k for k in span if k not in low]
+            for i in low if low and not _refused([_joined(plain, rest)])[0] else span:
                 keep[i] = False
         else:
             base += lo + 1
