@@ -5,8 +5,9 @@ source messages, and redacts its events (reason, before, after and salt go; the 
 verifies, event_chain.py); one content-free 'purge' event per memory remains. Everything derived
 from it through source_refs (episodes, facts, procedures) is purged too, or flagged for review (status 'flagged':
 out of recall and snapshots) when ``cascade="flag"``; an episode's summary quotes the messages it summarises, so
-with either cascade it is purged, and under "flag" the episode keeps its row without summary or entities and its
-session is consolidated again from the messages left (SPEC T3). The purged ids are recorded in ``pending_purges`` in
+with either cascade it is purged, and under "flag" the episode keeps its row without summary or entities (SPEC T3:
+withdrawn, not recomputed: the session's other messages may repeat the words, and consolidating it again would bring
+back facts forgotten or replaced since). The purged ids are recorded in ``pending_purges`` in
 the same transaction; erasure.py then rewrites the Parquet archive and the store file so that no byte of the text
 stays on disk (SPEC T5).
 
@@ -81,8 +82,6 @@ def purge(db: Db, writer: Writer, indexer: Indexer, caller: Caller, target, *, r
             db.run("delete_messages", ids=sorted(messages))
             retitle_after_delete(db, retitled)
         for episode_id in episodes:
-            if cascade == "flag":
-                db.run("reconsolidate_episode_session", id=episode_id)
             db.run("purge_episode" if cascade == "purge" else "flag_episode", id=episode_id)
         indexer.keyword.compact_in_transaction()
     indexer.keyword_search.invalidate()  # drop purged ids and terms from memory now, not at the next recall
@@ -117,11 +116,14 @@ def _closure(db: Db, chain: list[str], cascade: str, owner: str,
     only its own derived memories, an admin's (None) every agent's."""
     purge_ids, flag_ids = set(chain), set()
     messages, episodes, summarised = set(), set(), set()
+    cited: set[str] = set()  # the episodes a fact was consolidated in: their summary may quote its working note
     for r in db.dicts("memories_all_by_ids", ids=uuid_list(chain)):
         for ref in r["source_refs"]:
             kind, _, ref_id = ref.partition(":")
             if kind == "message":
                 messages.add(ref_id)
+            elif kind == "episode" and r["tier"] != "episodic":
+                cited.add(ref_id)
         if r["tier"] == "episodic" and r["episode_id"] is not None:
             summarised.add(str(r["episode_id"]))  # deleting an episode's summary deletes the episode
     if messages:
@@ -129,6 +131,8 @@ def _closure(db: Db, chain: list[str], cascade: str, owner: str,
     if summarised:
         summarised = {e for (e,) in db.run("owned_episodes", episodes=sorted(summarised), owner=owner).fetchall()}
     episodes |= summarised
+    if cited:
+        episodes |= {e for (e,) in db.run("owned_episodes", episodes=sorted(cited), owner=owner).fetchall()}
     if messages:
         episodes |= {str(e) for (e,) in db.run("episodes_from_messages", messages=sorted(messages)).fetchall()}
     frontier = ([f"memory:{i}" for i in chain] + [f"message:{m}" for m in messages]

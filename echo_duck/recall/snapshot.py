@@ -31,7 +31,8 @@ from typing import Any, Iterable, Sequence
 
 from ..models import Memory
 from ..write.scan import gate_lines, labels_pass
-from .snapshot_blocks import BLOCKS, Budgets, fence_safe, select
+from ..write.validate import section_name
+from .snapshot_blocks import BLOCKS, Budgets, fence_safe, one_line, select
 
 __all__ = ["OPEN", "CLOSE", "PREAMBLE", "Budgets", "render", "fence_safe"]
 
@@ -87,22 +88,34 @@ def trust(memory: Memory) -> int:
     return 2 * memory.provenance + int(memory.pinned)
 
 
-def _plain(text: str) -> str:
-    return " ".join(text.strip().removeprefix("- ").removeprefix("### ").rstrip("…").split())[:48]
+def _rendered(line: str) -> str:
+    return line.strip().removeprefix("- ").removeprefix("### ")
 
 
 def _trust_by_text(memories: Iterable[Memory]) -> dict[str, int]:
-    """Each memory's trust by the start of every line it renders as (a fact is one line, a profile section one per
-    line of its content, and its name as the heading): the gate reads rendered lines."""
+    """Each memory's trust by the text of every line it renders as (snapshot_blocks.py: a fact or rule is one line,
+    a profile section one per line of its content and its name as the heading): the gate reads rendered lines."""
     out: dict[str, int] = {}
     for m in memories:
-        texts = [m.content, *m.content.splitlines()]
+        texts = [m.content, *(line.strip().lstrip("-*+ ").strip() for line in m.content.splitlines())]
         if m.key and m.key.startswith("profile:"):
-            texts.append(m.key.split(":", 1)[1])
+            texts.append(section_name(m.key.split(":", 1)[1]))
         for text in texts:
-            key = _plain(fence_safe(text).lstrip("-*+ "))
+            key = one_line(text)
             out[key] = max(out.get(key, 0), trust(m))
     return out
+
+
+def _trust_of(line: str, trusted: dict[str, int]) -> int:
+    """A rendered line's trust: its memory's, found by its text; a line cut short ("…") by the start of its text,
+    the least of the memories it may be (unknown: 0)."""
+    text = _rendered(line)
+    if text in trusted:
+        return trusted[text]
+    if text.endswith("…"):
+        ranks = [r for key, r in trusted.items() if key.startswith(text[:-1])]
+        return min(ranks) if ranks else 0
+    return 0
 
 
 def _gated(blocks: list[tuple[str, list[str]]], trusted: dict[str, int]) -> list[tuple[str, list[str]]]:
@@ -112,7 +125,7 @@ def _gated(blocks: list[tuple[str, list[str]]], trusted: dict[str, int]) -> list
     items = [(b, i) for b, (_, lines) in enumerate(blocks) for i, line in enumerate(lines)
              if line.startswith(("- ", "### "))]
     lines = [blocks[b][1][i] for b, i in items]
-    keep = gate_lines(lines, [trusted.get(_plain(line), 0) for line in lines])
+    keep = gate_lines(lines, [_trust_of(line, trusted) for line in lines])
     dropped = {item for item, ok in zip(items, keep) if not ok}
     out = []
     for b, (title, lines) in enumerate(blocks):

@@ -23,6 +23,7 @@ from ..storage.db import Db, uuid_list
 from . import bulk, validate
 from .guards import check_provenance, check_publish, require_owner, stated_rule
 from .narrowing import narrow_history
+from .quoting import quoting_summaries
 from .scan import redact, scan_many
 from .spec import WRITE_PATHS, Caller, NewMemory, WriteBatch, prepare  # noqa: F401 - WRITE_PATHS re-exported
 
@@ -147,7 +148,8 @@ class Writer:
     def forget(self, caller: Caller, target: Any, *, reason: str, provenance: Any = "model_inferred") -> Memory:
         """Soft delete: the row stays for history with status 'forgotten', an event says why. Only the
         owner (or an admin) may; a request of lower provenance than the memory is a ProvenanceConflict. An
-        episode summary quoting a message the memory came from is flagged (out of recall, kept for review)."""
+        episode summary quoting the message or note the memory came from is flagged (out of recall, kept for
+        review: quoting.py)."""
         reason = validate.text(reason, "reason", max_chars=1000)
         level = validate.provenance(provenance)
         with self.db.transaction("forget"):
@@ -158,7 +160,7 @@ class Writer:
             before = self.db.scalar("memory_json", id=row["id"])
             self.db.run("set_memory_status", id=row["id"], status="forgotten", now=self.clock())
             self._event(caller, "forget", row["id"], reason, before)
-            for (summary_id,) in self.db.run("summaries_quoting_sources_of", id=row["id"]).fetchall():
+            for summary_id in quoting_summaries(self.db, row["id"]):
                 before = self.db.scalar("memory_json", id=summary_id)  # its episode quotes what was forgotten
                 self.db.run("set_memory_status", id=summary_id, status="flagged", now=self.clock())
                 self._event(caller, "flag", summary_id, f"quotes a source of forgotten memory {row['id']}", before)

@@ -117,13 +117,18 @@ WHERE id = $id;
 UPDATE memories SET status = $status, updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
 
--- The live episode summaries of the same owner that cite one of the messages memory $id came from: a summary
--- quotes its messages, so forgetting a fact flags them (out of recall and snapshots) rather than leave its words
--- recallable there (SPEC T3).
--- name: summaries_quoting_sources_of
-SELECT e.id FROM memories e, (SELECT agent_id, source_refs FROM memories WHERE id = $id) f
+-- The live episode summaries of memory $id's owner of the episodes it was consolidated in, or citing a message it
+-- came from (write/quoting.py reads which of them quote it), and the texts of those messages.
+-- name: summaries_of_sources_of
+SELECT e.id, e.content FROM memories e, (SELECT agent_id, source_refs FROM memories WHERE id = $id) f
 WHERE e.tier = 'episodic' AND e.status = 'active' AND e.agent_id = f.agent_id
-  AND list_has_any(e.source_refs, list_filter(f.source_refs, r -> starts_with(r, 'message:')));
+  AND (list_has_any(e.source_refs, list_filter(f.source_refs, r -> starts_with(r, 'message:')))
+       OR list_contains(list_transform(list_filter(f.source_refs, r -> starts_with(r, 'episode:')), r -> r[9:]),
+                        e.episode_id::VARCHAR));
+
+-- name: source_message_texts
+SELECT m.content FROM messages m, (SELECT source_refs FROM memories WHERE id = $id) f
+WHERE list_contains(f.source_refs, 'message:' || m.id::VARCHAR);
 
 -- Every version of the chain that contains $id, oldest first: live rows and versions already exported to
 -- the Parquet archive (memories_all), so history outlives the export.

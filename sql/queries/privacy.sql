@@ -100,14 +100,11 @@ DELETE FROM messages WHERE list_contains($ids::VARCHAR[], id::VARCHAR);
 DELETE FROM episodes WHERE id = $id;
 
 -- A flagged episode keeps its row (which messages, when) but not its summary or entities: they quote the purged
--- message (an extractive summary copies its sentences); its session is consolidated again from what is left.
+-- message or note (an extractive summary copies its sentences).
 -- name: flag_episode
 UPDATE episodes SET status = 'flagged', summary = '(summary withdrawn: a message it summarised was purged)',
                     entities = []
 WHERE id = $id;
-
--- name: reconsolidate_episode_session
-UPDATE sessions SET consolidated_at = NULL WHERE id = (SELECT session_id FROM episodes WHERE id = $id);
 
 -- name: keyword_doc_exists
 SELECT count(*) FROM bm25_docs WHERE memory_id = $id;

@@ -70,14 +70,23 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None) -> list
     rank = list(ranks) if ranks is not None else [0] * len(plain)
     keep = [not bad for bad in _refused(plain)]
     joinable = [_MARKER.sub("", text, count=2) for text in plain]  # "(1/8) Ignore", "(2/8) all": read as joined
-    for n in WINDOWS[1:]:
-        runs = [i for i in range(len(plain) - n + 1) if all(keep[i:i + n])]
-        for i, bad in zip(runs, _refused([" ".join(joinable[i:i + n]) for i in runs])):
-            if bad:
-                for j in _fewest(joinable, list(range(i, i + n)), rank):
-                    keep[j] = False
+    while _leave_out_one_run(joinable, keep, rank):  # runs of the lines kept, as the prompt will join them: a
+        pass  # line's leaving makes its neighbours new neighbours, read again
     _leave_out_longer_runs(joinable, keep, rank)
     return keep
+
+
+def _leave_out_one_run(plain: list[str], keep: list[bool], rank: list[int]) -> bool:
+    """Leave out (what _fewest says of) the first run of two or three kept lines the scanner blocks joined, if any."""
+    kept = [i for i, k in enumerate(keep) if k]
+    for n in WINDOWS[1:]:
+        runs = [kept[p:p + n] for p in range(len(kept) - n + 1)]
+        for run, bad in zip(runs, _refused([_joined(plain, run) for run in runs])):
+            if bad:
+                for j in _fewest(plain, run, rank):
+                    keep[j] = False
+                return True
+    return False
 
 
 def _fewest(plain: list[str], run: list[int], rank: list[int]) -> list[int]:
