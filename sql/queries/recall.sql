@@ -222,6 +222,8 @@ SELECT * EXCLUDE (block_rank, author_turn) FROM (
                                                 coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS author_turn
         FROM snapshot_candidates($caller_agent, $caller_session::VARCHAR, $min_confidence,
                                  setting('self_snapshot_threshold')) c
+        -- each author's first few per block are all the outer ranking can take (and all it has to sort)
+        QUALIFY author_turn <= CASE WHEN c.block IN ('profile', 'rules') THEN 100 ELSE $limit END
     )
 )
 WHERE block_rank <= CASE WHEN block IN ('profile', 'rules') THEN 100 ELSE $limit END
