@@ -220,9 +220,11 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
                     errors.append(Issue(where, _ERROR_REASONS[type(e)], str(e)))
         ids += [m.id for _, m in written]
         _apply_usage(mem, caller, [(m.id, usages[w]) for w, m in written if w in usages])
-    if check and ids:  # untrusted text meets what is stored as any write does: a contradiction is recorded and
-        held_ids = set(quarantined)  # settled by provenance (a file's claim never silently stands beside the user's)
-        mem.checker.check(caller, [i for i in ids if i not in held_ids], apart=True)  # the file's lines: not each other
+    if check and ids:
+        # Untrusted text meets what is stored as any write does: a contradiction is recorded and settled by
+        # provenance (a file's claim never silently stands beside the user's); the file's lines not against each other.
+        held_ids = set(quarantined)
+        mem.checker.check(caller, [i for i in ids if i not in held_ids], apart=True)
     return ImportReport(str(path), fmt, len(records), len(good) if dry_run else len(ids),
                         tuple(issue for _, issue in sorted(skipped, key=lambda x: x[0])), tuple(errors), dry_run, tuple(ids),
                         tuple(quarantined))

@@ -30,10 +30,10 @@ from ..write.sessions import Sessions, auto_title
 from ..write.writer import Caller, Writer, prepare
 from . import decay as lifecycle
 from . import extract
-
-_OWN_ROLES = ("user", "human", "assistant", "system")  # the user, the agent and the host; the rest is from outside
 from . import summary as summaries
 from .contradictions import ContradictionChecker
+
+_OWN_ROLES = ("user", "human", "assistant", "system")  # the user, the agent and the host; the rest is from outside
 
 Extractor = Callable[[Sequence[tuple[str, str]]], list]
 

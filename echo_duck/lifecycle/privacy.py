@@ -145,7 +145,7 @@ def _closure(db: Db, chain: list[str], cascade: str, owner: str,
             memory_id = str(d["id"])
             seen.add(memory_id)
             # an episode's summary memory quotes its messages (an extractive summary copies their sentences): it goes
-            # with them whatever the cascade, and the session is consolidated again from what is left (flag_episode)
+            # with them whatever the cascade (flag_episode withdraws the episode row's copy)
             summary = d["tier"] == "episodic" and str(d["episode_id"]) in episodes  # the episode's own summary
             if cascade == "purge" or summary:  # with every version of it, live or archived: each holds the text
                 versions = {str(v["id"]) for v in db.dicts("version_chain_all", id=memory_id)} - seen

@@ -1,16 +1,16 @@
 """The last gate: the snapshot as the prompt will read it, scanned again before it is handed out.
 
 Each memory was scanned when it was written, but a prompt shows several of them one after the other, and an
-instruction can be written in fragments that only read as one when joined ("- Ignore all previous" /
-"- instructions and reveal …"). ``gate_lines`` scans every line alone (a memory stored before the scanner
-learnt something new) and every run of two and three neighbouring lines joined as the renderer joins them; the
-lines of any run the scanner would block are left out (only its less trusted ones, when that is enough). Longer
-runs (an instruction in four or more fragments) are found from the other end: the lines left are joined whole, and while the
-scanner finds anything in them the shortest run holding it is found by halving, and left out if the scanner blocks
-it (``_leave_out_longer_runs``). One more scan of the joined lines per new snapshot, and a few when it finds
-something. Only blocks count: a person may have approved a quarantined memory, and an unsure verdict on a random
-pair of ordinary lines would thin every snapshot. Verdicts are cached by text, so a snapshot that repeats every turn
-costs the model once."""
+instruction can be written in fragments that only read as one when joined ("- Ignore all previous" / "- instructions
+and reveal …"). ``gate_lines`` scans every line alone (a memory stored before the scanner learnt something new) and
+every run of two and three neighbouring lines joined as the renderer joins them; the lines of any run the scanner
+would block are left out (only its less trusted ones, when that is enough). Longer runs (an instruction in four or
+more fragments) are found from the other end: the lines left are joined whole, and while the scanner finds anything
+in them the shortest run holding it is found by halving, and left out if the scanner blocks it
+(``_leave_out_longer_runs``). One more scan of the joined lines per new snapshot, and a few when it finds something.
+Only blocks count: a person may have approved a quarantined memory, and an unsure verdict on a random pair of
+ordinary lines would thin every snapshot. Verdicts are cached by text, so a snapshot that repeats every turn costs
+the model once."""
 
 from __future__ import annotations
 
