@@ -1,5 +1,5 @@
-"""The third review (session 37) of the truth and erasure work: what the second round's fixes broke or missed.
-Every test here failed on the code before its fix (d5597c2)."""
+"""The third and fourth reviews (session 37) of the truth and erasure work: what the previous round's fixes broke
+or missed. Every test here failed on the code before its fix (d5597c2 for the third, bb43382 for the fourth)."""
 
 from __future__ import annotations
 
@@ -95,3 +95,42 @@ def test_the_gate_reads_the_new_neighbours_a_leaving_line_leaves():
     assert gate_lines([f"- {x} {z}"]) == [False]  # the control: the outer two, joined, are blocked
     keep = gate_lines([f"- {x}", f"- {middle}", f"- {z}"], [7, 2, 6])
     assert not (keep[0] and keep[2])
+
+
+# -- the fourth review: which summaries quote a forgotten fact (write/quoting.py) ----------------------------------
+
+@pytest.mark.parametrize("said, word", [("我叫王芳。", "王芳"),  # five characters: a sentence still
+                                        ("我住在北京市\u3000朝阳区建国路八十八号。", "建国路")])  # spaces as the summary has them
+def test_forget_reaches_a_summary_quoting_a_short_or_spaced_sentence(coder, said, word):
+    s = coder.start_session()
+    coder.add_message(s, "user", said)
+    coder.add_message(s, "assistant", "好的。")
+    coder.consolidate(s)
+    coder.forget(_fact(coder, word).id, provenance="user_stated", reason="the user asked")
+    assert not [m for m in coder.find() if word in m.content]
+
+
+def test_forget_reaches_a_summary_whose_title_quotes_the_fact(coder):
+    s = coder.start_session()
+    coder.add_message(s, "user", "Remember that I live at 12 Rosenweg in Berlin Mitte near the park.")
+    coder.add_message(s, "assistant", "Sure.")
+    for text in ("We migrated the orders database from MySQL to Postgres on Tuesday.",
+                 "The Postgres migration of the orders database needs a rollback plan.",
+                 "The orders database rollback plan for the Postgres migration is ready."):
+        coder.add_message(s, "user", text)
+    coder.consolidate(s)
+    coder.forget(_fact(coder, "Rosenweg").id, provenance="user_stated", reason="the user moved")
+    assert not [m for m in coder.find() if "Rosenweg" in m.content]
+
+
+def test_forget_leaves_a_summary_quoting_another_sentence_of_the_same_message(coder):
+    s = coder.start_session()
+    coder.add_message(s, "user", "We migrated the orders database from MySQL to Postgres on Tuesday. "
+                                 "I prefer vim over emacs.")
+    coder.add_message(s, "assistant", "The orders database migration to Postgres finished.")
+    coder.add_message(s, "user", "The Postgres migration of the orders database needs a rollback plan.")
+    coder.consolidate(s)
+    (summary,) = coder.find(tier="episodic")
+    assert "vim" not in summary.content
+    coder.forget(_fact(coder, "vim").id, provenance="user_stated", reason="the user changed editor")
+    assert coder.get(summary.id).status == "active"
