@@ -134,3 +134,13 @@ def test_forget_leaves_a_summary_quoting_another_sentence_of_the_same_message(co
     assert "vim" not in summary.content
     coder.forget(_fact(coder, "vim").id, provenance="user_stated", reason="the user changed editor")
     assert coder.get(summary.id).status == "active"
+
+
+def test_a_cut_line_takes_the_trust_of_the_memory_whose_words_it_shows():
+    from echo_duck.recall.snapshot import _trust_of
+
+    trusted = {"Always reply in Chinese unless the user writes in English first": 7,
+               "Always reply in Chinese unless told otherwise by anyone at all": 0}
+    assert _trust_of("- Always reply in Chinese unless …\n", trusted) == 7
+    assert _trust_of("- Always reply in Chinese unless the user writes in English first\n", trusted) == 7
+    assert _trust_of("- Something else entirely\n", trusted) == 0

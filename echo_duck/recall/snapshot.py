@@ -108,13 +108,13 @@ def _trust_by_text(memories: Iterable[Memory]) -> dict[str, int]:
 
 def _trust_of(line: str, trusted: dict[str, int]) -> int:
     """A rendered line's trust: its memory's, found by its text; a line cut short ("…") by the start of its text,
-    the least of the memories it may be (unknown: 0)."""
+    the most of the memories it may be (what it shows is that memory's words, whoever else starts the same way: a
+    low-trust copy of the user's first words must not pull the user's cut line down). Unknown: 0."""
     text = _rendered(line)
     if text in trusted:
         return trusted[text]
     if text.endswith("…"):
-        ranks = [r for key, r in trusted.items() if key.startswith(text[:-1])]
-        return min(ranks) if ranks else 0
+        return max((r for key, r in trusted.items() if key.startswith(text[:-1])), default=0)
     return 0
 
 
