@@ -22,7 +22,7 @@ from typing import Sequence
 from .verdict import default_scanner
 
 WINDOWS = (1, 2, 3)
-EXTEND = 8  # lines past a finding's shortest run tried with it (_leave_out_longer_runs)
+EXTEND = 8  # lines after (or before) a finding's shortest run tried with it (_leave_out_longer_runs)
 CACHE_SIZE = 4096
 _cache: OrderedDict[tuple[bool, str], bool] = OrderedDict()
 _lock = threading.Lock()
@@ -30,18 +30,18 @@ _lock = threading.Lock()
 
 def _refused(texts: list[str], *, unsure: bool = False) -> list[bool]:
     """Whether the scanner blocks each text (``unsure``: or finds anything at all)."""
-    keyed = [(unsure, t) for t in texts]
-    with _lock:
-        missing = [t for t in dict.fromkeys(texts) if (unsure, t) not in _cache]
+    with _lock:  # the verdicts this call reads, kept aside: the cache may evict them before it returns
+        known = {t: _cache[(unsure, t)] for t in dict.fromkeys(texts) if (unsure, t) in _cache}
+    missing = [t for t in dict.fromkeys(texts) if t not in known]
     if missing:
         verdicts = [f is not None and (unsure or f.blocked) for f in default_scanner().scan_many(missing)]
+        known.update(zip(missing, verdicts))
         with _lock:
             for t, v in zip(missing, verdicts):
                 _cache[(unsure, t)] = v
             while len(_cache) > CACHE_SIZE:
                 _cache.popitem(last=False)
-    with _lock:
-        return [_cache[k] for k in keyed]
+    return [known[t] for t in texts]
 
 
 def labels_pass(labels: Sequence[str]) -> list[bool]:
@@ -125,9 +125,9 @@ def _leave_out_longer_runs(plain: list[str], keep: list[bool], rank: list[int]) 
     phrase the classifier, diluted, does not back), so the search is for anything the scanner finds: the first end at
     which the kept lines from ``base`` hold a finding, then the last start before it at which they still do (halving
     keeps a run with a finding at each step). That shortest run is left out if the scanner blocks it (only its less
-    trusted lines, if the rest then passes), alone or with up to EXTEND more lines (the phrase found, "ignore all
-    your previous instructions", may be the start of what the classifier backs); if it does not (an approved
-    memory's phrase), the search goes on past its start."""
+    trusted lines, if the rest then passes), alone or with up to EXTEND more lines after it or, failing that, before
+    it (the phrase found, "ignore all your previous instructions", may be the start or the end of what the
+    classifier backs); if it does not (an approved memory's phrase), the search goes on past its start."""
     base = 0
     while True:
         kept = [i for i, k in enumerate(keep) if k][base:]
@@ -142,10 +142,13 @@ def _leave_out_longer_runs(plain: list[str], keep: list[bool], rank: list[int]) 
         while lo < hi:
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if _found(plain, kept[mid:end]) else (lo, mid - 1)
-        blocked = next((e for e in range(end, min(end + EXTEND, len(kept)) + 1)
-                        if _refused([_joined(plain, kept[lo:e])])[0]), None)
+        # the run, then it with up to EXTEND more lines after it, then before it (what the scanner found may be the
+        # end of the instruction: "ignore" / "every" / "previous" / "instructions and guidelines")
+        spans = [(lo, e) for e in range(end, min(end + EXTEND, len(kept)) + 1)]
+        spans += [(b, end) for b in range(lo - 1, max(lo - EXTEND, 0) - 1, -1)]
+        blocked = next(((b, e) for b, e in spans if _refused([_joined(plain, kept[b:e])])[0]), None)
         if blocked is not None:
-            span = kept[lo:blocked]
+            span = kept[blocked[0]:blocked[1]]
             low = [i for i in span if rank[i] < max(rank[k] for k in span)]  # the more trusted lines stay if they can
             rest = [k for k in span if k not in low]
             for i in low if low and not _refused([_joined(plain, rest)])[0] else span:
