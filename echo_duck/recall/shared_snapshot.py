@@ -15,6 +15,7 @@ from typing import Sequence
 from ..models import Memory
 from ..write.scan import gate_lines
 from ..write.scan.fences import neutralise
+from .snapshot_blocks import trust
 
 OPEN = "<shared-memory-context>"
 CLOSE = "</shared-memory-context>"
@@ -41,7 +42,7 @@ def render_shared(memories: Sequence[Memory], budget: int, limit: int) -> str:
     while True:
         chosen = _fit(pool, budget, limit)
         keep = gate_lines([" ".join(pool[i].content.split()) for i, _ in chosen],
-                          [2 * pool[i].provenance + int(pool[i].pinned) for i, _ in chosen])
+                          [trust(pool[i]) for i, _ in chosen])
         if all(keep):
             break
         dropped = {i for (i, _), ok in zip(chosen, keep) if not ok}

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Sequence
 from ..models import Memory
 from ..write.scan import gate_lines, labels_pass
 from ..write.validate import section_name
-from .snapshot_blocks import BLOCKS, Budgets, fence_safe, one_line, select
+from .snapshot_blocks import BLOCKS, Budgets, fence_safe, one_line, profile_lines, select, trust
 
 __all__ = ["OPEN", "CLOSE", "PREAMBLE", "Budgets", "render", "fence_safe"]
 
@@ -83,11 +83,6 @@ def _named_sources(conflicts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             for c in conflicts]
 
 
-def trust(memory: Memory) -> int:
-    """How far the gate trusts a memory's line (write/scan/gate.py gate_lines' ranks): its provenance, then its pin."""
-    return 2 * memory.provenance + int(memory.pinned)
-
-
 def _rendered(line: str) -> str:
     return line.strip().removeprefix("- ").removeprefix("### ")
 
@@ -97,7 +92,7 @@ def _trust_by_text(memories: Iterable[Memory]) -> dict[str, int]:
     a profile section one per line of its content and its name as the heading): the gate reads rendered lines."""
     out: dict[str, int] = {}
     for m in memories:
-        texts = [m.content, *(line.strip().lstrip("-*+ ").strip() for line in m.content.splitlines())]
+        texts = [m.content, *profile_lines(m.content)]
         if m.key and m.key.startswith("profile:"):
             texts.append(section_name(m.key.split(":", 1)[1]))
         for text in texts:

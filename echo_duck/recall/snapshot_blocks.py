@@ -66,6 +66,17 @@ def one_line(text: str) -> str:
     return " ".join(fence_safe(text).split())
 
 
+def profile_lines(content: str) -> list[str]:
+    """A profile section's lines as its block shows them: each line of its content without its list marker."""
+    return [t for line in content.splitlines() if (t := line.strip().lstrip("-*+ ").strip())]
+
+
+def trust(memory: Memory) -> int:
+    """How far the snapshot's gate trusts a memory's line (write/scan/gate.py gate_lines' ranks): its provenance, then
+    its pin. Both prompt blocks use it (snapshot.py, shared_snapshot.py)."""
+    return 2 * memory.provenance + int(memory.pinned)
+
+
 def _fit(lines: Iterable[str], budget: int, *, cut_first: bool = True) -> tuple[list[str], int]:
     """The lines that fit in ``budget``, in order, skipping ones too long for the room left (a later,
     shorter one may fit); the very first line may be cut with an ellipsis. Returns (lines, skipped)."""
@@ -93,8 +104,7 @@ def profile_block(sel: Selection, budget: int) -> list[str]:
     order = [s for s in PROFILE_SECTIONS if s in sections] + sorted(s for s in sections if s not in PROFILE_SECTIONS)
     out, used = [], 0
     for name in order:
-        body = [f"- {one_line(line.strip().lstrip('-*+ ').strip())}\n"
-                for line in sections[name].content.splitlines() if line.strip().lstrip("-*+ ").strip()]
+        body = [f"- {one_line(line)}\n" for line in profile_lines(sections[name].content)]
         head = f"### {one_line(name)}\n"
         if not body or used + len(head) >= budget:
             continue
