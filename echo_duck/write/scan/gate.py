@@ -102,6 +102,12 @@ def _fewest(plain: list[str], run: list[int], rank: list[int]) -> list[int]:
         rest = [k for k in run if k != j]
         if not _refused([_joined(plain, rest)])[0]:
             return [j]
+    return _less_trusted(plain, run, rank)
+
+
+def _less_trusted(plain: list[str], run: list[int], rank: list[int]) -> list[int]:
+    """The run's lines below its most trusted rank, if the rest then passes joined; else the whole run."""
+    top = max(rank[k] for k in run)
     low = [j for j in run if rank[j] < top]
     if low and not _refused([_joined(plain, [k for k in run if k not in low])])[0]:
         return low
@@ -148,10 +154,7 @@ def _leave_out_longer_runs(plain: list[str], keep: list[bool], rank: list[int]) 
         spans += [(b, end) for b in range(lo - 1, max(lo - EXTEND, 0) - 1, -1)]
         blocked = next(((b, e) for b, e in spans if _refused([_joined(plain, kept[b:e])])[0]), None)
         if blocked is not None:
-            span = kept[blocked[0]:blocked[1]]
-            low = [i for i in span if rank[i] < max(rank[k] for k in span)]  # the more trusted lines stay if they can
-            rest = [k for k in span if k not in low]
-            for i in low if low and not _refused([_joined(plain, rest)])[0] else span:
+            for i in _less_trusted(plain, kept[blocked[0]:blocked[1]], rank):  # the more trusted stay if they can
                 keep[i] = False
         else:
             base += lo + 1
