@@ -7,9 +7,10 @@ the agent, commands that leak secrets, or the secrets themselves. Layers, one mo
     decode                payloads a model would decode (base64, hex, ROT13, reversed, upside-down, …)
     invisible             hidden characters, with ZWJ/ZWNJ allowed where they are spelling
     secrets (+ plugins)   detect-secrets' pattern plugins and ours; labelled random strings
-    secret_shapes         PINs and codes after a label, card numbers, recovery phrases, command-line passwords
+    secret_shapes         PINs and codes after a label, card and identity numbers, recovery phrases, CLI passwords
     exfil, phrases        the rules: exfiltration commands, injection phrases (English and Chinese)
     commands              orders to run a command that hands the machine over or wrecks it
+    waivers               a safeguard waived on a claimed authority (fact poisoning, no command needed)
     asks                  hand-overs and "don't tell the user" in the languages the model barely knows
     address               a note addressed to the agent ("Note for the AI: …"), counted when the classifier half-agrees
     classifier (+ train)  kNN + probe over the multilingual embedding model, any language or register

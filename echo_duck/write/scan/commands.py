@@ -54,7 +54,12 @@ _WAIVED = _rx(
     r"(?:don'?t|do not|never|must not) (?:ask|confirm|tell|mention|notify|prompt|wait|interrupt|bother|disturb|log it|"
     r"record it)|"
     r"skip (?:the )?confirm\w*|not (?:be |to be )?(?:asked|prompted|interrupted|bothered)|"
-    r"don'?t want to be (?:asked|prompted|bothered))\b",
+    r"don'?t want to be (?:asked|prompted|bothered)|"
+    r"(?:don'?t|do not|never) (?:check|run it|run this|clear it) (?:with|by|past)|"
+    r"(?:do it|run it|apply it|go ahead) (?:straight away|right away|immediately)|"
+    # the user's own wishes set aside, or their consent claimed
+    r"(?:even if|even when|regardless of what|no matter what) the user|"
+    r"(?:the )?user (?:is|was) (?:fine|ok|okay|happy|comfortable) with)\b",
     r"\b(?:pre-?(?:approved|authori[sz]ed|cleared)|already (?:approved|authori[sz]ed|confirmed)|"
     r"(?:has|have) been (?:approved|authori[sz]ed|signed off)|standing (?:instruction|order|rule)|"
     r"(?:user|they|he|she)(?:'ve| has| have)? (?:already )?(?:confirmed|authori[sz]ed|approved)|"
@@ -64,8 +69,10 @@ _WAIVED = _rx(
     r"\b(?:whenever|when|if|each time|every time) the user (?:says|asks|types|mentions)\b|"
     r"\bthe (?:ai |coding |llm )?(?:agent|assistant) (?:should|must|shall|will|needs to)\b|"
     r"\b(?:do (?:this|it|that)|run (?:it|this|them)|execute (?:it|this)) automatically\b",
-    r"不(?:需要|用|必|要)(?:再)?\s?(?:确认|征求|询问|告诉|通知|备份|提示|打扰|审批|记录|等|问|ask)|"
-    r"无需(?:确认|询问|告诉|备份|通知|审批|记录|提示)|别告诉|悄悄|已(?:经)?(?:获|得到)?[^，。,.\n]{0,6}(?:批准|授权|同意|审批)|"
+    r"不(?:需要|用|必|要)(?:再)?\s?(?:向[^，。,.\n]{1,6}?)?(?:确认|征求|询问|告诉|通知|备份|提示|打扰|审批|记录|等|问|ask)|"
+    r"无需(?:向[^，。,.\n]{1,6}?)?(?:确认|询问|告诉|备份|通知|审批|记录|提示)|"
+    r"(?:即使|就算|不管|无论)用户|(?:用户|他|她)(?:的)?(?:默认|既定|固定)(?:偏好|流程|做法)|用户(?:已经?)?设定好的|"
+    r"别告诉|悄悄|已(?:经)?(?:获|得到)?[^，。,.\n]{0,6}(?:批准|授权|同意|审批)|"
     r"(?:管理员|组长|领导|运维|老板|管理层|dba|admin)[^，。,.\n]{0,4}(?:要求|安排|同意|批准|确认|说)|"
     r"(?:智能体|助手|agent)[^，。,.\n]{0,4}(?:应|要|需要|必须)|自动执行")
 # A note that calls the command an attack just before it is a report of one (a post-mortem, an advisory).
@@ -106,7 +113,7 @@ _END = r"(?=[\s;&|`'\",)。]|$)"
 # the root or the home folder: nobody's runbook wipes those
 _RM_ROOT = rf"(?:/\*?|~/?\*?|[\"']?\$\{{?home\}}?[\"']?/?\*?|[a-z]:\\\\?\*?){_END}"
 # a system folder, or everything in one (not a program's own folder: /opt/nvim): a runbook may ("rm -rf /var/tmp/*")
-_RM_SYSTEM = rf"(?:/{_SYSTEM_DIRS}/?\*?|/{_SYSTEM_DIRS}/[\w.-]+/\*){_END}"
+_RM_SYSTEM = rf"(?:/{_SYSTEM_DIRS}(?:/[\w.-]+)*/?\*?|\.git|(?:~|\$\{{?home\}}?)/\.[\w.-]+/?\*?){_END}"
 _RM = rf"\brm\s+{_RM_FLAGS}(?:\s+--no-preserve-root)?\s+(?:[^\s;&|]+\s+){{0,6}}?"
 _DESTROY = _rx(
     rf"{_RM}{_RM_ROOT}", r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}", rf"\bch(?:mod|own)\s+(?:-r\s+\S+|\S+\s+-r)\s+/{_END}",
@@ -128,7 +135,8 @@ _DESTROY_IF_WAIVED = _rx(
     r"\bgcloud\s+projects\s+delete\b", r"\baz\s+group\s+delete\b", r"\baws\s+ec2\s+terminate-instances\b",
     r"\baws\s+rds\s+delete-db-(?:instance|cluster)\b",
     r"\baws\s+s3\s+(?:rb\s+[^\n]*--force|rm\s+[^\n]*--recursive)", r"\bdelete_repositor(?:y|ies)\b",
-    r"\bchmod\s+(?:-r\s+)?777\b")
+    r"\bchmod\s+(?:-r\s+)?777\b",
+    r"(?:--force|\s-f|force[- ]?push)\w*[^\n]{0,12}\s(?:to|onto|into|到)\s*(?:origin\s+)?(?:main|master)\b")
 # sudo aliased, or fed a password written in the note (echo 'hunter2' | sudo -S …): root for whoever reads it
 _SAFEGUARDS = _rx(r"\balias\s+sudo\s*=",
                   r"\becho\s+(?:-n\s+)?(?:'[^'$\n]{4,64}'|\"[^\"$\n]{4,64}\"|[^\s'\"$|]{4,64})\s*\|\s*sudo\s+-s\b")
@@ -147,7 +155,12 @@ _SAFEGUARDS_IF_WAIVED = _rx(
     r"\bdockerd\b[^\n]{0,40}\s-h\s+tcp://0\.0\.0\.0\b",
     r"add-mppreference\s+-exclusionpath\s+['\"]?[a-z]:\\\\?['\"]?(?=\s|$)",
     # a storage bucket opened to the world
-    r"--acl\s+public-read-write\b", r"\bdelete-public-access-block\b")
+    r"--acl\s+public-read-write\b", r"\bdelete-public-access-block\b",
+    # packages from a plain-http index on another machine; authentication or a security check switched off by a flag
+    rf"(?:--(?:extra-)?index-url|\s-i|--registry)[\s=]+['\"]?http://(?!{_LOCAL})",
+    rf"\bnpm\s+config\s+set\s+registry\s+['\"]?http://(?!{_LOCAL})",
+    r"\b\w*(?:auth|security|csrf|ssl|tls|mfa|2fa|waf)\w*_(?:disabled?|off)\s*[=:]\s*['\"]?(?:true|1|yes|on)\b",
+    r"\b\w*(?:auth|security|csrf|ssl|tls|mfa|2fa|waf)\w*_(?:enabled?|on|required)\s*[=:]\s*['\"]?(?:false|0|no|off)\b")
 
 
 _FETCHERS = ("curl", "wget", "iwr", "irm", "invoke-", "fetch")
@@ -164,10 +177,10 @@ _RULES: tuple[tuple[re.Pattern[str], str, tuple[str, ...], bool], ...] = (
     (_SAFEGUARDS_IF_WAIVED, "switches a safeguard off, with confirmation waved away",
      ("setenforce", "ufw", "systemctl", "iptables", "nopasswd", "mppreference", "tls_reject", "/etc/hosts", "sslverify",
       "strict-ssl", "httpsverify", "trusted-host", "permitrootlogin",
-      "useradd", "docker", "acl", "public-access"), True),
+      "useradd", "docker", "acl", "public-access", "http://", "_dis", "_off", "_enab", "_on", "_req"), True),
     (_DESTROY_IF_WAIVED, "destroys data, a disk or history, with confirmation waved away",
      ("rm ", "mkfs", "dd ", "drop", "truncate", "delete", "update", "terraform", "kubectl", "git", "aws", "chmod",
-      "gcloud", "az ", "terminate"),
+      "gcloud", "az ", "terminate", "force"),
      True),
 )
 

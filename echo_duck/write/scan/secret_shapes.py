@@ -1,5 +1,5 @@
-"""Secrets that are not random strings: short codes after a PIN or password label, payment card numbers, wallet
-recovery phrases, Google app passwords and passwords given to a command on its command line.
+"""Secrets that are not random strings: short codes after a PIN or password label, payment card numbers, national
+identity numbers, wallet recovery phrases, Google app passwords and passwords given to a command on its command line.
 
 secrets.py finds provider formats and random-looking values after a label; none of these is random-looking (a PIN
 is four digits, a recovery phrase is twelve dictionary words), so each needs its own shape. All are evidence for
@@ -9,6 +9,7 @@ a person to look at (quarantine), except a recovery phrase whose BIP-39 checksum
 
 from __future__ import annotations
 
+import datetime
 import functools
 import re
 
@@ -38,6 +39,14 @@ _CARD_WORD_RE = re.compile(r"(?i)card|carte|tarjeta|karte|kaart|carta|cartão|ca
 _TEST_CARDS = {"4111111111111111", "4242424242424242", "4000056655665556", "5555555555554444", "5200828282828210",
                "5105105105105100", "378282246310005", "371449635398431", "6011111111111117", "3566002020360505",
                "4012888888881881", "4000000000000002", "2223003122003222", "6011000990139424"}
+# National identity numbers: a Chinese resident ID (18 characters: region, a real birth date, a sequence, the ISO 7064
+# MOD 11-2 check character, which a random 18-digit run passes one time in eleven) and a US Social Security number
+# after its label (not the never-issued 000, 666 and 9xx areas).
+_CN_ID_RE = re.compile(r"(?<![\dA-Za-z])([1-8]\d{5})((?:19|20)\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])\d{3}[\dXx]"
+                       r"(?![\dA-Za-z])")
+_CN_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_SSN_RE = re.compile(r"(?i)(?<![a-z])(?:ssn|social security(?: number| no\.?| #)?)\W{0,12}(?:is\W{1,4})?"
+                     r"(?!000|666|9)(\d{3}-(?!00)\d{2}-(?!0000)\d{4})(?![\d-])")
 _APP_PASSWORD_RE = leading(re.compile(r"(?i)(?<![a-z])(?:app[\s-]?password|app[\s-]?passwort|application password|"
                                       r"mot de passe d'application|contraseña de aplicación|应用专用密码|アプリ パスワード|"
                                       r"アプリパスワード|password)(?![a-z])\W{0,12}(?:is\W{1,4})?"
@@ -68,6 +77,11 @@ def spans(t: str) -> list[tuple[int, int, str, bool]]:
             continue
         if 13 <= len(number) <= 19 and number not in _TEST_CARDS and len(set(number)) > 2 and _luhn(number):
             out.append((m.start(), m.end(), "payment card number", False))
+    for m in _CN_ID_RE.finditer(t) if digits else ():
+        if _cn_id_valid(m):
+            out.append((m.start(), m.end(), "national identity number", False))
+    for m in _SSN_RE.finditer(t) if digits else ():
+        out.append((m.start(1), m.end(1), "national identity number", False))
     low = t.lower()  # the app-password and command-line patterns run only where their words are (a pass each)
     for m in _APP_PASSWORD_RE.finditer(t) if any(w in low for w in _APP_WORDS) else ():
         out.append((m.start(1), m.end(1), "app password", False))
@@ -77,6 +91,17 @@ def spans(t: str) -> list[tuple[int, int, str, bool]]:
             out.append((m.start(g), m.end(g), "command-line password", False))
     out += _seed_phrases(t)
     return out
+
+
+def _cn_id_valid(m: re.Match[str]) -> bool:
+    """A real birth date (not in the future) and the check character that ISO 7064 MOD 11-2 gives the first 17."""
+    try:
+        born = datetime.date(int(m.group(2)), int(m.group(3)), int(m.group(4)))
+    except ValueError:
+        return False
+    number = m.group().upper()
+    check = "10X98765432"[sum(int(d) * w for d, w in zip(number, _CN_ID_WEIGHTS)) % 11]
+    return born <= datetime.date.today() and number[17] == check
 
 
 def _luhn(digits: str) -> bool:
