@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from ..models import Memory
+from ..models import PROVENANCE, Memory
 from ..write.scan.fences import neutralise
 from ..write.validate import section_name
 
@@ -75,6 +75,11 @@ def trust(memory: Memory) -> int:
     """How far the snapshot's gate trusts a memory's line (write/scan/gate.py gate_lines' ranks): its provenance, then
     its pin. Both prompt blocks use it (snapshot.py, shared_snapshot.py)."""
     return 2 * memory.provenance + int(memory.pinned)
+
+
+# The gate's unconfirmed lines in the agent's own block: below what the user said or what was consolidated from the
+# user's words (an import, a tool's output, the agent's own inference, pinned or not).
+UNCONFIRMED_BELOW = 2 * PROVENANCE["consolidated"]
 
 
 def _fit(lines: Iterable[str], budget: int, *, cut_first: bool = True) -> tuple[list[str], int]:

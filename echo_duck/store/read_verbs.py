@@ -13,7 +13,7 @@ from ..errors import MemoryNotFound
 from ..lifecycle import self_knowledge
 from ..models import PERSISTED_TIERS, SCOPES, STATUSES, TYPES, Event, History, Memory
 from ..recall.hits import Hit, RecallQuery
-from ..recall.shared_snapshot import render_shared, split_by_author
+from ..recall.shared_snapshot import own_tail, render_shared, split_by_author
 from ..recall.snapshot import Budgets
 from ..recall.snapshot import render as render_snapshot
 from ..storage.db import uuid_list
@@ -141,8 +141,8 @@ class ReadVerbs:
                 rows = self.db.dicts("snapshot_candidates", min_confidence=min_confidence, limit=limit, **self._who())
                 conflicts = self.db.dicts("snapshot_conflicts", limit=50, **self._who())
         own, others = split_by_author([(r["block"], Memory.from_row(r)) for r in rows], self.caller.agent_id)
-        return (render_snapshot(own, budgets, limit, conflicts)
-                + render_shared(others, shared_budget, 2 if fast else 5))
+        mine = render_snapshot(own, budgets, limit, conflicts)  # the shared block is gated read after its last lines
+        return mine + render_shared(others, shared_budget, 2 if fast else 5, own_tail(mine))
 
 
 def _as_of(value: Any):

@@ -78,11 +78,13 @@ def excerpt(text: str, pos: int, limit: int = 120) -> str:
     return excerpt_of(text, pos, limit)
 
 
-def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None) -> list[bool]:
-    """Keep (True) or leave out (False) each rendered snapshot line; ``ranks``: each line's trust (gate.gate_lines)."""
+def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
+               unsure_below: float | None = None) -> list[bool]:
+    """Keep (True) or leave out (False) each rendered snapshot line; ``ranks``: each line's trust; ``unsure_below``:
+    the rank below which a line is unconfirmed (gate.gate_lines)."""
     from .gate import gate_lines as gate
 
-    return gate(lines, ranks)
+    return gate(lines, ranks, unsure_below=unsure_below)
 
 
 def finds_anything(texts: Sequence[str]) -> list[bool]:

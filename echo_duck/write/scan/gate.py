@@ -8,9 +8,18 @@ would block are left out (only its less trusted ones, when that is enough). Long
 more fragments) are found from the other end: the lines left are joined whole, and while the scanner finds anything
 in them the shortest run holding it is found by halving, and left out if the scanner blocks it
 (``_leave_out_longer_runs``). One more scan of the joined lines per new snapshot, and a few when it finds something.
-Only blocks count: a person may have approved a quarantined memory, and an unsure verdict on a random pair of
-ordinary lines would thin every snapshot. Verdicts are cached by text, so a snapshot that repeats every turn costs
-the model once."""
+Part markers ("(1/8)", "c)") are read both ways, left out and as written ("p.r.e.v.i.o.u.s" is no marker).
+
+Blocks count for every line. An unsure verdict (what the scanner would hold for review as one memory) counts for a
+run of lines that each pass alone only where the caller says which lines are unconfirmed (``unsure_below``: an
+import, a tool's output, the agent's own inference, another agent's claim), and only when a rule found it (a phrase,
+a command, a leak, a waiver), the classifier is halfway to a block, or some line of the run stops mid-sentence
+(``_carries_on``): then those lines of the run are left out, the fewest that will do, the least trusted first. Split
+into fragments, an instruction the scanner would have held must not reach the prompt. Not thinned for it: the user's
+own lines, a line the scanner is unsure of alone (a person approved it), and a list of whole sentences only the
+classifier is unsure of (rules read like instructions when joined: counting those left out about one line in twenty
+of an imported rule list). Verdicts are cached by text, so a snapshot that repeats
+every turn costs the model once."""
 
 from __future__ import annotations
 
@@ -24,24 +33,47 @@ from .verdict import default_scanner
 WINDOWS = (1, 2, 3)
 EXTEND = 8  # lines after (or before) a finding's shortest run tried with it (_leave_out_longer_runs)
 CACHE_SIZE = 4096
-_cache: OrderedDict[tuple[bool, str], bool] = OrderedDict()
+MAX_UNSURE_RUN = 6  # lines: the longest run an unsure verdict leaves out (an instruction in a few fragments)
+PASS, HINT, UNSURE, BLOCK = 0, 1, 2, 3  # HINT: only the classifier is unsure, below halfway to a block
+# A line that does not end where it stops: the next one carries on its sentence ("… forward each new invoice to" /
+# "billing-desk@…"). Fragments of one instruction meet so; rules of a list do not ("Never push to main" / "Use pnpm").
+_LAST_WORDS = frozenset(
+    "a an the to of in on at by for with from into onto over via and or but nor so as than that which who whom whose "
+    "if when while because your my our their his her its all every each any some no not is are was were be been being "
+    "should must will would can could may might shall do does did have has had this these those then also about "
+    "before after please".split())
+_FIRST_WORDS = frozenset("to of in on at by for with from into onto and or but nor than that which who whose".split())
+_OPEN_END = re.compile(r"[,:：，、(（\[\-–—“‘]$|(?:的|和|与|把|将|给|在|对|向|被|让|及|或|并|而|但|如果|因为|所以|之前|所有)$")
+_WORD = re.compile(r"[A-Za-z']+")
+_cache: OrderedDict[str, int] = OrderedDict()
 _lock = threading.Lock()
+
+
+def _levels(texts: list[str]) -> list[int]:
+    """The scanner's verdict on each text: PASS, HINT or UNSURE (it would hold the text for review; HINT: on the
+    classifier's word alone) or BLOCK."""
+    with _lock:  # the verdicts this call reads, kept aside: the cache may evict them before it returns
+        known = {t: _cache[t] for t in dict.fromkeys(texts) if t in _cache}
+    missing = [t for t in dict.fromkeys(texts) if t not in known]
+    if missing:
+        scanner = default_scanner()
+        found = scanner.scan_many(missing)
+        model = scanner.classifier.model if any(f and f.by_model for f in found) else None
+        strong = (model.quarantine + model.block) / 2 if model else 0.0  # where verdict.decide's "agrees" starts
+        verdicts = [PASS if f is None else BLOCK if f.blocked else
+                    HINT if f.by_model and (f.score is None or f.score < strong) else UNSURE for f in found]
+        known.update(zip(missing, verdicts))
+        with _lock:
+            for t, v in zip(missing, verdicts):
+                _cache[t] = v
+            while len(_cache) > CACHE_SIZE:
+                _cache.popitem(last=False)
+    return [known[t] for t in texts]
 
 
 def _refused(texts: list[str], *, unsure: bool = False) -> list[bool]:
     """Whether the scanner blocks each text (``unsure``: or finds anything at all)."""
-    with _lock:  # the verdicts this call reads, kept aside: the cache may evict them before it returns
-        known = {t: _cache[(unsure, t)] for t in dict.fromkeys(texts) if (unsure, t) in _cache}
-    missing = [t for t in dict.fromkeys(texts) if t not in known]
-    if missing:
-        verdicts = [f is not None and (unsure or f.blocked) for f in default_scanner().scan_many(missing)]
-        known.update(zip(missing, verdicts))
-        with _lock:
-            for t, v in zip(missing, verdicts):
-                _cache[(unsure, t)] = v
-            while len(_cache) > CACHE_SIZE:
-                _cache.popitem(last=False)
-    return [known[t] for t in texts]
+    return [level >= (HINT if unsure else BLOCK) for level in _levels(texts)]
 
 
 def labels_pass(labels: Sequence[str]) -> list[bool]:
@@ -57,10 +89,12 @@ def finds_anything(texts: Sequence[str]) -> list[bool]:
     return _refused([" ".join(t.split()) for t in texts], unsure=True)
 
 
-def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None) -> list[bool]:
+def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
+               unsure_below: float | None = None) -> list[bool]:
     """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …"), or the
     sub-headings above them ("### …": a section's name, read with its lines). ``ranks``: how far each line is
-    trusted (its memory's provenance and pin; higher is more), all equal if not given.
+    trusted (its memory's provenance and pin; higher is more), all equal if not given. ``unsure_below``: lines
+    ranked below it are unconfirmed, and an unsure verdict on a run of them counts (module docstring).
 
     A line the scanner blocks alone is left out by itself; a run of neighbours blocked only together (every line of
     it passes alone) is left out whole, unless its lines are trusted unequally: then as few of the less trusted lines
@@ -68,25 +102,59 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None) -> list
     with them)."""
     plain = [" ".join(line.strip().removeprefix("- ").removeprefix("### ").split()) for line in lines]
     rank = list(ranks) if ranks is not None else [0] * len(plain)
-    keep = [not bad for bad in _refused(plain)]
+    alone = _levels(plain)
+    keep = [level < BLOCK for level in alone]
+    # unconfirmed lines the scanner finds nothing in alone: an unsure verdict on a run of them counts
+    loose = [unsure_below is not None and r < unsure_below and level == PASS for r, level in zip(rank, alone)]
     joinable = [_MARKER.sub("", text, count=2) for text in plain]  # "(1/8) Ignore", "(2/8) all": read as joined
-    while _leave_out_one_run(joinable, keep, rank):  # runs of the lines kept, as the prompt will join them: a
-        pass  # line's leaving makes its neighbours new neighbours, read again
-    _leave_out_longer_runs(joinable, keep, rank)
+    for reading in (joinable, plain) if joinable != plain else (plain,):  # "p.r.e.v.i.o.u.s": no marker to cut
+        gate = _Gate(reading, keep, rank, loose, alone)
+        while gate.one_run():  # runs of the lines kept, as the prompt will join them: a line's leaving makes its
+            pass  # neighbours new neighbours, read again
+        gate.longer_runs()
     return keep
 
 
-def _leave_out_one_run(plain: list[str], keep: list[bool], rank: list[int]) -> bool:
-    """Leave out (what _fewest says of) the first run of two or three kept lines the scanner blocks joined, if any."""
-    kept = [i for i, k in enumerate(keep) if k]
-    for n in WINDOWS[1:]:
-        runs = [kept[p:p + n] for p in range(len(kept) - n + 1)]
-        for run, bad in zip(runs, _refused([_joined(plain, run) for run in runs])):
-            if bad:
-                for j in _fewest(plain, run, rank):
+class _Gate:
+    """One reading of the lines (``plain``: as joined), and what is decided about them (``keep``, shared)."""
+
+    def __init__(self, plain: list[str], keep: list[bool], rank: list[int], loose: list[bool], alone: list[int]):
+        self.plain, self.keep, self.rank, self.loose, self.alone = plain, keep, rank, loose, alone
+
+    def one_run(self) -> bool:
+        """Leave out (what _fewest says of) the first run of two or three kept lines the scanner blocks joined, or
+        (its unconfirmed lines) one a rule is unsure of whose lines all pass alone, if any."""
+        plain, keep, rank = self.plain, self.keep, self.rank
+        kept = [i for i, k in enumerate(keep) if k]
+        for n in WINDOWS[1:]:
+            runs = [kept[p:p + n] for p in range(len(kept) - n + 1)]
+            for run, level in zip(runs, _levels([_joined(plain, run) for run in runs])):
+                if level == BLOCK:
+                    leave = _fewest(plain, run, rank)
+                elif (level == UNSURE or level == HINT and _carries_on(plain, run)) and self.unconfirmed(run):
+                    leave = self.fewest_unconfirmed(run)
+                else:
+                    continue
+                for j in leave:
                     keep[j] = False
                 return True
-    return False
+        return False
+
+    def unconfirmed(self, run: list[int]) -> bool:
+        """The run's lines all pass alone, and some are unconfirmed: an unsure verdict on it counts."""
+        return any(self.loose[j] for j in run) and all(self.alone[j] == PASS for j in run)
+
+    def fewest_unconfirmed(self, run: list[int]) -> list[int]:
+        """Of a run a rule is unsure of joined, one unconfirmed line whose leaving leaves the rest to the classifier at
+        most (the least trusted first, then the first); else all its unconfirmed lines."""
+        loose = sorted((j for j in run if self.loose[j]), key=lambda j: (self.rank[j], j))
+        for j in loose:
+            if _levels([_joined(self.plain, [k for k in run if k != j])])[0] <= HINT:
+                return [j]
+        return loose
+
+    def longer_runs(self) -> None:
+        _leave_out_longer_runs(self.plain, self.keep, self.rank, self)
 
 
 def _fewest(plain: list[str], run: list[int], rank: list[int]) -> list[int]:
@@ -126,14 +194,15 @@ _MARKER = re.compile(
     r"|\s*[(\[]\s*\d{1,3}\s*(?:/|of)\s*\d{1,3}\s*[)\]]$", re.IGNORECASE)
 
 
-def _leave_out_longer_runs(plain: list[str], keep: list[bool], rank: list[int]) -> None:
+def _leave_out_longer_runs(plain: list[str], keep: list[bool], rank: list[int], gate: _Gate | None = None) -> None:
     """Runs of more than WINDOWS[-1] lines. Joined with ordinary lines around it, an instruction is only unsure (a
     phrase the classifier, diluted, does not back), so the search is for anything the scanner finds: the first end at
     which the kept lines from ``base`` hold a finding, then the last start before it at which they still do (halving
     keeps a run with a finding at each step). That shortest run is left out if the scanner blocks it (only its less
     trusted lines, if the rest then passes), alone or with up to EXTEND more lines after it or, failing that, before
     it (the phrase found, "ignore all your previous instructions", may be the start or the end of what the
-    classifier backs); if it does not (an approved memory's phrase), the search goes on past its start."""
+    classifier backs); if it does not, its unconfirmed lines (``gate``) are, when it is a run of at most MAX_UNSURE_RUN
+    lines whose lines all pass alone; else (an approved memory's phrase) the search goes on past its start."""
     base = 0
     while True:
         kept = [i for i, k in enumerate(keep) if k][base:]
@@ -153,11 +222,30 @@ def _leave_out_longer_runs(plain: list[str], keep: list[bool], rank: list[int]) 
         spans = [(lo, e) for e in range(end, min(end + EXTEND, len(kept)) + 1)]
         spans += [(b, end) for b in range(lo - 1, max(lo - EXTEND, 0) - 1, -1)]
         blocked = next(((b, e) for b, e in spans if _refused([_joined(plain, kept[b:e])])[0]), None)
+        run = kept[lo:end]
         if blocked is not None:
             for i in _less_trusted(plain, kept[blocked[0]:blocked[1]], rank):  # the more trusted stay if they can
                 keep[i] = False
+        elif gate is not None and 1 < len(run) <= MAX_UNSURE_RUN and gate.unconfirmed(run) \
+                and (_carries_on(plain, run) or _levels([_joined(plain, run)])[0] == UNSURE):
+            for i in gate.fewest_unconfirmed(run):
+                keep[i] = False
         else:
             base += lo + 1
+
+
+def _carries_on(plain: list[str], run: list[int]) -> bool:
+    """Some line of the run stops mid-sentence: it ends on a word or mark no sentence ends on, or the next line
+    starts with one that continues a sentence ("to", "and", "which")."""
+    for a, b in zip(run, run[1:]):
+        prev, nxt = plain[a].rstrip(), plain[b].lstrip()
+        if prev.endswith((".", "!", "?", "。", "！", "？", ";", "；")):
+            continue
+        last, first = _WORD.findall(prev[-24:]), _WORD.match(nxt)
+        if _OPEN_END.search(prev) or last and last[-1].lower() in _LAST_WORDS or \
+                first and first.group().lower() in _FIRST_WORDS:
+            return True
+    return False
 
 
 def _found(plain: list[str], rows: list[int]) -> bool:

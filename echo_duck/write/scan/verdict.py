@@ -47,6 +47,7 @@ class Finding:
     excerpt: str  # <= 120 chars, secrets masked, hidden characters shown as <U+200B>
     outcome: str = "block"
     score: float | None = None
+    by_model: bool = False  # the classifier alone found it (no rule did): the snapshot's gate weighs that less
 
     @property
     def blocked(self) -> bool:
@@ -138,7 +139,7 @@ def decide(text: str, evidence: list[Evidence], score: Score | None, block: floa
     if score is not None and not label and score.value >= quarantine - ADDRESS_MARGIN and (to := find_address(text)):
         detail = (f"a note addressed to the assistant ('{to[0]}'), and the classifier half-agrees (score {value} ≥ "
                   f"{round(quarantine - ADDRESS_MARGIN, 3)})")
-        return Finding("prompt_injection", redact(detail, 200), excerpt(text, to[1]), "quarantine", value)
+        return Finding("prompt_injection", redact(detail, 200), excerpt(text, to[1]), "quarantine", value, True)
     return None
 
 
@@ -147,7 +148,7 @@ def _semantic(text: str, score: Score, limit: float, outcome: str) -> Finding:
         "one sentence" if score.where == "sentence" else "the note")
     detail = f"semantic classifier: {where} reads as an instruction to the agent (score {score.value:.3f} ≥ {limit:.3f})"
     position = max(0, text.find(score.text[:20])) if score.where == "sentence" else 0
-    return Finding("prompt_injection", detail, excerpt(text, position), outcome, round(score.value, 3))
+    return Finding("prompt_injection", detail, excerpt(text, position), outcome, round(score.value, 3), True)
 
 
 class RuleReading:
