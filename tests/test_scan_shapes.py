@@ -154,3 +154,15 @@ def test_the_same_attacks_unquoted_or_hidden_are_blocked(text):
 def test_a_documentation_connection_string_is_not_a_secret_but_a_real_one_is():
     assert not _found("Docs: Server=myServerAddress;Database=myDataBase;User Id=myUsername;Password=myPassword;")
     assert _found("Server=db01;Database=shop;User Id=app;Password=Vq8#mL2pZr;")
+
+
+def test_documented_test_cards_and_template_settings_are_not_secrets():
+    # after "test cards" / "sandbox", or on Stripe's documented list; a settings template's next line is not the
+    # value of the line before; a name right after its own label is not the password's value (session 38)
+    assert not _found("Adyen sandbox cards for QA: 4917 6100 0000 0000 (3DS) and 5500 0000 0000 0004.")
+    assert not _found("Checkout QA: 4000 0025 0000 3155 asks for 3D Secure, 4000 0000 0000 9995 is declined.")
+    assert _found("My card 4917 6100 0000 0000, expiry 08/29.")[0][1] == "payment card number"
+    assert not _found(".env.sample\nAPI_TOKEN=<paste yours>\nDATABASE_URL=postgres://USER:PASS@db.internal:5432/shop")
+    assert not _found("客厅路由器的密码写在底座贴纸上，无线名称 ChinaNet-8F2K")
+    assert _found("WiFi 密码：Xk8#p2Lq9v")[0][1] == "labelled credential"
+    assert _found("password for user admin: X7k9#qLm2vPz")[0][1] == "labelled credential"

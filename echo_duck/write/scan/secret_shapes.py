@@ -38,7 +38,14 @@ _CARD_WORD_RE = re.compile(r"(?i)card|carte|tarjeta|karte|kaart|carta|cartão|ca
 # Published test cards (payment providers' documentation): examples, not secrets.
 _TEST_CARDS = {"4111111111111111", "4242424242424242", "4000056655665556", "5555555555554444", "5200828282828210",
                "5105105105105100", "378282246310005", "371449635398431", "6011111111111117", "3566002020360505",
-               "4012888888881881", "4000000000000002", "2223003122003222", "6011000990139424"}
+               "4012888888881881", "4000000000000002", "2223003122003222", "6011000990139424",
+               # Stripe's documented test cards beyond the first (3D Secure, declines, other brands and countries)
+               "4000002760003184", "4000002500003155", "4000000000003220", "4000000000009995", "4000000000009987",
+               "4000000000009979", "4000000000000069", "4000000000000127", "4000000000000119", "4000000000000101",
+               "4000000000000341", "4000000000000077", "4100000000000019", "5200828282828210", "2223003122003222",
+               "3056930009020004", "36227206271667", "6200000000000005", "4000000760000002", "4000001240000000"}
+# Words that say the card numbers after them are documentation: "Stripe test cards: …", "测试卡号：…"
+_TEST_CONTEXT_RE = re.compile(r"(?i)\btest(?:ing)?[\s-]+(?:mode\s+)?cards?\b|\btest mode\b|\bsandbox\b|测试(?:卡|环境|模式)|沙箱")
 # National identity numbers: a Chinese resident ID (18 characters: region, a real birth date, a sequence, the ISO 7064
 # MOD 11-2 check character, which a random 18-digit run passes one time in eleven) and a US Social Security number
 # after its label (not the never-issued 000, 666 and 9xx areas).
@@ -75,6 +82,8 @@ def spans(t: str) -> list[tuple[int, int, str, bool]]:
         spaced = bool(m.group(1) or m.group(2))
         if not spaced and not _CARD_WORD_RE.search(t, max(0, m.start() - 40), m.start()):
             continue
+        if _TEST_CONTEXT_RE.search(t, max(0, m.start() - 120), m.start()):
+            continue  # a card listed after "test cards" / "sandbox": documentation
         if 13 <= len(number) <= 19 and number not in _TEST_CARDS and len(set(number)) > 2 and _luhn(number):
             out.append((m.start(), m.end(), "payment card number", False))
     for m in _CN_ID_RE.finditer(t) if digits else ():

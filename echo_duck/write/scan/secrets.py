@@ -233,12 +233,21 @@ def _spans(text: str) -> list[Secret]:
 _AFTER_LABEL = 168  # characters after a label where its value is looked for (a token starting within the first 40)
 
 
+_SETTING_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]")
+_NAME_LABEL_RE = re.compile(r"(?i)(?:\b(?:ssid|network name|wi-?fi name|user ?name|login|account name)|网络名|无线名称|用户名|账号名?)"
+                            r"\s*[:：=]?\s*$")
+
+
 def _labelled(after: str, strong: bool, values: dict, verdicts: dict) -> tuple[int, int] | None:
     """Where in ``after`` (the text right after a label) the label's value is, when it looks like a credential."""
     for tok in _TOKEN_RE.finditer(after):
         if tok.start() > 40:
             break
         raw = tok.group()
+        if "\n" in after[:tok.start()] and _SETTING_RE.match(raw):
+            break  # another setting's line ("API_KEY=<your key>" / "DATABASE_URL=…"): the label's value was on its own
+        if _NAME_LABEL_RE.search(after, 0, tok.start()):
+            continue  # the value of another label right before it ("密码在标签上，网络名 TP-LINK_5G"): a name
         if raw not in values:
             values[raw] = _labelled_value(raw)
         token, offset = values[raw]
