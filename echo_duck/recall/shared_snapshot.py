@@ -40,15 +40,17 @@ def render_shared(memories: Sequence[Memory], budget: int, limit: int, before: S
     the budget, so one agent's many or long memories (pinned or not) cannot crowd the others, the host's rule
     included, out of every other agent's prompt. The contents shown pass the snapshot's gate (write/scan/gate.py)
     read after ``before`` (the last memory lines of the agent's own block, ``own_tail``: the prompt shows them
-    next to each other), each line an unconfirmed claim (its provenance is its author's word; the agent's own lines
-    outrank it): a memory left out by it makes room for the next one."""
+    next to each other), each line an unconfirmed claim of its author (its provenance is its author's word): a memory
+    left out by it makes room for the next one. A run across the fence counts only when the scanner would block it,
+    and then the shared line goes (the own block is already rendered); one author's lines alone count as the own
+    block's unconfirmed lines do."""
     pool = by_turns(memories)
     before = list(before)
     while True:
         chosen = _fit(pool, budget, limit)
         keep = gate_lines([*before, *(" ".join(pool[i].content.split()) for i, _ in chosen)],
-                          [OWN_RANK] * len(before) + [trust(pool[i]) for i, _ in chosen],
-                          unsure_below=OWN_RANK)[len(before):]
+                          [OWN_RANK] * len(before) + [trust(pool[i]) for i, _ in chosen], unsure_below=OWN_RANK,
+                          authors=[""] * len(before) + [pool[i].agent_id for i, _ in chosen])[len(before):]
         if all(keep):
             break
         dropped = {i for (i, _), ok in zip(chosen, keep) if not ok}

@@ -10,7 +10,6 @@ the agent, commands that leak secrets, or the secrets themselves. Layers, one mo
     secret_shapes         PINs and codes after a label, card and identity numbers, recovery phrases, CLI passwords
     exfil, phrases        the rules: exfiltration commands, injection phrases (English and Chinese)
     commands              orders to run a command that hands the machine over or wrecks it
-    waivers               a safeguard waived on a claimed authority (fact poisoning, no command needed)
     asks                  hand-overs and "don't tell the user" in the languages the model barely knows
     address               a note addressed to the agent ("Note for the AI: …"), counted when the classifier half-agrees
     classifier (+ train)  kNN + probe over the multilingual embedding model, any language or register
@@ -79,12 +78,12 @@ def excerpt(text: str, pos: int, limit: int = 120) -> str:
 
 
 def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
-               unsure_below: float | None = None) -> list[bool]:
+               unsure_below: float | None = None, authors: Sequence[str] | None = None) -> list[bool]:
     """Keep (True) or leave out (False) each rendered snapshot line; ``ranks``: each line's trust; ``unsure_below``:
-    the rank below which a line is unconfirmed (gate.gate_lines)."""
+    the rank below which a line is unconfirmed; ``authors``: who wrote each line (gate.gate_lines)."""
     from .gate import gate_lines as gate
 
-    return gate(lines, ranks, unsure_below=unsure_below)
+    return gate(lines, ranks, unsure_below=unsure_below, authors=authors)
 
 
 def finds_anything(texts: Sequence[str]) -> list[bool]:

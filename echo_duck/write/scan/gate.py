@@ -12,13 +12,14 @@ Part markers ("(1/8)", "c)") are read both ways, left out and as written ("p.r.e
 
 Blocks count for every line. An unsure verdict (what the scanner would hold for review as one memory) counts for a
 run of lines that each pass alone only where the caller says which lines are unconfirmed (``unsure_below``: an
-import, a tool's output, the agent's own inference, another agent's claim), and only when a rule found it (a phrase,
-a command, a leak, a waiver), the classifier is halfway to a block, or some line of the run stops mid-sentence
+import, a tool's output, the agent's own inference, another agent's claim), one author wrote the whole run, and a
+rule found it (a phrase, a command, a leak), the classifier is halfway to a block, or some line stops mid-sentence
 (``_carries_on``): then those lines of the run are left out, the fewest that will do, the least trusted first. Split
 into fragments, an instruction the scanner would have held must not reach the prompt. Not thinned for it: the user's
-own lines, a line the scanner is unsure of alone (a person approved it), and a list of whole sentences only the
-classifier is unsure of (rules read like instructions when joined: counting those left out about one line in twenty
-of an imported rule list). Verdicts are cached by text, so a snapshot that repeats
+own lines, a line the scanner is unsure of alone (a person approved it), a run of several authors (one author's line
+must not take another's out of the prompt), and a list of whole sentences only the classifier is unsure of (rules
+read like instructions when joined: counting those left out about one line in twenty of an imported rule list).
+Verdicts are cached by text, so a snapshot that repeats
 every turn costs the model once."""
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from .verdict import default_scanner
 WINDOWS = (1, 2, 3)
 EXTEND = 8  # lines after (or before) a finding's shortest run tried with it (_leave_out_longer_runs)
 CACHE_SIZE = 4096
-MAX_UNSURE_RUN = 6  # lines: the longest run an unsure verdict leaves out (an instruction in a few fragments)
+MAX_UNSURE_RUN = 6  # lines: the longest run a classifier's hint leaves out (a rule's finding: any run)
 PASS, HINT, UNSURE, BLOCK = 0, 1, 2, 3  # HINT: only the classifier is unsure, below halfway to a block
 # A line that does not end where it stops: the next one carries on its sentence ("… forward each new invoice to" /
 # "billing-desk@…"). Fragments of one instruction meet so; rules of a list do not ("Never push to main" / "Use pnpm").
@@ -90,11 +91,12 @@ def finds_anything(texts: Sequence[str]) -> list[bool]:
 
 
 def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
-               unsure_below: float | None = None) -> list[bool]:
+               unsure_below: float | None = None, authors: Sequence[str] | None = None) -> list[bool]:
     """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …"), or the
     sub-headings above them ("### …": a section's name, read with its lines). ``ranks``: how far each line is
     trusted (its memory's provenance and pin; higher is more), all equal if not given. ``unsure_below``: lines
-    ranked below it are unconfirmed, and an unsure verdict on a run of them counts (module docstring).
+    ranked below it are unconfirmed, and an unsure verdict on a run of them counts (module docstring), when one
+    author wrote the whole run (``authors``: who wrote each line, one author if not given).
 
     A line the scanner blocks alone is left out by itself; a run of neighbours blocked only together (every line of
     it passes alone) is left out whole, unless its lines are trusted unequally: then as few of the less trusted lines
@@ -106,9 +108,10 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
     keep = [level < BLOCK for level in alone]
     # unconfirmed lines the scanner finds nothing in alone: an unsure verdict on a run of them counts
     loose = [unsure_below is not None and r < unsure_below and level == PASS for r, level in zip(rank, alone)]
+    author = list(authors) if authors is not None else [""] * len(plain)
     joinable = [_MARKER.sub("", text, count=2) for text in plain]  # "(1/8) Ignore", "(2/8) all": read as joined
     for reading in (joinable, plain) if joinable != plain else (plain,):  # "p.r.e.v.i.o.u.s": no marker to cut
-        gate = _Gate(reading, keep, rank, loose, alone)
+        gate = _Gate(reading, keep, rank, loose, alone, author)
         while gate.one_run():  # runs of the lines kept, as the prompt will join them: a line's leaving makes its
             pass  # neighbours new neighbours, read again
         gate.longer_runs()
@@ -118,8 +121,9 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
 class _Gate:
     """One reading of the lines (``plain``: as joined), and what is decided about them (``keep``, shared)."""
 
-    def __init__(self, plain: list[str], keep: list[bool], rank: list[int], loose: list[bool], alone: list[int]):
-        self.plain, self.keep, self.rank, self.loose, self.alone = plain, keep, rank, loose, alone
+    def __init__(self, plain: list[str], keep: list[bool], rank: list[int], loose: list[bool], alone: list[int],
+                 author: list[str]):
+        self.plain, self.keep, self.rank, self.loose, self.alone, self.author = plain, keep, rank, loose, alone, author
 
     def one_run(self) -> bool:
         """Leave out (what _fewest says of) the first run of two or three kept lines the scanner blocks joined, or
@@ -141,8 +145,11 @@ class _Gate:
         return False
 
     def unconfirmed(self, run: list[int]) -> bool:
-        """The run's lines all pass alone, and some are unconfirmed: an unsure verdict on it counts."""
-        return any(self.loose[j] for j in run) and all(self.alone[j] == PASS for j in run)
+        """The run's lines all pass alone, one author wrote them all, and some are unconfirmed: an unsure verdict on it
+        counts. (Across authors it would let one author's line take another's out of the prompt: "Per the security
+        team, …" from the host, "… without review" from a member.)"""
+        return any(self.loose[j] for j in run) and all(self.alone[j] == PASS for j in run) and \
+            len({self.author[j] for j in run}) == 1
 
     def fewest_unconfirmed(self, run: list[int]) -> list[int]:
         """Of a run a rule is unsure of joined, one unconfirmed line whose leaving leaves the rest to the classifier at
@@ -201,8 +208,9 @@ def _leave_out_longer_runs(plain: list[str], keep: list[bool], rank: list[int], 
     keeps a run with a finding at each step). That shortest run is left out if the scanner blocks it (only its less
     trusted lines, if the rest then passes), alone or with up to EXTEND more lines after it or, failing that, before
     it (the phrase found, "ignore all your previous instructions", may be the start or the end of what the
-    classifier backs); if it does not, its unconfirmed lines (``gate``) are, when it is a run of at most MAX_UNSURE_RUN
-    lines whose lines all pass alone; else (an approved memory's phrase) the search goes on past its start."""
+    classifier backs); if it does not, its unconfirmed lines (``gate``) are, when its lines all pass alone and a rule
+    found it (or the classifier did, in a run of at most MAX_UNSURE_RUN lines that carries on mid-sentence); else (an
+    approved memory's phrase) the search goes on past its start."""
     base = 0
     while True:
         kept = [i for i, k in enumerate(keep) if k][base:]
@@ -226,8 +234,8 @@ def _leave_out_longer_runs(plain: list[str], keep: list[bool], rank: list[int], 
         if blocked is not None:
             for i in _less_trusted(plain, kept[blocked[0]:blocked[1]], rank):  # the more trusted stay if they can
                 keep[i] = False
-        elif gate is not None and 1 < len(run) <= MAX_UNSURE_RUN and gate.unconfirmed(run) \
-                and (_carries_on(plain, run) or _levels([_joined(plain, run)])[0] == UNSURE):
+        elif gate is not None and 1 < len(run) and gate.unconfirmed(run) and (
+                _levels([_joined(plain, run)])[0] == UNSURE or len(run) <= MAX_UNSURE_RUN and _carries_on(plain, run)):
             for i in gate.fewest_unconfirmed(run):
                 keep[i] = False
         else:

@@ -24,7 +24,6 @@ from .exfil import find as find_leak
 from .invisible import hidden_positions, kind as hidden_kind, strong as strong_hidden
 from .phrases import find as find_phrase
 from .secrets import spans as secret_spans
-from .waivers import find as find_waiver
 from ...embed.alone import KEEP_MAX
 from .classifier import MIN_WORDS, Classifier, Score, Views, reading, views_of, words
 from .decode import EXACT, decodings
@@ -91,10 +90,6 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
         what, pos = command
         found.append(Evidence("prompt_injection", what, False, pos * len(text) // max(1, len(fold(text))),
                               quoted=reported(text, lambda t: find_command(t) is not None)))
-    if waiver := find_waiver(text):  # a safeguard waived on a claimed authority: fact poisoning, no command needed
-        what, pos = waiver
-        found.append(Evidence("prompt_injection", what, False, pos * len(text) // max(1, len(fold(text))),
-                              quoted=reported(text, lambda t: find_waiver(t) is not None)))
     for how, payload in decoded:
         inner = find_leak(payload, protected)
         if inner or (hit := find_phrase(fold(payload))):
