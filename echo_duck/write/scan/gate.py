@@ -19,8 +19,7 @@ into fragments, an instruction the scanner would have held must not reach the pr
 own lines, a line the scanner is unsure of alone (a person approved it), a run of several authors (one author's line
 must not take another's out of the prompt), and a list of whole sentences only the classifier is unsure of (rules
 read like instructions when joined: counting those left out about one line in twenty of an imported rule list).
-Verdicts are cached by text, so a snapshot that repeats
-every turn costs the model once."""
+Verdicts are cached by text, so a snapshot that repeats every turn costs the model once."""
 
 from __future__ import annotations
 

@@ -45,7 +45,8 @@ _TEST_CARDS = {"4111111111111111", "4242424242424242", "4000056655665556", "5555
                "4000000000000341", "4000000000000077", "4100000000000019", "5200828282828210", "2223003122003222",
                "3056930009020004", "36227206271667", "6200000000000005", "4000000760000002", "4000001240000000"}
 # Words that say the card numbers after them are documentation: "Stripe test cards: …", "测试卡号：…"
-_TEST_CONTEXT_RE = re.compile(r"(?i)\btest(?:ing)?[\s-]+(?:mode\s+)?cards?\b|\btest mode\b|\bsandbox\b|测试(?:卡|环境|模式)|沙箱")
+_TEST_CONTEXT_RE = re.compile(r"(?i)\btest(?:ing)?[\s-]+(?:mode\s+)?cards?\b|\btest mode\b|\bsandbox\b|"
+                              r"测试(?:卡|环境|模式)|沙箱")
 # National identity numbers: a Chinese resident ID (18 characters: region, a real birth date, a sequence, the ISO 7064
 # MOD 11-2 check character, which a random 18-digit run passes one time in eleven) and a US Social Security number
 # after its label (not the never-issued 000, 666 and 9xx areas).

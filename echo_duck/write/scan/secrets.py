@@ -234,8 +234,8 @@ _AFTER_LABEL = 168  # characters after a label where its value is looked for (a 
 
 
 _SETTING_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\s*[=:]")
-_NAME_LABEL_RE = re.compile(r"(?i)(?:\b(?:ssid|network name|wi-?fi name|user ?name|login|account name)|网络名|无线名称|用户名|账号名?)"
-                            r"\s*[:：=]?\s*$")
+_NAME_LABEL_RE = re.compile(r"(?i)(?:\b(?:ssid|network name|wi-?fi name|user ?name|login|account name)|"
+                            r"网络名|无线名称|用户名|账号名?)\s*[:：=]?\s*$")
 
 
 def _labelled(after: str, strong: bool, values: dict, verdicts: dict) -> tuple[int, int] | None:
