@@ -32,9 +32,10 @@ _AIQ = (r"(?:(?:ai|a\.i\.|llm|gpt)(?:[\s-]+[\w-]+){0,2}?[\s-]+(?:models?|agents?
         r"summari[sz]ers?|reviewers?|readers?|crawlers?|bots?|helpers?)|(?:large\s+)?language\s+models?|ais|llms?|"
         r"chatbots?)")
 # After "an AI", a person or a business, not an AI ("if you are an AI engineer", "addressed to all AI tool users").
-_NOT_AN_AI = (r"[\s-]+(?:[\w-]+\s+)?(?:engineers?|researchers?|developers?|evaluators?|scientists?|enthusiasts?|experts?|"
-              r"specialists?|practitioners?|users?|hobbyists?|students?|professionals?|people|persons?|compan(?:y|ies)|"
-              r"teams?|startups?|vendors?|labs?|leads?|managers?|designers?|founders?|investors?|ethicists?)\b")
+_NOT_AN_AI = (r"[\s-]+(?:[\w-]+\s+)?(?:engineers?|researchers?|developers?|evaluators?|scientists?|enthusiasts?|"
+              r"experts?|specialists?|practitioners?|users?|hobbyists?|students?|professionals?|people|persons?|"
+              r"compan(?:y|ies)|teams?|startups?|vendors?|labs?|leads?|managers?|designers?|founders?|investors?|"
+              r"ethicists?)\b")
 _NOT_AN_AI_ZH = r"\s?(?:爱好者|从业者|工程师|研究员|开发者|用户|公司|团队|产品|行业|领域|技术|专家|创业)"
 # What a heading without a participle must go on with to be an address, not a topic: an order or "you".
 _ORDER = (r"(?:you|your|please|always|never|do\s+not|don'?t|ignore|disregard|remember|make\s+sure|from\s+now\s+on|"
@@ -61,7 +62,8 @@ _ADDRESS_RE = re.compile(
     rf"(?:(?:{_AIQ}|ai)(?:\s+(?:and|or|&)\s+(?:{_AIQ}|assistants|agents))?"
     rf"\s+(?:\w+ing|who|that)\b(?:\s+[\w-]+){{0,3}}\s*[:\-–—]\s|"
     rf"{_AIQ}(?:\s+(?:and|or|&)\s+(?:{_AIQ}|assistants|agents))?\s*[:\-–—]\s+(?={_ORDER})))|"
-    rf"[\[(]\s*(?:(?:note|message|instructions?)\s+(?:for|to)\s+)?(?:the\s+)?{_AI}\s+(?:note|instructions?|only)\s*[\])]|"
+    rf"[\[(]\s*(?:(?:note|message|instructions?)\s+(?:for|to)\s+)?(?:the\s+)?{_AI}\s+"
+    rf"(?:note|instructions?|only)\s*[\])]|"
     rf"\bif\s+you(?:\s+are|'?re)\s+(?:an?\s+)?(?:{_AIQ}|ai)\b(?!{_NOT_AN_AI})|"
     rf"\b(?:addressed|meant|written)\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?(?:{_AIQ}|ai)\b(?!{_NOT_AN_AI})|"
     # an @-mention of the agent where a sentence starts ("09:42 mark: @agent when you …"), not a product's syntax
