@@ -184,3 +184,16 @@ def test_documented_test_cards_and_template_settings_are_not_secrets():
     assert not _found("客厅路由器的密码写在底座贴纸上，无线名称 ChinaNet-8F2K")
     assert _found("WiFi 密码：Xk8#p2Lq9v")[0][1] == "labelled credential"
     assert _found("password for user admin: X7k9#qLm2vPz")[0][1] == "labelled credential"
+
+
+def test_identity_numbers_are_secrets_when_their_check_holds():
+    # a Chinese resident ID whose birth date and ISO 7064 check character hold, a US SSN after its label (session 38)
+    assert [kind for _, kind, _ in _found("身份证号：11010519491231002X，办护照用。")] == ["national identity number"]
+    assert [kind for _, kind, _ in _found("Her SSN is 219-09-9999 for the tax form.")] == ["national identity number"]
+    assert not _found("身份证号：110105194912310021")  # the check character is wrong
+    assert not _found("订单号 110105194902300021")  # 30 February
+    assert not _found("SSN 666-12-3456")  # an area never issued
+    assert not _found("ticket 219-09-9999 reopened")  # no label
+    found = Scanner().scan("我的身份证号是 11010519491231002X，以后填表要用。")
+    assert found is not None and found.reason == "secret" and found.outcome == "quarantine"
+    assert "11010519491231002X" not in found.excerpt
