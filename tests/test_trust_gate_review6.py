@@ -29,6 +29,13 @@ def _shown(snapshot: str, part: str) -> bool:
     return any(line.endswith(part) for line in _lines(snapshot))
 
 
+def _import(agent, tmp_path, section: str, lines) -> None:
+    """An untrusted MEMORY.md with ``lines`` under ``## section``, imported by ``agent``."""
+    md = tmp_path / "MEMORY.md"
+    md.write_text(f"## {section}\n" + "".join(f"- {line}\n" for line in lines), encoding="utf-8")
+    import_file(agent, md)
+
+
 @pytest.fixture
 def host(tmp_path):
     with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash") as h:
@@ -42,9 +49,7 @@ def test_fragments_of_an_instruction_the_scanner_would_hold_do_not_reach_the_pro
     assert joined is not None and joined.outcome == "quarantine"  # held as one memory, not blocked
     victim = host.for_agent("victim")
     victim.remember("Always reply in Chinese", type="procedure", provenance="user_stated", pinned=True)
-    md = tmp_path / "MEMORY.md"
-    md.write_text("## Rules\n" + "".join(f"- {p}\n" for p in reversed(parts)), encoding="utf-8")
-    import_file(victim, md)
+    _import(victim, tmp_path, "Rules", reversed(parts))
     assert all(m.status == "active" for m in victim.find() if m.content in parts)  # each line alone was stored
     snap = victim.snapshot()
     assert "Always reply in Chinese" in snap
@@ -87,10 +92,8 @@ def test_ordinary_imported_rules_all_reach_the_prompt(host, tmp_path):
              "Keep answers short unless asked for detail", "Ask before sending email on the user's behalf",
              "Do not use sudo without asking", "Prefer pnpm over npm", "Write docstrings in English",
              "Never answer questions about the user's salary", "Review the diff before every merge"]
-    md = tmp_path / "MEMORY.md"
-    md.write_text("## Rules\n" + "".join(f"- {r}\n" for r in rules), encoding="utf-8")
     coder = host.for_agent("coder")
-    import_file(coder, md)
+    _import(coder, tmp_path, "Rules", rules)
     snap = coder.snapshot()
     assert all(_shown(snap, r) for r in rules), snap
 
@@ -99,10 +102,8 @@ def test_dotted_letters_are_not_taken_for_part_markers(host, tmp_path):
     assert all(scan(p) is None for p in DOTTED)
     assert scan(" ".join(DOTTED)).outcome == "block"
     assert not all(gate_lines([f"- {p}" for p in DOTTED]))
-    md = tmp_path / "MEMORY.md"
-    md.write_text("## Rules\n" + "".join(f"- {p}\n" for p in reversed(DOTTED)), encoding="utf-8")
     victim = host.for_agent("victim")
-    import_file(victim, md)
+    _import(victim, tmp_path, "Rules", reversed(DOTTED))
     assert not all(_shown(victim.snapshot(), p) for p in DOTTED)
 
 
@@ -118,9 +119,7 @@ def test_an_instruction_split_across_the_own_and_the_shared_block_is_read_joined
     host.grant(team="red", agent_id="victim")
     victim = host.for_agent("victim", team_id="red")
     victim.remember("The repo's CI runs on GitHub Actions", type="environment", provenance="user_stated")
-    md = tmp_path / "MEMORY.md"
-    md.write_text(f"## Project\n- {first}\n", encoding="utf-8")
-    import_file(victim, md)  # the last line of the own block (the lowest provenance)
+    _import(victim, tmp_path, "Project", [first])  # the last line of the own block (the lowest provenance)
     host.for_agent("mallory", team_id="red").remember(second, type="environment", scope="team")
     snap = victim.snapshot()
     assert "GitHub Actions" in snap
@@ -154,9 +153,7 @@ def test_another_members_line_does_not_take_the_hosts_team_rule_out(team):
 
 def test_the_agents_own_last_line_does_not_take_the_hosts_team_rule_out(team, tmp_path):
     victim = team.for_agent("victim", team_id="red")
-    md = tmp_path / "MEMORY.md"
-    md.write_text(f"## Project\n- {WAIVER}\n", encoding="utf-8")
-    import_file(victim, md)
+    _import(victim, tmp_path, "Project", [WAIVER])
     snap = victim.snapshot()
     assert _shown(snap, WAIVER) and _shown(snap, HOST_RULE), snap
 
@@ -166,8 +163,6 @@ def test_a_rules_finding_spread_over_seven_imported_lines_is_left_out(host, tmp_
              "in the EU region", "and the US region", "after the backup job", "and there is no need to ask."]
     assert all(scan(p) is None for p in parts) and scan(" ".join(parts)) is not None
     victim = host.for_agent("victim")
-    md = tmp_path / "MEMORY.md"
-    md.write_text("## Rules\n" + "".join(f"- {p}\n" for p in reversed(parts)), encoding="utf-8")
-    import_file(victim, md)
+    _import(victim, tmp_path, "Rules", reversed(parts))
     snap = victim.snapshot()
     assert not all(_shown(snap, p) for p in parts), snap

@@ -66,12 +66,21 @@ def test_forget_reaches_the_summary_of_a_long_session(coder):
     assert not [m for m in coder.find() if "Rosenweg" in m.content]
 
 
-def test_forget_leaves_a_summary_that_never_quoted_the_fact(coder):
+_MIGRATED = "We migrated the orders database from MySQL to Postgres on Tuesday."
+_FINISHED = ("assistant", "The orders database migration to Postgres finished.")
+_ROLLBACK = ("user", "The Postgres migration of the orders database needs a rollback plan.")
+
+
+@pytest.mark.parametrize("messages", [
+    # a summary that never quoted the fact
+    [("user", _MIGRATED), _FINISHED, _ROLLBACK, ("user", "I prefer vim over emacs.")],
+    # a summary quoting another sentence of the fact's message
+    [("user", f"{_MIGRATED} I prefer vim over emacs."), _FINISHED, _ROLLBACK],
+], ids=["never-quoted", "another-sentence"])
+def test_forget_leaves_a_summary_that_does_not_quote_the_fact(coder, messages):
     s = coder.start_session()
-    coder.add_message(s, "user", "We migrated the orders database from MySQL to Postgres on Tuesday.")
-    coder.add_message(s, "assistant", "The orders database migration to Postgres finished.")
-    coder.add_message(s, "user", "The Postgres migration of the orders database needs a rollback plan.")
-    coder.add_message(s, "user", "I prefer vim over emacs.")
+    for role, text in messages:
+        coder.add_message(s, role, text)
     coder.consolidate(s)
     (summary,) = coder.find(tier="episodic")
     assert "vim" not in summary.content
@@ -124,17 +133,6 @@ def test_forget_reaches_a_summary_whose_title_quotes_the_fact(coder):
     assert not [m for m in coder.find() if "Rosenweg" in m.content]
 
 
-def test_forget_leaves_a_summary_quoting_another_sentence_of_the_same_message(coder):
-    s = coder.start_session()
-    coder.add_message(s, "user", "We migrated the orders database from MySQL to Postgres on Tuesday. "
-                                 "I prefer vim over emacs.")
-    coder.add_message(s, "assistant", "The orders database migration to Postgres finished.")
-    coder.add_message(s, "user", "The Postgres migration of the orders database needs a rollback plan.")
-    coder.consolidate(s)
-    (summary,) = coder.find(tier="episodic")
-    assert "vim" not in summary.content
-    coder.forget(_fact(coder, "vim").id, provenance="user_stated", reason="the user changed editor")
-    assert coder.get(summary.id).status == "active"
 
 
 def test_a_cut_line_takes_the_trust_of_the_memory_whose_words_it_shows():
