@@ -48,16 +48,17 @@ def render_shared(memories: Sequence[Memory], budget: int, limit: int, before: S
     before = list(before)
     while True:
         chosen = _fit(pool, budget, limit)
-        keep = gate_lines([*before, *(" ".join(pool[i].content.split()) for i, _ in chosen)],
-                          [OWN_RANK] * len(before) + [trust(pool[i]) for i, _ in chosen], unsure_below=OWN_RANK,
-                          authors=[""] * len(before) + [pool[i].agent_id for i, _ in chosen])[len(before):]
+        keep = gate_lines([*before, *(shown for _, _, shown, _ in chosen)],
+                          [OWN_RANK] * len(before) + [trust(pool[i]) for i, *_ in chosen], unsure_below=OWN_RANK,
+                          authors=[""] * len(before) + [pool[i].agent_id for i, *_ in chosen],
+                          wholes=[None] * len(before) + [whole for *_, whole in chosen])[len(before):]
         if all(keep):
             break
-        dropped = {i for (i, _), ok in zip(chosen, keep) if not ok}
+        dropped = {i for (i, *_), ok in zip(chosen, keep) if not ok}
         pool = [m for i, m in enumerate(pool) if i not in dropped]
     if not chosen:
         return ""
-    return "".join([OPEN, "\n", PREAMBLE, "\n\n", *(line for _, line in chosen), CLOSE, "\n"])
+    return "".join([OPEN, "\n", PREAMBLE, "\n\n", *(line for _, line, *_ in chosen), CLOSE, "\n"])
 
 
 def own_tail(own_block: str) -> list[str]:
@@ -75,16 +76,20 @@ def by_turns(memories: Sequence[Memory]) -> list[Memory]:
     return [m for _, _, m in sorted(ranked, key=lambda r: r[:2])]
 
 
-def _fit(memories: Sequence[Memory], budget: int, limit: int) -> list[tuple[int, str]]:
-    """(index, line) of the memories that fit, in order; a line longer than its share of the budget is cut."""
-    chosen: list[tuple[int, str]] = []
+def _fit(memories: Sequence[Memory], budget: int, limit: int) -> list[tuple[int, str, str, str | None]]:
+    """(index, line, its content as shown, the whole content if it was cut) of the memories that fit, in order; a line
+    longer than its share of the budget is cut, and the gate reads it as shown (a cut that drops "… never do it"
+    shows another text than the memory's)."""
+    chosen: list[tuple[int, str, str, str | None]] = []
     used = 0
     share = max(budget // max(min(limit, len(memories)), 1), 2 * _MIN_TRUNCATED)
     for i, memory in enumerate(memories):
         if len(chosen) >= limit:
             break
         author = " ".join(memory.agent_id.split())[:60]
-        line = f"- [agent {_safe(author)}, {memory.scope}] {_safe(' '.join(memory.content.split()))}\n"
+        head = f"- [agent {_safe(author)}, {memory.scope}] "
+        content = _safe(" ".join(memory.content.split()))
+        line = f"{head}{content}\n"
         if len(line) > share:
             line = line[: share - 2] + "…\n"
         room = budget - used
@@ -92,7 +97,8 @@ def _fit(memories: Sequence[Memory], budget: int, limit: int) -> list[tuple[int,
             if chosen or room < _MIN_TRUNCATED:
                 continue
             line = line[: room - 2] + "…\n"
-        chosen.append((i, line))
+        shown = line[len(head):].rstrip("\n")
+        chosen.append((i, line, shown, None if shown == content else content))
         used += len(line)
     return chosen
 

@@ -114,6 +114,14 @@ def _trust_of(line: str, trusted: dict[str, int]) -> int:
     return 0
 
 
+def _whole_of(line: str, trusted: dict[str, int]) -> str | None:
+    """A line cut short ("…"): the whole text of the most trusted memory it may be (as ``_trust_of``); else None."""
+    text = _rendered(line)
+    if text in trusted or not text.endswith("…"):
+        return None
+    return max((key for key in trusted if key.startswith(text[:-1])), key=trusted.__getitem__, default=None)
+
+
 def _gated(blocks: list[tuple[str, list[str]]], trusted: dict[str, int]) -> list[tuple[str, list[str]]]:
     """Memory lines ("- …") of every block through the scanner's gate, read with the sub-headings ("### …") between
     them (a section's name and its line can be one instruction), each with its memory's trust; a sub-heading the gate
@@ -121,7 +129,8 @@ def _gated(blocks: list[tuple[str, list[str]]], trusted: dict[str, int]) -> list
     items = [(b, i) for b, (_, lines) in enumerate(blocks) for i, line in enumerate(lines)
              if line.startswith(("- ", "### "))]
     lines = [blocks[b][1][i] for b, i in items]
-    keep = gate_lines(lines, [_trust_of(line, trusted) for line in lines], unsure_below=UNCONFIRMED_BELOW)
+    keep = gate_lines(lines, [_trust_of(line, trusted) for line in lines], unsure_below=UNCONFIRMED_BELOW,
+                      wholes=[_whole_of(line, trusted) for line in lines])
     dropped = {item for item, ok in zip(items, keep) if not ok}
     out = []
     for b, (title, lines) in enumerate(blocks):

@@ -78,12 +78,14 @@ def excerpt(text: str, pos: int, limit: int = 120) -> str:
 
 
 def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
-               unsure_below: float | None = None, authors: Sequence[str] | None = None) -> list[bool]:
+               unsure_below: float | None = None, authors: Sequence[str] | None = None,
+               wholes: Sequence[str | None] | None = None) -> list[bool]:
     """Keep (True) or leave out (False) each rendered snapshot line; ``ranks``: each line's trust; ``unsure_below``:
-    the rank below which a line is unconfirmed; ``authors``: who wrote each line (gate.gate_lines)."""
+    the rank below which a line is unconfirmed; ``authors``: who wrote each line; ``wholes``: a cut line's whole
+    text (gate.gate_lines)."""
     from .gate import gate_lines as gate
 
-    return gate(lines, ranks, unsure_below=unsure_below, authors=authors)
+    return gate(lines, ranks, unsure_below=unsure_below, authors=authors, wholes=wholes)
 
 
 def finds_anything(texts: Sequence[str]) -> list[bool]:

@@ -90,7 +90,8 @@ def finds_anything(texts: Sequence[str]) -> list[bool]:
 
 
 def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
-               unsure_below: float | None = None, authors: Sequence[str] | None = None) -> list[bool]:
+               unsure_below: float | None = None, authors: Sequence[str] | None = None,
+               wholes: Sequence[str | None] | None = None) -> list[bool]:
     """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …"), or the
     sub-headings above them ("### …": a section's name, read with its lines). ``ranks``: how far each line is
     trusted (its memory's provenance and pin; higher is more), all equal if not given. ``unsure_below``: lines
@@ -100,10 +101,19 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
     A line the scanner blocks alone is left out by itself; a run of neighbours blocked only together (every line of
     it passes alone) is left out whole, unless its lines are trusted unequally: then as few of the less trusted lines
     as will do go, the least trusted first (two imported fragments around the user's rule must not take the rule
-    with them)."""
+    with them).
+
+    ``wholes``: for a line shown cut to its budget ("…"), its memory's whole text (None for a line shown whole). A cut
+    line the scanner finds more in than in the whole (the classifier's hint included) is left out: nobody approved the
+    cut form, and a cut can drop what made the text harmless ("… was last week's phishing mail; never do it"). Cut
+    so at 134 characters, 1 of 600 long LoCoMo turns and 12 of 220 long risky-looking benign notes read worse."""
     plain = [" ".join(line.strip().removeprefix("- ").removeprefix("### ").split()) for line in lines]
     rank = list(ranks) if ranks is not None else [0] * len(plain)
     alone = _levels(plain)
+    cut = [(i, " ".join(whole.split())) for i, whole in enumerate(wholes or ()) if whole is not None]
+    for (i, _), level in zip(cut, _levels([whole for _, whole in cut])):
+        if alone[i] >= HINT and alone[i] > level:
+            alone[i] = BLOCK
     keep = [level < BLOCK for level in alone]
     # unconfirmed lines the scanner finds nothing in alone: an unsure verdict on a run of them counts
     loose = [unsure_below is not None and r < unsure_below and level == PASS for r, level in zip(rank, alone)]
