@@ -40,6 +40,8 @@ class KbChunk(Record):
     content: str
     flagged: bool
     flag_reason: str | None
+    owner: str = ""  # the agent that added the document (kb_render names it when that is not the caller)
+    scope: str = "private"
 
     @property
     def citation(self) -> str:

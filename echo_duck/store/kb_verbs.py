@@ -55,10 +55,12 @@ class KnowledgeBaseVerbs:
         return self.kb.search(self.caller, query, k, sources=sources, tags=tags, explain=explain)
 
     def kb_render(self, hits: Any, budget_chars: int | None = None) -> str:
-        """KB hits as a fenced <kb-context> block for a prompt; flagged chunks fenced as untrusted."""
+        """KB hits as a fenced <kb-context> block for a prompt; flagged chunks fenced as untrusted, another agent's
+        documents cited with their author."""
         if budget_chars is not None:
             budget_chars = validate.positive_int(budget_chars, "budget_chars", maximum=10_000_000)
-        return self.kb.render([h for h in hits if getattr(h, "origin", None) == "kb"], budget_chars)
+        return self.kb.render([h for h in hits if getattr(h, "origin", None) == "kb"], budget_chars,
+                              reader=self.caller.agent_id)
 
     def kb_remove(self, source_or_path: Any) -> KbReport:
         """Remove every document of a source, else the document at a path, or all below a folder
