@@ -120,3 +120,17 @@ def test_a_teammates_kb_document_is_cited_with_its_author(host):
     assert [c.split(")")[0] for c in citations] == ["(agent default, team", "(agent mallory, team"]
     own = [line for line in mallory.kb_render(hits).splitlines() if line.startswith("[")]
     assert sum("(agent " in line for line in own) == 1  # the reader's own document is cited as before
+
+
+def test_the_demo_never_writes_into_an_existing_store(tmp_path):
+    from click.testing import CliRunner
+
+    from echo_duck.cli.main import cli
+
+    path = tmp_path / "team.duckdb"
+    with echo_duck.open(path, admin=True, embedder="hash") as h:
+        h.for_agent("alice").remember("Alice's private note", type="user")
+    result = CliRunner().invoke(cli, ["--db", str(path), "--agent", "bob", "demo"])
+    assert result.exit_code != 0 and "exists" in result.output
+    with echo_duck.open(path, admin=True, embedder="hash") as h:
+        assert h.sql("SELECT count(*) AS n FROM memories")["n"][0] == 1

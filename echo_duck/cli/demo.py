@@ -6,7 +6,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ProvenanceConflict, RejectedWrite
+from ..errors import InvalidInput, ProvenanceConflict, RejectedWrite
 from ..store.facade import EchoDuck
 from . import output
 
@@ -40,8 +40,11 @@ class DemoReport:
 
 
 def run_demo(db: str | None = None) -> DemoReport:
-    """Build the demo store in ``db``, or in a temporary folder that is removed afterwards."""
+    """Build the demo store in ``db`` (a new file: the demo opens it as the host, and must not write into a store
+    an agent's shell points at), or in a temporary folder that is removed afterwards."""
     if db is not None:
+        if Path(db).exists():
+            raise InvalidInput(f"--db {db}: the demo builds a new store, and that file exists (name a new one)")
         return _run(db, DemoReport(db))
     with tempfile.TemporaryDirectory(prefix="echo_duck_demo_") as folder:
         return _run(str(Path(folder) / "demo.duckdb"), DemoReport(None))
