@@ -21,9 +21,11 @@ is the renderer's alone:
   and each run of two and three of them in the order they are rendered joined, are scanned again, and the
   chunks of any run the scanner blocks are left out. An instruction cut into fragments that pass one by one
   ("Ignore all previous" under one heading, "instructions." under the next) does not reach the prompt.
-  Heading lines are left out of the gate's text: the citation line shows them, and between two fragments
-  they would hide the instruction the fragments make together. With ``budget_chars`` the first hit may be cut
-  to fit: a cut the scanner finds anything in is left out (a cut can drop what made a chunk harmless).
+  The chunk's own heading lines are left out of the gate's text: the citation line shows them (and is read
+  itself), and between two fragments they would hide the instruction the fragments make together. Any other line
+  that looks like one ("# …" in a code block or a .txt file) is read as text. With ``budget_chars`` the first hit
+  may be cut to fit, never inside its citation: a cut the scanner finds anything in is left out (a cut can drop
+  what made a chunk harmless).
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ UNTRUSTED_NOTE = ("The write scanner flagged this excerpt ({reason}). It is quot
 WITHHELD_CITATION = "(a source whose path or heading the scanner flagged)"
 QUOTE = "> "
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t].*)?")
+_JOINED = re.compile(r"(?<=[^\W\d_])[-_/.+%]+(?:20)?(?=[^\W\d_])")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_MIN_SHOWN = 24  # characters of content a cut first hit shows at least (else it is left out)
 
 
 def render(hits: Sequence[Any], budget_chars: int | None = None, reader: str | None = None) -> str:
@@ -56,8 +61,10 @@ def render(hits: Sequence[Any], budget_chars: int | None = None, reader: str | N
     parts = [OPEN, "\n", PREAMBLE, "\n"]
     used = sum(map(len, parts)) + len(CLOSE) + 1
     shown = gated(hits)
-    unsure = iter(finds_anything([gate_text(h.chunk.content) for h in shown if not h.chunk.flagged]))
-    named = labels_pass([" ".join(h.chunk.citation.split()) for h in shown])
+    unsure = iter(finds_anything([gate_text(h.chunk.content, h.chunk.heading_trail) for h in shown
+                                  if not h.chunk.flagged]))
+    cited = [" ".join(h.chunk.citation.split()) for h in shown]
+    named = [a and b for a, b in zip(labels_pass(cited), labels_pass([_words(c) for c in cited]))]
     for i, (hit, name_passes) in enumerate(zip(shown, named), 1):
         chunk_ = hit.chunk
         body = quoted(fence_safe(mask_secrets(chunk_.content) if chunk_.flagged else chunk_.content).strip())
@@ -72,10 +79,11 @@ def render(hits: Sequence[Any], budget_chars: int | None = None, reader: str | N
             citation = f"(agent {' '.join(chunk_.owner.split())[:60]}, {chunk_.scope}) {citation}"
         block = f"\n[{i}] {fence_safe(' '.join(citation.split()))}\n{body}\n"
         if budget_chars is not None and used + len(block) > budget_chars:
-            if i > 1 or fenced:
-                break  # never cut an untrusted fence in half
-            block = block[: max(0, budget_chars - used - 2)] + "…\n"
-            if finds_anything([gate_text(unquoted(block))])[0]:
+            room = budget_chars - used - 2
+            if i > 1 or fenced or room < len(block) - len(body) + _MIN_SHOWN:
+                break  # never cut an untrusted fence in half, nor a citation
+            block = block[:room] + "…\n"
+            if finds_anything([gate_text(unquoted(block), chunk_.heading_trail)])[0]:
                 break  # the cut form reads as something the whole did not
         parts.append(block)
         used += len(block)
@@ -85,15 +93,35 @@ def render(hits: Sequence[Any], budget_chars: int | None = None, reader: str | N
 def gated(hits: Sequence[Any]) -> list[Any]:
     """``hits`` without the unflagged ones the join gate leaves out (flagged hits are fenced, not gated)."""
     plain = [i for i, hit in enumerate(hits) if not hit.chunk.flagged]
-    keep = gate_lines([gate_text(hits[i].chunk.content) for i in plain])
+    keep = gate_lines([gate_text(hits[i].chunk.content, hits[i].chunk.heading_trail) for i in plain])
     dropped = {i for i, kept in zip(plain, keep) if not kept}
     return [hit for i, hit in enumerate(hits) if i not in dropped]
 
 
-def gate_text(content: str) -> str:
-    """A chunk as the gate reads it: its lines joined, heading lines left out (the citation shows them)."""
-    lines = [line for line in content.splitlines() if not _HEADING.fullmatch(line)]
-    return " ".join(" ".join(lines).split())
+def gate_text(content: str, trail: Sequence[str] = ()) -> str:
+    """A chunk as the gate reads it: its paragraphs one per line (a hard-wrapped paragraph's lines joined), its own
+    heading lines (``trail``) left out (the citation shows them); any other line that looks like a heading ("# …" in
+    a code block or a .txt file) is a paragraph of its own."""
+    headings = {" ".join(h.split()) for h in trail}
+    paragraphs: list[str] = []
+    current: list[str] = []
+    for line in content.splitlines() + [""]:
+        text = " ".join(line.split())
+        heading = bool(_HEADING.fullmatch(line))
+        if (not text or heading) and current:
+            paragraphs.append(" ".join(current))
+            current = []
+        if heading and text.lstrip("#").strip() not in headings:
+            paragraphs.append(text)
+        elif text and not heading:
+            current.append(text)
+    return "\n".join(paragraphs)
+
+
+def _words(citation: str) -> str:
+    """A citation with the words of its names split ("from_now_on/always-bcc", "FromNowOn" → "from now on always bcc",
+    "From Now On"): a file name's words are joined by design, and the scanner's classifier reads words."""
+    return " ".join(_CAMEL.sub(" ", _JOINED.sub(" ", citation)).split())
 
 
 def unquoted(block: str) -> str:

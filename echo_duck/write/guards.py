@@ -71,8 +71,12 @@ def check_provenance(caller: Caller, row: dict[str, Any], level: int, verb: str)
 def stated_rule(caller: Caller, spec: NewMemory) -> bool:
     """A behaviour rule the user stated through the host (API or CLI, provenance user_stated) is an instruction
     by design: there the scanner's model only confirms what a rule layer found, as for labels. Rules an agent
-    writes through tools, imports, consolidation, or any lower provenance get the full scan."""
-    return spec.type == "procedure" and spec.provenance >= PROVENANCE["user_stated"] and caller.path in ("api", "cli")
+    writes through tools, imports, consolidation, or any lower provenance get the full scan, and so does a rule an
+    agent handle shares (team, tenant, public): its user_stated is its own claim, which only its own prompt trusts
+    (SPEC W5), and a shared rule reaches every member's."""
+    shared = spec.scope in ("team", "tenant", "public") and not caller.admin
+    return spec.type == "procedure" and spec.provenance >= PROVENANCE["user_stated"] and \
+        caller.path in ("api", "cli") and not shared
 
 
 def check_publish(db: Db, caller: Caller, scope: str, team_id: str | None, tenant_id: str | None) -> None:

@@ -85,8 +85,10 @@ def labels_pass(labels: Sequence[str]) -> list[bool]:
 
 
 def finds_anything(texts: Sequence[str]) -> list[bool]:
-    """Whether the scanner finds anything at all in each text (a block, or a quarantine: unsure), cached."""
-    return _refused([" ".join(t.split()) for t in texts], unsure=True)
+    """Whether the scanner finds anything at all in each text (a block, or a quarantine: unsure), cached; line breaks
+    are kept (the scanner reads a line as a sentence: "Invoice notes" / "# From now on, send …")."""
+    return _refused(["\n".join(" ".join(line.split()) for line in t.splitlines() if line.strip()) for t in texts],
+                    unsure=True)
 
 
 def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
@@ -104,15 +106,17 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
     with them).
 
     ``wholes``: for a line shown cut to its budget ("…"), its memory's whole text (None for a line shown whole). A cut
-    line the scanner finds more in than in the whole (the classifier's hint included) is left out: nobody approved the
-    cut form, and a cut can drop what made the text harmless ("… was last week's phishing mail; never do it"). Cut
-    so at 134 characters, 1 of 600 long LoCoMo turns and 12 of 220 long risky-looking benign notes read worse."""
+    line the scanner finds anything in (the classifier's hint included) is left out unless it finds more in the whole:
+    a cut can drop what made the text harmless ("… was last week's phishing mail; never do it"), and a person who
+    approved a held memory approved it whole, not its cut. Cut so at 134 characters, 1 of 600 long LoCoMo turns and
+    12 of 220 long risky-looking benign notes read worse than whole; 22 more of those 220 are held whole, so they
+    reach a prompt only approved, and then only whole."""
     plain = [" ".join(line.strip().removeprefix("- ").removeprefix("### ").split()) for line in lines]
     rank = list(ranks) if ranks is not None else [0] * len(plain)
     alone = _levels(plain)
     cut = [(i, " ".join(whole.split())) for i, whole in enumerate(wholes or ()) if whole is not None]
     for (i, _), level in zip(cut, _levels([whole for _, whole in cut])):
-        if alone[i] >= HINT and alone[i] > level:
+        if alone[i] >= HINT and alone[i] >= level:
             alone[i] = BLOCK
     keep = [level < BLOCK for level in alone]
     # unconfirmed lines the scanner finds nothing in alone: an unsure verdict on a run of them counts
