@@ -284,10 +284,23 @@ def decodings(text: str) -> list[tuple[str, str]]:
         add("leetspeak", _leet(head))
     if _upside_marks(head) >= 3:
         add("upside down", head.translate(_UPSIDE)[::-1])
+    if _JOINED_RE.search(head) or _CAMEL_RUN_RE.search(head):
+        add("joined words", _split_joined(head))
     return [(how, d) for how, d in found if _readable(d, 4) and not _shown(how, d, text)]
 
 
 _SPELLED_OUT = frozenset({"base64", "base32", "hex", "binary"})
+# Five or more words joined by one kind of mark ("from_now_on_send_a_copy", "silently-add-the-…"), or run together
+# capitalised ("FromNowOnSendACopy"): a model reads them as easily as the spaced words; the classifier reads words.
+# Identifiers of two to four words (snake_case, kebab-case) are left as they are.
+_WORD = r"[^\W\d_]+(?:'[^\W\d_]+)?"
+_JOINED_RE = re.compile(rf"{_WORD}(?:([-_/+]){_WORD})(?:\1{_WORD}){{3,}}")
+_CAMEL_RUN_RE = re.compile(r"(?:[A-Z][a-z]+|A(?=[A-Z][a-z])){5,}")
+
+
+def _split_joined(text: str) -> str:
+    spaced = _JOINED_RE.sub(lambda m: re.sub(r"[-_/+]", " ", m.group()), text)
+    return _CAMEL_RUN_RE.sub(lambda m: re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=A)(?=[A-Z][a-z])", " ", m.group()), spaced)
 
 
 def _shown(how: str, decoded: str, text: str) -> bool:
