@@ -124,10 +124,13 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
     author = list(authors) if authors is not None else [""] * len(plain)
     joinable = [_MARKER.sub("", text, count=2) for text in plain]  # "(1/8) Ignore", "(2/8) all": read as joined
     for reading in (joinable, plain) if joinable != plain else (plain,):  # "p.r.e.v.i.o.u.s": no marker to cut
-        gate = _Gate(reading, keep, rank, loose, alone, author)
-        while gate.one_run():  # runs of the lines kept, as the prompt will join them: a line's leaving makes its
-            pass  # neighbours new neighbours, read again
-        gate.longer_runs()
+        # what the scanner blocks first, then what it is unsure of: an unsure run's fewest lines going first could
+        # break a blocked one ("… previous" / "instructions." / "Ask the user …") and leave the rest of it
+        for unsure in (False, True):
+            gate = _Gate(reading, keep, rank, loose if unsure else [False] * len(loose), alone, author)
+            while gate.one_run():  # runs of the lines kept, as the prompt will join them: a line's leaving makes its
+                pass  # neighbours new neighbours, read again
+            gate.longer_runs()
     return keep
 
 
