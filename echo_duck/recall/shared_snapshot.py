@@ -51,7 +51,7 @@ def render_shared(memories: Sequence[Memory], budget: int, limit: int, before: S
         keep = gate_lines([*before, *(shown for _, _, shown, _ in chosen)],
                           [OWN_RANK] * len(before) + [trust(pool[i]) for i, *_ in chosen], unsure_below=OWN_RANK,
                           authors=[""] * len(before) + [pool[i].agent_id for i, *_ in chosen],
-                          wholes=[None] * len(before) + [whole for *_, whole in chosen])[len(before):]
+                          cut=[False] * len(before) + [was_cut for *_, was_cut in chosen])[len(before):]
         if all(keep):
             break
         dropped = {i for (i, *_), ok in zip(chosen, keep) if not ok}
@@ -76,11 +76,11 @@ def by_turns(memories: Sequence[Memory]) -> list[Memory]:
     return [m for _, _, m in sorted(ranked, key=lambda r: r[:2])]
 
 
-def _fit(memories: Sequence[Memory], budget: int, limit: int) -> list[tuple[int, str, str, str | None]]:
-    """(index, line, its content as shown, the whole content if it was cut) of the memories that fit, in order; a line
+def _fit(memories: Sequence[Memory], budget: int, limit: int) -> list[tuple[int, str, str, bool]]:
+    """(index, line, its content as shown, whether it was cut) of the memories that fit, in order; a line
     longer than its share of the budget is cut, and the gate reads it as shown (a cut that drops "… never do it"
     shows another text than the memory's)."""
-    chosen: list[tuple[int, str, str, str | None]] = []
+    chosen: list[tuple[int, str, str, bool]] = []
     used = 0
     share = max(budget // max(min(limit, len(memories)), 1), 2 * _MIN_TRUNCATED)
     for i, memory in enumerate(memories):
@@ -98,7 +98,7 @@ def _fit(memories: Sequence[Memory], budget: int, limit: int) -> list[tuple[int,
                 continue
             line = line[: room - 2] + "…\n"
         shown = line[len(head):].rstrip("\n")
-        chosen.append((i, line, shown, None if shown == content else content))
+        chosen.append((i, line, shown, shown != content))
         used += len(line)
     return chosen
 

@@ -114,12 +114,10 @@ def _trust_of(line: str, trusted: dict[str, int]) -> int:
     return 0
 
 
-def _whole_of(line: str, trusted: dict[str, int]) -> str | None:
-    """A line cut short ("…"): the whole text of the most trusted memory it may be (as ``_trust_of``); else None."""
+def _is_cut(line: str, trusted: dict[str, int]) -> bool:
+    """Whether a line is shown cut short ("…", and no memory's whole text)."""
     text = _rendered(line)
-    if text in trusted or not text.endswith("…"):
-        return None
-    return max((key for key in trusted if key.startswith(text[:-1])), key=trusted.__getitem__, default=None)
+    return text.endswith("…") and text not in trusted
 
 
 def _gated(blocks: list[tuple[str, list[str]]], trusted: dict[str, int]) -> list[tuple[str, list[str]]]:
@@ -130,7 +128,7 @@ def _gated(blocks: list[tuple[str, list[str]]], trusted: dict[str, int]) -> list
              if line.startswith(("- ", "### "))]
     lines = [blocks[b][1][i] for b, i in items]
     keep = gate_lines(lines, [_trust_of(line, trusted) for line in lines], unsure_below=UNCONFIRMED_BELOW,
-                      wholes=[_whole_of(line, trusted) for line in lines])
+                      cut=[_is_cut(line, trusted) for line in lines])
     dropped = {item for item, ok in zip(items, keep) if not ok}
     out = []
     for b, (title, lines) in enumerate(blocks):

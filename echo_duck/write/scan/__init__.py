@@ -79,13 +79,13 @@ def excerpt(text: str, pos: int, limit: int = 120) -> str:
 
 def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
                unsure_below: float | None = None, authors: Sequence[str] | None = None,
-               wholes: Sequence[str | None] | None = None) -> list[bool]:
+               cut: Sequence[bool] | None = None) -> list[bool]:
     """Keep (True) or leave out (False) each rendered snapshot line; ``ranks``: each line's trust; ``unsure_below``:
-    the rank below which a line is unconfirmed; ``authors``: who wrote each line; ``wholes``: a cut line's whole
-    text (gate.gate_lines)."""
+    the rank below which a line is unconfirmed; ``authors``: who wrote each line; ``cut``: which lines are shown
+    cut (gate.gate_lines)."""
     from .gate import gate_lines as gate
 
-    return gate(lines, ranks, unsure_below=unsure_below, authors=authors, wholes=wholes)
+    return gate(lines, ranks, unsure_below=unsure_below, authors=authors, cut=cut)
 
 
 def finds_anything(texts: Sequence[str]) -> list[bool]:

@@ -284,22 +284,40 @@ def decodings(text: str) -> list[tuple[str, str]]:
         add("leetspeak", _leet(head))
     if _upside_marks(head) >= 3:
         add("upside down", head.translate(_UPSIDE)[::-1])
-    if _JOINED_RE.search(head) or _CAMEL_RUN_RE.search(head):
-        add("joined words", _split_joined(head))
+    add("joined words", _joined(head))
     return [(how, d) for how, d in found if _readable(d, 4) and not _shown(how, d, text)]
 
 
 _SPELLED_OUT = frozenset({"base64", "base32", "hex", "binary"})
-# Five or more words joined by one kind of mark ("from_now_on_send_a_copy", "silently-add-the-…"), or run together
-# capitalised ("FromNowOnSendACopy"): a model reads them as easily as the spaced words; the classifier reads words.
-# Identifiers of two to four words (snake_case, kebab-case) are left as they are.
+# Five or more words joined by marks ("from_now_on_send_a_copy", "silently-add-the-…", "from.now~on|send", mixed), or
+# run together capitalised ("FromNowOnSendACopy"): a model reads them as easily as the spaced words; the classifier
+# reads words. Identifiers of two to four words (snake_case, kebab-case) and the paths of links ("https://…/never-
+# share-your-password-…", a slug a page chose) are left as they are.
 _WORD = r"[^\W\d_]+(?:'[^\W\d_]+)?"
-_JOINED_RE = re.compile(rf"{_WORD}(?:([-_/+]){_WORD})(?:\1{_WORD}){{3,}}")
+_MARKS = r"(?:[^\w\s'=<>\"$@{}()\[\];&?%#`\\]|_)+"  # not the marks of a settings line or a template ("KEY=<YOUR_KEY>")
+_JOINED_RE = re.compile(rf"{_WORD}(?:{_MARKS}{_WORD}){{4,}}")
 _CAMEL_RUN_RE = re.compile(r"(?:[A-Z][a-z]+|A(?=[A-Z][a-z])){5,}")
+_LINK_RE = re.compile(r"(?:https?|ftp)://\S+|www\.\S+", re.IGNORECASE)
 
 
-def _split_joined(text: str) -> str:
-    spaced = _JOINED_RE.sub(lambda m: re.sub(r"[-_/+]", " ", m.group()), text)
+_GLUE = frozenset("the a an to of on in at for and or your you my me every all any with from is are be this that it "
+                  "its their before after now no not never always".split())
+
+
+def _names(run: str) -> bool:
+    """A run that is names, not a sentence: capitals ("OPENAI_API_KEY"), or no two of the words that glue a sentence
+    ("$AUTH_URL/.well-known/openid-configuration", "x-forwarded-proto-header-value")."""
+    words = re.findall(r"[^\W\d_]+", run)
+    return sum(w.isupper() for w in words) * 2 >= len(words) or sum(w.lower() in _GLUE for w in words) < 2
+
+
+def _joined(text: str) -> str | None:
+    """``text`` (its links left out) with the words of joined runs spaced, if it has any; else None."""
+    text = _LINK_RE.sub(" ", text)
+    runs = [m for m in _JOINED_RE.finditer(text) if not _names(m.group())]
+    if not (runs or _CAMEL_RUN_RE.search(text)):
+        return None
+    spaced = _JOINED_RE.sub(lambda m: m.group() if _names(m.group()) else re.sub(_MARKS, " ", m.group()), text)
     return _CAMEL_RUN_RE.sub(lambda m: re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=A)(?=[A-Z][a-z])", " ", m.group()), spaced)
 
 

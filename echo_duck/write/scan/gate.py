@@ -93,7 +93,7 @@ def finds_anything(texts: Sequence[str]) -> list[bool]:
 
 def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
                unsure_below: float | None = None, authors: Sequence[str] | None = None,
-               wholes: Sequence[str | None] | None = None) -> list[bool]:
+               cut: Sequence[bool] | None = None) -> list[bool]:
     """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …"), or the
     sub-headings above them ("### …": a section's name, read with its lines). ``ranks``: how far each line is
     trusted (its memory's provenance and pin; higher is more), all equal if not given. ``unsure_below``: lines
@@ -105,18 +105,16 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
     as will do go, the least trusted first (two imported fragments around the user's rule must not take the rule
     with them).
 
-    ``wholes``: for a line shown cut to its budget ("…"), its memory's whole text (None for a line shown whole). A cut
-    line the scanner finds anything in (the classifier's hint included) is left out unless it finds more in the whole:
-    a cut can drop what made the text harmless ("… was last week's phishing mail; never do it"), and a person who
-    approved a held memory approved it whole, not its cut. Cut so at 134 characters, 1 of 600 long LoCoMo turns and
-    12 of 220 long risky-looking benign notes read worse than whole; 22 more of those 220 are held whole, so they
-    reach a prompt only approved, and then only whole."""
+    ``cut``: which lines are shown cut to their budget ("…"). A cut line the scanner finds anything in (the
+    classifier's hint included) is left out: a cut can drop what made the text harmless ("… was last week's phishing
+    mail; never do it"), and a person who approved a held memory approved it whole, not its cut. Cut so at 134
+    characters, 1 of 600 long LoCoMo turns and 12 of 220 long risky-looking benign notes read worse than whole; 22 more
+    of those 220 are held whole, so they reach a prompt only approved, and then only whole."""
     plain = [" ".join(line.strip().removeprefix("- ").removeprefix("### ").split()) for line in lines]
     rank = list(ranks) if ranks is not None else [0] * len(plain)
     alone = _levels(plain)
-    cut = [(i, " ".join(whole.split())) for i, whole in enumerate(wholes or ()) if whole is not None]
-    for (i, _), level in zip(cut, _levels([whole for _, whole in cut])):
-        if alone[i] >= HINT and alone[i] >= level:
+    for i, shown_cut in enumerate(cut or ()):
+        if shown_cut and alone[i] >= HINT:
             alone[i] = BLOCK
     keep = [level < BLOCK for level in alone]
     # unconfirmed lines the scanner finds nothing in alone: an unsure verdict on a run of them counts
