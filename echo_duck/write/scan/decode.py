@@ -293,8 +293,8 @@ _SPELLED_OUT = frozenset({"base64", "base32", "hex", "binary"})
 # run together capitalised ("FromNowOnSendACopy"): a model reads them as easily as the spaced words; the classifier
 # reads words. Identifiers of two to four words (snake_case, kebab-case) and the paths of links ("https://…/never-
 # share-your-password-…", a slug a page chose) are left as they are.
-_WORD = r"[^\W\d_]++(?:'[^\W\d_]++)?"  # possessive: a long word is read once, not backtracked into
-_MARKS = r"(?:[^\w\s'=<>\"$@{}()\[\];&?%#`\\]|_)++"  # not the marks of a settings line or a template ("KEY=<YOUR_KEY>")
+_WORD = r"[^\W\d_]+(?:'[^\W\d_]+)?"  # a run starts at a word's edge: a long word is tried once, not from each letter
+_MARKS = r"(?:[^\w\s'=<>\"$@{}()\[\];&?%#`\\]|_)+"  # not the marks of a settings line or a template ("KEY=<YOUR_KEY>")
 _JOINED_RE = re.compile(rf"(?<![^\W\d_]){_WORD}(?:{_MARKS}{_WORD}){{4,}}")
 _CAMEL_RUN_RE = re.compile(r"(?:[A-Z][a-z]+|A(?=[A-Z][a-z])){5,}")
 _LINK_RE = re.compile(r"(?:https?|ftp)://\S+|www\.\S+", re.IGNORECASE)
