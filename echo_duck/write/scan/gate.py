@@ -108,7 +108,7 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
     ``cut``: which lines are shown cut to their budget ("…"). A cut line the scanner finds anything in (the
     classifier's hint included) is left out: a cut can drop what made the text harmless ("… was last week's phishing
     mail; never do it"), and a person who approved a held memory approved it whole, not its cut. Cut so at 134
-    characters, 1 of 600 long LoCoMo turns and 12 of 220 long risky-looking benign notes read worse than whole; 22 more
+    characters, 1 of 600 long LoCoMo turns and 14 of 220 long risky-looking benign notes read worse than whole; 26 more
     of those 220 are held whole, so they reach a prompt only approved, and then only whole."""
     plain = [" ".join(line.strip().removeprefix("- ").removeprefix("### ").split()) for line in lines]
     rank = list(ranks) if ranks is not None else [0] * len(plain)
