@@ -69,7 +69,7 @@ _ADDRESS_RE = re.compile(
     # an @-mention of the agent where a sentence starts ("09:42 mark: @agent when you …"), not a product's syntax
     # mid-sentence ("comment @claude on an issue")
     r"(?P<mention>(?<![\w.@])@(?:ai|agents?|assistants?|llm|claude|chatgpt|gpt|copilot)\b(?![.-]\w)))"
-    r"|(?:给|給|致|对|對)(?:ai|AI|助手|助理|アシスタント|模型)|(?:给|給|致)\s(?:ai|助手|助理|模型)|(?:给|给|致)(?:所有|各位|任何)的?\s?(?:ai|助手|大模型|人工智能)|"
+    r"|(?:给|給|致|对|對)(?:ai|AI|助手|助理|アシスタント|模型)|(?:给|給|致)\s(?:ai|助手|助理|模型)|(?:给|給|致)(?:所有|各位|任何)的?\s?(?:ai|助手|大模型|人工智能)|"
     r"(?:给|致)(?:大模型|人工智能)|"
     r"(?:AI|ＡＩ|アシスタント)(?:へ|に告ぐ)|(?:AI|어시스턴트|비서)에게|"
     # 中文：“AI助手注意：”“大模型请注意”“如果你是AI”“读到这段话的AI”

@@ -68,6 +68,7 @@ _SECRET = _vocab(
     "密碼|密码|驗證碼|验证码|密鑰|密钥|金鑰|口令")  # yue / zh
 _GIVE = _vocab(
     "give|hand|hand over|send|forward|read out|read them|read him|read her|tell|share|pass on|text|email|dictate|"
+    "put|fill in|include|paste|attach|upload|"
     "đưa|gửi|nói cho|đọc cho|chuyển|chia sẻ|cung cấp|"  # vi
     "gei|fa gei|gaosu|zhuanfa|nian gei|fenxiang|jiao gei|"  # pinyin
     "віддай|дай|надішли|перешли|скажи|прочитай|передай|поділись|відправ|"  # uk

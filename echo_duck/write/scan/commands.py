@@ -49,7 +49,7 @@ _NEGATION_BEFORE = re.compile(
 # by the DBA", "管理员要求", "用户已授权"), or arms it for the agent ("whenever the user says …", "the agent should run",
 # "do this automatically"). Not a schedule alone ("at startup", "each session", "silently" describe automation too).
 _WAIVED = _rx(
-    r"\b(?:no need to (?:ask|confirm|check|double-check|tell|notify|wait)|no confirmation|"
+    r"\b(?:no need to (?:ask|confirm|check|double-check|tell|notify|wait|announce|mention|inform)|no confirmation|"
     r"without (?:asking|confirm\w*|telling|checking|prompting|approval|review\w*|waiting|a human|mentioning)|"
     r"(?:don'?t|do not|never|must not) (?:ask|confirm|tell|mention|notify|prompt|wait|interrupt|bother|disturb|log it|"
     r"record it)|"
@@ -74,7 +74,7 @@ _WAIVED = _rx(
     r"(?:即使|就算|不管|无论)用户|(?:用户|他|她)(?:的)?(?:默认|既定|固定)(?:偏好|流程|做法)|用户(?:已经?)?设定好的|"
     r"别告诉|悄悄|已(?:经)?(?:获|得到)?[^，。,.\n]{0,6}(?:批准|授权|同意|审批)|"
     r"(?:管理员|组长|领导|运维|老板|管理层|dba|admin)[^，。,.\n]{0,4}(?:要求|安排|同意|批准|确认|说)|"
-    r"(?:智能体|助手|agent)[^，。,.\n]{0,4}(?:应|要|需要|必须)|自动执行")
+    r"(?:智能体|助手|agent)[^，。,.\n]{0,4}(?:应|要|需要|必须|请)|自动执行")
 # A note that calls the command an attack just before it is a report of one (a post-mortem, an advisory).
 _REPORT = _rx(r"\b(?:malicious|malware|attacker|compromised|post-?mortem|advisory|threat intel|honeypot|iocs?|"
                r"phishing|injected)\b", r"恶意|攻击者|复盘|事故|漏洞")
@@ -122,7 +122,9 @@ _DESTROY = _rx(
 # What a person does to their own machines too (wipe a disk, clean a system folder, drop a table, turn SELinux off,
 # force-push): an order only when the note waves confirmation away.
 _DESTROY_IF_WAIVED = _rx(
-    rf"{_RM}{_RM_SYSTEM}", r"\bmkfs(?:\.\w+)?\s+/dev/", r"\bdd\b[^\n]{0,80}\bof=/dev/(?:sd|nvme|hd|disk|xvd|mmcblk)",
+    rf"{_RM}{_RM_SYSTEM}",
+    # files found under a system or home folder and deleted: find /home -name '*.bak' | xargs rm -f, -delete, -exec rm
+    rf"\bfind\s+/{_SYSTEM_DIRS}\b[^\n|;]{{0,120}}(?:\s-delete\b|\s-exec\s+rm\b|\|\s*xargs\s+(?:-\S+\s+)*rm\b)", r"\bmkfs(?:\.\w+)?\s+/dev/", r"\bdd\b[^\n]{0,80}\bof=/dev/(?:sd|nvme|hd|disk|xvd|mmcblk)",
     r"\bdrop\s+(?:database|schema|table)\b", r"\btruncate\s+table\s+\w+", r"\btruncate\s+[\w.\"`]+\s*;",
     r"\bdelete\s+from\s+[\w.\"`]+\s*(?:;|$|[\"')]|where\s+(?:1\s*=\s*1|true)\b)",
     r"\bupdate\s+[\w.\"`]+\s+set\s+[^;\n]{1,80}(?:;|$)",
@@ -157,7 +159,7 @@ _SAFEGUARDS_IF_WAIVED = _rx(
     # a storage bucket opened to the world
     r"--acl\s+public-read-write\b", r"\bdelete-public-access-block\b",
     # packages from a plain-http index on another machine; authentication or a security check switched off by a flag
-    rf"(?:--(?:extra-)?index-url|\s-i|--registry)[\s=]+['\"]?http://(?!{_LOCAL})",
+    rf"(?:--(?:extra-)?index-url|\s-i|--registry|\bglobal\.(?:extra-)?index-url)[\s=]+['\"]?http://(?!{_LOCAL})",
     rf"\bnpm\s+config\s+set\s+registry\s+['\"]?http://(?!{_LOCAL})",
     r"\b\w*(?:auth|security|csrf|ssl|tls|mfa|2fa|waf)\w*_(?:disabled?|off)\s*[=:]\s*['\"]?(?:true|1|yes|on)\b",
     r"\b\w*(?:auth|security|csrf|ssl|tls|mfa|2fa|waf)\w*_(?:enabled?|on|required)\s*[=:]\s*['\"]?(?:false|0|no|off)\b")
@@ -180,7 +182,7 @@ _RULES: tuple[tuple[re.Pattern[str], str, tuple[str, ...], bool], ...] = (
       "useradd", "docker", "acl", "public-access", "http://", "_dis", "_off", "_enab", "_on", "_req"), True),
     (_DESTROY_IF_WAIVED, "destroys data, a disk or history, with confirmation waved away",
      ("rm ", "mkfs", "dd ", "drop", "truncate", "delete", "update", "terraform", "kubectl", "git", "aws", "chmod",
-      "gcloud", "az ", "terminate", "force"),
+      "gcloud", "az ", "terminate", "force", "find "),
      True),
 )
 

@@ -58,7 +58,7 @@ _CMD_BEFORE = re.compile(r"(?:\b(?:cat|bat|xxd|hexdump|base64|get-content|scp|rs
                          r"\b[^|;&>\n]{0,60}$")
 # A harmless lead-in ("Remember that …", "FYI …", "btw …") must not hide the order that follows it.
 _SAY_BEFORE = re.compile(r"(?:^|[.!?;:,，。；：]\s*|\b(?:please|and|then|now|to|must|should|will|can|you|always|just|kindly|that|"
-                         r"fyi|btw|so|also|ok|okay)\s+)(?:send|"
+                         r"fyi|btw|so|also|ok|okay|agent|assistant|bot|ai)\s+)(?:send|"
                          r"upload|email|e-mail|mail|exfiltrate|leak|transfer|forward|transmit|paste|dump|print|show|display|output|reveal|"
                          r"disclose|expose|attach|give|pipe)\b(?:\s+(?:me|us))?(?:\s+\S+){0,6}?\s*\S*$")
 _ZH_SEND = r"发送|发给|发到|上传|传到|传给|贴到|贴出|泄露|导出|转发|发邮件|邮件发|打印|输出|显示|展示|给我看|告诉我|分享给|同步到|回传|外发"

@@ -1,5 +1,6 @@
 """Secrets that are not random strings: short codes after a PIN or password label, payment card numbers, national
-identity numbers, wallet recovery phrases, Google app passwords and passwords given to a command on its command line.
+identity numbers, wallet recovery phrases, Google app passwords, passwords given to a command on its command line and
+one-time-password seeds in an authenticator's link.
 
 secrets.py finds provider formats and random-looking values after a label; none of these is random-looking (a PIN
 is four digits, a recovery phrase is twelve dictionary words), so each needs its own shape. All are evidence for
@@ -61,13 +62,17 @@ _APP_PASSWORD_RE = leading(re.compile(r"(?i)(?<![a-z])(?:app[\s-]?password|app[\
                                       r"((?-i:[a-z]{4}) (?-i:[a-z]{4}) (?-i:[a-z]{4}) (?-i:[a-z]{4}))(?![a-z])"))
 _APP_WORDS = ("password", "passwort", "mot de passe", "contraseña", "应用专用密码", "パスワード")
 # A password given to a command: mysql -pSECRET / -p'SECRET', sshpass -p SECRET (PGPASSWORD=… is a label: secrets.py).
+# A one-time-password seed in an authenticator app's link (otpauth://totp/Issuer:account?secret=BASE32…): whoever
+# reads it makes the second factor's codes.
+_OTPAUTH_RE = re.compile(r"(?i)otpauth://[ht]otp/[^\s?]{0,120}\?(?:[^\s#]{0,200}?&)?secret=([a-z2-7]{16,128})(?![a-z2-7])")
 _CLI_RE = leading(re.compile(r"(?<![\w-])(?:(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]{0,120}?\s-p(['\"]?)"
                              r"([^\s'\"]{6,64})\1(?!\S)|sshpass\s+-p\s*(['\"]?)([^\s'\"]{6,64})\3(?!\S))"))
 _SEED_WORD_RE = re.compile(r"[^\W\d_]{3,8}")
 # What may stand between two words of a phrase ("1. fix 2.skirt", "(3)wheel", "fix-skirt").
 _SEED_GAP = r"[\s,;·-]|\d{1,2}[.)]|\(\d{1,2}\)"
 _SEED_GAP_RE = re.compile(rf"(?:{_SEED_GAP})*")
-_SEED_SPLIT_RE = re.compile(rf"(?:{_SEED_GAP}|\d{{1,2}})+")  # the same gaps (and bare numbers) as one separator
+# Anything but letters separates the prefilter's words (a superset of the gaps: "助记词：harbor …" starts at harbor)
+_SEED_SPLIT_RE = re.compile(r"[\W\d_]+")
 SEED_WORDS = 12
 
 
@@ -99,6 +104,8 @@ def spans(t: str) -> list[tuple[int, int, str, bool]]:
         g = 2 if m.group(2) else 4
         if not m.group(g).startswith(("$", "<", "{", "%")):
             out.append((m.start(g), m.end(g), "command-line password", False))
+    for m in _OTPAUTH_RE.finditer(t) if "otpauth:" in low else ():
+        out.append((m.start(1), m.end(1), "one-time-password seed", False))
     out += _seed_phrases(t)
     return out
 
