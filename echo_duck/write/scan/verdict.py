@@ -1,7 +1,8 @@
 """The verdict: every layer's evidence for one text, turned into pass, quarantine or block.
 
 Layers (each in its own module): invisible characters (invisible.py), secrets (secrets.py), exfiltration
-commands (exfil.py) and phrase rules (phrases.py) read the raw text, its folded view and every decoded
+commands (exfil.py), phrase rules (phrases.py), harmful commands (commands.py) and consent taken from the user
+(consent.py) read the raw text, its folded view and every decoded
 payload; the classifier (classifier.py) reads the views. Sure evidence blocks: a provider's token format,
 an exfiltration command, invisible characters that can only be smuggling, an encoded payload that decodes
 to an attack, a classifier score above the block threshold, or a rule and the classifier agreeing (about the note
@@ -20,6 +21,7 @@ from typing import Sequence
 from .address import MARGIN as ADDRESS_MARGIN, find as find_address
 from .asks import find as find_ask, reported
 from .commands import find as find_command
+from .consent import find as find_consent
 from .exfil import find as find_leak
 from .invisible import hidden_positions, kind as hidden_kind, strong as strong_hidden
 from .phrases import find as find_phrase
@@ -90,6 +92,10 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
         what, pos = command
         found.append(Evidence("prompt_injection", what, False, pos * len(text) // max(1, len(fold(text))),
                               quoted=reported(text, lambda t: find_command(t) is not None)))
+    if consent := find_consent(text):  # the user's say taken away: consent claimed, or waved aside, for an act
+        what, pos = consent
+        found.append(Evidence("prompt_injection", what, False, pos * len(text) // max(1, len(fold(text))),
+                              quoted=reported(text, lambda t: find_consent(t) is not None)))
     for how, payload in decoded:
         inner = find_leak(payload, protected)
         if inner or (hit := find_phrase(fold(payload))):
