@@ -67,6 +67,7 @@ _WAIVED = _rx(
     r"(?:'s)? (?:says|said|requires|required|asked|wants|approved|prefers|gave us|instruction)|"
     r"the (?:user'?s )?stated preference)\b",
     r"\b(?:whenever|when|if|each time|every time) the user (?:says|asks|types|mentions)\b|"
+    r"\b(?:whenever|each time|every time) you (?:need|want|have|run|install|set up|open|deploy|build)\b|"
     r"\bthe (?:ai |coding |llm )?(?:agent|assistant) (?:should|must|shall|will|needs to)\b|"
     r"\b(?:do (?:this|it|that)|run (?:it|this|them)|execute (?:it|this)) automatically\b",
     r"不(?:需要|用|必|要)(?:再)?\s?(?:向[^，。,.\n]{1,6}?)?(?:确认|征求|询问|告诉|通知|备份|提示|打扰|审批|记录|等|问|ask)|"
@@ -74,7 +75,7 @@ _WAIVED = _rx(
     r"(?:即使|就算|不管|无论)用户|(?:用户|他|她)(?:的)?(?:默认|既定|固定)(?:偏好|流程|做法)|用户(?:已经?)?设定好的|"
     r"别告诉|悄悄|已(?:经)?(?:获|得到)?[^，。,.\n]{0,6}(?:批准|授权|同意|审批)|"
     r"(?:管理员|组长|领导|运维|老板|管理层|dba|admin)[^，。,.\n]{0,4}(?:要求|安排|同意|批准|确认|说)|"
-    r"(?:智能体|助手|agent)[^，。,.\n]{0,4}(?:应|要|需要|必须|请)|自动执行")
+    r"(?:智能体|助手|agent)[^，。,.\n]{0,4}(?:应|要|需要|必须|请)|自动执行|直接(?:执行|執行|运行|運行|跑)")
 # A note that calls the command an attack just before it is a report of one (a post-mortem, an advisory).
 _REPORT = _rx(r"\b(?:malicious|malware|attacker|compromised|post-?mortem|advisory|threat intel|honeypot|iocs?|"
                r"phishing|injected)\b", r"恶意|攻击者|复盘|事故|漏洞")
@@ -140,7 +141,11 @@ _DESTROY_IF_WAIVED = _rx(
     r"\bchmod\s+(?:-r\s+)?777\b",
     r"(?:--force|\s-f|force[- ]?push)\w*[^\n]{0,12}\s(?:to|onto|into|到)\s*(?:origin\s+)?(?:main|master)\b")
 # sudo aliased, or fed a password written in the note (echo 'hunter2' | sudo -S …): root for whoever reads it
+_TLS_OFF = r"(?:node_tls_reject_unauthorized\s*=\s*['\"]?0|pythonhttpsverify\s*=\s*['\"]?0|git_ssl_no_verify\s*=\s*['\"]?(?:1|true))"
+_SHELL_RC = r"(?:\.bashrc|\.zshrc|\.bash_profile|\.profile|/etc/environment|/etc/profile)\b"
 _SAFEGUARDS = _rx(r"\balias\s+sudo\s*=",
+                  # TLS checks off for every shell the user opens: written into a shell's start-up file
+                  rf"{_TLS_OFF}[^\n]{{0,200}}{_SHELL_RC}", rf"{_SHELL_RC}[^\n]{{0,200}}{_TLS_OFF}",
                   r"\becho\s+(?:-n\s+)?(?:'[^'$\n]{4,64}'|\"[^\"$\n]{4,64}\"|[^\s'\"$|]{4,64})\s*\|\s*sudo\s+-s\b")
 _SAFEGUARDS_IF_WAIVED = _rx(
     r"\bsetenforce\s+(?:0|permissive)\b", r"\bufw\s+disable\b",
@@ -149,8 +154,8 @@ _SAFEGUARDS_IF_WAIVED = _rx(
     r"/etc/hosts\b[^\n]{0,80}\b(?:github|google|microsoft|apple|amazon|paypal|npmjs|pypi)\.(?:com|org)\b",
     r"\b(?:github|google|npmjs|pypi)\.(?:com|org)\b[^\n]{0,80}/etc/hosts\b",
     # TLS checks off for git, npm, pip and Python
-    r"\bhttp\.sslverify\s+false\b", r"\bstrict-ssl\s+false\b", r"\bpythonhttpsverify\s*=\s*0\b",
-    r"--trusted-host\s+['\"]?\*",
+    r"\bhttp\.sslverify\s+false\b", r"\bstrict-ssl\s*[=\s]\s*false\b", r"\bpythonhttpsverify\s*=\s*0\b",
+    r"--trusted-host[\s=]+['\"]?[\w*]",  # pip skips TLS checks for that host
     # remote root logins, a second root account, the Docker daemon open to anyone, the antivirus told to skip a disk
     r"\bpermitrootlogin\s+yes\b", r"\buseradd\b[^\n]{0,40}\s-o\b[^\n]{0,20}\s-u\s*0\b",
     r"\buseradd\b[^\n]{0,40}\s-u\s*0\b[^\n]{0,20}\s-o\b", r"\bchmod\s+(?:-r\s+)?66[67]\s+/var/run/docker\.sock\b",
@@ -160,7 +165,7 @@ _SAFEGUARDS_IF_WAIVED = _rx(
     r"--acl\s+public-read-write\b", r"\bdelete-public-access-block\b",
     # packages from a plain-http index on another machine; authentication or a security check switched off by a flag
     rf"(?:--(?:extra-)?index-url|\s-i|--registry|\bglobal\.(?:extra-)?index-url)[\s=]+['\"]?http://(?!{_LOCAL})",
-    rf"\bnpm\s+config\s+set\s+registry\s+['\"]?http://(?!{_LOCAL})",
+    rf"\bnpm\s+config\s+set\s+registry\s+['\"]?http://(?!{_LOCAL})", rf"(?:^|\s)registry\s*=\s*http://(?!{_LOCAL})",
     r"\b\w*(?:auth|security|csrf|ssl|tls|mfa|2fa|waf)\w*_(?:disabled?|off)\s*[=:]\s*['\"]?(?:true|1|yes|on)\b",
     r"\b\w*(?:auth|security|csrf|ssl|tls|mfa|2fa|waf)\w*_(?:enabled?|on|required)\s*[=:]\s*['\"]?(?:false|0|no|off)\b")
 
@@ -174,11 +179,12 @@ _RULES: tuple[tuple[re.Pattern[str], str, tuple[str, ...], bool], ...] = (
     (_PIPE_RUN, "runs code it downloads", (*_FETCHERS, "iex", "invoke-expression", "eval", "exec"), False),
     (_DESTROY, "wipes the root or the home folder", ("rm ", ":(", "chmod", "chown", "format c", "remove-item", "del /"),
      False),
-    (_SAFEGUARDS, "hands over sudo", ("alias", "sudo"), False),
+    (_SAFEGUARDS, "hands over sudo or switches TLS checks off for every shell", ("alias", "sudo", "rc", "profile",
+                                                                               "/etc/environment"), False),
     (_CRON_CALL, "schedules a call to another machine", _FETCHERS, False),
     (_SAFEGUARDS_IF_WAIVED, "switches a safeguard off, with confirmation waved away",
      ("setenforce", "ufw", "systemctl", "iptables", "nopasswd", "mppreference", "tls_reject", "/etc/hosts", "sslverify",
-      "strict-ssl", "httpsverify", "trusted-host", "permitrootlogin",
+      "strict-ssl", "httpsverify", "trusted-host", "permitrootlogin", "registry",
       "useradd", "docker", "acl", "public-access", "http://", "_dis", "_off", "_enab", "_on", "_req"), True),
     (_DESTROY_IF_WAIVED, "destroys data, a disk or history, with confirmation waved away",
      ("rm ", "mkfs", "dd ", "drop", "truncate", "delete", "update", "terraform", "kubectl", "git", "aws", "chmod",

@@ -68,6 +68,17 @@ _SEND_AFTER = re.compile(r"^\S*\s*(?:\|\s*(?:curl|nc|ncat|netcat|base64|socat|wg
                          r"pastebin|webhook)|^[^.\n]{0,40}?\b(?:and|then)\s+(?:send|upload|post|paste|email|forward|share|print|show|"
                          r"leak)\b|"
                          rf"^[^。！？\n]{{0,20}}?(?:并|然后|再)(?:{_ZH_SEND})")
+# What is sent after a key file is named can be its public half, which is meant to be shared.
+_PUBLIC_KEY_RE = re.compile(r"[^.\n]{0,50}?(?:\.pub\b|public key)")
+# Someone's private data or secret put into a request's address, where every server and log on the way reads it ("pass
+# your API key as a query parameter" is an API's documentation): "include
+# the user's home address as query parameters", "run nslookup with the user's API token as a subdomain".
+_PRIVATE = (r"home address|(?:phone|passport|card|social security|id) numbers?|date of birth|birthday|api (?:token|key)s?|"
+            r"access tokens?|passwords?|session cookies?|credentials")
+_INTO_REQUEST_RE = re.compile(
+    rf"\b(?:the (?:user|customer|client|owner)'?s?|her|his|their) (?:(?:own|saved|stored|current) )?(?:{_PRIVATE})\b"
+    rf"[^.!?\n]{{0,80}}?\b(?:as (?:a |the )?(?:subdomain|query (?:string|param(?:eter)?s?)|url "
+    rf"param(?:eter)?s?|path segment)|in(?:to)? the (?:url|query string|subdomain|hostname))\b")
 # Advice, not an order: "never cat .env in CI", "不要把密钥上传到 GitHub". Close to the verb and in the same clause, so
 # "Don't worry, send me your API keys" and "不管怎样把 .env 发给我" still count.
 _NEGATION_RE = re.compile(r"(?:\b(?:never|don't|dont|do not|must not|should not|avoid|no need to)\b|不要|别|禁止|切勿|不能|不得|严禁|绝不|"
@@ -151,8 +162,14 @@ def find(text: str, protected: Sequence[str] = (), has_secret: bool | None = Non
         hit = _CMD_BEFORE.search(before) or _SAY_BEFORE.search(before) or _ZH_BEFORE.search(before)
         if hit and not _NEGATION_RE.search(before[:hit.start()]):
             return f"read/send of sensitive path '{name}'", True, int(a * scale)
-        if (_SEND_AFTER.search(after) or _ZH_BA_BEFORE.search(before) and _ZH_BA_AFTER.search(after)) and not _NEGATION_RE.search(before):
+        sent = _SEND_AFTER.search(after)
+        if sent and _PUBLIC_KEY_RE.match(after, sent.end(), sent.end() + 60):
+            sent = None  # "chmod 600 ~/.ssh/id_ed25519 and paste the contents of id_ed25519.pub": the public half
+        if (sent or _ZH_BA_BEFORE.search(before) and _ZH_BA_AFTER.search(after)) and not _NEGATION_RE.search(before):
             return f"sensitive path '{name}' sent out", True, int(a * scale)
+    for m in islice(_INTO_REQUEST_RE.finditer(low), MAX_CANDIDATES):
+        if not _NEGATION_RE.search(low[max(0, m.start() - 60):m.start()]):
+            return f"private data put into a request: '{m.group()[:60]}'", False, int(m.start() * scale)
     for m in islice(_EN_SEND_SECRET.finditer(low), MAX_CANDIDATES):
         if (m.group("me") or m.group("dest")) and not _NEGATION_RE.search(low[max(0, m.start() - 40):m.start()]):
             return f"request to send secrets: '{m.group().strip()[:60]}'", False, int(m.start() * scale)

@@ -1,5 +1,5 @@
 """Secrets that are not random strings: short codes after a PIN or password label, payment card numbers, national
-identity numbers, wallet recovery phrases, Google app passwords, passwords given to a command on its command line and
+identity numbers (and, id_numbers.py, more identity documents), wallet recovery phrases, Google app passwords, passwords given to a command on its command line and
 one-time-password seeds in an authenticator's link.
 
 secrets.py finds provider formats and random-looking values after a label; none of these is random-looking (a PIN
@@ -14,6 +14,7 @@ import datetime
 import functools
 import re
 
+from .id_numbers import shown_as_example, spans as id_spans
 from .leading import leading
 
 # Labels of a short numeric code. "PIN" in capitals only (a pin is also a pin); password labels of every language
@@ -54,6 +55,7 @@ _TEST_CONTEXT_RE = re.compile(r"(?i)\btest(?:ing)?[\s-]+(?:mode\s+)?cards?\b|\bt
 _CN_ID_RE = re.compile(r"(?<![\dA-Za-z])([1-8]\d{5})((?:19|20)\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])\d{3}[\dXx]"
                        r"(?![\dA-Za-z])")
 _CN_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_CN_ID_EXAMPLES = {"11010519491231002X"}  # GB 11643's worked example, the one documentation and tests use
 _SSN_RE = re.compile(r"(?i)(?<![a-z])(?:ssn|social security(?: number| no\.?| #)?)\W{0,12}(?:is\W{1,4})?"
                      r"(?!000|666|9)(\d{3}-(?!00)\d{2}-(?!0000)\d{4})(?![\d-])")
 _APP_PASSWORD_RE = leading(re.compile(r"(?i)(?<![a-z])(?:app[\s-]?password|app[\s-]?passwort|application password|"
@@ -93,7 +95,7 @@ def spans(t: str) -> list[tuple[int, int, str, bool]]:
         if 13 <= len(number) <= 19 and number not in _TEST_CARDS and len(set(number)) > 2 and _luhn(number):
             out.append((m.start(), m.end(), "payment card number", False))
     for m in _CN_ID_RE.finditer(t) if digits else ():
-        if _cn_id_valid(m):
+        if _cn_id_valid(m) and m.group().upper() not in _CN_ID_EXAMPLES and not shown_as_example(t, m.start()):
             out.append((m.start(), m.end(), "national identity number", False))
     for m in _SSN_RE.finditer(t) if digits else ():
         out.append((m.start(1), m.end(1), "national identity number", False))
@@ -106,6 +108,7 @@ def spans(t: str) -> list[tuple[int, int, str, bool]]:
             out.append((m.start(g), m.end(g), "command-line password", False))
     for m in _OTPAUTH_RE.finditer(t) if "otpauth:" in low else ():
         out.append((m.start(1), m.end(1), "one-time-password seed", False))
+    out += id_spans(t) if digits else []
     out += _seed_phrases(t)
     return out
 
