@@ -150,7 +150,8 @@ def bench_time(data, as_json):
                                                   "data_fixtures/scan_holdout5", "data_fixtures/scan_holdout6",
                                                   "data_fixtures/scan_holdout7", "data_fixtures/scan_holdout8",
                                                   "data_fixtures/scan_holdout9", "data_fixtures/scan_holdout10",
-                                                  "data_fixtures/scan_holdout11"),
+                                                  "data_fixtures/scan_holdout11", "data_fixtures/scan_holdout12",
+                                                  "data_fixtures/scan_holdout13", "data_fixtures/scan_holdout14"),
               show_default=True, help="Folder with attacks.jsonl and benign.jsonl never fitted on (repeatable; '' "
                                       "alone: none).")
 @click.option("--out", type=click.Path(file_okay=False), default="bench-scanner", show_default=True,
