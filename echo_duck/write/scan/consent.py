@@ -171,6 +171,8 @@ def find(text: str) -> tuple[str, int] | None:
     away. Linear: each pattern is searched once over the note, and only a bounded number of matches is looked at."""
     low = unquoted(fold(text))
     for rx, what, needs_act in _SHAPES:
+        if (cues := _CUES.get(rx)) and not any(cue in low for cue in cues):
+            continue  # none of the words any match holds: most notes skip the Latin patterns' passes
         for hit in islice(rx.finditer(low), MAX_CANDIDATES):
             a, b = _sentence(low, hit.start(), hit.end())
             sentence, at = low[a:b], hit.start() - a
@@ -198,6 +200,21 @@ def _sentence(low: str, start: int, end: int) -> tuple[int, int]:
     return a, m.start() if m else min(len(low), end + SENTENCE_REACH)
 
 
+# Each Latin pattern with plain substrings one of which any of its matches holds (tests/test_scan_consent.py holds every
+# shape to them): a note with none costs a few substring searches, not the pattern's pass (~3 ms per 100,000
+# characters each).
+_CUES = {
+    _AUTHORITY: ("count", "treat", "follow", "obey", "acted on", " by the ", "source", "provenance", "origin", "retired",
+                 "removed", "dropped", "waived", "lifted", "suspended", "no longer"),
+    _BYPASS: ("bypass", "overrid", "waiv", "ignor"),
+    _SAFEGUARD_OFF: ("disabl", "turn", "switch", "remov", "dismiss", "mute", "silenc", "suppress", "skip"),
+    _HIDE: ("know", "told", "hear", "find", "see", "notice"),
+    _WAIVER: ("without", "need", "don", "do not", "never", "happy", "fine", "ok", "comfortable", "cool", "agreed",
+              "consented", "authori", "approved", "signed off", "allow", "permit", "lets", "automatically", "skip",
+              "count", "go ahead", "sans", "inutile", "besoin", "sin ", "falta", "sem ", "precisa", "ohne", "без", "не "),
+    _BANK_CHANGE: ("new", "updated", "changed", "different", "replacement", "nouve", "nueva", "nuevo", "neue"),
+    _OVERWRITE: ("stored", "saved", "remembered", "memori", "enregistr", "guardad", "almacenad", "memorizad"),
+}
 _NEED_AGENT = (_DIRECT_ZH, _BYPASS, _SAFEGUARD_OFF, _SAFEGUARD_OFF_CJK, _HIDE, _HIDE_CJK)
 _SHAPES = (
     (_AUTHORITY, "someone else's word made the user's", False),
