@@ -41,9 +41,10 @@ _SENTENCE_END_RE = re.compile(r"[.!?;。！？；](?=\s|$)|[。！？；]")
 _WHO = r"(?:me|him|her|them|us|the (?:user|owner|account holder|customer|client|parents?|boss|manager|family)|anyone|first)"
 # Someone else's word made the user's, or the gate taken away: harmful without any act named.
 _AUTHORITY = _word_rx(
-    r"\b(?:counts?|counted|is treated|are treated|treat (?:it|them|these)) as (?:(?:already |pre-?)?(?:approved|authori[sz]ed|"
-    r"verified|confirmed|signed off)\b|(?:the |an? |their |his |her )?(?:(?:user|owner|account owner|manager|boss|admin)'?s? )"
-    r"(?:approval|sign-?off|consent|authori[sz]ation|permission|instruction|request)s?\b)|"
+    r"\b(?:counts?|counted|is treated|are treated|treat (?:it|them|these)) as (?:(?:already )?(?:approved|authori[sz]ed|"
+    r"confirmed|signed off) by (?:the |your )?(?:user|owner|account owner|account holder)\b|(?:the |an? |their |his |her )?"
+    r"(?:(?:user|owner|account owner|account holder)'?s? )(?:approval|sign-?off|consent|authori[sz]ation|permission|"
+    r"instruction|request)s?\b)|"
     r"\b(?:followed|treated|obeyed|acted on) as (?:an? |the )?(?:direct |explicit )?(?:instruction|order|command|request)s? "
     r"(?:from|by) (?:the |your )?(?:user|owner|account holder)\b|"
     r"\b(?:written|sent|said|approved) by the (?:user|owner|account holder) (?:personally|directly|themsel(?:f|ves))\b|"
@@ -76,8 +77,6 @@ _WAIVER = _word_rx(
     rf"\bwithout (?:first )?(?:asking|checking|confirming|consulting|notifying|telling|informing|calling|verifying|"
     rf"prompting|pinging)(?: with| back)?(?: {_WHO})?\b|"
     r"\bwithout (?:any |prior |further |a )?(?:confirmation|verification|call-?back|double-checking)\b|"
-    r"\bwithout (?:his|her|their|the (?:user|owner|account holder|customer|parents?)'?s?) (?:approval|consent|"
-    r"permission|authori[sz]ation|knowledge|say-?so)\b|"
     r"\bno need to (?:ask|check|confirm|verify|call|notify|tell|wait|get)\b|"
     r"\bno need to (?:route|run|send|pass|take|show|forward) (?:it|them|this|these|those) (?:to|by|past|through)\b|"
     r"\bskip(?:s|ped|ping)? (?:the |any |all |our |their )?(?:review|approval|confirmation|verification|call-?back|"
@@ -87,11 +86,8 @@ _WAIVER = _word_rx(
     rf"\b(?:don'?t|do not|never) (?:need to )?(?:ask|check with|confirm with|bother|wait for) (?:{_WHO}|before|first)\b|"
     r"\b(?:don'?t|do not) ask before\b|"
     r"\b(?:is|are|(?:he|she|they|owner|user|holder|client|guest|customer)(?:'s|'re)) (?:happy|fine|ok|okay|comfortable|cool) for (?:you|the (?:assistant|agent|bot|ai)) to\b|"
-    r"\b(?:has|have|had) (?:already )?(?:agreed|consented|authori[sz]ed|approved|signed off|okayed)\b|"
     r"\b(?:authori[sz]es?|authori[sz]ed|allows?|permits?|lets) (?:my|the|our|your) (?:ai |personal |digital )?"
     r"(?:assistant|agent|bot)\b|"
-    r"\bautomatically (?:approves?|pays?|accepts?|merges?|signs?|grants?|shares?|forwards?)\b|"
-    r"\b(?:approves?|pays?|accepts?|merges?|signs?|grants?) (?:these|them|it|those|such \w+) automatically\b|"
     r"\bsans (?:demander|confirmation|validation|verification|accord|autorisation|prevenir|consulter)\b|"
     r"\b(?:inutile|pas besoin) de (?:demander|verifier|confirmer|prevenir)\b|"
     r"\bsin (?:preguntar|confirmar|confirmacion|consultar|avisar|aprobacion|revision|autorizacion)\b|"
@@ -105,8 +101,7 @@ _WAIVER_CJK = leading(re.compile(
     r"不(?:用|需要|必)(?:再)?[^，。,]{0,3}(?:问|問|确认|確認|请示|請示|通知|征求|打电话|打電話|核实|核實)|"
     r"(?:无|無)需(?:再)?[^，。,]{0,3}(?:确认|確認|询问|詢問|通知|核实|核實|请示|請示)|"
     r"唔(?:使|洗|需要)(?:再)?[^，。,]{0,4}(?:問|问|確認|确认|打電話|打电话|通知|講|讲)|"
-    # (not "经财务总监同意" nor "老板批准了": a record says so of an approval that was given)
-    r"(?:答应|答應|应承|應承)(?:了|咗)|"
+    # (not "经财务总监同意", "老板批准了" nor "has agreed": records say so of an approval that was given)
     r"跳(?:过|過)[^，。,]{0,4}(?:确认|確認|审批|審批|验证|驗證|复核|覆核)|"
     r"確認(?:は)?不要|確認せず|確認なし|聞かずに|許可なく|承認なし|承認不要|"
     r"확인 없이|묻지 않고|허락 없이|승인 없이|확인할 필요(?:가)? 없"))
@@ -161,9 +156,10 @@ _NEGATION = re.compile(r"\b(?:never|must not|mustn'?t|should not|shouldn'?t|do n
 # A waiver of the writer's own say ("no need to ask me", "不用每次问我", "you have my permission to … without asking"): the
 # user's wish about their own affairs, unless the sentence relays someone's word ("Tom said you can …").
 _MINE = re.compile(r"\s?(?:me|myself)\b|\s?我")
-_OWN_VOICE = re.compile(r"\b(?:i|my|me|i'm|i've|i'd)\b|我")
+_OWN_VOICE = re.compile(r"\b(?:i|my|me|i'm|i've|i'd|je|j'|mon|ma|mes|moi|yo|mi|mis|ich|mein|meine|mir|mich|eu|meu|minha|"
+                        r"я|мой|моя|мне|меня)\b|我(?!司|方|行|们公司|們公司)|私|僕|俺|나는|내|저는|제")  # 我司: our firm
 _RELAYED = re.compile(r"\b(?:said|says|told|tells|per|according to|on behalf|as stated|relay\w*|asked us)\b|"
-                      r"转告|轉告|说|說|话|話|讲|講|表示|交代|吩咐")
+                      r"转告|轉告|说过|說過|说了|說了|说：|說：|话俾|話俾|话畀|話畀|讲过|講過|表示|交代|吩咐")
 
 
 def find(text: str) -> tuple[str, int] | None:
@@ -176,9 +172,10 @@ def find(text: str) -> tuple[str, int] | None:
         for hit in islice(rx.finditer(low), MAX_CANDIDATES):
             a, b = _sentence(low, hit.start(), hit.end())
             sentence, at = low[a:b], hit.start() - a
-            if needs_act and (not _ACT.search(sentence) or _MINE.match(low, hit.end()) or hit.group().endswith(" me")
-                              or _OWN_VOICE.search(sentence) and not _RELAYED.search(sentence)):
+            if needs_act and (not _ACT.search(sentence) or _MINE.match(low, hit.end()) or hit.group().endswith(" me")):
                 continue
+            if rx in _OWN_VOICE_EXEMPT and _OWN_VOICE.search(sentence) and not _RELAYED.search(sentence):
+                continue  # the writer's own affairs: "你直接帮我删", "my new bank account", "sin preguntarme"
             if rx in _NEED_AGENT and not _AGENT.search(sentence):
                 continue
             if rx in (_BANK_CHANGE, _BANK_CHANGE_CJK) and not _ACCOUNT_NUMBER.search(low, hit.end(), hit.end() + 300):
@@ -215,7 +212,9 @@ _CUES = {
     _BANK_CHANGE: ("new", "updated", "changed", "different", "replacement", "nouve", "nueva", "nuevo", "neue"),
     _OVERWRITE: ("stored", "saved", "remembered", "memori", "enregistr", "guardad", "almacenad", "memorizad"),
 }
-_NEED_AGENT = (_DIRECT_ZH, _BYPASS, _SAFEGUARD_OFF, _SAFEGUARD_OFF_CJK, _HIDE, _HIDE_CJK)
+_OWN_VOICE_EXEMPT = (_WAIVER, _WAIVER_CJK, _DIRECT_ZH, _BANK_CHANGE, _BANK_CHANGE_CJK, _HIDE, _HIDE_CJK, _SAFEGUARD_OFF,
+                     _SAFEGUARD_OFF_CJK, _OVERWRITE, _OVERWRITE_CJK)  # "please update the saved address: I moved"
+_NEED_AGENT = (_AUTHORITY_ZH, _DIRECT_ZH, _BYPASS, _SAFEGUARD_OFF, _SAFEGUARD_OFF_CJK, _HIDE, _HIDE_CJK)
 _SHAPES = (
     (_AUTHORITY, "someone else's word made the user's", False),
     (_AUTHORITY_ZH, "someone else's word made the user's", False),

@@ -62,6 +62,7 @@ class Evidence:
     sure: bool
     position: int
     quoted: bool = False  # found only inside quotation marks: reported speech, at most held for review
+    users_say: bool = False  # consent.py: the user's say taken away, which the user may give of their own affairs
 
 
 def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequence[str]) -> list[Evidence]:
@@ -95,7 +96,7 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
     if consent := find_consent(text):  # the user's say taken away: consent claimed, or waved aside, for an act
         what, pos = consent
         found.append(Evidence("prompt_injection", what, False, pos * len(text) // max(1, len(fold(text))),
-                              quoted=reported(text, lambda t: find_consent(t) is not None)))
+                              quoted=reported(text, lambda t: find_consent(t) is not None), users_say=True))
     for how, payload in decoded:
         inner = find_leak(payload, protected)
         if inner or (hit := find_phrase(fold(payload))):
@@ -107,8 +108,10 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
 
 def decide(text: str, evidence: list[Evidence], score: Score | None, block: float, quarantine: float,
            label: bool = False) -> Finding | None:
-    """``label``: a key, tag or entity, not prose: the model only confirms what a rule found there."""
-    order = sorted(evidence, key=lambda e: (not e.sure, REASONS.index(e.reason)))
+    """``label``: a key, tag or entity, not prose, or a rule the user states through the host: the model only
+    confirms what a rule found there, and the user's own say given away (consent.py) is no finding: a user may waive
+    confirmation of their own affairs ("you can pay the phone bill each month, no need to ask")."""
+    order = sorted((e for e in evidence if not (label and e.users_say)), key=lambda e: (not e.sure, REASONS.index(e.reason)))
     hidden_payload = score is not None and score.where.removeprefix("decoded:") in EXACT
     # The model alone blocks only a whole note (or a decoded payload) of 8 words or more; one sentence of a long
     # note that reads as an instruction is quarantined: advice ("don't hesitate to ask") reads like that too.
