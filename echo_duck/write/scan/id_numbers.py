@@ -3,11 +3,11 @@
 A stored passport or national ID number is what an identity thief needs, and an agent that keeps one in plain text
 puts it into every later prompt. Numbers that carry a check character are found by it (a random string passes one
 time in ten or eleven): a Taiwan national ID (a letter, 1 or 2, eight digits), a Hong Kong identity card number (one
-or two letters, six digits, a check digit or A in parentheses, or without them after its label) and a Japanese My Number (twelve digits, after
-its label, since twelve digits alone are too common). Numbers without one count only right after their label:
-passport numbers (any country: 护照号码, 旅券番号, numéro de passeport, …) and driving licence numbers. A number
-shown as an example (示例, sample, test) is documentation. All are evidence for a person to look at (quarantine).
-``spans(text)`` gives (start, end, kind, sure) for each, on the half-width text secrets.py reads.
+or two letters, six digits, a check digit or A in parentheses, or without them after its label) and a Japanese
+My Number (twelve digits, after its label, since twelve digits alone are too common). Numbers without one count
+only right after their label: passport numbers (any country: 护照号码, 旅券番号, numéro de passeport, …) and driving
+licence numbers. A number shown as an example (示例, sample, test) is documentation. All are evidence for a person
+to look at (quarantine). ``spans(text)`` gives (start, end, kind, sure) for each, on the half-width text secrets.py reads.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Secrets that are not random strings: short codes after a PIN or password label, payment card numbers, national
-identity numbers (and, id_numbers.py, more identity documents), wallet recovery phrases, Google app passwords, passwords given to a command on its command line and
-one-time-password seeds in an authenticator's link.
+identity numbers (id_numbers.py: more identity documents), wallet recovery phrases, Google app passwords, passwords
+given to a command on its command line and one-time-password seeds in an authenticator's link.
 
 secrets.py finds provider formats and random-looking values after a label; none of these is random-looking (a PIN
 is four digits, a recovery phrase is twelve dictionary words), so each needs its own shape. All are evidence for
