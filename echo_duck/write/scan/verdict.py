@@ -2,8 +2,8 @@
 
 Layers (each in its own module): invisible characters (invisible.py), secrets (secrets.py), exfiltration
 commands (exfil.py), phrase rules (phrases.py), harmful commands (commands.py) and consent taken from the user
-(consent.py) read the raw text, its folded view and every decoded
-payload; the classifier (classifier.py) reads the views. Sure evidence blocks: a provider's token format,
+(consent.py) read the raw text, its folded view and every decoded payload; the classifier (classifier.py) reads
+the views. Sure evidence blocks: a provider's token format,
 an exfiltration command, invisible characters that can only be smuggling, an encoded payload that decodes
 to an attack, a classifier score above the block threshold, or a rule and the classifier agreeing (about the note
 as a whole or a decoded payload, not one sentence of it).
@@ -111,7 +111,8 @@ def decide(text: str, evidence: list[Evidence], score: Score | None, block: floa
     """``label``: a key, tag or entity, not prose, or a rule the user states through the host: the model only
     confirms what a rule found there, and the user's own say given away (consent.py) is no finding: a user may waive
     confirmation of their own affairs ("you can pay the phone bill each month, no need to ask")."""
-    order = sorted((e for e in evidence if not (label and e.users_say)), key=lambda e: (not e.sure, REASONS.index(e.reason)))
+    kept = [e for e in evidence if not (label and e.users_say)]
+    order = sorted(kept, key=lambda e: (not e.sure, REASONS.index(e.reason)))
     hidden_payload = score is not None and score.where.removeprefix("decoded:") in EXACT
     # The model alone blocks only a whole note (or a decoded payload) of 8 words or more; one sentence of a long
     # note that reads as an instruction is quarantined: advice ("don't hesitate to ask") reads like that too.
