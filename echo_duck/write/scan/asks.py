@@ -174,14 +174,21 @@ def reported(text: str, found: Callable[[str], bool]) -> bool:
     return blank != text and bool(_REPORT_RE.search(blank)) and not found(blank)
 
 
+def around(low: str, a: int, b: int, end_re: re.Pattern[str], reach: int) -> tuple[int, int]:
+    """Bounds of the span around low[a:b] that ``end_re`` ends on either side (a clause, a sentence), within
+    ``reach`` characters each side."""
+    left = low[max(0, a - reach):a]
+    cut = [m.end() for m in end_re.finditer(left)]
+    start = max(0, a - reach) + (cut[-1] if cut else 0)
+    right = low[b:b + reach]
+    m = end_re.search(right)
+    return start, b + (m.start() if m else len(right))
+
+
 def _clause(low: str, a: int, b: int) -> str:
     """The clause around low[a:b], within WINDOW characters."""
-    left = low[max(0, a - WINDOW):a]
-    cut = [m.end() for m in _CLAUSE_END.finditer(left)]
-    start = max(0, a - WINDOW) + (cut[-1] if cut else 0)
-    right = low[b:b + WINDOW]
-    m = _CLAUSE_END.search(right)
-    return low[start:b + (m.start() if m else len(right))]
+    start, end = around(low, a, b, _CLAUSE_END, WINDOW)
+    return low[start:end]
 
 
 def find(text: str) -> tuple[str, str, int] | None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from itertools import islice
 
-from .asks import FRAMED_AS_REPORT as _REPORT, unquoted
+from .asks import FRAMED_AS_REPORT as _REPORT, around, unquoted
 from .leading import leading
 from .normalise import fold
 from .phrases import _word_rx  # patterns tried only where a word starts
@@ -178,7 +178,7 @@ def find(text: str) -> tuple[str, int] | None:
         if (cues := _CUES.get(rx)) and not any(cue in low for cue in cues):
             continue  # none of the words any match holds: most notes skip the Latin patterns' passes
         for hit in islice(rx.finditer(low), MAX_CANDIDATES):
-            a, b = _sentence(low, hit.start(), hit.end())
+            a, b = around(low, hit.start(), hit.end(), _SENTENCE_END_RE, SENTENCE_REACH)
             sentence, at = low[a:b], hit.start() - a
             if needs_act and (not _ACT.search(sentence) or _MINE.match(low, hit.end()) or hit.group().endswith(" me")):
                 continue
@@ -194,15 +194,6 @@ def find(text: str) -> tuple[str, int] | None:
                 continue
             return f"{what}: '{hit.group()[:80]}'", hit.start()
     return None
-
-
-def _sentence(low: str, start: int, end: int) -> tuple[int, int]:
-    """Bounds of the sentence around low[start:end], within SENTENCE_REACH characters each side."""
-    left = low[max(0, start - SENTENCE_REACH):start]
-    cut = [m.end() for m in _SENTENCE_END_RE.finditer(left)]
-    a = max(0, start - SENTENCE_REACH) + (cut[-1] if cut else 0)
-    m = _SENTENCE_END_RE.search(low, end, end + SENTENCE_REACH)
-    return a, m.start() if m else min(len(low), end + SENTENCE_REACH)
 
 
 # Each Latin pattern with plain substrings one of which any of its matches holds (tests/test_scan_consent.py holds every
