@@ -68,15 +68,20 @@ def check_provenance(caller: Caller, row: dict[str, Any], level: int, verb: str)
             "if the user asked for it")
 
 
-def stated_rule(caller: Caller, spec: NewMemory) -> bool:
-    """A behaviour rule the user stated through the host (API or CLI, provenance user_stated) is an instruction
-    by design: there the scanner's model only confirms what a rule layer found, as for labels. Rules an agent
-    writes through tools, imports, consolidation, or any lower provenance get the full scan, and so does a rule an
-    agent handle shares (team, tenant, public): its user_stated is its own claim, which only its own prompt trusts
-    (SPEC W5), and a shared rule reaches every member's."""
+def user_states(caller: Caller, spec: NewMemory) -> bool:
+    """The user states this memory through the host (API or CLI, provenance user_stated): the user's say in it is
+    theirs to give ("you can pay the phone bill each month, no need to ask"), so the scanner's consent rule does not
+    hold it. Tools, imports, consolidation and any lower provenance get the full scan, and so does what an agent
+    handle shares (team, tenant, public): its user_stated is its own claim, which only its own prompt trusts (SPEC
+    W5), and a shared memory reaches every member's."""
     shared = spec.scope in ("team", "tenant", "public") and not caller.admin
-    return spec.type == "procedure" and spec.provenance >= PROVENANCE["user_stated"] and \
-        caller.path in ("api", "cli") and not shared
+    return spec.provenance >= PROVENANCE["user_stated"] and caller.path in ("api", "cli") and not shared
+
+
+def stated_rule(caller: Caller, spec: NewMemory) -> bool:
+    """A behaviour rule the user stated through the host (``user_states``) is an instruction by design: there the
+    scanner's model only confirms what a rule layer found, as for labels."""
+    return spec.type == "procedure" and user_states(caller, spec)
 
 
 def check_publish(db: Db, caller: Caller, scope: str, team_id: str | None, tenant_id: str | None) -> None:

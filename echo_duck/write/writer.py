@@ -21,7 +21,7 @@ from ..index.indexing import EmbeddedAhead, Indexer, NewRow
 from ..models import PROVENANCE_NAMES, SENSITIVITIES, Memory
 from ..storage.db import Db, uuid_list
 from . import bulk, validate
-from .guards import check_provenance, check_publish, require_owner, stated_rule
+from .guards import check_provenance, check_publish, require_owner, stated_rule, user_states
 from .narrowing import narrow_history
 from .quoting import quoting_summaries
 from .scan import redact, scan_many
@@ -226,12 +226,14 @@ class Writer:
                                       *(("source_refs", ref) for ref in spec.source_refs))
                   if value and not (name in _SOURCES and _PLAIN_ID.fullmatch(value))]
         stated = [stated_rule(caller, spec) for spec in specs]
+        users = [user_states(caller, spec) for spec in specs]
         index = self.indexer.vectors  # its model may reuse the scanner's vector of a content (embedded once)
         verdicts = scan_many([value for _, _, value in fields], protected_paths=self.protected_paths,
                              labels=[(name != "content" and not _reads_as_text(name, value)) or stated[i]
                                      for i, name, value in fields],
                              keep_for=None if index is None else index.model_id,
-                             store_embedder=index.embedder if storing and index is not None else None)
+                             store_embedder=index.embedder if storing and index is not None else None,
+                             users_own=[name == "content" and users[i] for i, name, _ in fields])
         out: dict[int, Any] = {}
         for (i, name, _), finding in zip(fields, verdicts):
             if finding is None or (i in out and (out[i].blocked or not finding.blocked)):

@@ -4,17 +4,17 @@
 -- How much is stored, by tier, type, provenance, scope and status.
 -- The aggregate views are over the whole store (an analyst's, an admin's audit); their visible_* macros count
 -- only what an agent may see (audit() on an agent handle): over every row, a count would move when another agent
--- wrote a private or sensitive note. seen_by(…, p_agent, p_session): p_agent NULL is everyone (the store).
-CREATE OR REPLACE MACRO seen_by(m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags, m_sensitivity,
+-- wrote a private or sensitive note. seen_by(m_id, …, p_agent, p_session): p_agent NULL is everyone (the store).
+CREATE OR REPLACE MACRO seen_by(m_id, m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags, m_sensitivity,
                                 m_status, p_agent, p_session) AS
     p_agent IS NULL OR (can_see(m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags, m_sensitivity,
                                 p_agent, p_session)
-                        AND (m_status <> 'quarantined' OR m_agent_id = p_agent));
+                        AND NOT held_from(m_id, m_status, m_agent_id, p_agent));
 
 CREATE OR REPLACE MACRO visible_memory_counts(p_agent, p_session) AS TABLE
 SELECT tier, type, provenance, scope, status, count(*) AS memories
 FROM memories m
-WHERE seen_by(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity, m.status,
+WHERE seen_by(m.id, m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity, m.status,
               p_agent, p_session)
 GROUP BY ALL ORDER BY ALL;
 
@@ -29,7 +29,7 @@ SELECT type, provenance, count(*) AS memories,
        round(count(*) FILTER (WHERE len(source_refs) > 0 OR source_session IS NOT NULL) / count(*), 3) AS coverage
 FROM memories m
 WHERE status = 'active'
-  AND seen_by(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity, m.status,
+  AND seen_by(m.id, m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity, m.status,
               p_agent, p_session)
 GROUP BY ALL ORDER BY ALL;
 
@@ -117,7 +117,7 @@ CREATE OR REPLACE MACRO visible_decay_histogram(p_agent, p_session) AS TABLE
 SELECT least(floor(d.effective_importance * 10), 9) / 10 AS bucket_from, count(*) AS memories,
        count(*) FILTER (WHERE d.exempt) AS exempt
 FROM memory_decay_at(utc_now()) d JOIN memories m ON m.id = d.id
-WHERE seen_by(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity, m.status,
+WHERE seen_by(m.id, m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity, m.status,
               p_agent, p_session)
 GROUP BY ALL ORDER BY bucket_from;
 
@@ -135,7 +135,7 @@ COMMENT ON VIEW blocked_writes_by_reason IS 'Refused writes by scanner reason an
 CREATE OR REPLACE MACRO visible_memory_health(p_agent, p_session) AS TABLE
 WITH seen AS MATERIALIZED (
     SELECT m.* FROM memories m
-    WHERE seen_by(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity, m.status,
+    WHERE seen_by(m.id, m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity, m.status,
                   p_agent, p_session)),
 recalled AS (SELECT * FROM each_recalled_memory() WHERE p_agent IS NULL OR agent_id = p_agent)
 SELECT (SELECT count(*) FROM seen WHERE status = 'active') AS live_memories,

@@ -48,12 +48,13 @@ def scan(text: str, *, protected_paths: Sequence[str] = ()) -> Finding | None:
 
 def scan_many(texts: Sequence[str], *, protected_paths: Sequence[str] = (),
               labels: Sequence[bool] | None = None, keep_for: str | None = None,
-              store_embedder: object | None = None) -> list[Finding | None]:
+              store_embedder: object | None = None, users_own: Sequence[bool] | None = None) -> list[Finding | None]:
     """scan() of each text, with one pass of the model over all of them (bulk writes). ``labels`` marks the texts
     that are keys, tags or entities: there the model only confirms what a rule found. ``keep_for``: the texts
     are about to be stored by an index of this model_id, which may reuse the scanner's vectors; ``store_embedder``:
-    that index's embedder (Scanner.scan_many)."""
-    return default_scanner().scan_many(list(texts), protected_paths, labels, keep_for, store_embedder)
+    that index's embedder. ``users_own`` marks the texts the user states through the host: their own say, which
+    they may give away (Scanner.scan_many)."""
+    return default_scanner().scan_many(list(texts), protected_paths, labels, keep_for, store_embedder, users_own)
 
 
 def default_scanner() -> Scanner:

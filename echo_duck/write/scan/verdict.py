@@ -107,11 +107,13 @@ def rule_evidence(text: str, decoded: Sequence[tuple[str, str]], protected: Sequ
 
 
 def decide(text: str, evidence: list[Evidence], score: Score | None, block: float, quarantine: float,
-           label: bool = False) -> Finding | None:
+           label: bool = False, users_own: bool = False) -> Finding | None:
     """``label``: a key, tag or entity, not prose, or a rule the user states through the host: the model only
-    confirms what a rule found there, and the user's own say given away (consent.py) is no finding: a user may waive
-    confirmation of their own affairs ("you can pay the phone bill each month, no need to ask")."""
-    kept = [e for e in evidence if not (label and e.users_say)]
+    confirms what a rule found there. ``users_own``: the user states this text through the host (provenance
+    user_stated): the user's say given away (consent.py) is no finding, since a user may waive confirmation of their
+    own affairs ("you can pay the phone bill each month, no need to ask"); from anyone else (an agent's tool, an
+    import, a knowledge-base file, another agent; a key or tag among them) it is."""
+    kept = [e for e in evidence if not (users_own and e.users_say)]
     order = sorted(kept, key=lambda e: (not e.sure, REASONS.index(e.reason)))
     hidden_payload = score is not None and score.where.removeprefix("decoded:") in EXACT
     # The model alone blocks only a whole note (or a decoded payload) of 8 words or more; one sentence of a long
@@ -175,8 +177,9 @@ class Scanner:
 
     def scan_many(self, texts: Sequence[str], protected_paths: Sequence[str] = (),
                   labels: Sequence[bool] | None = None, keep_for: str | None = None,
-                  store_embedder: object | None = None) -> list[Finding | None]:
-        """A verdict per text, one model pass for all. ``labels`` marks keys, tags and entities (see ``decide``).
+                  store_embedder: object | None = None, users_own: Sequence[bool] | None = None) -> list[Finding | None]:
+        """A verdict per text, one model pass for all. ``labels`` marks keys, tags and entities, ``users_own`` the
+        texts the user states through the host (see ``decide``).
         ``keep_for``: the texts are about to be stored by an index of this model_id; where the scanner's model is
         that model and read exactly the text (its view is itself), the vector is kept for the index
         (embed/alone.py), so the text is embedded once. ``store_embedder``: that index's embedder; when it is the
@@ -185,12 +188,13 @@ class Scanner:
             if not isinstance(t, str):
                 raise TypeError(f"scan() needs a str, got {type(t).__name__}")
         labels = [False] * len(texts) if labels is None else list(labels)
+        users_own = [False] * len(texts) if users_own is None else list(users_own)
         # The same text in the same role gets the same verdict (a bulk load repeats its tags on every row): each once.
-        distinct = {pair: k for k, pair in enumerate(dict.fromkeys(zip(texts, labels)))}
+        distinct = {role: k for k, role in enumerate(dict.fromkeys(zip(texts, labels, users_own)))}
         if len(distinct) < len(texts):
-            found = self.scan_many([t for t, _ in distinct], protected_paths, [lab for _, lab in distinct], keep_for,
-                                   store_embedder)
-            return [found[distinct[pair]] for pair in zip(texts, labels)]
+            found = self.scan_many([t for t, _, _ in distinct], protected_paths, [lab for _, lab, _ in distinct], keep_for,
+                                   store_embedder, [own for _, _, own in distinct])
+            return [found[distinct[role]] for role in zip(texts, labels, users_own)]
         early = len(texts) >= BULK_FROM or any(len(t) >= LONG_FROM for t in texts)
         soon = self._start(texts, labels, keep_for, store_embedder) if early else {}
         ruled = RuleReading(texts, protected_paths, self.classifier.available)
@@ -202,7 +206,8 @@ class Scanner:
             scores[i] = s
         model = self.classifier.model if need else None
         block, quarantine = (model.block, model.quarantine) if model else (float("inf"), float("inf"))
-        return [decide(t, ev, s, block, quarantine, lab) for t, ev, s, lab in zip(texts, evidence, scores, labels)]
+        return [decide(t, ev, s, block, quarantine, lab, own)
+                for t, ev, s, lab, own in zip(texts, evidence, scores, labels, users_own)]
 
     def _start(self, texts: Sequence[str], labels: Sequence[bool], keep_for: str | None, store_embedder: object | None) -> dict:
         """A bulk scan starts the model before the rules run (the model releases the GIL, the rules hold it): on
