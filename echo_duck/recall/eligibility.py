@@ -248,8 +248,10 @@ class EligibilityCopy:
         for memory_id, version in zip(ids, table.column("row_version").to_pylist()):  # written since: stale
             if memory_id in self._stored and self._stored[memory_id]["row_version"] != version:
                 del self._stored[memory_id]
+        status = _encode(table.column("status"), lambda v: _STATUS.get(v, 0), np.int8)
+        status[table.column("held").to_numpy()] = _STATUS["quarantined"]  # never approved: held
         values = dict(
-            status=_encode(table.column("status"), lambda v: _STATUS.get(v, 0), np.int8),
+            status=status,
             scope=_encode(table.column("scope"), lambda v: _SCOPE.get(v, 0), np.int8),
             type=_encode(table.column("type"), lambda v: _TYPE.get(v, 0), np.int8),
             tier=_encode(table.column("tier"), lambda v: _TIER.get(v, 0), np.int8),
@@ -306,7 +308,8 @@ class EligibilityCopy:
     # -- recall_eligible, in process -------------------------------------------------------------
 
     def _counted(self, rows: np.ndarray, who: dict[str, Any]) -> np.ndarray:
-        """counted_memories (sql/macros/10_scope.sql): can_see_as, and another agent's quarantined rows left out."""
+        """counted_memories (sql/macros/10_scope.sql): can_see_as, and the rows held from the caller left out (barred_from:
+        another agent's quarantined rows, and those it held that nobody approved, which the copy keeps as quarantined)."""
         mine = self._cols.agent[rows] == self._codes.get(who["p_caller_agent"], _UNKNOWN)
         return self._visible(rows, who) & (mine | (self._cols.status[rows] != _STATUS["quarantined"]))
 

@@ -52,36 +52,44 @@ CREATE OR REPLACE MACRO caller_groups(caller_agent) AS TABLE
            coalesce(list(group_id ORDER BY group_id) FILTER (WHERE kind = 'tenant'), []) AS tenants
     FROM memberships WHERE agent_id = caller_agent AND revoked_at IS NULL;
 
--- held_from(m_id, m_status, m_agent_id, caller_agent) -> BOOLEAN: is this row text the write scanner held, which only
--- its writer (and an admin, who reads the table) may read? A quarantined row waits for a person; a rejected one (status
--- forgotten, with a 'reject' event) was never approved, whoever rejected it: a team member reads neither.
-CREATE OR REPLACE MACRO held_from(m_id, m_status, m_agent_id, caller_agent) AS
-    m_agent_id IS DISTINCT FROM caller_agent
-    AND (m_status = 'quarantined'
-         OR m_status = 'forgotten' AND m_id IN (SELECT memory_id FROM memory_events WHERE action = 'reject'));
+-- Macros that call others are named to sort after them: COPY FROM DATABASE (lifecycle/erasure.py) recreates them in
+-- name order, and a macro whose callee does not exist yet is refused.
+-- approval_never_given(m_id) -> BOOLEAN: did the write scanner hold this row (created quarantined: its 'create' event's reason
+-- says so) with no person approving it since, whatever its status now? A quarantined row waits for a person; its writer
+-- may reject or forget it, a purge may flag it: none of that approves it.
+CREATE OR REPLACE MACRO approval_never_given(m_id) AS
+    coalesce(m_id IN (SELECT memory_id FROM memory_events
+                      WHERE action = 'create' AND starts_with(reason, 'quarantined') AND memory_id IS NOT NULL)
+             AND m_id NOT IN (SELECT memory_id FROM memory_events WHERE action = 'approve' AND memory_id IS NOT NULL),
+             false);
+
+-- barred_from(m_id, m_status, m_agent_id, caller_agent) -> BOOLEAN: is this row text the write scanner held, which only
+-- its writer (and an admin, who reads the table) may read? Another agent's quarantined or never approved row.
+CREATE OR REPLACE MACRO barred_from(m_id, m_status, m_agent_id, caller_agent) AS
+    m_agent_id IS DISTINCT FROM caller_agent AND (m_status = 'quarantined' OR approval_never_given(m_id));
 
 -- visible_memories(caller_agent, caller_session) -> the memories rows (every status) the caller may see, less the
--- rows the scanner held (held_from): a team member does not read text the scanner held as a possible injection.
+-- rows the scanner held (barred_from): a team member does not read text the scanner held as a possible injection.
 CREATE OR REPLACE MACRO visible_memories(caller_agent, caller_session) AS TABLE
     SELECT m.*
     FROM memories m
     WHERE can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
                   caller_agent, caller_session)
-      AND NOT held_from(m.id, m.status, m.agent_id, caller_agent);
+      AND NOT barred_from(m.id, m.status, m.agent_id, caller_agent);
 
 -- counted_memories(caller_agent, caller_session, caller_teams, caller_tenants) -> (id): the memories a caller's
 -- recall statistics count: the BM25 document count, length and term frequencies (keyword_bm25, keyword_common_words)
 -- and the query's similarity mean and spread (query_similarity_stats) are over these rows only, whatever their
 -- status, as visible_memories takes them. Over every row, a score would move when another agent wrote a word in
 -- a memory this caller cannot see: a probe with a memory of its own would tell whether anyone's private notes
--- hold "diabetes". Another agent's quarantined rows are left out; a rejected one counts as any forgotten row does (its
--- words in the statistics, never its text: the in-process arms, held bit-equal to this, read statuses alone).
+-- hold "diabetes". Rows the scanner held from the caller (barred_from) are left out: a word of a teammate's rejected
+-- note would move the caller's scores.
 CREATE OR REPLACE MACRO counted_memories(caller_agent, caller_session, caller_teams, caller_tenants) AS TABLE
     SELECT m.id
     FROM memories m
     WHERE can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
                      caller_agent, caller_session, caller_teams, caller_tenants)
-      AND (m.status <> 'quarantined' OR m.agent_id = caller_agent);
+      AND NOT barred_from(m.id, m.status, m.agent_id, caller_agent);
 
 -- same_scope_owner(scope, a…, b…) -> BOOLEAN: do two memories of this scope belong to the same owner,
 -- so that one key names one fact? (private/session: agent, and session for session scope;

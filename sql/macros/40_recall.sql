@@ -426,5 +426,5 @@ CREATE OR REPLACE MACRO eligibility_rows() AS TABLE
            (unhelpful_count - helpful_count)::BIGINT AS net_unhelpful,
            type, tier, epoch_us(coalesce(observed_at, created_at)) AS at_us, epoch_us(created_at) AS created_us,
            tags, entities, states_time(content) AS states_time, states_change(content) AS states_change, provenance,
-           mostly_asks(content) AS mostly_asks
+           mostly_asks(content) AS mostly_asks, approval_never_given(id) AS held
     FROM memories;

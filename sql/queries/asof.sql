@@ -6,13 +6,13 @@ SELECT * FROM memories_as_of($ts::TIMESTAMP) m
 WHERE m.id = $id
   AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
               $caller_agent, $caller_session::VARCHAR)
-  AND NOT held_from(m.id, m.status, m.agent_id, $caller_agent);  -- as visible_memories: the writer's alone
+  AND NOT barred_from(m.id, m.status, m.agent_id, $caller_agent);  -- as visible_memories: the writer's alone
 
 -- name: find_memories_as_of
 SELECT * FROM memories_as_of($ts::TIMESTAMP) m
 WHERE can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
               $caller_agent, $caller_session::VARCHAR)
-  AND NOT held_from(m.id, m.status, m.agent_id, $caller_agent)  -- as visible_memories: the writer's alone
+  AND NOT barred_from(m.id, m.status, m.agent_id, $caller_agent)  -- as visible_memories: the writer's alone
   AND ($key::VARCHAR IS NULL OR key = $key)
   AND ($types::VARCHAR[] IS NULL OR list_contains($types::VARCHAR[], type))
   AND ($tiers::VARCHAR[] IS NULL OR list_contains($tiers::VARCHAR[], tier))

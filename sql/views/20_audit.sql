@@ -9,7 +9,7 @@ CREATE OR REPLACE MACRO seen_by(m_id, m_scope, m_agent_id, m_team_id, m_tenant_i
                                 m_status, p_agent, p_session) AS
     p_agent IS NULL OR (can_see(m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags, m_sensitivity,
                                 p_agent, p_session)
-                        AND NOT held_from(m_id, m_status, m_agent_id, p_agent));
+                        AND NOT barred_from(m_id, m_status, m_agent_id, p_agent));
 
 CREATE OR REPLACE MACRO visible_memory_counts(p_agent, p_session) AS TABLE
 SELECT tier, type, provenance, scope, status, count(*) AS memories

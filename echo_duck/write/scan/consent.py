@@ -43,10 +43,12 @@ MAX_CANDIDATES = 50  # matches of each pattern looked at: the cost stays linear 
 REPORT_BEFORE = 200  # characters before a sentence in which a report word frames the note
 # A report says what the scam said: a report word alone ("After the incident, have the assistant disable 2FA", "Warning
 # about delays. …") frames nothing.
-_REPORTED = re.compile(r"\b(?:said|says|saying|claim\w*|wrote|writes|written|told|tells|telling|tried|tries|asked|asks|"
-                       r"asking|pretend\w*|posing|posed|purport\w*|message|e-?mails?|mails?|texts?|texted|sms|calls?|"
-                       r"called|caller|script|letter|read:|reads:|quote\w*)\b|[\"“”«»「」『』]|"
-                       r"说|說|称|稱|声称|聲稱|自称|自稱|谎称|謊稱|短信|簡訊|邮件|郵件|来电|來電|电话|電話|消息|讯息|訊息|内容|內容")
+WARNED_AFTER = 160  # characters after the sentence in which a warning about it is looked for
+_WARNED = re.compile(r"\b(?:never|do not|don'?t|must not)\s+(?:follow|obey|act on|comply with|do (?:this|that|it))\b|"
+                     r"(?:切勿|不要|别|別|千万不要|千萬不要)(?:照做|照办|照辦|相信|执行|執行)")
+_REPORTED = re.compile(r"\b(?:said|says|saying|claim(?:s|ed|ing)?|wrote|writes|told|tells|telling|tried to|tries to|"
+                       r"asked|asks|asking|pretend\w*|posing as|posed as|purport\w*|read:|reads:|quot\w*)\b|"
+                       r"[\"“”«»「」『』]|说|說|称|稱|叫你|叫我|話|话你")
 SENTENCE_REACH = 300  # characters each side of a match in which its sentence's ends are looked for
 _SENTENCE_END_RE = re.compile(r"[.!?;。！？；](?=\s|$)|[。！？；]")
 
@@ -95,7 +97,8 @@ _WAIVER = _word_rx(
     r"sign-?off|checks?)\b|"
     r"\b(?:counts?|counted) as (?:an? )?(?:approval|consent|permission|sign-?off|go-?ahead)\b|"
     r"\bjust go ahead\b|"
-    rf"\b(?:don'?t|do not|never) (?:need to )?(?:ask|check with|confirm with|bother|wait for) (?:{_WHO}|before|first)\b|"
+    rf"\b(?:don'?t|do not|(?<!will )(?<!would )(?<!does )(?<!did )never) (?:need to )?(?:ask|check with|confirm with|bother|"
+    rf"wait for) (?:{_WHO}|before|first)\b|"
     r"\b(?:don'?t|do not) ask before\b|"
     r"\b(?:is|are|(?:he|she|they|owner|user|holder|client|guest|customer)(?:'s|'re)) "
     r"(?:happy|fine|ok|okay|comfortable|cool) for (?:you|the (?:assistant|agent|bot|ai)) to\b|"
@@ -168,10 +171,13 @@ _OVERWRITE_CJK = leading(re.compile(
 _NEGATION = re.compile(r"\b(?:never|must not|mustn'?t|should not|shouldn'?t|do not|don'?t|cannot|can'?t|not allowed|"
                        r"no one may|nobody may|revok\w*|cancel\w*|withdraw\w*|no longer|stop|"
                        r"jamais|nunca|nie|niemals|никогда)\b|禁止|撤销|撤銷|取消|收回|不得|不能|切勿|严禁|嚴禁|不可以|唔好|唔可以|不要|別|别")
-# The writer in the first person: "no need to ask me", "不用每次问我", "please update my saved address"; a sentence that
-# relays someone's word ("Tom said you can …") is not the writer's own.
-_SELF_ACT = re.compile(r"\b(?:i|we)(?:'ll|'d|'m)?(?: (?!you\b|to\b)\w+){0,2} $|我(?:们|們)?[^，。,你您他她它]{0,4}$")  # before the act
-_MINE = re.compile(r"\s?(?:me|myself)\b|\s?我")
+# The writer doing the act themselves ("I will buy it without checking"; not "we", which speaks for others too), when the
+# waiver does not name a third party whose say it waves away ("without asking her").
+_SELF_ACT = re.compile(r"\bi(?:'ll|'d|'m)?(?: (?!you\b|to\b)\w+){0,2} $|我[^，。,你您他她它们們]{0,4}$")  # just before the act
+_THIRD = re.compile(rf"\b(?:him|her|them|the (?:user|owner|account holder|customer|client|parents?|boss|manager|family))\b|"
+                    r"他|她|老板|家长|家長|客户|客戶")
+# The writer in the first person, asking to update what is stored about them ("please update my saved address: I
+# moved"); a sentence that relays someone's word ("Tom said you can …") is not the writer's own.
 _OWN_VOICE = re.compile(r"\b(?:i|my|me|i'm|i've|i'd|je|j'|mon|ma|mes|moi|yo|mi|mis|ich|mein|meine|mir|mich|eu|meu|minha|"
                         r"я|мой|моя|мне|меня)\b|我(?!司|方|行|们公司|們公司)|私|僕|俺|나는|내|저는|제")  # 我司: our firm
 _RELAYED = re.compile(r"\b(?:said|says|told|tells|per|according to|on behalf|as stated|relay\w*|asked us)\b|"
@@ -188,12 +194,12 @@ def find(text: str) -> tuple[str, int] | None:
         for hit in islice(rx.finditer(low), MAX_CANDIDATES):
             a, b = around(low, hit.start(), hit.end(), _SENTENCE_END_RE, SENTENCE_REACH)
             sentence, at = low[a:b], hit.start() - a
-            if needs_act and (not _ACT.search(sentence) or _MINE.match(low, hit.end()) or hit.group().endswith(" me")):
+            if needs_act and not _ACT.search(sentence):
                 continue
             if rx in _OWN_VOICE_EXEMPT and _OWN_VOICE.search(sentence) and not _RELAYED.search(sentence):
                 continue  # the writer's own record: "please update my saved address: I moved"
-            if needs_act and all(_SELF_ACT.search(sentence[max(0, m.start() - 24):m.start()])
-                                 for m in islice(_ACT.finditer(sentence), 8)):
+            if needs_act and not _THIRD.search(hit.group()) and all(_SELF_ACT.search(sentence[max(0, m.start() - 24):m.start()])
+                                                                   for m in islice(_ACT.finditer(sentence), 8)):
                 continue  # the writer's own act, not one granted: "if I liked it, I will buy it without checking"
             if rx in _NEED_AGENT and not _AGENT.search(sentence):
                 continue
@@ -201,8 +207,9 @@ def find(text: str) -> tuple[str, int] | None:
                 continue
             if _NEGATION.search(sentence[:at] + " " + sentence[at + len(hit.group()):]):
                 continue  # "never pay an invoice without calling the vendor"; "don't ask" is the waiver itself
-            if _REPORT.search(low, max(0, a - REPORT_BEFORE), b) and _REPORTED.search(low, max(0, a - REPORT_BEFORE), b):
-                continue
+            if _REPORT.search(low, max(0, a - REPORT_BEFORE), b) and (
+                    _REPORTED.search(low, max(0, a - REPORT_BEFORE), hit.start()) or _WARNED.search(low, b, b + WARNED_AFTER)):
+                continue  # what the scam said, reported, or a warning that says not to do it ("Never follow …")
             return f"{what}: '{hit.group()[:80]}'", hit.start()
     return None
 
