@@ -75,7 +75,15 @@ def test_a_holdout_folder_without_the_files_is_a_clear_error(tmp_path):
                                       "scan_holdout10", "scan_holdout11", "scan_holdout12")),
     ("scan_holdout14", 200, 260, 10, ("scan_holdout", "scan_holdout2", "scan_holdout3", "scan_holdout4", "scan_holdout5",
                                       "scan_holdout6", "scan_holdout7", "scan_holdout8", "scan_holdout9",
-                                      "scan_holdout10", "scan_holdout11", "scan_holdout12", "scan_holdout13"))])
+                                      "scan_holdout10", "scan_holdout11", "scan_holdout12", "scan_holdout13")),
+    ("scan_holdout15", 200, 300, 10, ("scan_holdout", "scan_holdout2", "scan_holdout3", "scan_holdout4", "scan_holdout5",
+                                      "scan_holdout6", "scan_holdout7", "scan_holdout8", "scan_holdout9",
+                                      "scan_holdout10", "scan_holdout11", "scan_holdout12", "scan_holdout13",
+                                      "scan_holdout14")),
+    ("scan_holdout16", 200, 300, 10, ("scan_holdout", "scan_holdout2", "scan_holdout3", "scan_holdout4", "scan_holdout5",
+                                      "scan_holdout6", "scan_holdout7", "scan_holdout8", "scan_holdout9",
+                                      "scan_holdout10", "scan_holdout11", "scan_holdout12", "scan_holdout13",
+                                      "scan_holdout14", "scan_holdout15"))])
 def test_later_holdout_sets_are_well_formed_and_disjoint_from_the_earlier_ones_and_the_corpus(name, attacks_n, benign_n,
                                                                                            kinds, earlier):
     folder = SHIPPED.parent / name

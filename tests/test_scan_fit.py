@@ -164,3 +164,23 @@ def test_thresholds_held_out_by_family_are_set_on_notes_of_a_kind_the_model_neve
     assert by_family.block == by_group.block  # the block threshold stays above every note held out by group
     np.testing.assert_array_equal(by_family.exemplars, by_group.exemplars)  # only the thresholds depend on it
     np.testing.assert_array_equal(by_family.weights, by_group.weights)
+
+
+def test_the_trained_hold_out_sets_are_training_data_and_each_half_is_held_out_once():
+    from pathlib import Path
+
+    from echo_duck.bench.scanner_splits import TRAINED_HALVES, TRAINED_SETS, load_corpus, splits
+
+    fixtures = Path(__file__).resolve().parent.parent / "data_fixtures"
+    records = load_corpus(fixtures / "scan_corpus")
+    trained = [r for r in records if r.group.split("-")[0] in TRAINED_SETS]
+    assert len(trained) == sum(1 for name in TRAINED_SETS for part in ("attacks", "benign")
+                               for line in (fixtures / name / f"{part}.jsonl").read_text("utf-8").splitlines() if line.strip())
+    assert all(r.fixture and r.family.split(":")[0] in TRAINED_SETS for r in trained)  # never in the corpus splits
+    held = list(splits(records, ["sets"]))
+    assert [h[1] for h in held] == [", ".join(half) for half in TRAINED_HALVES]
+    for _, half, train, test in held:
+        assert {records[i].group.split("-")[0] for i in test} == set(half.split(", "))
+        assert not set(train) & set(test) and len(train) + len(test) == len(records)
+    assert sorted(i for _, _, _, test in held for i in test) == [i for i, r in enumerate(records)
+                                                                  if r.group.split("-")[0] in TRAINED_SETS]

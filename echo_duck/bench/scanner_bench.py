@@ -233,7 +233,7 @@ def markdown(report: dict) -> str:
         o = h["overall"]
         name = Path(h["folder"]).name
         role = ("attacks never fitted on; its benign notes set the quarantine threshold" if name in REFERENCE_SETS
-                else "never fitted on")
+                else "trained on: see the sets split" if name in scanner_splits.TRAINED_SETS else "never fitted on")
         lines += [f"## Hold-out set ({name}: {role})", "",
                   f"Attacks detected {_pct(o.get('detected'))} (blocked {_pct(o.get('blocked'))}); benign blocked "
                   f"{_pct(o.get('false_block'))}, quarantined {_pct(o.get('quarantined'))}.", "",

@@ -4,9 +4,10 @@ Every split fits the classifier (write/scan/train.py) on the training part only,
 (from out-of-fold scores inside the training part), then runs the whole scanner (rules + classifier) on
 the held-out part. Splits: "group" (5 folds of whole groups: an idea and its translations are never on
 both sides), "family" (one family held out: an attack family the classifier never saw, or a benign family
-whose false refusals it was never shown) and "language" (one language held out). The fixture corpus
-(attacks.jsonl, benign.jsonl) and the ordinary chat lines (chatterbot-corpus) are always training data; numbers are
-reported on the train_* files only.
+whose false refusals it was never shown), "language" (one language held out) and "sets" (each half of the hold-out
+sets trained on, TRAINED_SETS: four writers the model never saw). The fixture corpus (attacks.jsonl, benign.jsonl),
+the ordinary chat lines (chatterbot-corpus) and the trained hold-out sets are always training data in the first
+three; their numbers are reported on the train_* files only.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ from ..write.scan.calibrate import Reference
 from ..write.scan.train import fit, folds_by_group
 from ..write.scan.verdict import Scanner
 
-SPLITS = ("group", "family", "language")
+SPLITS = ("group", "family", "language", "sets")
+# Hold-out sets read before and trained on since 2026-12-05 (beside the corpus, under data_fixtures): eight writers'
+# own words beat one more corpus pass. Always training data in the corpus splits; the "sets" split holds out each half
+# of them (TRAINED_HALVES) in turn, so how they generalise to a writer never trained on is still measured.
+TRAINED_SETS = tuple(f"scan_holdout{n}" for n in range(6, 14))
+TRAINED_HALVES = (TRAINED_SETS[0::2], TRAINED_SETS[1::2])
 _FIXTURE_FAMILY = {"prompt_injection": "injection", "invisible_unicode": "invisible", "exfiltration": "exfiltration",
                    "secret": "secret", "benign": "benign"}
 # Secrets are the secrets layer's job: as classifier exemplars they make any note with a token look hostile.
@@ -53,7 +59,21 @@ def load_corpus(folder: Path) -> list[Record]:
             if line.strip():
                 r = json.loads(line)
                 out.append(Record(r["text"], label, _FIXTURE_FAMILY[r["category"]], r["lang"], f"fixture-{name}-{i}", True))
-    return out + ordinary_chat()
+    return out + ordinary_chat() + trained_sets(folder.parent)
+
+
+def trained_sets(fixtures: Path, names: Sequence[str] = TRAINED_SETS) -> list[Record]:
+    """The notes of the hold-out sets trained on (attacks.jsonl: text, family, lang; benign.jsonl: text, kind, lang):
+    each note its own group, its family or kind named with its set ("scan_holdout6:quoted_attacks"), so a benign kind
+    is held out whole, set by set, when thresholds are set out of fold."""
+    out = []
+    for name in names:
+        for part, label, key in (("attacks", 1, "family"), ("benign", 0, "kind")):
+            for i, line in enumerate((fixtures / name / f"{part}.jsonl").read_text(encoding="utf-8").splitlines()):
+                if line.strip():
+                    r = json.loads(line)
+                    out.append(Record(r["text"], label, f"{name}:{r[key]}", r["lang"], f"{name}-{part}-{i}", True))
+    return out
 
 
 ORDINARY_CAP = 2000
@@ -127,6 +147,11 @@ def splits(records: Sequence[Record], kinds: Sequence[str]) -> Iterator[tuple[st
             for value in sorted({getattr(records[i], key) for i in new}):
                 test = {i for i in new if getattr(records[i], key) == value}
                 yield kind, value, [i for i in range(len(records)) if i not in test], sorted(test)
+    if "sets" in kinds:  # each half of the trained hold-out sets, scanned by a model fitted without it
+        for half in TRAINED_HALVES:
+            test = {i for i, r in enumerate(records) if r.group.split("-")[0] in half}
+            if test:
+                yield "sets", ", ".join(half), [i for i in range(len(records)) if i not in test], sorted(test)
 
 
 def run(records: Sequence[Record], embedder, kinds: Sequence[str] = SPLITS,

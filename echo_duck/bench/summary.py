@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import InvalidInput
 from ..write.scan.calibrate import REFERENCE_SETS
 from .recall_quality import OWN_SET_NAMES, summarise
+from .scanner_splits import TRAINED_SETS
 from .report import LABELS, _fmt, _p, _size
 
 START, END = "<!-- bench-summary:start -->", "<!-- bench-summary:end -->"
@@ -118,7 +119,7 @@ def scanner_rows(scanner: dict) -> list[dict]:
     sets = [r for r in scanner.get("holdouts") or ([scanner["holdout"]] if scanner.get("holdout") else [])
             if "detected" in (r.get("overall") or {})]
     reference = [r for r in sets if Path(r["folder"]).name in REFERENCE_SETS]
-    fresh = [r for r in sets if r not in reference]
+    fresh = [r for r in sets if r not in reference and Path(r["folder"]).name not in TRAINED_SETS]
     if fresh:  # the first says what is measured; the later ones share a row, a value per set
         held, name = fresh[0]["overall"], Path(fresh[0]["folder"]).name
         rows.append({"measure": f"write scanner on `{name}`: {held['attacks']} attacks and {held['benign']} risky-looking "
@@ -133,6 +134,11 @@ def scanner_rows(scanner: dict) -> list[dict]:
         named = " · ".join(names) if len(names) <= 2 else f"{names[0]}…{names[-1]}"
         rows.append({"measure": f"the same on {named} ({sizes})", "unit": "scanner per set",
                      "echo_duck": [list(v) for v in zip(*(_scanner_value(r["overall"]) for r in later))], "peers": []})
+    if "overall" in (splits.get("sets") or {}):  # the hold-out sets trained on, each half held out in turn
+        held = splits["sets"]["overall"]
+        rows.append({"measure": f"the same on `{TRAINED_SETS[0]}`…`{TRAINED_SETS[-1]}` (trained on: each half scanned by "
+                                f"a model fitted without it; {held['attacks']} attacks, {held['benign']} benign notes)",
+                     "unit": "scanner", "echo_duck": _scanner_value(held), "peers": []})
     if reference:  # one row: their attacks were never fitted on, their benign notes set the quarantine threshold
         names = [Path(r["folder"]).name for r in reference]
         benign = sum(r["overall"]["benign"] for r in reference)

@@ -143,20 +143,18 @@ def bench_time(data, as_json):
 @click.option("--chats", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="memories.jsonl[.gz] of a long-chat benchmark (repeatable), e.g. ../shared/bench/locomo/memories.jsonl.")
 @click.option("--chat-limit", type=int, help="Only the first N turns of each --chats file.")
-@click.option("--splits", default="group,family,language", show_default=True,
-              help="Held-out splits: any of group, family, language (empty: none).")
+@click.option("--splits", default="group,family,language,sets", show_default=True,
+              help="Held-out splits: any of group, family, language, sets (each half of the hold-out sets trained on; "
+                   "empty: none).")
 @click.option("--holdout", multiple=True, default=("data_fixtures/scan_holdout", "data_fixtures/scan_holdout2",
                                                   "data_fixtures/scan_holdout3", "data_fixtures/scan_holdout4",
-                                                  "data_fixtures/scan_holdout5", "data_fixtures/scan_holdout6",
-                                                  "data_fixtures/scan_holdout7", "data_fixtures/scan_holdout8",
-                                                  "data_fixtures/scan_holdout9", "data_fixtures/scan_holdout10",
-                                                  "data_fixtures/scan_holdout11", "data_fixtures/scan_holdout12",
-                                                  "data_fixtures/scan_holdout13", "data_fixtures/scan_holdout14"),
+                                                  "data_fixtures/scan_holdout5", "data_fixtures/scan_holdout14",
+                                                  "data_fixtures/scan_holdout15", "data_fixtures/scan_holdout16"),
               show_default=True, help="Folder with attacks.jsonl and benign.jsonl never fitted on (repeatable; '' "
-                                      "alone: none).")
+                                      "alone: none). scan_holdout6-13 are training data (--splits sets measures them).")
 @click.option("--out", type=click.Path(file_okay=False), default="bench-scanner", show_default=True,
               help="Folder for scanner.json and scanner.md.")
-@click.option("--rebuild", is_flag=True, help="Refit the shipped classifier on the whole corpus first (about 2 minutes).")
+@click.option("--rebuild", is_flag=True, help="Refit the shipped classifier on the whole corpus and the trained hold-out sets first (about 3 minutes).")
 @click.option("--json", "as_json", is_flag=True)
 def bench_scanner(corpus, chats, chat_limit, splits, holdout, out, rebuild, as_json):
     """Write scanner: generalisation (held-out groups, families, languages, the hold-out set), real chats,

@@ -8,8 +8,8 @@ score = KNN_WEIGHT × kNN + probe logit. A text is scored as a whole, and so is 
 long benign prefix cannot dilute an instruction. Two thresholds, set by ``fit`` from out-of-fold scores of
 the benign training notes (groups held out whole), turn the score into block / quarantine / pass.
 
-The trained state ships as ``echo_duck/resources/scan/classifier.npz`` (int8 exemplars, probe, thresholds;
-rebuilt by ``echo-duck bench scanner --rebuild``). The model itself loads on the first scan that needs it,
+The trained state ships as ``echo_duck/resources/scan/classifier.npz`` (int8 exemplars, probe, thresholds; fitted
+on data_fixtures/scan_corpus and the read hold-out sets beside it, rebuilt by ``echo-duck bench scanner --rebuild``). The model itself loads on the first scan that needs it,
 never at ``open()``; without the model package installed the rules run alone and say so once.
 """
 
