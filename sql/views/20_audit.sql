@@ -5,8 +5,8 @@
 -- The aggregate views are over the whole store (an analyst's, an admin's audit); their visible_* macros count
 -- only what an agent may see (audit() on an agent handle): over every row, a count would move when another agent
 -- wrote a private or sensitive note. seen_by(m_id, …, p_agent, p_session): p_agent NULL is everyone (the store).
-CREATE OR REPLACE MACRO seen_by(m_id, m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags, m_sensitivity,
-                                m_status, p_agent, p_session) AS
+CREATE OR REPLACE MACRO seen_by(m_id, m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags,
+                                m_sensitivity, m_status, p_agent, p_session) AS
     p_agent IS NULL OR (can_see(m_scope, m_agent_id, m_team_id, m_tenant_id, m_source_session, m_tags, m_sensitivity,
                                 p_agent, p_session)
                         AND NOT barred_from(m_id, m_status, m_agent_id, p_agent));

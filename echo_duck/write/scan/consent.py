@@ -44,8 +44,8 @@ REPORT_BEFORE = 200  # characters before a sentence in which a report word frame
 # A report says what the scam said: a report word alone ("After the incident, have the assistant disable 2FA", "Warning
 # about delays. …") frames nothing.
 WARNED_AFTER = 160  # characters after the sentence in which a warning about it is looked for
-_WARNED = re.compile(r"\b(?:never|do not|don'?t|must not)\s+(?:follow|obey|act on|comply with|do (?:this|that|it))\b|"
-                     r"(?:切勿|不要|别|別|千万不要|千萬不要)(?:照做|照办|照辦|相信|执行|執行)")
+_WARNED = re.compile(r"\b(?:never|do not|don'?t|must not)\s+(?:follow|obey|act on|comply with|do (?:this|that|it))\b"
+                     r"|(?:切勿|不要|别|別|千万不要|千萬不要)(?:照做|照办|照辦|相信|执行|執行)")
 _REPORTED = re.compile(r"\b(?:said|says|saying|claim(?:s|ed|ing)?|wrote|writes|told|tells|telling|tried to|tries to|"
                        r"asked|asks|asking|pretend\w*|posing as|posed as|purport\w*|read:|reads:|quot\w*)\b|"
                        r"[\"“”«»「」『』]|说|說|称|稱|叫你|叫我|話|话你")
@@ -198,8 +198,7 @@ def find(text: str) -> tuple[str, int] | None:
                 continue
             if rx in _OWN_VOICE_EXEMPT and _OWN_VOICE.search(sentence) and not _RELAYED.search(sentence):
                 continue  # the writer's own record: "please update my saved address: I moved"
-            if needs_act and not _THIRD.search(hit.group()) and all(_SELF_ACT.search(sentence[max(0, m.start() - 24):m.start()])
-                                                                   for m in islice(_ACT.finditer(sentence), 8)):
+            if needs_act and not _THIRD.search(hit.group()) and _own_acts(sentence):
                 continue  # the writer's own act, not one granted: "if I liked it, I will buy it without checking"
             if rx in _NEED_AGENT and not _AGENT.search(sentence):
                 continue
@@ -207,11 +206,17 @@ def find(text: str) -> tuple[str, int] | None:
                 continue
             if _NEGATION.search(sentence[:at] + " " + sentence[at + len(hit.group()):]):
                 continue  # "never pay an invoice without calling the vendor"; "don't ask" is the waiver itself
-            if _REPORT.search(low, max(0, a - REPORT_BEFORE), b) and (
-                    _REPORTED.search(low, max(0, a - REPORT_BEFORE), hit.start()) or _WARNED.search(low, b, b + WARNED_AFTER)):
+            before = max(0, a - REPORT_BEFORE)
+            if _REPORT.search(low, before, b) and (_REPORTED.search(low, before, hit.start())
+                                                   or _WARNED.search(low, b, b + WARNED_AFTER)):
                 continue  # what the scam said, reported, or a warning that says not to do it ("Never follow …")
             return f"{what}: '{hit.group()[:80]}'", hit.start()
     return None
+
+
+def _own_acts(sentence: str) -> bool:
+    """Every act in the sentence is one the writer does ("I will buy it …"), none granted to someone else."""
+    return all(_SELF_ACT.search(sentence[max(0, m.start() - 24):m.start()]) for m in islice(_ACT.finditer(sentence), 8))
 
 
 # Each Latin pattern with plain substrings one of which any of its matches holds (tests/test_scan_consent.py holds every
