@@ -415,11 +415,12 @@ def test_sigkill_during_archive_never_loses_or_duplicates_a_memory(tmp_path):
     base = tmp_path / "base.duckdb"
     clock_now = [datetime(2026, 1, 1)]
     with echo_duck.open(base, embedder="hash", now=lambda: clock_now[0], admin=True) as mem:
-        mem.remember_many([dict(content=f"retired service number {i} in rack {i % 40}", type="environment",
-                                importance=0.1) for i in range(2500)])
+        made = mem.remember_many([dict(content=f"retired service number {i} in rack {i % 40}", type="environment",
+                                       importance=0.1) for i in range(2500)])
         mem.remember_many([dict(content=f"live fact {i}", type="user") for i in range(20)])
         clock_now[0] = datetime(2027, 1, 1)
-        assert mem.decay().archived == 2500
+        archived = sum(m.status == "active" for m in made)  # the scanner may hold one for review: never archived
+        assert archived >= 2490 and mem.decay().archived == archived
         expected = live_ids(mem)
     script = tmp_path / "child.py"
     script.write_text(CHILD)
@@ -436,7 +437,7 @@ def test_sigkill_during_archive_never_loses_or_duplicates_a_memory(tmp_path):
             assert child.stdout.readline().strip() == "ready", child.stderr.read()
             if duration is None:  # the first run completes and calibrates the others
                 line = child.stdout.readline().split()
-                assert line[:2] == ["done", "2500"], child.stderr.read()
+                assert line[:2] == ["done", str(archived)], child.stderr.read()
                 duration = float(line[2])
                 outcomes.append("completed")
             else:
@@ -450,7 +451,7 @@ def test_sigkill_during_archive_never_loses_or_duplicates_a_memory(tmp_path):
             outcomes.append(("killed" if child.returncode == -signal.SIGKILL else f"exit {child.returncode}")
                             + f" in state {state_after_crash(db)}")
         check_every_memory_in_exactly_one_place(db, expected)
-    print(f"archive of 2500 rows took {duration:.3f}s; runs: {outcomes}")
+    print(f"archive of {archived} rows took {duration:.3f}s; runs: {outcomes}")
 
 
 # -- compaction --------------------------------------------------------------------------------------
