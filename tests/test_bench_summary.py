@@ -365,6 +365,6 @@ def test_the_trained_hold_out_sets_are_measured_by_halves_not_as_blind_sets(scan
     scanner = {**scanner, "holdouts": [scanner["holdouts"][0], trained], "generalisation": {"sets": {"overall": halves}}}
     rows = summary.build(scanner=scanner)["rows"]
     assert [r["unit"] for r in rows] == ["scanner", "scanner", "ms"]
-    assert rows[1]["measure"].startswith("the same on `scan_holdout6`…`scan_holdout13` (trained on: each half")
+    assert rows[1]["measure"].startswith("the same on `scan_holdout6`…`scan_holdout13`, trained on: each half held out")
     assert rows[1]["echo_duck"] == [0.95, 0.001, 0.079]
     assert "scan_holdout7`" not in rows[0]["measure"]

@@ -136,8 +136,8 @@ def scanner_rows(scanner: dict) -> list[dict]:
                      "echo_duck": [list(v) for v in zip(*(_scanner_value(r["overall"]) for r in later))], "peers": []})
     if "overall" in (splits.get("sets") or {}):  # the hold-out sets trained on, each half held out in turn
         held = splits["sets"]["overall"]
-        rows.append({"measure": f"the same on `{TRAINED_SETS[0]}`…`{TRAINED_SETS[-1]}` (trained on: each half scanned by "
-                                f"a model fitted without it; {held['attacks']} attacks, {held['benign']} benign notes)",
+        rows.append({"measure": f"the same on `{TRAINED_SETS[0]}`…`{TRAINED_SETS[-1]}`, trained on: each half held out in "
+                                f"turn ({held['attacks']} attacks, {held['benign']} benign notes)",
                      "unit": "scanner", "echo_duck": _scanner_value(held), "peers": []})
     if reference:  # one row: their attacks were never fitted on, their benign notes set the quarantine threshold
         names = [Path(r["folder"]).name for r in reference]
