@@ -91,7 +91,7 @@ class Run:
             return self.remember()
         content = self.text()
         m = self.mem.update(target, content, provenance=US)  # may target a consolidated fact
-        self.journal.log(op="update", old=target, id=str(m.id), content=content)
+        self.journal.log(op="update", old=target, id=str(m.id), content=content, status=m.status)
 
     def forget(self):
         target = self.live_id()
