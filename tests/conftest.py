@@ -37,6 +37,21 @@ def clock():
 
 
 @pytest.fixture
+def host(tmp_path):
+    """An admin store on the deterministic embedder: the trusted host application of the trust tests."""
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash") as h:
+        yield h
+
+
+@pytest.fixture
+def red_team(host):
+    """``host`` with team "red": mallory, who may publish to it, and victim."""
+    host.grant(team="red", agent_id="mallory", publish=True)
+    host.grant(team="red", agent_id="victim")
+    return host
+
+
+@pytest.fixture
 def mem(db_path):
     with echo_duck.open(db_path, admin=True) as m:
         yield m

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import pytest
 
-import echo_duck
 from echo_duck.io.importers import import_file
 from echo_duck.write.scan import gate_lines, scan
 
@@ -34,12 +33,6 @@ def _import(agent, tmp_path, section: str, lines) -> None:
     md = tmp_path / "MEMORY.md"
     md.write_text(f"## {section}\n" + "".join(f"- {line}\n" for line in lines), encoding="utf-8")
     import_file(agent, md)
-
-
-@pytest.fixture
-def host(tmp_path):
-    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash") as h:
-        yield h
 
 
 @pytest.mark.parametrize("parts", [HELD, PHRASE])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+
 import pytest
 
 import echo_duck
@@ -13,12 +14,6 @@ from echo_duck import tools
 from echo_duck.errors import PermissionDenied, ProvenanceConflict
 from echo_duck.io.importers import import_file
 from echo_duck.lifecycle.extract import llm_extractor
-
-
-@pytest.fixture
-def host(tmp_path):
-    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash") as h:
-        yield h
 
 
 @pytest.fixture

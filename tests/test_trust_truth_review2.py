@@ -14,12 +14,6 @@ from echo_duck.io.importers import import_file
 from echo_duck.write.scan import gate_lines
 
 
-@pytest.fixture
-def host(tmp_path):
-    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash") as h:
-        yield h
-
-
 def _consolidated_address(coder):
     s = coder.start_session()
     coder.add_message(s, "user", "Remember that my home address is 12 Rosenweg, Berlin.")
