@@ -5,7 +5,7 @@ Rows only for what the inputs hold: per perf size, hybrid recall p50 (query vect
 LanceDB and sqlite-vec + FTS5, the filtered recall against the unfiltered one, and ingest with the
 model in the loop (short and ~500-character texts); per recall set, hybrid R@10 / MRR on the
 held-out questions beside plain BM25 and a plain vector scan; the write scanner on its hold-out set beside its
-corpus held out by family and by language, and its cost per write. Ratios are echo_duck ÷ peer from the
+corpus held out by family and by language, on ordinary chat turns (``--chats``), and its cost per write. Ratios are echo_duck ÷ peer from the
 same run; every number is the input's, rounded for display only.
 """
 
@@ -147,6 +147,12 @@ def scanner_rows(scanner: dict) -> list[dict]:
                                 "threshold): detected per set / blocked / quarantined",
                      "unit": "scanner sets", "echo_duck": [[r["overall"]["detected"] for r in reference], *pooled],
                      "peers": beside if not rows else []})
+    if chats := {Path(path).parent.name or path: r for path, r in (scanner.get("real_chats") or {}).items() if r.get("turns")}:
+        rows.append({"measure": "the same on ordinary chat turns (" + " · ".join(f"{name}, {r['turns']:,}" for name, r
+                                                                                in chats.items()) + "): blocked / quarantined",
+                     "unit": "chat turns", "echo_duck": [[r["blocked"] / r["turns"] for r in chats.values()],
+                                                         [r["quarantined"] / r["turns"] for r in chats.values()]],
+                     "peers": []})
     cost = scanner.get("cost") or {}
     if "single_write_ms_p50" in cost:
         rows.append({"measure": "write scanner CPU per write (model included): one write p50 / in a bulk write",
@@ -166,6 +172,8 @@ def _value(row: dict, value: Any, long: Any = None) -> str:
         return " / ".join(" · ".join("—" if v is None else f"{100 * v:.1f}" for v in values) + "%" for values in value)
     if row["unit"] == "scanner sets":
         return " · ".join(f"{100 * v:.1f}" for v in value[0]) + "% / " + " / ".join(f"{100 * v:.1f}%" for v in value[1:])
+    if row["unit"] == "chat turns":
+        return " / ".join(" · ".join(f"{100 * v:.1f}" for v in values) + "%" for values in value)
     if row["unit"] == "R@10 / MRR":
         return " / ".join(f"{v:.3f}" for v in value)
     return f"{_fmt(value, 1)}{'' if long is None else ' / ' + _fmt(long, 1)} {row['unit']}"
