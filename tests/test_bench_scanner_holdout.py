@@ -83,7 +83,11 @@ def test_a_holdout_folder_without_the_files_is_a_clear_error(tmp_path):
     ("scan_holdout16", 200, 300, 10, ("scan_holdout", "scan_holdout2", "scan_holdout3", "scan_holdout4", "scan_holdout5",
                                       "scan_holdout6", "scan_holdout7", "scan_holdout8", "scan_holdout9",
                                       "scan_holdout10", "scan_holdout11", "scan_holdout12", "scan_holdout13",
-                                      "scan_holdout14", "scan_holdout15"))])
+                                      "scan_holdout14", "scan_holdout15")),
+    ("scan_holdout17", 200, 300, 14, ("scan_holdout", "scan_holdout2", "scan_holdout3", "scan_holdout4", "scan_holdout5",
+                                      "scan_holdout6", "scan_holdout7", "scan_holdout8", "scan_holdout9",
+                                      "scan_holdout10", "scan_holdout11", "scan_holdout12", "scan_holdout13",
+                                      "scan_holdout14", "scan_holdout15", "scan_holdout16", "scan_chat"))])
 def test_later_holdout_sets_are_well_formed_and_disjoint_from_the_earlier_ones_and_the_corpus(name, attacks_n, benign_n,
                                                                                            kinds, earlier):
     folder = SHIPPED.parent / name
@@ -96,3 +100,20 @@ def test_later_holdout_sets_are_well_formed_and_disjoint_from_the_earlier_ones_a
     for path in [*(SHIPPED.parent / "scan_corpus").glob("*.jsonl"), *(p for e in earlier for p in (SHIPPED.parent / e).glob("*.jsonl"))]:
         seen |= {json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
     assert not texts & seen
+
+
+def test_the_ordinary_text_trained_on_and_the_ordinary_notes_held_out_share_nothing():
+    """scan_chat is training data; scan_holdout17's ordinary notes measure what it does to text never seen."""
+    def texts(path):
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    trained = texts(SHIPPED.parent / "scan_chat" / "ordinary.jsonl")
+    held = texts(SHIPPED.parent / "scan_holdout17" / "ordinary.jsonl")
+    assert len(trained) == 1737 and len(held) == 300
+    assert all(set(r) == {"text", "kind", "lang"} for r in trained + held)
+    others = {r["text"] for folder in SHIPPED.parent.glob("scan_*") if folder.name not in ("scan_chat", "scan_holdout17")
+              for path in folder.glob("*.jsonl") for r in texts(path)}
+    held_out = {r["text"] for path in (SHIPPED.parent / "scan_holdout17").glob("*.jsonl") for r in texts(path)}
+    assert len(others) > 15000 and len(held_out) == 800
+    assert not {r["text"] for r in trained} & (others | held_out)
+    assert not {r["text"] for r in held} & (others | {r["text"] for r in trained})

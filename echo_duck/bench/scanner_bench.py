@@ -127,8 +127,26 @@ def holdout(folder: Path) -> dict:
                     for i, r in enumerate(rows)]
     found = Scanner().scan_many([r.text for r in records])
     outcome = {i: "pass" if f is None else f.outcome for i, f in enumerate(found)}
-    return {"folder": str(folder), **scanner_splits.summary(records, outcome),
-            "missed": [r.text[:160] for r, f in zip(records, found) if r.label == 1 and f is None]}
+    report = {"folder": str(folder), **scanner_splits.summary(records, outcome),
+              "missed": [r.text[:160] for r, f in zip(records, found) if r.label == 1 and f is None]}
+    if (folder / "ordinary.jsonl").exists():  # everyday text (text, kind, lang), counted apart from the risky-looking
+        report["ordinary"] = ordinary(folder / "ordinary.jsonl")
+    return report
+
+
+def ordinary(path: Path) -> dict:
+    """How many ordinary notes the shipped scanner blocks and quarantines, in all and per kind."""
+    with open(path, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    found = Scanner().scan_many([r["text"] for r in rows])
+    by_kind: dict[str, dict[str, int]] = {}
+    for r, f in zip(rows, found):
+        counts = by_kind.setdefault(r["kind"], {"notes": 0, "blocked": 0, "quarantined": 0})
+        counts["notes"] += 1
+        if f is not None:
+            counts["blocked" if f.blocked else "quarantined"] += 1
+    return {"notes": len(rows), "blocked": sum(bool(f and f.blocked) for f in found),
+            "quarantined": sum(bool(f and not f.blocked) for f in found), "by_kind": by_kind}
 
 
 def real_chats(paths: Sequence[Path], limit: int | None = None, batch: int = 256) -> dict:
@@ -239,6 +257,10 @@ def markdown(report: dict) -> str:
                   f"{_pct(o.get('false_block'))}, quarantined {_pct(o.get('quarantined'))}.", "",
                   "Per family (attacks) and kind (benign notes):", "", *_table(h["by_family"]), "",
                   "Per language:", "", *_table(h["by_language"]), ""]
+        if o := h.get("ordinary"):
+            lines += [f"Ordinary notes (ordinary.jsonl): {o['notes']}, {o['blocked']} blocked, {o['quarantined']} "
+                      "quarantined; per kind: " + ", ".join(f"{k} {v['blocked'] + v['quarantined']} of {v['notes']}"
+                                                          for k, v in sorted(o["by_kind"].items())) + ".", ""]
     for path, r in report.get("real_chats", {}).items():
         lines += [f"## Real conversation turns: {Path(path).parent.name}", "",
                   f"{r['turns']} turns: {r['blocked']} blocked, {r['quarantined']} quarantined ({r['seconds']} s).", ""]

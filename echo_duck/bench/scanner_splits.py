@@ -6,8 +6,8 @@ the held-out part. Splits: "group" (5 folds of whole groups: an idea and its tra
 both sides), "family" (one family held out: an attack family the classifier never saw, or a benign family
 whose false refusals it was never shown), "language" (one language held out) and "sets" (each half of the hold-out
 sets trained on, TRAINED_SETS: four writers the model never saw). The fixture corpus (attacks.jsonl, benign.jsonl),
-the ordinary chat lines (chatterbot-corpus) and the trained hold-out sets are always training data in the first
-three; their numbers are reported on the train_* files only.
+the ordinary chat lines (chatterbot-corpus, data_fixtures/scan_chat) and the trained hold-out sets are always training
+data in the first three; their numbers are reported on the train_* files only.
 """
 
 from __future__ import annotations
@@ -59,7 +59,18 @@ def load_corpus(folder: Path) -> list[Record]:
             if line.strip():
                 r = json.loads(line)
                 out.append(Record(r["text"], label, _FIXTURE_FAMILY[r["category"]], r["lang"], f"fixture-{name}-{i}", True))
-    return out + ordinary_chat() + trained_sets(folder.parent)
+    return out + ordinary_chat() + own_chat(folder.parent) + trained_sets(folder.parent)
+
+
+def own_chat(fixtures: Path) -> list[Record]:
+    """The ordinary text written for the scanner (data_fixtures/scan_chat/ordinary.jsonl: text, kind, lang): pep talk,
+    an assistant's long replies, users' one-off requests, coworkers' chat. Benign training notes that shape the model
+    but set no threshold, as the chatterbot lines; each its own group. Empty without the file."""
+    path = fixtures / "scan_chat" / "ordinary.jsonl"
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [Record(r["text"], 0, ORDINARY_FAMILY, r["lang"], f"own-chat-{r['kind']}-{i}", True) for i, r in enumerate(rows)]
 
 
 def trained_sets(fixtures: Path, names: Sequence[str] = TRAINED_SETS) -> list[Record]:
@@ -77,6 +88,7 @@ def trained_sets(fixtures: Path, names: Sequence[str] = TRAINED_SETS) -> list[Re
 
 
 ORDINARY_CAP = 2000
+ORDINARY_FAMILY = "ordinary_chat"  # everyday text: shapes the model, sets no threshold (classifier_training)
 
 
 def ordinary_chat(cap: int = ORDINARY_CAP) -> list[Record]:
@@ -100,7 +112,7 @@ def ordinary_chat(cap: int = ORDINARY_CAP) -> list[Record]:
         for k, conversation in enumerate(data.get("conversations") or []):
             for line in conversation or []:
                 if isinstance(line, str) and words(line) >= MIN_WORDS:
-                    found.append(Record(" ".join(line.split()), 0, "ordinary_chat", lang, f"chat-{lang}-{Path(str(f)).stem}-{k}",
+                    found.append(Record(" ".join(line.split()), 0, ORDINARY_FAMILY, lang, f"chat-{lang}-{Path(str(f)).stem}-{k}",
                                         True))
     found = list({r.text: r for r in found}.values())
     step = max(1, len(found) // cap)
@@ -112,9 +124,9 @@ def classifier_training(records: Sequence[Record]) -> tuple[list[str], list[int]
     out with when scored out of fold (train.fit's ``held_whole``): a risky benign note with its whole family, anything
     else with its group."""
     kept = [r for r in records if r.family not in NOT_CLASSIFIER_TRAINING]
-    held = [f"family:{r.family}" if r.label == 0 and r.family != "ordinary_chat" else f"group:{r.group}" for r in kept]
+    held = [f"family:{r.family}" if r.label == 0 and r.family != ORDINARY_FAMILY else f"group:{r.group}" for r in kept]
     return ([r.text for r in kept], [r.label for r in kept], [r.group for r in kept],
-            [r.family != "ordinary_chat" for r in kept], held)
+            [r.family != ORDINARY_FAMILY for r in kept], held)
 
 
 class MemoEmbedder:
@@ -137,7 +149,7 @@ def splits(records: Sequence[Record], kinds: Sequence[str]) -> Iterator[tuple[st
     """(kind, what is held out, training indices, test indices)."""
     new = [i for i, r in enumerate(records) if not r.fixture]
     if "group" in kinds:  # the everyday chat is held out by conversation too: how often ordinary text is refused
-        held = [i for i, r in enumerate(records) if not r.fixture or r.family == "ordinary_chat"]
+        held = [i for i, r in enumerate(records) if not r.fixture or r.family == ORDINARY_FAMILY]
         folds = folds_by_group([records[i].group for i in held])
         for f in range(int(folds.max()) + 1):
             test = {i for i, fold in zip(held, folds) if fold == f}

@@ -147,6 +147,12 @@ def scanner_rows(scanner: dict) -> list[dict]:
                                 "threshold): detected per set / blocked / quarantined",
                      "unit": "scanner sets", "echo_duck": [[r["overall"]["detected"] for r in reference], *pooled],
                      "peers": beside if not rows else []})
+    if plain := [r for r in fresh if (r.get("ordinary") or {}).get("notes")]:
+        named = " · ".join(f"`{Path(r['folder']).name}`" for r in plain)
+        rows.append({"measure": f"the same on the ordinary notes written blind with {named} (" +
+                                " · ".join(str(r["ordinary"]["notes"]) for r in plain) + "): blocked / quarantined",
+                     "unit": "chat turns", "echo_duck": [[r["ordinary"][m] / r["ordinary"]["notes"] for r in plain]
+                                                         for m in ("blocked", "quarantined")], "peers": []})
     if chats := {Path(path).parent.name or path: r for path, r in (scanner.get("real_chats") or {}).items() if r.get("turns")}:
         rows.append({"measure": "the same on ordinary chat turns (" + " · ".join(f"{name}, {r['turns']:,}" for name, r
                                                                                 in chats.items()) + "): blocked / quarantined",

@@ -149,7 +149,8 @@ def bench_time(data, as_json):
 @click.option("--holdout", multiple=True, default=("data_fixtures/scan_holdout", "data_fixtures/scan_holdout2",
                                                   "data_fixtures/scan_holdout3", "data_fixtures/scan_holdout4",
                                                   "data_fixtures/scan_holdout5", "data_fixtures/scan_holdout14",
-                                                  "data_fixtures/scan_holdout15", "data_fixtures/scan_holdout16"),
+                                                  "data_fixtures/scan_holdout15", "data_fixtures/scan_holdout16",
+                                                  "data_fixtures/scan_holdout17"),
               show_default=True, help="Folder with attacks.jsonl and benign.jsonl never fitted on (repeatable; '' "
                                       "alone: none). scan_holdout6-13 are training data (--splits sets measures them).")
 @click.option("--out", type=click.Path(file_okay=False), default="bench-scanner", show_default=True,
