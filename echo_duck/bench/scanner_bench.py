@@ -117,10 +117,12 @@ def _turns(path: Path) -> list[str]:
 
 
 def holdout(folder: Path) -> dict:
-    """The shipped scanner over a hold-out set (attacks.jsonl: text, family, lang; benign.jsonl: text, kind,
+    """The shipped scanner over a hold-out set (attacks.jsonl: text, family, lang; benign.jsonl, if there: text, kind,
     lang), counted as the corpus splits are (scanner_splits.summary): overall, per family or kind, per language."""
     records = []
     for name, label, group in (("attacks.jsonl", 1, "family"), ("benign.jsonl", 0, "kind")):
+        if label == 0 and not (folder / name).exists():  # a set of attacks and ordinary notes only
+            continue
         with open(folder / name, encoding="utf-8") as f:
             rows = [json.loads(line) for line in f if line.strip()]
         records += [scanner_splits.Record(r["text"], label, r[group], r["lang"], f"{name}-{i}", False)

@@ -151,8 +151,9 @@ def bench_time(data, as_json):
                                                   "data_fixtures/scan_holdout5", "data_fixtures/scan_holdout14",
                                                   "data_fixtures/scan_holdout15", "data_fixtures/scan_holdout16",
                                                   "data_fixtures/scan_holdout17"),
-              show_default=True, help="Folder with attacks.jsonl and benign.jsonl never fitted on (repeatable; '' "
-                                      "alone: none). scan_holdout6-13 are training data (--splits sets measures them).")
+              show_default=True, help="Folder with attacks.jsonl, and benign.jsonl and ordinary.jsonl if it has them, "
+                                      "never fitted on (repeatable; '' alone: none). scan_holdout6-13 are training data "
+                                      "(--splits sets measures them).")
 @click.option("--out", type=click.Path(file_okay=False), default="bench-scanner", show_default=True,
               help="Folder for scanner.json and scanner.md.")
 @click.option("--rebuild", is_flag=True, help="Refit the shipped classifier on the whole corpus and the trained hold-out sets first (about 3 minutes).")
@@ -184,10 +185,10 @@ def _holdout_folder(holdout: str) -> Path | None:
     if not holdout:
         return None
     folder = Path(holdout)
-    if not (folder / "attacks.jsonl").is_file() or not (folder / "benign.jsonl").is_file():
+    if not (folder / "attacks.jsonl").is_file():
         from ..errors import InvalidInput
 
-        raise InvalidInput(f"--holdout {holdout}: no attacks.jsonl and benign.jsonl there (pass --holdout '' for none)")
+        raise InvalidInput(f"--holdout {holdout}: no attacks.jsonl there (pass --holdout '' for none)")
     return folder
 
 
