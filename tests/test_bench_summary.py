@@ -384,8 +384,8 @@ def test_ordinary_chat_turns_have_their_own_row(tmp_path, scanner_dir):
     counts = scanner["real_chats"][str(folder / "memories.jsonl")]
     assert counts["turns"] == 3 and counts["blocked"] + counts["quarantined"] >= 1  # the last one is no chat
     rows = summary.build(scanner=scanner)["rows"]
-    [row] = [r for r in rows if r["unit"] == "chat turns"]
-    assert row["measure"] == "the same on ordinary chat turns (locomo, 3): blocked / quarantined"
+    [row] = [r for r in rows if r["unit"] == "held rates"]
+    assert row["measure"] == "its chat turns held (locomo 3): blocked / quarantined"
     assert row["echo_duck"] == [[counts["blocked"] / 3], [counts["quarantined"] / 3]]
     blocked, held = 100 * counts["blocked"] / 3, 100 * counts["quarantined"] / 3
     assert f"| {row['measure']} | {blocked:.1f}% / {held:.1f}% | — |" in summary.build(scanner=scanner)["markdown"]
@@ -414,6 +414,6 @@ def test_a_blind_sets_ordinary_notes_are_counted_apart_and_summarised(tmp_path, 
     scanner = json.loads((scanner_dir / "scanner.json").read_text())
     scanner["holdouts"] = [scanner["holdouts"][0], report]
     [row] = [r for r in summary.build(scanner=scanner)["rows"] if "ordinary notes" in r["measure"]]
-    assert row["measure"] == "the same on the ordinary notes written blind with `holdout40` (3): blocked / quarantined"
+    assert row["measure"] == "its ordinary notes in `holdout40`, written blind (3): blocked / quarantined"
     assert row["echo_duck"] == [[ordinary["blocked"] / 3], [ordinary["quarantined"] / 3]]
     assert "Ordinary notes (ordinary.jsonl): 3," in markdown({**scanner, "holdouts": [report]})

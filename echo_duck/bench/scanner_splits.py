@@ -70,7 +70,8 @@ def own_chat(fixtures: Path) -> list[Record]:
     if not path.exists():
         return []
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [Record(r["text"], 0, ORDINARY_FAMILY, r["lang"], f"own-chat-{r['kind']}-{i}", True) for i, r in enumerate(rows)]
+    return [Record(r["text"], 0, ORDINARY_FAMILY, r["lang"], f"own-chat-{r['kind']}-{i}", True)
+            for i, r in enumerate(rows)]
 
 
 def trained_sets(fixtures: Path, names: Sequence[str] = TRAINED_SETS) -> list[Record]:

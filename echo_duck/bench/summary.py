@@ -5,8 +5,8 @@ Rows only for what the inputs hold: per perf size, hybrid recall p50 (query vect
 LanceDB and sqlite-vec + FTS5, the filtered recall against the unfiltered one, and ingest with the
 model in the loop (short and ~500-character texts); per recall set, hybrid R@10 / MRR on the
 held-out questions beside plain BM25 and a plain vector scan; the write scanner on its hold-out set beside its
-corpus held out by family and by language, on ordinary chat turns (``--chats``), and its cost per write. Ratios are echo_duck ÷ peer from the
-same run; every number is the input's, rounded for display only.
+corpus held out by family and by language, on ordinary notes and chat turns (``--chats``), and its cost per write.
+Ratios are echo_duck ÷ peer from the same run; every number is the input's, rounded for display only.
 """
 
 from __future__ import annotations
@@ -149,16 +149,18 @@ def scanner_rows(scanner: dict) -> list[dict]:
                      "peers": beside if not rows else []})
     if plain := [r for r in fresh if (r.get("ordinary") or {}).get("notes")]:
         named = " · ".join(f"`{Path(r['folder']).name}`" for r in plain)
-        rows.append({"measure": f"the same on the ordinary notes written blind with {named} (" +
-                                " · ".join(str(r["ordinary"]["notes"]) for r in plain) + "): blocked / quarantined",
-                     "unit": "chat turns", "echo_duck": [[r["ordinary"][m] / r["ordinary"]["notes"] for r in plain]
-                                                         for m in ("blocked", "quarantined")], "peers": []})
-    if chats := {Path(path).parent.name or path: r for path, r in (scanner.get("real_chats") or {}).items() if r.get("turns")}:
-        rows.append({"measure": "the same on ordinary chat turns (" + " · ".join(f"{name}, {r['turns']:,}" for name, r
-                                                                                in chats.items()) + "): blocked / quarantined",
-                     "unit": "chat turns", "echo_duck": [[r["blocked"] / r["turns"] for r in chats.values()],
-                                                         [r["quarantined"] / r["turns"] for r in chats.values()]],
-                     "peers": []})
+        sizes = " · ".join(str(r["ordinary"]["notes"]) for r in plain)
+        rows.append({"measure": f"its ordinary notes in {named}, written blind ({sizes}): blocked / quarantined",
+                     "unit": "held rates", "peers": [],
+                     "echo_duck": [[r["ordinary"][m] / r["ordinary"]["notes"] for r in plain]
+                                   for m in ("blocked", "quarantined")]})
+    chats = {Path(path).parent.name or path: r for path, r in (scanner.get("real_chats") or {}).items()
+             if r.get("turns")}
+    if chats:
+        sizes = " · ".join(f"{name} {r['turns']:,}" for name, r in chats.items())
+        rows.append({"measure": f"its chat turns held ({sizes}): blocked / quarantined", "unit": "held rates",
+                     "peers": [],
+                     "echo_duck": [[r[m] / r["turns"] for r in chats.values()] for m in ("blocked", "quarantined")]})
     cost = scanner.get("cost") or {}
     if "single_write_ms_p50" in cost:
         rows.append({"measure": "write scanner CPU per write (model included): one write p50 / in a bulk write",
@@ -178,7 +180,7 @@ def _value(row: dict, value: Any, long: Any = None) -> str:
         return " / ".join(" · ".join("—" if v is None else f"{100 * v:.1f}" for v in values) + "%" for values in value)
     if row["unit"] == "scanner sets":
         return " · ".join(f"{100 * v:.1f}" for v in value[0]) + "% / " + " / ".join(f"{100 * v:.1f}%" for v in value[1:])
-    if row["unit"] == "chat turns":
+    if row["unit"] == "held rates":
         return " / ".join(" · ".join(f"{100 * v:.1f}" for v in values) + "%" for values in value)
     if row["unit"] == "R@10 / MRR":
         return " / ".join(f"{v:.3f}" for v in value)
