@@ -102,11 +102,12 @@ def test_later_holdout_sets_are_well_formed_and_disjoint_from_the_earlier_ones_a
     assert not texts & seen
 
 
+def texts(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def test_the_ordinary_text_trained_on_and_the_ordinary_notes_held_out_share_nothing():
     """scan_chat is training data; scan_holdout17's ordinary notes measure what it does to text never seen."""
-    def texts(path):
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
     trained = texts(SHIPPED.parent / "scan_chat" / "ordinary.jsonl")
     held = texts(SHIPPED.parent / "scan_holdout17" / "ordinary.jsonl")
     assert len(trained) == 1737 and len(held) == 300
@@ -121,9 +122,6 @@ def test_the_ordinary_text_trained_on_and_the_ordinary_notes_held_out_share_noth
 
 @pytest.mark.parametrize("name, attacks_n, ordinary_n", [("scan_holdout18", 150, 0), ("scan_holdout19", 150, 300)])
 def test_the_sets_of_attacks_in_ordinary_styles_are_well_formed_and_new(name, attacks_n, ordinary_n):
-    def texts(path):
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
     folder = SHIPPED.parent / name
     attacks = texts(folder / "attacks.jsonl")
     ordinary = texts(folder / "ordinary.jsonl") if ordinary_n else []

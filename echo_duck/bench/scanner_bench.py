@@ -127,20 +127,21 @@ def holdout(folder: Path) -> dict:
             rows = [json.loads(line) for line in f if line.strip()]
         records += [scanner_splits.Record(r["text"], label, r[group], r["lang"], f"{name}-{i}", False)
                     for i, r in enumerate(rows)]
-    found = Scanner().scan_many([r.text for r in records])
+    scanner = Scanner()
+    found = scanner.scan_many([r.text for r in records])
     outcome = {i: "pass" if f is None else f.outcome for i, f in enumerate(found)}
     report = {"folder": str(folder), **scanner_splits.summary(records, outcome),
               "missed": [r.text[:160] for r, f in zip(records, found) if r.label == 1 and f is None]}
     if (folder / "ordinary.jsonl").exists():  # everyday text (text, kind, lang), counted apart from the risky-looking
-        report["ordinary"] = ordinary(folder / "ordinary.jsonl")
+        report["ordinary"] = ordinary(folder / "ordinary.jsonl", scanner)
     return report
 
 
-def ordinary(path: Path) -> dict:
-    """How many ordinary notes the shipped scanner blocks and quarantines, in all and per kind."""
+def ordinary(path: Path, scanner: Scanner) -> dict:
+    """How many ordinary notes ``scanner`` blocks and quarantines, in all and per kind."""
     with open(path, encoding="utf-8") as f:
         rows = [json.loads(line) for line in f if line.strip()]
-    found = Scanner().scan_many([r["text"] for r in rows])
+    found = scanner.scan_many([r["text"] for r in rows])
     by_kind: dict[str, dict[str, int]] = {}
     for r, f in zip(rows, found):
         counts = by_kind.setdefault(r["kind"], {"notes": 0, "blocked": 0, "quarantined": 0})
