@@ -140,3 +140,37 @@ def test_a_holdout_of_attacks_alone_is_measured(tmp_path):
     report = scanner_bench.holdout(tmp_path)
     assert report["overall"] == {"attacks": 1, "benign": 0, "detected": 1.0, "blocked": report["overall"]["blocked"]}
     assert "ordinary" not in report
+
+
+@pytest.mark.parametrize("name", [f"scan_holdout{n}" for n in range(20, 26)])
+def test_the_sets_of_2026_12_06_are_well_formed_and_new(name):
+    """Four writers' sets (20-23: their ordinary notes are the ordinary calibration reference) and two blind ones (24,
+    25): 60 attacks, 100 attacks written as ordinary chat (family in_style:<style>), 80 risky-looking benign notes, 160
+    ordinary notes each, sharing no text with any other set, the corpus or the training text of scan_chat."""
+    folder = SHIPPED.parent / name
+    attacks, benign, ordinary = (texts(folder / f"{part}.jsonl") for part in ("attacks", "benign", "ordinary"))
+    assert (len(attacks), len(benign), len(ordinary)) == (160, 80, 160)
+    assert all(set(r) == {"text", "family", "lang"} for r in attacks)
+    assert all(set(r) == {"text", "kind", "lang"} for r in benign + ordinary)
+    assert sum(r["family"].startswith("in_style:") for r in attacks) == 100
+    assert len({r["family"] for r in attacks if not r["family"].startswith("in_style:")}) >= 7
+    assert (folder / "README.md").read_text(encoding="utf-8").startswith(f"# {name}")
+    own = {r["text"] for r in attacks + benign + ordinary}
+    assert len(own) == 400
+    others = {r["text"] for other in SHIPPED.parent.glob("scan_*") if other.name != name
+              for path in other.glob("*.jsonl") for r in texts(path)}
+    assert not own & others
+
+
+def test_the_training_text_of_scan_chat_is_read_as_the_corpus_reads_it():
+    """scan_chat's benign files shape the model without setting a threshold; its attacks in everyday styles are
+    attacks, each line its own group."""
+    from echo_duck.bench.scanner_splits import ORDINARY_FAMILY, OWN_ATTACKS, OWN_BENIGN, own_attacks, own_chat
+
+    chat = SHIPPED.parent / "scan_chat"
+    benign, attacks = own_chat(SHIPPED.parent), own_attacks(SHIPPED.parent)
+    assert len(benign) == sum(len(texts(chat / name)) for name in OWN_BENIGN) == 1737 + 500 + 350
+    assert len(attacks) == sum(len(texts(chat / name)) for name in OWN_ATTACKS) == 482 + 350
+    assert {r.label for r in benign} == {0} and {r.family for r in benign} == {ORDINARY_FAMILY}
+    assert {r.label for r in attacks} == {1} and all(r.family.startswith("in_style:") for r in attacks)
+    assert len({r.group for r in benign + attacks}) == len(benign) + len(attacks)

@@ -1,17 +1,20 @@
-"""The quarantine threshold set on a fixed benign reference (echo_duck/write/scan/calibrate.py).
+"""The quarantine threshold set on fixed references (echo_duck/write/scan/calibrate.py).
 
-The threshold is the lowest score at which the whole scanner quarantines at most the rate of the reference notes:
+The threshold is the lowest score at which the whole scanner quarantines at most the rate of the reference notes (and
+of the ordinary ones):
 checked against the scanner's own verdicts, one notch lower must exceed the rate, notes a rule decides are counted
 as the scanner counts them, and the shipped model's threshold is the one its reference gives."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from echo_duck.errors import InvalidInput
-from echo_duck.write.scan.calibrate import REFERENCE_RATE, Reference, reference_notes
+from echo_duck.write.scan.calibrate import (ORDINARY_RATE, REFERENCE_RATE, Reference, ordinary_notes, reference_notes,
+                                           references)
 from echo_duck.write.scan.classifier import Classifier, load_shipped
 from echo_duck.write.scan.train import fit
 from echo_duck.write.scan.verdict import Scanner
@@ -91,6 +94,47 @@ def test_the_shipped_threshold_is_the_one_its_reference_gives():
     from echo_duck.embed.embedder import default_embedder
 
     embedder, shipped = default_embedder(), load_shipped()
-    calibrated = Reference(reference_notes(FIXTURES)).calibrate(shipped, embedder)
+    calibrated = references(FIXTURES).calibrate(shipped, embedder)
     assert calibrated.quarantine == pytest.approx(shipped.quarantine, abs=1e-9)
     assert _held(shipped, embedder, reference_notes(FIXTURES)) <= REFERENCE_RATE * 1061
+    assert _held(shipped, embedder, ordinary_notes(FIXTURES)) <= ORDINARY_RATE * 640
+
+
+ORDINARY = [
+    "Make sure you back up the laptop before the upgrade, then restart it twice and check the printer again.",
+    "Go for it! Send the application tonight and don't let anyone tell you it's too late.",
+    "Please summarise this thread for the team and forward the notes to everyone before Friday.",
+    "Step 1: open Settings. Step 2: choose Accounts. Step 3: remove the old address and save.",
+    "Ignore the noise from the neighbours, it stops at ten; the landlord already sent a reminder.",
+]
+
+
+def test_the_ordinary_reference_holds_the_threshold_up_too():
+    """With the ordinary notes beside the risky ones, the threshold is never lower than the risky reference alone
+    gives, and holds no more ordinary notes than their rate allows (or than the rules and the block threshold hold
+    whatever the quarantine threshold is)."""
+    from dataclasses import replace
+
+    embedder = BatchSensitive()
+    model = fit(*corpus(), embedder)
+    alone = Reference(REFERENCE).calibrate(model, embedder, 0.5)
+    both = Reference(REFERENCE, ordinary=ORDINARY)
+    floor = _held(replace(model, quarantine=model.block), embedder, ORDINARY)
+    for ordinary_rate in (0.0, 0.2, 1.0):
+        calibrated = both.calibrate(model, embedder, 0.5, ordinary_rate)
+        assert alone.quarantine <= calibrated.quarantine <= model.block
+        assert _held(calibrated, embedder, ORDINARY) <= max(ordinary_rate * len(ORDINARY), floor)
+        assert _held(calibrated, embedder, REFERENCE) <= 0.5 * len(REFERENCE)
+    assert both.calibrate(model, embedder, 0.5, 1.0).quarantine == alone.quarantine
+
+
+def test_the_ordinary_reference_is_the_ordinary_notes_of_four_sets_never_trained_on():
+    notes = ordinary_notes(FIXTURES)
+    assert len(notes) == 4 * 160 == len(set(notes))
+    trained = {json.loads(line)["text"] for path in (FIXTURES / "scan_chat").glob("*.jsonl")
+               for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    corpus_texts = {json.loads(line)["text"] for path in (FIXTURES / "scan_corpus").glob("*.jsonl")
+                    for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    assert not set(notes) & (trained | corpus_texts | set(reference_notes(FIXTURES)))
+    with pytest.raises(InvalidInput, match="ordinary.jsonl"):
+        ordinary_notes(FIXTURES, ("scan_holdout",))

@@ -26,7 +26,8 @@ from typing import Callable, Sequence
 
 from ..embed.alone import forget as forget_vectors
 from ..embed.embedder import embedder_by_name
-from ..write.scan.calibrate import REFERENCE_RATE, REFERENCE_SETS, Reference, reference_notes
+from ..write.scan.calibrate import (ORDINARY_RATE, ORDINARY_REFERENCE_SETS, REFERENCE_RATE, REFERENCE_SETS,
+                                    references)
 from ..write.scan.classifier import Classifier, load_shipped
 from ..write.scan.memo import forget as forget_views
 from ..write.scan.verdict import Scanner, redact
@@ -175,7 +176,8 @@ def real_chats(paths: Sequence[Path], limit: int | None = None, batch: int = 256
 
 def rebuild(corpus: Path, out: Path, progress: Callable[[str], None] | None = None) -> dict:
     """Fit the shipped classifier on the whole corpus (write/scan/train.py), set its quarantine threshold on the
-    benign reference beside the corpus (write/scan/calibrate.py), as the saved (int8) model scores, and save it."""
+    risky and ordinary references beside the corpus (write/scan/calibrate.py), as the saved (int8) model scores, and
+    save it."""
     from ..write.scan.classifier import corpus_sha256, load, save
     from ..write.scan.train import fit
 
@@ -187,7 +189,7 @@ def rebuild(corpus: Path, out: Path, progress: Callable[[str], None] | None = No
     embedder = embedder_by_name("use-multilingual")
     model = fit(texts, labels, groups, embedder, calibrate=calibrate, held_whole=held)
     save(model, out, corpus_sha256(texts, labels))
-    model = Reference(reference_notes(corpus.parent)).calibrate(load(out), embedder)
+    model = references(corpus.parent).calibrate(load(out), embedder)
     save(model, out, corpus_sha256(texts, labels))
     return {"notes": len(texts), "attacks": int(sum(labels)), "exemplars": int(len(model.labels)), "block": model.block,
             "quarantine": model.quarantine, "seconds": round(time.perf_counter() - started, 1), "path": str(out),
@@ -202,14 +204,16 @@ def run(corpus: Path, chats: Sequence[Path], kinds: Sequence[str], out: Path, ch
     if kinds:
         records = scanner_splits.load_corpus(corpus)
         reference = None
-        if all((corpus.parent / name / "benign.jsonl").exists() for name in REFERENCE_SETS):
-            say("reading the benign reference the quarantine thresholds are set on")
-            reference = Reference(reference_notes(corpus.parent))
+        if all((corpus.parent / name / "benign.jsonl").exists() for name in REFERENCE_SETS) and all(
+                (corpus.parent / name / "ordinary.jsonl").exists() for name in ORDINARY_REFERENCE_SETS):
+            say("reading the references the quarantine thresholds are set on")
+            reference = references(corpus.parent)
         report["generalisation"] = scanner_splits.run(records, embedder_by_name("use-multilingual"), kinds,
                                                       progress=say, reference=reference)
-        report["generalisation_reference"] = None if reference is None else {"sets": list(REFERENCE_SETS),
-                                                                             "notes": len(reference.notes),
-                                                                             "rate": REFERENCE_RATE}
+        report["generalisation_reference"] = None if reference is None else {
+            "sets": list(REFERENCE_SETS), "notes": len(reference.notes), "rate": REFERENCE_RATE,
+            "ordinary_sets": list(ORDINARY_REFERENCE_SETS), "ordinary_notes": len(reference.ordinary),
+            "ordinary_rate": ORDINARY_RATE}
     if holdout_dirs:
         report["holdouts"] = []
         for folder in holdout_dirs:
@@ -243,7 +247,9 @@ def markdown(report: dict) -> str:
     lines = ["# Write scanner benchmark", ""]
     if ref := report.get("generalisation_reference"):
         lines += [f"Every split's quarantine threshold is set on {ref['notes']} benign reference notes "
-                  f"({', '.join(ref['sets'])}): at most {_pct(ref['rate'])} of them quarantined.", ""]
+                  f"({', '.join(ref['sets'])}): at most {_pct(ref['rate'])} of them quarantined"
+                  + (f", and on {ref['ordinary_notes']} ordinary notes ({', '.join(ref['ordinary_sets'])}): at most "
+                     f"{_pct(ref['ordinary_rate'])}." if ref.get("ordinary_sets") else "."), ""]
     for kind, res in report.get("generalisation", {}).items():
         o = res["overall"]
         lines += [f"## Held out by {kind}", "",
@@ -254,6 +260,8 @@ def markdown(report: dict) -> str:
         o = h["overall"]
         name = Path(h["folder"]).name
         role = ("attacks never fitted on; its benign notes set the quarantine threshold" if name in REFERENCE_SETS
+                else "attacks and benign notes never fitted on; its ordinary notes set the quarantine threshold"
+                if name in ORDINARY_REFERENCE_SETS
                 else "trained on: see the sets split" if name in scanner_splits.TRAINED_SETS else "never fitted on")
         lines += [f"## Hold-out set ({name}: {role})", "",
                   f"Attacks detected {_pct(o.get('detected'))} (blocked {_pct(o.get('blocked'))}); benign blocked "

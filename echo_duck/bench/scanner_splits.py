@@ -59,19 +59,44 @@ def load_corpus(folder: Path) -> list[Record]:
             if line.strip():
                 r = json.loads(line)
                 out.append(Record(r["text"], label, _FIXTURE_FAMILY[r["category"]], r["lang"], f"fixture-{name}-{i}", True))
-    return out + ordinary_chat() + own_chat(folder.parent) + trained_sets(folder.parent)
+    return out + ordinary_chat() + own_chat(folder.parent) + own_attacks(folder.parent) + trained_sets(folder.parent)
+
+
+# Text written for the scanner by helpers that read nothing of echo_duck (data_fixtures/scan_chat): everyday text and
+# risky-looking benign notes that shape the model but set no threshold (as the chatterbot lines), and attacks written
+# in those same everyday styles, without which a model taught that friendly chat is harmless waves through orders
+# dressed as friendly chat (SCANNER.md).
+OWN_BENIGN = ("ordinary.jsonl", "ordinary_work.jsonl", "risky_benign.jsonl")  # text, kind, lang
+OWN_ATTACKS = ("attacks_in_style.jsonl", "attacks_in_style_work.jsonl")  # text, style, payload, lang
 
 
 def own_chat(fixtures: Path) -> list[Record]:
-    """The ordinary text written for the scanner (data_fixtures/scan_chat/ordinary.jsonl: text, kind, lang): pep talk,
-    an assistant's long replies, users' one-off requests, coworkers' chat. Benign training notes that shape the model
-    but set no threshold, as the chatterbot lines; each its own group. Empty without the file."""
-    path = fixtures / "scan_chat" / "ordinary.jsonl"
+    """The benign text written for the scanner (OWN_BENIGN under data_fixtures/scan_chat): pep talk, an assistant's
+    long replies, users' one-off requests, coworkers' chat, work traffic, risky-looking but harmless notes. Benign
+    training notes that shape the model but set no threshold; each its own group. Files that are missing are skipped."""
+    out = []
+    for name in OWN_BENIGN:
+        stem = name.removesuffix(".jsonl").replace("_", "-")
+        out += [Record(r["text"], 0, ORDINARY_FAMILY, r["lang"], f"own-{stem}-{r['kind']}-{i}", True)
+                for i, r in enumerate(_rows(fixtures / "scan_chat" / name))]
+    return out
+
+
+def own_attacks(fixtures: Path) -> list[Record]:
+    """The attacks written in everyday styles (OWN_ATTACKS under data_fixtures/scan_chat): family "in_style:<style>",
+    each its own group."""
+    out = []
+    for name in OWN_ATTACKS:
+        stem = name.removesuffix(".jsonl").replace("_", "-")
+        out += [Record(r["text"], 1, f"in_style:{r['style']}", r["lang"], f"own-{stem}-{i}", True)
+                for i, r in enumerate(_rows(fixtures / "scan_chat" / name))]
+    return out
+
+
+def _rows(path: Path) -> list[dict]:
     if not path.exists():
         return []
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [Record(r["text"], 0, ORDINARY_FAMILY, r["lang"], f"own-chat-{r['kind']}-{i}", True)
-            for i, r in enumerate(rows)]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def trained_sets(fixtures: Path, names: Sequence[str] = TRAINED_SETS) -> list[Record]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from ..write.scan.calibrate import REFERENCE_SETS
+from ..write.scan.calibrate import ORDINARY_REFERENCE_SETS, REFERENCE_SETS
 from .recall_quality import OWN_SET_NAMES, summarise
 from .scanner_splits import TRAINED_SETS
 from .report import LABELS, _fmt, _p, _size
@@ -147,7 +147,9 @@ def scanner_rows(scanner: dict) -> list[dict]:
                                 "threshold): detected per set / blocked / quarantined",
                      "unit": "scanner sets", "echo_duck": [[r["overall"]["detected"] for r in reference], *pooled],
                      "peers": beside if not rows else []})
-    if plain := [r for r in fresh if (r.get("ordinary") or {}).get("notes")]:
+    # the ordinary notes of ORDINARY_REFERENCE_SETS set the threshold: not written blind for it
+    if plain := [r for r in fresh if (r.get("ordinary") or {}).get("notes")
+                 and Path(r["folder"]).name not in ORDINARY_REFERENCE_SETS]:
         named = " · ".join(f"`{Path(r['folder']).name}`" for r in plain)
         sizes = " · ".join(str(r["ordinary"]["notes"]) for r in plain)
         rows.append({"measure": f"its ordinary notes in {named}, written blind ({sizes}): blocked / quarantined",
