@@ -314,6 +314,10 @@ def test_the_scanner_rows_are_the_hold_out_rates_and_the_cost(scanner_dir, perf_
     text = summary.build(scanner={**scanner, "holdouts": [*scanner["holdouts"], third]})["markdown"]
     detected = f"{100 * scanner['holdouts'][1]['overall']['detected']:.1f}"
     assert f"| {detected} · {detected}% / " in text
+    # three or more later sets: the first named whole, the rest by number, gaps shown
+    later_sets = [{**scanner["holdouts"][1], "folder": f"/x/scan_holdout{n}"} for n in (15, 16, 24)]
+    [_, later, _] = summary.build(scanner={**scanner, "holdouts": [scanner["holdouts"][0], *later_sets]})["rows"]
+    assert later["measure"].startswith("the same on `scan_holdout15`, `16`, `24` (")
 
 
 def test_the_sets_whose_benign_notes_set_the_threshold_share_one_row(scanner_dir):

@@ -131,7 +131,7 @@ def scanner_rows(scanner: dict) -> list[dict]:
         sizes = (f"{attacks.pop()} attacks, {'-'.join(map(str, benign[::max(1, len(benign) - 1)]))} benign notes each"
                  if len(attacks) == 1 else
                  "attacks / benign notes: " + " · ".join(f"{r['overall']['attacks']} / {r['overall']['benign']}" for r in later))
-        named = " · ".join(names) if len(names) <= 2 else f"{names[0]}…{names[-1]}"
+        named = " · ".join(names) if len(names) <= 2 else _named_sets([Path(r["folder"]).name for r in later])
         rows.append({"measure": f"the same on {named} ({sizes})", "unit": "scanner per set",
                      "echo_duck": [list(v) for v in zip(*(_scanner_value(r["overall"]) for r in later))], "peers": []})
     if "overall" in (splits.get("sets") or {}):  # the hold-out sets trained on, each half held out in turn
@@ -169,6 +169,14 @@ def scanner_rows(scanner: dict) -> list[dict]:
                      "unit": "ms", "echo_duck": cost["single_write_ms_p50"], "long": cost.get("batch_ms_per_write"),
                      "peers": []})
     return rows
+
+
+def _named_sets(names: list[str]) -> str:
+    """`scan_holdout15`, `16`, `17`, `24`: the first name whole, the others by what follows the common stem."""
+    stem = names[0].rstrip("0123456789")
+    if not all(n.startswith(stem) for n in names):
+        return " · ".join(f"`{n}`" for n in names)
+    return ", ".join([f"`{names[0]}`", *(f"`{n[len(stem):]}`" for n in names[1:])])
 
 
 def _scanner_value(rates: dict) -> list[float | None]:
