@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 from ..embed.alone import forget as forget_vectors
 from ..embed.embedder import embedder_by_name
 from ..write.scan.calibrate import (ORDINARY_RATE, ORDINARY_REFERENCE_SETS, REFERENCE_RATE, REFERENCE_SETS,
-                                    references)
+                                    Reference, reference_notes, references)
 from ..write.scan.classifier import Classifier, load_shipped
 from ..write.scan.memo import forget as forget_views
 from ..write.scan.verdict import Scanner, redact
@@ -204,16 +204,17 @@ def run(corpus: Path, chats: Sequence[Path], kinds: Sequence[str], out: Path, ch
     if kinds:
         records = scanner_splits.load_corpus(corpus)
         reference = None
-        if all((corpus.parent / name / "benign.jsonl").exists() for name in REFERENCE_SETS) and all(
-                (corpus.parent / name / "ordinary.jsonl").exists() for name in ORDINARY_REFERENCE_SETS):
+        if all((corpus.parent / name / "benign.jsonl").exists() for name in REFERENCE_SETS):
             say("reading the references the quarantine thresholds are set on")
-            reference = references(corpus.parent)
+            ordinary = all((corpus.parent / name / "ordinary.jsonl").exists() for name in ORDINARY_REFERENCE_SETS)
+            # a corpus folder of one's own without the ordinary reference: the risky one alone, as before 2026-12-06
+            reference = references(corpus.parent) if ordinary else Reference(reference_notes(corpus.parent))
         report["generalisation"] = scanner_splits.run(records, embedder_by_name("use-multilingual"), kinds,
                                                       progress=say, reference=reference)
         report["generalisation_reference"] = None if reference is None else {
             "sets": list(REFERENCE_SETS), "notes": len(reference.notes), "rate": REFERENCE_RATE,
-            "ordinary_sets": list(ORDINARY_REFERENCE_SETS), "ordinary_notes": len(reference.ordinary),
-            "ordinary_rate": ORDINARY_RATE}
+            **({"ordinary_sets": list(ORDINARY_REFERENCE_SETS), "ordinary_notes": len(reference.ordinary),
+                "ordinary_rate": ORDINARY_RATE} if reference.ordinary else {})}
     if holdout_dirs:
         report["holdouts"] = []
         for folder in holdout_dirs:
