@@ -13,7 +13,7 @@ threshold is set on notes the model is never fitted on, two kinds of them:
 
 The threshold is the lowest score at which the whole scanner (every layer, as ``verdict.decide`` rules) stays within
 both rates. The block threshold stays train.fit's (above every benign training note scored held out by group). Sets
-written later (scan_holdout6 on, and after 2026-12-06 scan_holdout24 and 25) say whether this generalises.
+written later say whether this generalises (scan_holdout6 on for the risky reference; scan_holdout24 and 25 for both).
 """
 
 from __future__ import annotations
