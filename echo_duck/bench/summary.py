@@ -126,12 +126,12 @@ def scanner_rows(scanner: dict) -> list[dict]:
                                 "benign notes written blind: attacks detected / benign blocked / benign quarantined",
                      "unit": "scanner", "echo_duck": _scanner_value(held), "peers": beside})
     if later := fresh[1:]:
-        names = [f"`{Path(r['folder']).name}`" for r in later]
+        names = [Path(r["folder"]).name for r in later]
         attacks, benign = {r["overall"]["attacks"] for r in later}, sorted({r["overall"]["benign"] for r in later})
         sizes = (f"{attacks.pop()} attacks, {'-'.join(map(str, benign[::max(1, len(benign) - 1)]))} benign notes each"
                  if len(attacks) == 1 else
                  "attacks / benign notes: " + " · ".join(f"{r['overall']['attacks']} / {r['overall']['benign']}" for r in later))
-        named = " · ".join(names) if len(names) <= 2 else _named_sets([Path(r["folder"]).name for r in later])
+        named = " · ".join(f"`{n}`" for n in names) if len(names) <= 2 else _named_sets(names)
         rows.append({"measure": f"the same on {named} ({sizes})", "unit": "scanner per set",
                      "echo_duck": [list(v) for v in zip(*(_scanner_value(r["overall"]) for r in later))], "peers": []})
     if "overall" in (splits.get("sets") or {}):  # the hold-out sets trained on, each half held out in turn
