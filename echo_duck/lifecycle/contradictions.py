@@ -39,6 +39,13 @@ from .verify import Verdict, heuristic_verifier
 
 Verifier = Callable[[Any, Any], Verdict]
 CANDIDATE_LIMIT = 20
+# The vector neighbours are sought among the memories the new one may dispute (contradiction_candidates: active, both
+# authors may see the other's): the nearest CANDIDATE_LIMIT of the whole store let memories its writer cannot see
+# (another agent's private notes) crowd out the visible ones, and whether a dispute was found then told the writer
+# they exist. So when the nearest CANDIDATE_LIMIT + 1 give fewer candidates and there are more neighbours above the
+# threshold, the search is run once more for the nearest NEIGHBOUR_CAP (a search costs the same for any n: the scan
+# of the whole matrix, not the selection).
+NEIGHBOUR_CAP = 2000
 
 
 @dataclass(frozen=True)
@@ -90,9 +97,7 @@ class ContradictionChecker:
                     continue
                 settings = {n: self.db.setting(n) for n in
                             ("contradiction_similarity", "contradiction_min_confidence", "contradiction_auto_confidence")}
-                neighbours = self._neighbours(memory_id, settings["contradiction_similarity"])
-                candidates = self.db.dicts("contradiction_candidates", id=memory_id, neighbours=neighbours,
-                                           limit=CANDIDATE_LIMIT, apart=together)
+                candidates = self._candidates(memory_id, settings["contradiction_similarity"], together)
             me = Memory.from_row(me_row)
             for row in candidates:
                 other = Memory.from_row(row)
@@ -172,18 +177,31 @@ class ContradictionChecker:
         except Exception:  # a broken verifier must not break the write that triggered it
             return heuristic_verifier(a, b)
 
-    def _neighbours(self, memory_id: str, threshold: float) -> str | None:
+    def _candidates(self, memory_id: str, threshold: float, together: str) -> list[dict]:
+        """The memories ``memory_id`` may contradict (same key or tag, or a vector neighbour at ``threshold``), at
+        most CANDIDATE_LIMIT; the neighbours among those it may dispute, not among the whole store (NEIGHBOUR_CAP)."""
+        for n in (CANDIDATE_LIMIT + 1, NEIGHBOUR_CAP):
+            neighbours, exhausted = self._neighbours(memory_id, threshold, n)
+            rows = self.db.dicts("contradiction_candidates", id=memory_id, neighbours=neighbours,
+                                 limit=CANDIDATE_LIMIT, apart=together)
+            if exhausted or len(rows) >= CANDIDATE_LIMIT:
+                break
+        return rows
+
+    def _neighbours(self, memory_id: str, threshold: float, n: int) -> tuple[str | None, bool]:
+        """The ids of the ``n`` nearest memories at ``threshold`` or above (a list literal), and whether there are no
+        more of them."""
         index = self.indexer.vectors
         if index is None:
-            return None
+            return None, True
         vector = self.db.scalar("vector_of", id=memory_id, model_id=index.model_id)
         if vector is None:
-            return None
+            return None, True
         import numpy as np
 
-        ids, sims = index.search(np.asarray(vector, dtype=np.float32), CANDIDATE_LIMIT + 1)
+        ids, sims = index.search(np.asarray(vector, dtype=np.float32), n)
         close = [i for i, s in zip(ids, sims) if s >= threshold and i != str(memory_id)]
-        return "[" + ",".join(close) + "]"
+        return "[" + ",".join(close) + "]", len(ids) < n or bool(sims[-1] < threshold)
 
     def _may_decide(self, caller: Caller, row: dict) -> None:
         """One of the two owners, or an admin, decides a contradiction."""
