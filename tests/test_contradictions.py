@@ -88,6 +88,21 @@ def test_memories_the_writer_cannot_see_do_not_crowd_out_the_ones_it_may_dispute
     assert disputes(30, db_path.with_name("crowded.duckdb")) == expected
 
 
+def test_a_writer_cannot_pad_the_store_to_keep_its_claim_from_a_teammates_fact(db_path, clock):
+    """Its own private near-copies of a claim are candidates too; another author's memories come first."""
+    recorder = Recorder()
+    with echo_duck.open(db_path, now=clock, embedder="hash", admin=True, verifier=recorder) as host:
+        host.grant(team="red", agent_id="writer", publish=True)
+        host.grant(team="red", agent_id="owner", publish=True)
+        owner, writer = host.for_agent("owner", team_id="red"), host.for_agent("writer", team_id="red")
+        owner.remember("The office closes at 6pm on weekdays", type="environment", scope="team", team_id="red")
+        for i in range(30):
+            writer.remember(f"The office closes at 9pm on weekdays ({i})", type="environment")
+        recorder.take()
+        writer.remember("The office closes at 9pm on weekdays", type="environment", scope="team", team_id="red")
+        assert ("The office closes at 6pm on weekdays", "The office closes at 9pm on weekdays") in recorder.take()
+
+
 def test_vector_neighbour_threshold_is_the_contradiction_similarity_setting(db_path, clock):
     recorder = Recorder()
     with open_store(db_path, clock, verifier=recorder) as mem:

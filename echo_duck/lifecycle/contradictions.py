@@ -42,9 +42,10 @@ CANDIDATE_LIMIT = 20
 # The vector neighbours are sought among the memories the new one may dispute (contradiction_candidates: active, both
 # authors may see the other's): the nearest CANDIDATE_LIMIT of the whole store let memories its writer cannot see
 # (another agent's private notes) crowd out the visible ones, and whether a dispute was found then told the writer
-# they exist. So when the nearest CANDIDATE_LIMIT + 1 give fewer candidates and there are more neighbours above the
-# threshold, the search is run once more for the nearest NEIGHBOUR_CAP (a search costs the same for any n: the scan
-# of the whole matrix, not the selection).
+# they exist; an agent's own private near-copies of its claim did the same to a teammate's fact. So when more than
+# the nearest CANDIDATE_LIMIT + 1 pass the similarity threshold, the search is run once more for the nearest
+# NEIGHBOUR_CAP (a search costs the same for any n: the scan of the whole matrix, not the selection), and the query
+# reads another author's memories first.
 NEIGHBOUR_CAP = 2000
 
 
@@ -179,12 +180,13 @@ class ContradictionChecker:
 
     def _candidates(self, memory_id: str, threshold: float, together: str) -> list[dict]:
         """The memories ``memory_id`` may contradict (same key or tag, or a vector neighbour at ``threshold``), at
-        most CANDIDATE_LIMIT; the neighbours among those it may dispute, not among the whole store (NEIGHBOUR_CAP)."""
+        most CANDIDATE_LIMIT, other authors' first; the neighbours among the nearest NEIGHBOUR_CAP when the nearest
+        CANDIDATE_LIMIT + 1 all pass the threshold."""
         for n in (CANDIDATE_LIMIT + 1, NEIGHBOUR_CAP):
             neighbours, exhausted = self._neighbours(memory_id, threshold, n)
             rows = self.db.dicts("contradiction_candidates", id=memory_id, neighbours=neighbours,
                                  limit=CANDIDATE_LIMIT, apart=together)
-            if exhausted or len(rows) >= CANDIDATE_LIMIT:
+            if exhausted:
                 break
         return rows
 

@@ -34,7 +34,9 @@ WHERE o.id <> me.id AND o.status = 'active'
        OR o.id IN (SELECT unnest(CAST($neighbours AS VARCHAR)::UUID[])))
   AND NOT EXISTS (SELECT 1 FROM contradictions c
                   WHERE (c.memory_a = o.id AND c.memory_b = me.id) OR (c.memory_a = me.id AND c.memory_b = o.id))
-ORDER BY same_key DESC, o.updated_at DESC, o.id
+-- another author's memories first: an agent's own near-copies of its claim must not push a teammate's fact out of the
+-- candidates the check reads
+ORDER BY same_key DESC, o.agent_id = me.agent_id, o.updated_at DESC, o.id
 LIMIT $limit;
 
 -- name: vector_of
