@@ -421,3 +421,9 @@ def test_a_blind_sets_ordinary_notes_are_counted_apart_and_summarised(tmp_path, 
     assert row["measure"] == "its ordinary notes in `holdout40`, written blind (3): blocked / quarantined"
     assert row["echo_duck"] == [[ordinary["blocked"] / 3], [ordinary["quarantined"] / 3]]
     assert "Ordinary notes (ordinary.jsonl): 3," in markdown({**scanner, "holdouts": [report]})
+
+
+def test_equal_sizes_of_neighbouring_hold_out_sets_are_said_once():
+    sizes = ["200 / 300"] * 3 + ["160 / 80"] * 6 + ["200 / 300"]
+    assert summary._runs(sizes) == "200 / 300 (×3) · 160 / 80 (×6) · 200 / 300"
+    assert summary._runs(["1 / 1", "2 / 2"]) == "1 / 1 · 2 / 2"

@@ -130,7 +130,7 @@ def scanner_rows(scanner: dict) -> list[dict]:
         attacks, benign = {r["overall"]["attacks"] for r in later}, sorted({r["overall"]["benign"] for r in later})
         sizes = (f"{attacks.pop()} attacks, {'-'.join(map(str, benign[::max(1, len(benign) - 1)]))} benign notes each"
                  if len(attacks) == 1 else
-                 "attacks / benign notes: " + " · ".join(f"{r['overall']['attacks']} / {r['overall']['benign']}" for r in later))
+                 "attacks / benign notes: " + _runs([f"{r['overall']['attacks']} / {r['overall']['benign']}" for r in later]))
         named = " · ".join(f"`{n}`" for n in names) if len(names) <= 2 else _named_sets(names)
         rows.append({"measure": f"the same on {named} ({sizes})", "unit": "scanner per set",
                      "echo_duck": [list(v) for v in zip(*(_scanner_value(r["overall"]) for r in later))], "peers": []})
@@ -177,6 +177,17 @@ def _named_sets(names: list[str]) -> str:
     if not all(n.startswith(stem) for n in names):
         return " · ".join(f"`{n}`" for n in names)
     return ", ".join([f"`{names[0]}`", *(f"`{n[len(stem):]}`" for n in names[1:])])
+
+
+def _runs(sizes: list[str]) -> str:
+    """200 / 300 (×3) · 160 / 80 (×6): equal sizes of neighbouring sets said once."""
+    runs: list[list] = []
+    for size in sizes:
+        if runs and runs[-1][0] == size:
+            runs[-1][1] += 1
+        else:
+            runs.append([size, 1])
+    return " · ".join(size if n == 1 else f"{size} (×{n})" for size, n in runs)
 
 
 def _scanner_value(rates: dict) -> list[float | None]:
