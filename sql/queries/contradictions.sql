@@ -10,9 +10,7 @@ FROM memories o, me
 WHERE o.id <> me.id AND o.status = 'active'
   -- $apart: memories written together (one imported file) are checked against the store, not one another: their
   -- order in the file, not a shared timestamp, says which came later
-  -- (IN over the unnested list, a hash join: list_contains reads the whole list for every row, ~1 s for 2,000 ids
-  -- against 100k memories)
-  AND o.id NOT IN (SELECT unnest(CAST($apart AS VARCHAR)::UUID[]))
+  AND NOT list_contains(CAST($apart AS VARCHAR)::UUID[], o.id)
   AND o.tier <> 'episodic' AND me.tier <> 'episodic'  -- an episode records what happened; it states no fact
   -- the same scope (and team or tenant), or one agent's own memories in any two scopes (an imported private note
   -- against the fact it published to its team: recorded, never settled automatically, _record)
@@ -31,7 +29,7 @@ WHERE o.id <> me.id AND o.status = 'active'
               o.agent_id, o.source_session)
   AND ((o.key IS NOT NULL AND me.key IS NOT NULL AND jaro_winkler_similarity(o.key, me.key) >= 0.9)
        OR len(list_intersect(o.tags, me.tags)) > 0
-       OR o.id IN (SELECT unnest(CAST($neighbours AS VARCHAR)::UUID[])))
+       OR list_contains(CAST($neighbours AS VARCHAR)::UUID[], o.id))
   AND NOT EXISTS (SELECT 1 FROM contradictions c
                   WHERE (c.memory_a = o.id AND c.memory_b = me.id) OR (c.memory_a = me.id AND c.memory_b = o.id))
 -- another author's memories first: an agent's own near-copies of its claim must not push a teammate's fact out of the
