@@ -305,7 +305,7 @@ def test_the_scanner_rows_are_the_hold_out_rates_and_the_cost(scanner_dir, perf_
     scanner["generalisation"] = {"family": {"overall": {"detected": 0.5, "false_block": 0.0, "quarantined": 0.08}}}
     [first, second, _] = summary.build(scanner=scanner)["rows"]
     assert second["peers"] == []
-    assert first["peers"] == [{"peer": "its corpus, families held out whole", "value": [0.5, 0.0, 0.08]}]
+    assert first["peers"] == [{"peer": "corpus families held out", "value": [0.5, 0.0, 0.08]}]
     # two later sets share their row, a value per set
     third = {**scanner["holdouts"][1], "folder": "/x/holdout30"}
     [_, later, _] = summary.build(scanner={**scanner, "holdouts": [*scanner["holdouts"], third]})["rows"]

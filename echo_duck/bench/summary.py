@@ -114,7 +114,7 @@ def scanner_rows(scanner: dict) -> list[dict]:
     """The hold-out set (never fitted on) beside the corpus held out by family and by language, and the cost."""
     rows = []
     splits = scanner.get("generalisation") or {}
-    beside = [{"peer": f"its corpus, {label} held out whole", "value": _scanner_value(splits[kind]["overall"])}
+    beside = [{"peer": f"corpus {label} held out", "value": _scanner_value(splits[kind]["overall"])}
               for kind, label in (("family", "families"), ("language", "languages")) if "overall" in (splits.get(kind) or {})]
     sets = [r for r in scanner.get("holdouts") or ([scanner["holdout"]] if scanner.get("holdout") else [])
             if "detected" in (r.get("overall") or {})]
@@ -150,8 +150,9 @@ def scanner_rows(scanner: dict) -> list[dict]:
     # the ordinary notes of ORDINARY_REFERENCE_SETS set the threshold: not written blind for it
     if plain := [r for r in fresh if (r.get("ordinary") or {}).get("notes")
                  and Path(r["folder"]).name not in ORDINARY_REFERENCE_SETS]:
-        named = " · ".join(f"`{Path(r['folder']).name}`" for r in plain)
-        sizes = " · ".join(str(r["ordinary"]["notes"]) for r in plain)
+        names = [Path(r["folder"]).name for r in plain]
+        named = " · ".join(f"`{n}`" for n in names) if len(names) <= 2 else _named_sets(names)
+        sizes = _runs([str(r["ordinary"]["notes"]) for r in plain])
         rows.append({"measure": f"its ordinary notes in {named}, written blind ({sizes}): blocked / quarantined",
                      "unit": "held rates", "peers": [],
                      "echo_duck": [[r["ordinary"][m] / r["ordinary"]["notes"] for r in plain]
