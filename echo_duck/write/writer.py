@@ -33,8 +33,6 @@ UPDATABLE = ("content", "type", "key", "tags", "entities", "scope", "team_id", "
 
 
 _NAMING = ("key", "source_session", "source_refs")  # ids the snapshot and the tools show beside the content
-_SOURCES = ("source_session", "source_refs")
-_PLAIN_ID = re.compile(r"[\w.:/#@+=-]{1,128}", re.ASCII)  # "session_3", "message:<uuid>", a path or URL: no sentence
 _HAN_OR_SPACE = re.compile(r"[\s\u3400-\u9fff]")
 
 
@@ -224,7 +222,7 @@ class Writer:
                   for name, value in (("content", spec.content), ("key", spec.key or ""), ("tags", " ".join(spec.tags)),
                                       ("entities", " ".join(spec.entities)), ("source_session", spec.source_session or ""),
                                       *(("source_refs", ref) for ref in spec.source_refs))
-                  if value and not (name in _SOURCES and _PLAIN_ID.fullmatch(value))]
+                  if value]  # a plain id too: "ghp_…", "aws_secret_access_key=…" and words_joined_by_underscores are ids
         stated = [stated_rule(caller, spec) for spec in specs]
         users = [user_states(caller, spec) for spec in specs]
         index = self.indexer.vectors  # its model may reuse the scanner's vector of a content (embedded once)
