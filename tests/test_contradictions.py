@@ -66,41 +66,36 @@ def test_candidates_are_key_family_shared_tags_and_vector_neighbours(db_path, cl
         assert mem.contradictions(None) == []  # the verifier said no: nothing recorded
 
 
+FACT, CLAIM = "The office closes at 6pm on weekdays", "The office closes at 9pm on weekdays"
+
+
+def team_claim_checked_against(path, clock, copies: int, copier: str) -> set[tuple[str, str]]:
+    """The pairs the check verifies when agent "writer" states CLAIM to team red, where agent "owner" stated FACT,
+    after ``copier`` ("owner" or "writer") wrote ``copies`` private near-copies of CLAIM."""
+    recorder = Recorder()
+    with echo_duck.open(path, now=clock, embedder="hash", admin=True, verifier=recorder) as host:
+        host.grant(team="red", agent_id="writer", publish=True)
+        host.grant(team="red", agent_id="owner", publish=True)
+        agents = {name: host.for_agent(name, team_id="red") for name in ("owner", "writer")}
+        agents["owner"].remember(FACT, type="environment", scope="team", team_id="red")
+        for i in range(copies):  # private: only their author sees them
+            agents[copier].remember(f"{CLAIM} ({i})", type="environment")
+        recorder.take()
+        agents["writer"].remember(CLAIM, type="environment", scope="team", team_id="red")
+        return recorder.take()
+
+
 def test_memories_the_writer_cannot_see_do_not_crowd_out_the_ones_it_may_dispute(db_path, clock):
     """The vector neighbours are sought among the memories the writer may dispute: another agent's private notes
     close to the new claim neither hide a visible team fact from the check nor, by doing so, tell the writer they
     exist (the nearest 21 of the whole store once held only the hidden notes)."""
-    def disputes(hidden: int, path) -> set[tuple[str, str]]:
-        recorder = Recorder()
-        with echo_duck.open(path, now=clock, embedder="hash", admin=True, verifier=recorder) as host:
-            host.grant(team="red", agent_id="writer", publish=True)
-            host.grant(team="red", agent_id="owner", publish=True)
-            owner, writer = host.for_agent("owner", team_id="red"), host.for_agent("writer", team_id="red")
-            owner.remember("The office closes at 6pm on weekdays", type="environment", scope="team", team_id="red")
-            for i in range(hidden):  # the owner's private notes: the writer never sees them
-                owner.remember(f"The office closes at 9pm on weekdays ({i})", type="environment")
-            recorder.take()
-            writer.remember("The office closes at 9pm on weekdays", type="environment", scope="team", team_id="red")
-            return recorder.take()
-
-    expected = {("The office closes at 6pm on weekdays", "The office closes at 9pm on weekdays")}
-    assert disputes(0, db_path) == expected
-    assert disputes(30, db_path.with_name("crowded.duckdb")) == expected
+    assert team_claim_checked_against(db_path, clock, 0, "owner") == {(FACT, CLAIM)}
+    assert team_claim_checked_against(db_path.with_name("crowded.duckdb"), clock, 30, "owner") == {(FACT, CLAIM)}
 
 
 def test_a_writer_cannot_pad_the_store_to_keep_its_claim_from_a_teammates_fact(db_path, clock):
     """Its own private near-copies of a claim are candidates too; another author's memories come first."""
-    recorder = Recorder()
-    with echo_duck.open(db_path, now=clock, embedder="hash", admin=True, verifier=recorder) as host:
-        host.grant(team="red", agent_id="writer", publish=True)
-        host.grant(team="red", agent_id="owner", publish=True)
-        owner, writer = host.for_agent("owner", team_id="red"), host.for_agent("writer", team_id="red")
-        owner.remember("The office closes at 6pm on weekdays", type="environment", scope="team", team_id="red")
-        for i in range(30):
-            writer.remember(f"The office closes at 9pm on weekdays ({i})", type="environment")
-        recorder.take()
-        writer.remember("The office closes at 9pm on weekdays", type="environment", scope="team", team_id="red")
-        assert ("The office closes at 6pm on weekdays", "The office closes at 9pm on weekdays") in recorder.take()
+    assert (FACT, CLAIM) in team_claim_checked_against(db_path, clock, 30, "writer")
 
 
 def test_vector_neighbour_threshold_is_the_contradiction_similarity_setting(db_path, clock):
