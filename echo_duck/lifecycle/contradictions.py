@@ -42,11 +42,11 @@ CANDIDATE_LIMIT = 20
 # The vector neighbours are sought among the memories the new one may dispute (contradiction_candidates: active, both
 # authors may see the other's): the nearest CANDIDATE_LIMIT of the whole store let memories its writer cannot see
 # (another agent's private notes) crowd out the visible ones, and whether a dispute was found then told the writer
-# they exist; an agent's own private near-copies of its claim did the same to a teammate's fact. So when more than
-# the nearest CANDIDATE_LIMIT + 1 pass the similarity threshold, the search is run once more for the nearest
-# NEIGHBOUR_CAP, and the query reads another author's memories first. The cap bounds the query's cost (it matches
-# the list against every memory: 200 ids, ~80 ms at 100k memories); a writer would need that many hidden
-# near-copies around its claim to notice them.
+# they exist; an agent's own private near-copies of its claim did the same to a teammate's fact. So the search reads
+# the nearest NEIGHBOUR_CAP (a search costs one scan of the matrix whatever n is; only those above the similarity
+# threshold are kept), and the query reads another author's memories first. The cap bounds the query's cost (it
+# matches the list against every memory: 200 ids, ~80 ms at 100k memories, when 200 pass the threshold); a writer
+# would need that many hidden near-copies around its claim to notice them.
 NEIGHBOUR_CAP = 200
 
 
@@ -180,29 +180,24 @@ class ContradictionChecker:
             return heuristic_verifier(a, b)
 
     def _candidates(self, memory_id: str, threshold: float, together: str) -> list[dict]:
-        """The memories ``memory_id`` may contradict (same key or tag, or a vector neighbour at ``threshold``), at
-        most CANDIDATE_LIMIT, other authors' first; the neighbours among the nearest NEIGHBOUR_CAP when the nearest
-        CANDIDATE_LIMIT + 1 all pass the threshold."""
-        neighbours, exhausted = self._neighbours(memory_id, threshold, CANDIDATE_LIMIT + 1)
-        if not exhausted:
-            neighbours, _ = self._neighbours(memory_id, threshold, NEIGHBOUR_CAP)
-        return self.db.dicts("contradiction_candidates", id=memory_id, neighbours=neighbours, limit=CANDIDATE_LIMIT,
-                             apart=together)
+        """The memories ``memory_id`` may contradict (same key or tag, or one of its NEIGHBOUR_CAP nearest at
+        ``threshold`` or above), at most CANDIDATE_LIMIT, other authors' first."""
+        return self.db.dicts("contradiction_candidates", id=memory_id, neighbours=self._neighbours(memory_id, threshold),
+                             limit=CANDIDATE_LIMIT, apart=together)
 
-    def _neighbours(self, memory_id: str, threshold: float, n: int) -> tuple[str | None, bool]:
-        """The ids of the ``n`` nearest memories at ``threshold`` or above (a list literal), and whether there are no
-        more of them."""
+    def _neighbours(self, memory_id: str, threshold: float) -> str | None:
+        """The ids of the NEIGHBOUR_CAP nearest memories at ``threshold`` or above, as a list literal."""
         index = self.indexer.vectors
         if index is None:
-            return None, True
+            return None
         vector = self.db.scalar("vector_of", id=memory_id, model_id=index.model_id)
         if vector is None:
-            return None, True
+            return None
         import numpy as np
 
-        ids, sims = index.search(np.asarray(vector, dtype=np.float32), n)
+        ids, sims = index.search(np.asarray(vector, dtype=np.float32), NEIGHBOUR_CAP)
         close = [i for i, s in zip(ids, sims) if s >= threshold and i != str(memory_id)]
-        return "[" + ",".join(close) + "]", len(ids) < n or bool(sims[-1] < threshold)
+        return "[" + ",".join(close) + "]"
 
     def _may_decide(self, caller: Caller, row: dict) -> None:
         """One of the two owners, or an admin, decides a contradiction."""
