@@ -95,3 +95,32 @@ def test_tables_are_commented_for_analysts(mem):
     for table in ("memories", "memory_vectors", "sessions", "messages", "episodes", "contradictions",
                   "memory_events", "blocked_writes", "memberships", "settings"):
         assert comments.get(table), f"table {table} has no COMMENT"
+
+
+def test_schema_8_sessions_are_rekeyed_by_agent_and_keep_their_messages(db_path):
+    """0009 rebuilds sessions, messages and consolidation_jobs keyed by (agent, id); nothing is lost."""
+    con = connect(db_path)
+    con.execute(sqlfiles.query("create_schema_version").sql)
+    for migration in sqlfiles.migrations():
+        if migration.version > 8:
+            break
+        con.execute(migration.sql)
+        con.execute("INSERT INTO schema_version VALUES (?, ?, ?, now()::TIMESTAMP)",
+                    [migration.version, migration.name, migration.checksum])
+    con.execute("""INSERT INTO sessions VALUES ('chat-1', 'alice', 'Release plan', TIMESTAMP '2026-01-01 09:00',
+                                                TIMESTAMP '2026-01-01 09:05', NULL, NULL)""")
+    con.execute("""INSERT INTO messages VALUES (uuid(), 'chat-1', 1, 'user', 'Release plan first', TIMESTAMP '2026-01-01 09:00'),
+                                               (uuid(), 'chat-1', 2, 'assistant', 'Noted', TIMESTAMP '2026-01-01 09:05'),
+                                               (uuid(), 'gone', 1, 'user', 'orphan', TIMESTAMP '2026-01-01 09:00')""")
+    con.execute("""INSERT INTO consolidation_jobs (session_id, agent_id, status, requested_at, next_attempt_at)
+                   VALUES ('chat-1', 'alice', 'pending', TIMESTAMP '2026-01-01 10:00', TIMESTAMP '2026-01-01 10:00')""")
+    con.close()
+    with echo_duck.open(db_path, admin=True, embedder="hash") as host:
+        assert host.schema_version == current_version()
+        alice, bob = host.for_agent("alice"), host.for_agent("bob")
+        assert [(m.seq, m.content) for m in alice.messages("chat-1")] == [(1, "Release plan first"), (2, "Noted")]
+        assert alice.session("chat-1").title == "Release plan"
+        assert host.sql("SELECT agent_id FROM messages WHERE session_id = 'gone'").item() == ""
+        assert [j["session_id"] for j in alice.jobs()] == ["chat-1"]
+        bob.add_message("chat-1", "user", "bob's own chat-1")
+        assert [m.seq for m in bob.messages("chat-1")] == [1] and len(alice.messages("chat-1")) == 2

@@ -84,7 +84,7 @@ class Consolidator:
         # Done only when the whole run finished (consolidated_at is set last); a run that failed after
         # storing its episode is redone, reusing that episode, and its facts are idempotent by key.
         with self.db.reading():
-            previous = self.db.dict("episode_of_session", session_id=session_id)
+            previous = self.db.dict("episode_of_session", agent_id=self.caller.agent_id, session_id=session_id)
         if info.consolidated_at is not None and info.consolidated_at >= info.last_message_at:
             return ConsolidationReport(session_id, previous and str(previous["id"]), skipped="already consolidated")
         working = self._working.pop(session_id, [])
@@ -141,7 +141,8 @@ class Consolidator:
         # agents' memories, least of all by a clock of its own.
         decayed = lifecycle.decay(self.db, self.caller, self.clock()).archived if self.caller.admin else 0
         with self.db.transaction("marking the session consolidated"):
-            self.db.run("mark_session_consolidated", session_id=session_id, now=self.clock())
+            self.db.run("mark_session_consolidated", agent_id=self.caller.agent_id, session_id=session_id,
+                        now=self.clock())
         return ConsolidationReport(session_id, str(episode_id), len(stored), pending, len(rejections), len(found),
                                    decayed, rejections=tuple(rejections))
 
@@ -235,16 +236,16 @@ class JobQueue:
         results = []
         for session_id in due:
             with self.db.transaction("claiming a consolidation job"):
-                self.db.run("claim_job", session_id=session_id, now=self.clock())
+                self.db.run("claim_job", agent_id=self.agent_id, session_id=session_id, now=self.clock())
             try:
                 report = self.consolidator.consolidate(session_id)
             except Exception as e:  # retried later with backoff, never dropped
                 with self.db.transaction("recording a failed consolidation"):
-                    self.db.run("fail_job", session_id=session_id, error=f"{type(e).__name__}: {e}"[:2000], now=self.clock())
+                    self.db.run("fail_job", agent_id=self.agent_id, session_id=session_id, error=f"{type(e).__name__}: {e}"[:2000], now=self.clock())
                 results.append({"session_id": session_id, "error": f"{type(e).__name__}: {e}"})
                 continue
             with self.db.transaction("finishing a consolidation job"):
-                self.db.run("finish_job", session_id=session_id, result=json.dumps(report.to_dict()), now=self.clock())
+                self.db.run("finish_job", agent_id=self.agent_id, session_id=session_id, result=json.dumps(report.to_dict()), now=self.clock())
             results.append(report)
         return results
 

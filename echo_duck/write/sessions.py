@@ -1,8 +1,9 @@
 """Sessions and messages (SPEC M4): the raw conversation that episodes and consolidation read.
 
 A session id is handed out without touching the file; the session row is written together with its
-first message, so the store never holds empty sessions. Messages are stored verbatim (they are the
-source of truth for what was said); the write scanner runs when facts are extracted from them.
+first message, so the store never holds empty sessions. Session ids are per agent: two agents' sessions of
+one id are two conversations. Messages are stored verbatim (they are the source of truth for what was said);
+the write scanner runs when facts are extracted from them, and on a title given with a first message.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import uuid
 from datetime import datetime
 from typing import Callable
 
-from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound
+from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, RejectedWrite
 from ..models import ROLES, Message, Session, SessionMatch
 from ..storage.db import Db
 from . import validate
+from .scan import scan_many
 
 MAX_MESSAGE_CHARS = 1_000_000
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
@@ -35,22 +37,21 @@ class Sessions:
         session_id = _session_id(session_id)
         role = validate.choice(role, "role", ROLES)
         content = validate.text(content, "content", max_chars=MAX_MESSAGE_CHARS, allow_empty=True)
-        title = validate.optional_text(title, "title", max_chars=200)
+        title = _screened_title(validate.optional_text(title, "title", max_chars=200))
         with self.db.transaction("add_message"):
             now = self.clock()
-            existing = self.db.dict("session_by_id", id=session_id, agent_id=self.agent_id)
-            if existing is None:
-                if self.db.scalar("session_owner", id=session_id) is not None:
-                    raise InvalidInput(f"session {session_id!r} belongs to another agent")
+            # Session ids are per agent: another agent's session of the same id is another conversation.
+            if self.db.dict("session_by_id", id=session_id, agent_id=self.agent_id) is None:
                 self.db.run("insert_session", id=session_id, agent_id=self.agent_id, title=title, now=now)
             else:
-                self.db.run("touch_session", session_id=session_id, now=now)
-            seq = self.db.scalar("next_message_seq", session_id=session_id)
+                self.db.run("touch_session", agent_id=self.agent_id, session_id=session_id, now=now)
+            seq = self.db.scalar("next_message_seq", agent_id=self.agent_id, session_id=session_id)
             message_id = uuid.uuid4()
-            self.db.run("insert_message", id=message_id, session_id=session_id, seq=seq, role=role,
-                        content=content, now=now)
+            self.db.run("insert_message", id=message_id, agent_id=self.agent_id, session_id=session_id, seq=seq,
+                        role=role, content=content, now=now)
             if role == "user" and content.strip():  # seed 004: the title is the first user message's first 40 characters
-                self.db.run("title_if_missing", session_id=session_id, title=auto_title(content))
+                self.db.run("title_if_missing", agent_id=self.agent_id, session_id=session_id,
+                            title=auto_title(content))
             return Message(str(message_id), session_id, seq, role, content, now)
 
     def resolve(self, id_or_suffix: str) -> str:
@@ -76,7 +77,8 @@ class Sessions:
     def messages(self, id_or_suffix: str) -> list[Message]:
         session_id = self.resolve(id_or_suffix)
         with self.db.reading():
-            return [Message.from_row(r) for r in self.db.dicts("session_messages", session_id=session_id)]
+            return [Message.from_row(r)
+                    for r in self.db.dicts("session_messages", agent_id=self.agent_id, session_id=session_id)]
 
     def list(self, limit: int = 50) -> list[Session]:
         limit = validate.positive_int(limit, "limit")
@@ -93,7 +95,7 @@ class Sessions:
     def end(self, id_or_suffix: str) -> Session:
         session_id = self.resolve(id_or_suffix)
         with self.db.transaction("end_session"):
-            self.db.run("end_session", session_id=session_id, now=self.clock())
+            self.db.run("end_session", agent_id=self.agent_id, session_id=session_id, now=self.clock())
         return self.get(session_id)
 
     def clean_empty(self) -> int:
@@ -108,17 +110,30 @@ def auto_title(text: str) -> str:
     return line if len(line) <= 40 else line[:40].rstrip() + "…"
 
 
-def retitle_before_delete(db: Db, message_ids: list[str]) -> list[str]:
-    """The sessions whose title was made from one of these messages (before they are deleted)."""
+def retitle_before_delete(db: Db, message_ids: list[str]) -> list[tuple[str, str]]:
+    """The sessions (agent, id) whose title was made from one of these messages (before they are deleted)."""
     rows = db.dicts("titles_of_messages", ids=message_ids)
-    return sorted({r["session_id"] for r in rows if r["title"] == auto_title(r["content"])})
+    return sorted({(r["agent_id"], r["session_id"]) for r in rows if r["title"] == auto_title(r["content"])})
 
 
-def retitle_after_delete(db: Db, session_ids: list[str]) -> None:
+def retitle_after_delete(db: Db, sessions: list[tuple[str, str]]) -> None:
     """Derived text follows its source: those sessions take their title from the first user message left."""
-    for session_id in session_ids:
-        first = db.scalar("first_user_message", session_id=session_id)
-        db.run("set_session_title", session_id=session_id, title=auto_title(first) if first else None)
+    for agent_id, session_id in sessions:
+        first = db.scalar("first_user_message", agent_id=agent_id, session_id=session_id)
+        db.run("set_session_title", agent_id=agent_id, session_id=session_id,
+               title=auto_title(first) if first else None)
+
+
+def _screened_title(title: str | None) -> str | None:
+    """A given title is a label the session list shows: the scanner reads it as it reads keys and tags. A block
+    refuses the message (nothing is stored); when the scanner is unsure the title is left out, and the first user
+    message names the session as it does when no title is given."""
+    if not title or not title.strip():
+        return title
+    (finding,) = scan_many([title], labels=[True])
+    if finding is not None and finding.blocked:
+        raise RejectedWrite(finding.reason, finding.detail, "title")
+    return None if finding is not None else title
 
 
 def _session_id(value: str) -> str:

@@ -1,7 +1,7 @@
 -- Sleep-time consolidation (echo_duck/lifecycle/consolidate.py): episodes and the durable job queue.
 
 -- name: episode_of_session
-SELECT * FROM episodes WHERE session_id = $session_id AND status = 'active' ORDER BY created_at DESC LIMIT 1;
+SELECT * FROM episodes WHERE agent_id = $agent_id AND session_id = $session_id AND status = 'active' ORDER BY created_at DESC LIMIT 1;
 
 -- name: insert_episode
 INSERT INTO episodes (id, agent_id, session_id, session_key, summary, first_seq, last_seq, entities, importance,
@@ -13,7 +13,7 @@ VALUES ($id, $agent_id, $session_id, $session_key, $summary, $first_seq, $last_s
 UPDATE episodes SET status = 'forgotten' WHERE id = $id;
 
 -- name: mark_session_consolidated
-UPDATE sessions SET consolidated_at = $now WHERE id = $session_id;
+UPDATE sessions SET consolidated_at = $now WHERE agent_id = $agent_id AND id = $session_id;
 
 -- A repeat request while a job is pending or running is the same job; a finished one is reopened.
 -- name: request_job
@@ -36,18 +36,18 @@ LIMIT $limit;
 
 -- name: claim_job
 UPDATE consolidation_jobs SET status = 'running', started_at = $now, attempts = attempts + 1
-WHERE session_id = $session_id;
+WHERE agent_id = $agent_id AND session_id = $session_id;
 
 -- name: finish_job
 UPDATE consolidation_jobs SET status = 'done', finished_at = $now, last_error = NULL, result = $result::JSON
-WHERE session_id = $session_id;
+WHERE agent_id = $agent_id AND session_id = $session_id;
 
 -- A failed job is retried later (exponential backoff, at most a day), never dropped.
 -- name: fail_job
 UPDATE consolidation_jobs
 SET status = 'pending', last_error = $error,
     next_attempt_at = $now + to_seconds(least(60 * pow(2, attempts - 1), 86400)::BIGINT)
-WHERE session_id = $session_id;
+WHERE agent_id = $agent_id AND session_id = $session_id;
 
 -- Sessions idle long enough, with messages newer than their last consolidation.
 -- name: idle_sessions
@@ -55,7 +55,8 @@ SELECT id FROM sessions
 WHERE agent_id = $agent_id
   AND last_message_at < $now - to_minutes(setting('consolidation_idle_minutes')::BIGINT)
   AND (consolidated_at IS NULL OR consolidated_at < last_message_at)
-  AND id NOT IN (SELECT session_id FROM consolidation_jobs WHERE status IN ('pending', 'running'))
+  AND id NOT IN (SELECT session_id FROM consolidation_jobs
+                 WHERE agent_id = $agent_id AND status IN ('pending', 'running'))
 ORDER BY last_message_at
 LIMIT $limit;
 

@@ -16,8 +16,8 @@ WHERE (list_has_any(source_refs, $refs::VARCHAR[])
 -- and episodes: a ref to another agent's message or episode was not where the memory came from (a write may cite
 -- any id), and purging the memory must not delete that agent's conversation.
 -- name: owned_messages
-SELECT m.id::VARCHAR FROM messages m JOIN sessions s ON s.id = m.session_id
-WHERE list_contains($messages::VARCHAR[], m.id::VARCHAR) AND s.agent_id = $owner;
+SELECT m.id::VARCHAR FROM messages m
+WHERE list_contains($messages::VARCHAR[], m.id::VARCHAR) AND m.agent_id = $owner;
 
 -- name: owned_episodes
 SELECT id::VARCHAR FROM episodes WHERE list_contains($episodes::VARCHAR[], id::VARCHAR) AND agent_id = $owner;
@@ -53,7 +53,8 @@ UPDATE recall_log SET query = '[purged]'
 WHERE list_has_any(memory_ids, (SELECT list(memory_id::UUID) FROM echo_duck_purge_stage));
 
 -- name: episodes_from_messages
-SELECT e.id FROM episodes e JOIN messages m ON m.session_id = e.session_id AND m.seq BETWEEN e.first_seq AND e.last_seq
+SELECT e.id FROM episodes e
+JOIN messages m ON m.agent_id = e.agent_id AND m.session_id = e.session_id AND m.seq BETWEEN e.first_seq AND e.last_seq
 WHERE list_contains($messages::VARCHAR[], m.id::VARCHAR)
 GROUP BY e.id;
 

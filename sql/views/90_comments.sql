@@ -135,7 +135,7 @@ COMMENT ON COLUMN memory_vectors.vector IS 'unit-length embedding of the memory 
 COMMENT ON COLUMN memory_vectors.embedded_at IS 'when it was embedded (naive UTC)';
 
 -- sessions, messages, episodes
-COMMENT ON COLUMN sessions.id IS 'session id (resumable by id or unique suffix)';
+COMMENT ON COLUMN sessions.id IS 'session id, one id space per agent (resumable by id or unique suffix)';
 COMMENT ON COLUMN sessions.agent_id IS 'agent whose conversation it is';
 COMMENT ON COLUMN sessions.title IS 'optional title, given with the first message';
 COMMENT ON COLUMN sessions.started_at IS 'time of the first message (naive UTC)';
@@ -143,7 +143,8 @@ COMMENT ON COLUMN sessions.last_message_at IS 'time of the latest message (naive
 COMMENT ON COLUMN sessions.ended_at IS 'when end_session() closed it; NULL while open';
 COMMENT ON COLUMN sessions.consolidated_at IS 'when its messages were last consolidated into an episode and facts; NULL if never';
 COMMENT ON COLUMN messages.id IS 'message id (source_refs name it as message:<id>)';
-COMMENT ON COLUMN messages.session_id IS 'the session (sessions.id)';
+COMMENT ON COLUMN messages.agent_id IS 'agent whose session it is (sessions.agent_id)';
+COMMENT ON COLUMN messages.session_id IS 'the session (sessions.id of that agent)';
 COMMENT ON COLUMN messages.seq IS 'position in the session, from 1';
 COMMENT ON COLUMN messages.role IS 'user | assistant | system | tool';
 COMMENT ON COLUMN messages.content IS 'the message text';
@@ -243,7 +244,7 @@ COMMENT ON COLUMN archive_exports.files IS 'Parquet files written';
 COMMENT ON COLUMN archive_exports.finished_at IS 'when it reached done';
 COMMENT ON COLUMN archive_export_rows.export_id IS 'the export (archive_exports.id)';
 COMMENT ON COLUMN archive_export_rows.memory_id IS 'a memory it carried';
-COMMENT ON COLUMN consolidation_jobs.session_id IS 'session to consolidate: one job per session';
+COMMENT ON COLUMN consolidation_jobs.session_id IS 'session to consolidate: one job per session of an agent';
 COMMENT ON COLUMN consolidation_jobs.agent_id IS 'its agent';
 COMMENT ON COLUMN consolidation_jobs.status IS 'pending | running | done';
 COMMENT ON COLUMN consolidation_jobs.attempts IS 'tries so far (a failure is retried with backoff, never dropped)';
