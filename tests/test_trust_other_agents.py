@@ -6,6 +6,7 @@ code before its fix (66f9253), and each keeps a control that the allowed case st
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import datetime, timedelta
 
 import pytest
@@ -429,3 +430,29 @@ def test_update_cannot_move_a_fact_to_another_team(tmp_path):
         alice.update(note.id, "Alice is interviewing at Globex on Tuesday", team_id="blue")
     assert [m.id for m in carol.find()] == [note.id] and alice.get(note.id).status == "active"
     host.close()
+
+
+def test_forget_does_not_read_another_agents_message_a_memory_cites(tmp_path):
+    """forget() flags the writer's episode summaries that quote the messages a forgotten memory came from; it read the
+    text of any agent's message the memory cited (a write may cite any id), so which of its own summaries were flagged
+    confirmed a guess of another agent's private message, and told whether a message id exists."""
+    with echo_duck.open(tmp_path / "quote.duckdb", admin=True, embedder="hash") as host:
+        host.grant_right("victim", "publish:public")
+        victim, attacker = host.for_agent("victim"), host.for_agent("attacker")
+        said = victim.add_message("v", "user", "The standup moves to 10am. My door keypad code is 4412 and nobody knows it.")
+        victim.remember("Standup is at 10am on Mondays", type="environment", scope="public",
+                        source_refs=[f"message:{said.id}"])
+
+        def flagged_after_forget(i: int, sentence: str, ref: str) -> bool:
+            attacker.add_message(f"guess-{i}", "user", sentence)
+            (report,) = attacker.consolidate(f"guess-{i}")
+            (summary,) = [m for m in attacker.find(limit=100) if m.key == f"episode:guess-{i}"]
+            probe = attacker.remember("keypad code door", type="environment", key=f"probe:{i}",
+                                      source_refs=[ref, f"episode:{report.episode_id}"])
+            attacker.forget(probe.id, reason="probe")
+            return attacker.get(summary.id).status == "flagged"
+
+        right = flagged_after_forget(0, "My door keypad code is 4412 and nobody knows it.", f"message:{said.id}")
+        wrong = flagged_after_forget(1, "My door keypad code is 9999 and nobody knows it.", f"message:{said.id}")
+        unknown = flagged_after_forget(2, "My door keypad code is 4412 and nobody knows it.", f"message:{uuid.uuid4()}")
+        assert right == wrong == unknown

@@ -18,6 +18,7 @@ from ..models import ROLES, Message, Session, SessionMatch
 from ..storage.db import Db
 from . import validate
 from .scan import scan_many
+from .writer import reads_as_text
 
 MAX_MESSAGE_CHARS = 1_000_000
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")
@@ -125,12 +126,13 @@ def retitle_after_delete(db: Db, sessions: list[tuple[str, str]]) -> None:
 
 
 def _screened_title(title: str | None) -> str | None:
-    """A given title is a label the session list shows: the scanner reads it as it reads keys and tags. A block
-    refuses the message (nothing is stored); when the scanner is unsure the title is left out, and the first user
-    message names the session as it does when no title is given."""
+    """A given title is text the session list shows and an episode's summary leads with: the scanner reads it as
+    it reads a key, as content when it reads like a sentence. A block refuses the message (nothing is stored); when
+    the scanner is unsure the title is left out, and the first user message names the session as it does when no
+    title is given."""
     if not title or not title.strip():
         return title
-    (finding,) = scan_many([title], labels=[True])
+    (finding,) = scan_many([title], labels=[not reads_as_text(title)])
     if finding is not None and finding.blocked:
         raise RejectedWrite(finding.reason, finding.detail, "title")
     return None if finding is not None else title

@@ -126,9 +126,11 @@ WHERE e.tier = 'episodic' AND e.status = 'active' AND e.agent_id = f.agent_id
        OR list_contains(list_transform(list_filter(f.source_refs, r -> starts_with(r, 'episode:')), r -> r[9:]),
                         e.episode_id::VARCHAR));
 
+-- Only the owner's own messages: a write may cite any id, and whether another agent's message quotes a summary
+-- must not show in what forget() flags.
 -- name: source_message_texts
-SELECT m.content FROM messages m, (SELECT source_refs FROM memories WHERE id = $id) f
-WHERE list_contains(f.source_refs, 'message:' || m.id::VARCHAR);
+SELECT m.content FROM messages m, (SELECT agent_id, source_refs FROM memories WHERE id = $id) f
+WHERE m.agent_id = f.agent_id AND list_contains(f.source_refs, 'message:' || m.id::VARCHAR);
 
 -- Every version of the chain that contains $id, oldest first: live rows and versions already exported to
 -- the Parquet archive (memories_all), so history outlives the export.
