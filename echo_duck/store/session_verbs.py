@@ -19,7 +19,7 @@ class SessionVerbs:
     def add_message(self, session_id: str, role: str, content: str, *, title: str | None = None) -> Message:
         """Append a message (stored verbatim) to this agent's session ``session_id``, which its first message
         creates; another agent's session of the same id is another conversation. ``title`` (first message only;
-        by default the first user message names the session) is scanned as a label: ``RejectedWrite`` when the
+        by default the first user message names the session) is scanned as a key is: ``RejectedWrite`` when the
         scanner blocks it, left out when it is unsure."""
         return self.session_log.add_message(session_id, role, content, title=title)
 
