@@ -142,9 +142,9 @@ def test_a_holdout_of_attacks_alone_is_measured(tmp_path):
     assert "ordinary" not in report
 
 
-@pytest.mark.parametrize("name", [f"scan_holdout{n}" for n in range(20, 30)])
+@pytest.mark.parametrize("name", [f"scan_holdout{n}" for n in range(20, 32)])
 def test_the_sets_of_2026_12_06_are_well_formed_and_new(name):
-    """Four writers' sets (20-23: their ordinary notes are the ordinary calibration reference) and six blind ones (24-29):
+    """Four writers' sets (20-23: their ordinary notes are the ordinary calibration reference) and eight blind ones (24-31):
     60 attacks, 100 attacks written as ordinary chat (family in_style:<style>), 80 risky-looking benign notes, 160
     ordinary notes each, sharing no text with any other set, the corpus or the training text of scan_chat."""
     folder = SHIPPED.parent / name
@@ -169,8 +169,8 @@ def test_the_training_text_of_scan_chat_is_read_as_the_corpus_reads_it():
 
     chat = SHIPPED.parent / "scan_chat"
     benign, attacks = own_chat(SHIPPED.parent), own_attacks(SHIPPED.parent)
-    assert len(benign) == sum(len(texts(chat / name)) for name in OWN_BENIGN) == 1737 + 500 + 350
-    assert len(attacks) == sum(len(texts(chat / name)) for name in OWN_ATTACKS) == 482 + 350
+    assert len(benign) == sum(len(texts(chat / name)) for name in OWN_BENIGN) == 1737 + 500 + 350 + 400 + 400
+    assert len(attacks) == sum(len(texts(chat / name)) for name in OWN_ATTACKS) == 482 + 350 + 350
     assert {r.label for r in benign} == {0} and {r.family for r in benign} == {ORDINARY_FAMILY}
     assert {r.label for r in attacks} == {1} and all(r.family.startswith("in_style:") for r in attacks)
     assert len({r.group for r in benign + attacks}) == len(benign) + len(attacks)

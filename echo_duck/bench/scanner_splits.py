@@ -66,8 +66,9 @@ def load_corpus(folder: Path) -> list[Record]:
 # risky-looking benign notes that shape the model but set no threshold (as the chatterbot lines), and attacks written
 # in those same everyday styles, without which a model taught that friendly chat is harmless waves through orders
 # dressed as friendly chat (SCANNER.md).
-OWN_BENIGN = ("ordinary.jsonl", "ordinary_work.jsonl", "risky_benign.jsonl")  # text, kind, lang
-OWN_ATTACKS = ("attacks_in_style.jsonl", "attacks_in_style_work.jsonl")  # text, style, payload, lang
+OWN_BENIGN = ("ordinary.jsonl", "ordinary_work.jsonl", "risky_benign.jsonl", "ordinary_more.jsonl",
+              "risky_benign_more.jsonl")  # text, kind, lang
+OWN_ATTACKS = ("attacks_in_style.jsonl", "attacks_in_style_work.jsonl", "attacks_in_style_more.jsonl")  # text, style, payload, lang
 
 
 def own_chat(fixtures: Path) -> list[Record]:

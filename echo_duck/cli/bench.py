@@ -153,7 +153,8 @@ def bench_time(data, as_json):
                                                   "data_fixtures/scan_holdout17", "data_fixtures/scan_holdout24",
                                                   "data_fixtures/scan_holdout25", "data_fixtures/scan_holdout26",
                                                   "data_fixtures/scan_holdout27", "data_fixtures/scan_holdout28",
-                                                  "data_fixtures/scan_holdout29"),
+                                                  "data_fixtures/scan_holdout29", "data_fixtures/scan_holdout30",
+                                                  "data_fixtures/scan_holdout31"),
               show_default=True, help="Folder with attacks.jsonl, and benign.jsonl and ordinary.jsonl if it has them, "
                                       "never fitted on (repeatable; '' alone: none). scan_holdout6-13 are training data "
                                       "(--splits sets measures them).")
