@@ -68,7 +68,8 @@ def load_corpus(folder: Path) -> list[Record]:
 # dressed as friendly chat (SCANNER.md).
 OWN_BENIGN = ("ordinary.jsonl", "ordinary_work.jsonl", "risky_benign.jsonl", "ordinary_more.jsonl",
               "risky_benign_more.jsonl")  # text, kind, lang
-OWN_ATTACKS = ("attacks_in_style.jsonl", "attacks_in_style_work.jsonl", "attacks_in_style_more.jsonl")  # text, style, payload, lang
+OWN_ATTACKS = ("attacks_in_style.jsonl", "attacks_in_style_work.jsonl",
+               "attacks_in_style_more.jsonl")  # text, style, payload, lang
 
 
 def own_chat(fixtures: Path) -> list[Record]:

@@ -241,11 +241,13 @@ class JobQueue:
                 report = self.consolidator.consolidate(session_id)
             except Exception as e:  # retried later with backoff, never dropped
                 with self.db.transaction("recording a failed consolidation"):
-                    self.db.run("fail_job", agent_id=self.agent_id, session_id=session_id, error=f"{type(e).__name__}: {e}"[:2000], now=self.clock())
+                    self.db.run("fail_job", agent_id=self.agent_id, session_id=session_id,
+                                error=f"{type(e).__name__}: {e}"[:2000], now=self.clock())
                 results.append({"session_id": session_id, "error": f"{type(e).__name__}: {e}"})
                 continue
             with self.db.transaction("finishing a consolidation job"):
-                self.db.run("finish_job", agent_id=self.agent_id, session_id=session_id, result=json.dumps(report.to_dict()), now=self.clock())
+                self.db.run("finish_job", agent_id=self.agent_id, session_id=session_id,
+                            result=json.dumps(report.to_dict()), now=self.clock())
             results.append(report)
         return results
 

@@ -1,7 +1,8 @@
 -- Sleep-time consolidation (echo_duck/lifecycle/consolidate.py): episodes and the durable job queue.
 
 -- name: episode_of_session
-SELECT * FROM episodes WHERE agent_id = $agent_id AND session_id = $session_id AND status = 'active' ORDER BY created_at DESC LIMIT 1;
+SELECT * FROM episodes WHERE agent_id = $agent_id AND session_id = $session_id AND status = 'active'
+ORDER BY created_at DESC LIMIT 1;
 
 -- name: insert_episode
 INSERT INTO episodes (id, agent_id, session_id, session_key, summary, first_seq, last_seq, entities, importance,
