@@ -38,12 +38,20 @@ class Sessions:
         session_id = _session_id(session_id)
         role = validate.choice(role, "role", ROLES)
         content = validate.text(content, "content", max_chars=MAX_MESSAGE_CHARS, allow_empty=True)
-        title = _screened_title(validate.optional_text(title, "title", max_chars=200))
+        title = validate.optional_text(title, "title", max_chars=200)
+        # Only a first message's title is stored, so only then is it scanned (a model pass, outside the write lock).
+        # A session that appears or goes between this read and the write is left to the write: it then keeps its
+        # title, or takes the first user message's as its title, never an unread one.
+        screened = None
+        if title and title.strip():
+            with self.db.reading():
+                starts = self.db.dict("session_by_id", id=session_id, agent_id=self.agent_id) is None
+            screened = _screened_title(title) if starts else None
         with self.db.transaction("add_message"):
             now = self.clock()
             # Session ids are per agent: another agent's session of the same id is another conversation.
             if self.db.dict("session_by_id", id=session_id, agent_id=self.agent_id) is None:
-                self.db.run("insert_session", id=session_id, agent_id=self.agent_id, title=title, now=now)
+                self.db.run("insert_session", id=session_id, agent_id=self.agent_id, title=screened, now=now)
             else:
                 self.db.run("touch_session", agent_id=self.agent_id, session_id=session_id, now=now)
             seq = self.db.scalar("next_message_seq", agent_id=self.agent_id, session_id=session_id)
