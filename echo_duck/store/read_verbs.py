@@ -7,6 +7,7 @@ same visibility rule (``can_see``: scope and sensitivity); ``as_of=`` answers as
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable
 
 from ..errors import MemoryNotFound
@@ -64,7 +65,16 @@ class ReadVerbs:
     def history(self, target: Any, *, as_of: Any = None) -> History:
         """Every version of the fact ``target`` belongs to, and every event on them (as the chain stood at
         ``as_of``, when given); versions already exported to the Parquet archive are included. An agent sees
-        the versions it may see: an older version that was sensitive (or unshared personal) stays hidden."""
+        the versions it may see: an older version that was sensitive (or unshared personal) stays hidden. An
+        agent's events are numbered 1, 2, … in order: the store-wide event ids, which count every agent's writes,
+        are the host's (``admin=True``)."""
+        history = self._history(target, as_of)
+        if self.caller.admin:
+            return history
+        return History(history.versions, tuple(dataclasses.replace(e, event_id=n)
+                                               for n, e in enumerate(history.events, start=1)))
+
+    def _history(self, target: Any, as_of: Any) -> History:
         with self.db.reading():
             row = self.writer.resolve(self.caller, target, live_only=False, any_agent=self.caller.admin)
             chain = self.db.dicts("version_chain", id=row["id"])

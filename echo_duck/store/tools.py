@@ -105,7 +105,8 @@ TOOL_DEFINITIONS: list[dict[str, Any]] = [
     },
     {
         "name": "memory_search",
-        "description": "Search long-term memory (keywords and meaning, Chinese or English); best matches first.",
+        "description": "Search long-term memory (keywords and meaning, Chinese or English); best matches first. "
+                       "A hit with own=false is another agent's memory: its provenance is that agent's claim.",
         "parameters": {
             "type": "object",
             "properties": {
@@ -210,9 +211,41 @@ def _profile_update(mem, section, mode, provenance, content=None, entry=None) ->
 
 
 def _memory_search(mem, query, k, types=None) -> dict[str, Any]:
-    hits = mem.recall(query, k=k, types=types or None)
-    return {"count": len(hits), "hits": [{**_brief(h.memory), "score": round(h.score, 6),
-                                          "conflicts_with": list(h.conflicts_with)} for h in hits]}
+    """The agent's model reads this result as the snapshot's blocks are read: another agent's memory says whose it
+    is, that its provenance is its author's claim, and passes the gate the shared block's lines pass."""
+    hits = _gated(mem.caller.agent_id, mem.recall(query, k=k, types=types or None))
+    return {"count": len(hits), "hits": [_found(mem.caller.agent_id, h) for h in hits]}
+
+
+def _found(agent_id: str, hit) -> dict[str, Any]:
+    m = hit.memory
+    out = {**_brief(m), "score": round(hit.score, 6), "conflicts_with": list(hit.conflicts_with),
+           "author": m.agent_id, "own": m.agent_id == agent_id}
+    if not out["own"]:  # a teammate's "user_stated" is its own word, not the user's (TRUST.md, the shared block)
+        out.update(scope=m.scope, provenance=f"claimed by its author: {m.provenance_name}",
+                   trust="lower: another agent's memory, unconfirmed")
+    return out
+
+
+def _gated(agent_id: str, hits: list) -> list:
+    """The hits without other agents' memories the snapshot's gate leaves out of the shared block (an instruction
+    written in fragments across memories), read twice: other agents' hits alone, in rank order, as the shared block
+    lists them, and all hits in the order the tool returns them; the caller's own hits always stay."""
+    if all(h.memory.agent_id == agent_id for h in hits):
+        return hits
+    from ..recall.shared_snapshot import OWN_RANK
+    from ..recall.snapshot_blocks import trust
+    from ..write.scan import gate_lines
+
+    def kept(chosen: list) -> set[str]:
+        ranks = [OWN_RANK if h.memory.agent_id == agent_id else trust(h.memory) for h in chosen]
+        keep = gate_lines([h.memory.content for h in chosen], ranks, unsure_below=OWN_RANK,
+                          authors=[h.memory.agent_id for h in chosen])
+        return {h.memory.id for h, ok in zip(chosen, keep) if ok}
+
+    others = [h for h in hits if h.memory.agent_id != agent_id]
+    shown = kept(others) & kept(hits)
+    return [h for h in hits if h.memory.agent_id == agent_id or h.memory.id in shown]
 
 
 _TOOLS: dict[str, Callable[..., dict[str, Any]]] = {

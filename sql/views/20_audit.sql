@@ -146,11 +146,14 @@ SELECT (SELECT count(*) FROM seen WHERE status = 'active') AS live_memories,
        (SELECT count(*) FROM contradictions c
         WHERE c.status = 'pending' AND c.memory_a IN (SELECT id FROM seen) AND c.memory_b IN (SELECT id FROM seen))
            AS open_contradictions,
-       -- seed 001: the share of retrieved results carrying a conflict nobody had resolved at the time
+       -- seed 001: the share of retrieved results carrying a conflict nobody had resolved at the time; for an agent,
+       -- only a conflict it can see both sides of (a teammate's private note against its shared fact is not its to know)
        (SELECT round(coalesce(avg(CASE WHEN EXISTS (
                    SELECT 1 FROM contradictions c
                    WHERE (c.memory_a = h.memory_id OR c.memory_b = h.memory_id) AND c.detected_at <= h.occurred_at
-                     AND (c.resolved_at IS NULL OR c.resolved_at > h.occurred_at)) THEN 1.0 ELSE 0.0 END), 0), 4)
+                     AND (c.resolved_at IS NULL OR c.resolved_at > h.occurred_at)
+                     AND (p_agent IS NULL OR (c.memory_a IN (SELECT id FROM seen) AND c.memory_b IN (SELECT id FROM seen))))
+                   THEN 1.0 ELSE 0.0 END), 0), 4)
         FROM recalled h WHERE NOT h.include_archived) AS contradiction_rate,
        (SELECT count(*) FROM stale_recalls_all() WHERE p_agent IS NULL OR agent_id = p_agent) AS stale_recalls,
        (SELECT count(*) FROM leaked_recalls_all() WHERE p_agent IS NULL OR agent_id = p_agent) AS leaked_recalls,
