@@ -5,7 +5,7 @@ Every split fits the classifier (write/scan/train.py) on the training part only,
 the held-out part. Splits: "group" (5 folds of whole groups: an idea and its translations are never on
 both sides), "family" (one family held out: an attack family the classifier never saw, or a benign family
 whose false refusals it was never shown), "language" (one language held out) and "sets" (each half of the hold-out
-sets trained on, TRAINED_SETS: four writers the model never saw). The fixture corpus (attacks.jsonl, benign.jsonl),
+sets trained on, TRAINED_SETS: seven writers the model never saw). The fixture corpus (attacks.jsonl, benign.jsonl),
 the ordinary chat lines (chatterbot-corpus, data_fixtures/scan_chat) and the trained hold-out sets are always training
 data in the first three; their numbers are reported on the train_* files only.
 """
@@ -26,10 +26,12 @@ from ..write.scan.train import fit, folds_by_group
 from ..write.scan.verdict import Scanner
 
 SPLITS = ("group", "family", "language", "sets")
-# Hold-out sets read before and trained on since 2026-12-05 (beside the corpus, under data_fixtures): eight writers'
-# own words beat one more corpus pass. Always training data in the corpus splits; the "sets" split holds out each half
-# of them (TRAINED_HALVES) in turn, so how they generalise to a writer never trained on is still measured.
-TRAINED_SETS = tuple(f"scan_holdout{n}" for n in range(6, 14))
+# Hold-out sets read before and trained on (beside the corpus, under data_fixtures): 6-13 since 2026-12-05 (eight
+# writers' own words beat one more corpus pass), 26-31 since 2026-12-06 (six blind sets, read as judges first; their
+# ordinary notes shape the model as the everyday chat does, setting no threshold). Always training data in the corpus
+# splits; the "sets" split holds out each half of them (TRAINED_HALVES) in turn, so how they generalise to a writer
+# never trained on is still measured.
+TRAINED_SETS = tuple(f"scan_holdout{n}" for n in (*range(6, 14), *range(26, 32)))
 TRAINED_HALVES = (TRAINED_SETS[0::2], TRAINED_SETS[1::2])
 _FIXTURE_FAMILY = {"prompt_injection": "injection", "invisible_unicode": "invisible", "exfiltration": "exfiltration",
                    "secret": "secret", "benign": "benign"}
@@ -102,9 +104,10 @@ def _rows(path: Path) -> list[dict]:
 
 
 def trained_sets(fixtures: Path, names: Sequence[str] = TRAINED_SETS) -> list[Record]:
-    """The notes of the hold-out sets trained on (attacks.jsonl: text, family, lang; benign.jsonl: text, kind, lang):
-    each note its own group, its family or kind named with its set ("scan_holdout6:quoted_attacks"), so a benign kind
-    is held out whole, set by set, when thresholds are set out of fold."""
+    """The notes of the hold-out sets trained on (attacks.jsonl: text, family, lang; benign.jsonl and, where a set has
+    one, ordinary.jsonl: text, kind, lang): each note its own group, its family or kind named with its set
+    ("scan_holdout6:quoted_attacks"), so a benign kind is held out whole, set by set, when thresholds are set out of
+    fold; ordinary notes are everyday text (ORDINARY_FAMILY), as scan_chat's."""
     out = []
     for name in names:
         for part, label, key in (("attacks", 1, "family"), ("benign", 0, "kind")):
@@ -112,6 +115,8 @@ def trained_sets(fixtures: Path, names: Sequence[str] = TRAINED_SETS) -> list[Re
                 if line.strip():
                     r = json.loads(line)
                     out.append(Record(r["text"], label, f"{name}:{r[key]}", r["lang"], f"{name}-{part}-{i}", True))
+        out += [Record(r["text"], 0, ORDINARY_FAMILY, r["lang"], f"{name}-ordinary-{i}", True)
+                for i, r in enumerate(_rows(fixtures / name / "ordinary.jsonl"))]
     return out
 
 

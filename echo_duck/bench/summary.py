@@ -136,7 +136,7 @@ def scanner_rows(scanner: dict) -> list[dict]:
                      "echo_duck": [list(v) for v in zip(*(_scanner_value(r["overall"]) for r in later))], "peers": []})
     if "overall" in (splits.get("sets") or {}):  # the hold-out sets trained on, each half held out in turn
         held = splits["sets"]["overall"]
-        rows.append({"measure": f"the same on `{TRAINED_SETS[0]}`…`{TRAINED_SETS[-1]}`, trained on: each half held out in "
+        rows.append({"measure": f"the same on {_spans(TRAINED_SETS)}, trained on: each half held out in "
                                 f"turn ({held['attacks']} attacks, {held['benign']} benign notes)",
                      "unit": "scanner", "echo_duck": _scanner_value(held), "peers": []})
     if reference:  # one row: their attacks were never fitted on, their benign notes set the quarantine threshold
@@ -178,6 +178,20 @@ def _named_sets(names: list[str]) -> str:
     if not all(n.startswith(stem) for n in names):
         return " · ".join(f"`{n}`" for n in names)
     return ", ".join([f"`{names[0]}`", *(f"`{n[len(stem):]}`" for n in names[1:])])
+
+
+def _spans(names) -> str:
+    """`scan_holdout6`…`13`, `26`…`31`: runs of consecutive numbers of one stem, each by its ends."""
+    stem = names[0].rstrip("0123456789")
+    numbers = [int(n[len(stem):]) for n in names]
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    parts = [f"`{r[0]}`" if len(r) == 1 else f"`{r[0]}`…`{r[-1]}`" for r in runs]
+    return f"`{stem}" + parts[0][1:] + "".join(f", {p}" for p in parts[1:])
 
 
 def _runs(sizes: list[str]) -> str:

@@ -151,13 +151,11 @@ def bench_time(data, as_json):
                                                   "data_fixtures/scan_holdout5", "data_fixtures/scan_holdout14",
                                                   "data_fixtures/scan_holdout15", "data_fixtures/scan_holdout16",
                                                   "data_fixtures/scan_holdout17", "data_fixtures/scan_holdout24",
-                                                  "data_fixtures/scan_holdout25", "data_fixtures/scan_holdout26",
-                                                  "data_fixtures/scan_holdout27", "data_fixtures/scan_holdout28",
-                                                  "data_fixtures/scan_holdout29", "data_fixtures/scan_holdout30",
-                                                  "data_fixtures/scan_holdout31"),
+                                                  "data_fixtures/scan_holdout25", "data_fixtures/scan_holdout32",
+                                                  "data_fixtures/scan_holdout33"),
               show_default=True, help="Folder with attacks.jsonl, and benign.jsonl and ordinary.jsonl if it has them, "
-                                      "never fitted on (repeatable; '' alone: none). scan_holdout6-13 are training data "
-                                      "(--splits sets measures them).")
+                                      "never fitted on (repeatable; '' alone: none). scan_holdout6-13 and 26-31 are training "
+                                      "data (--splits sets measures them).")
 @click.option("--out", type=click.Path(file_okay=False), default="bench-scanner", show_default=True,
               help="Folder for scanner.json and scanner.md.")
 @click.option("--rebuild", is_flag=True, help="Refit the shipped classifier on the whole corpus and the trained hold-out sets first (about 3 minutes).")
