@@ -525,3 +525,30 @@ def test_an_agents_history_numbers_its_own_events(tmp_path):
     assert [e.action for e in mine.events] == [e.action for e in host.history(first.id).events]
     assert [e.event_id for e in host.history(first.id).events] != [e.event_id for e in mine.events]
     host.close()
+
+
+def test_an_agent_cannot_dismiss_a_dispute_with_another_agents_memory(tmp_path):
+    """Dismissing a dispute needed a provenance as high as both sides', and an agent's provenance is its own claim: a
+    teammate claiming "user_stated" cleared the conflict shown beside the other agent's fact."""
+    host, alice, bob, _ = _team(tmp_path)
+    truth = alice.remember("Production deploys need two approvals", type="procedure", scope="team", tags=["deploys"],
+                           provenance="user_stated")
+    other = bob.remember("Production deploys need no approvals", type="procedure", scope="team", tags=["deploys"],
+                         provenance="user_stated")
+    (dispute,) = bob.contradictions()
+    with pytest.raises(echo_duck.PermissionDenied, match="only an admin handle dismisses it"):
+        bob.resolve(dispute.id, None, provenance="user_stated")
+    assert [h.conflicts_with for h in alice.recall("deploys approvals") if h.id == truth.id] == [(other.id,)]
+    assert bob.resolve(dispute.id, truth.id, provenance="user_stated").winner == truth.id  # giving in is its call
+    host.close()
+
+
+def test_the_host_dismisses_a_dispute_between_two_agents(tmp_path):
+    host, alice, bob, _ = _team(tmp_path)
+    alice.remember("Production deploys need two approvals", type="procedure", scope="team", tags=["deploys"],
+                   provenance="user_stated")
+    bob.remember("Production deploys need no approvals", type="procedure", scope="team", tags=["deploys"],
+                 provenance="user_stated")
+    (dispute,) = alice.contradictions()
+    assert host.resolve(dispute.id, None, provenance="user_stated").resolution == "dismissed"
+    host.close()

@@ -154,6 +154,11 @@ class ContradictionChecker:
                 for side in ("memory_a", "memory_b"):
                     memory = self.db.dict("memory_by_id", id=row[side])
                     if memory is not None:
+                        if not caller.admin and memory["agent_id"] != caller.agent_id:  # the provenance an agent
+                            # claims is its own word: it may not clear another agent's standing in the dispute
+                            raise PermissionDenied(f"contradiction {row['id']} is with another agent's memory: only "
+                                                   "an admin handle dismisses it; to give in, resolve it with the "
+                                                   "other side as the winner")
                         check_provenance(caller, memory, level, "dismiss a dispute with")
                 self.db.run("resolve_contradiction", id=row["id"], resolution="dismissed", winner=None, now=self.clock())
             else:

@@ -102,7 +102,8 @@ class LifecycleVerbs:
     def resolve(self, contradiction_id: Any, winner: Any, *, provenance: str | int = "model_inferred") -> Contradiction:
         """Decide a contradiction: ``winner`` is the memory id that stays true (None: not a contradiction).
         ``provenance``: on whose word (as forget's): the losing side, or on review the fact's live version, may not
-        be of higher provenance (ProvenanceConflict); pass provenance='user_stated' when the user decided."""
+        be of higher provenance (ProvenanceConflict); pass provenance='user_stated' when the user decided. An agent
+        dismisses (None) only a dispute between its own memories (PermissionDenied otherwise: the host decides)."""
         return self.checker.resolve(self.caller, contradiction_id, winner, validate.provenance(provenance))
 
     # -- compression ------------------------------------------------------------------------------
