@@ -378,7 +378,8 @@ def test_a_recall_that_gave_up_leaves_no_scoring_behind(tmp_path):
         hasty.remember_many([dict(content=t, type="user") for t in FACTS])
         statuses = {hasty.recall("What is the name of the user's cat?", k=3, explain=True,
                                  reinforce=False)[0].explanation.rerank for _ in range(60)}
-    assert all(s.startswith("timeout") for s in statuses)
+    # each gave up: at its deadline, or at once while earlier ones' scoring still held the reranker (a loaded host)
+    assert all(s.startswith(("timeout", "failed: RuntimeError: busy")) for s in statuses), statuses
     with echo_duck.open(tmp_path / "y.duckdb", agent_id="a", reranker="ms-marco-en") as patient:
         patient.remember_many([dict(content=t, type="user") for t in FACTS])
         hits = patient.recall("What is the name of the user's cat?", k=3, explain=True, reinforce=False)
