@@ -361,8 +361,8 @@ def test_the_later_blind_sets_share_one_row(recall_dir):
 
 
 def test_the_trained_hold_out_sets_are_measured_by_halves_not_as_blind_sets(scanner_dir):
-    """scan_holdout6-13 and 26-31 are training data (scanner_splits.TRAINED_SETS): their row is the "sets" split, each half
-    scanned by a model fitted without it; a run that scans one of them whole does not show it as a blind set."""
+    """scan_holdout6-13 and 26-31 are training data (scanner_splits.TRAINED_SETS): their row is the "sets" split, each
+    half scanned by a model fitted without it; a run that scans one of them whole does not show it as a blind set."""
     scanner = json.loads((scanner_dir / "scanner.json").read_text())
     trained = {**scanner["holdouts"][1], "folder": "/x/scan_holdout7"}
     halves = {"attacks": 800, "benign": 1159, "detected": 0.95, "false_block": 0.001, "quarantined": 0.079}

@@ -174,9 +174,9 @@ def test_the_trained_hold_out_sets_are_training_data_and_each_half_is_held_out_o
     fixtures = Path(__file__).resolve().parent.parent / "data_fixtures"
     records = load_corpus(fixtures / "scan_corpus")
     trained = [r for r in records if r.group.split("-")[0] in TRAINED_SETS]
-    assert len(trained) == sum(1 for name in TRAINED_SETS for part in ("attacks", "benign", "ordinary")
-                               if (fixtures / name / f"{part}.jsonl").exists()
-                               for line in (fixtures / name / f"{part}.jsonl").read_text("utf-8").splitlines() if line.strip())
+    files = [fixtures / name / f"{part}.jsonl" for name in TRAINED_SETS for part in ("attacks", "benign", "ordinary")]
+    assert len(trained) == sum(1 for f in files if f.exists()
+                               for line in f.read_text("utf-8").splitlines() if line.strip())
     assert all(r.fixture and (r.family.split(":")[0] in TRAINED_SETS or r.family == ORDINARY_FAMILY)
                for r in trained)  # never in the corpus splits
     assert sum(r.family == ORDINARY_FAMILY for r in trained) == 6 * 160  # scan_holdout26-31's ordinary notes

@@ -458,7 +458,7 @@ def test_forget_does_not_read_another_agents_message_a_memory_cites(tmp_path):
         assert right == wrong == unknown
 
 
-# An outside audit of 2026-12-06 (session 46): three more ways to learn or borrow from another agent.
+# An outside audit of 2026-12-06 (session 46): four more ways to learn or borrow from another agent.
 
 def test_memory_search_says_whose_memory_a_hit_is_and_that_its_provenance_is_claimed(tmp_path):
     """The memory_search tool gave a teammate's memory as it gives the caller's own: no author, and the provenance

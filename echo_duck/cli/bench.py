@@ -154,8 +154,8 @@ def bench_time(data, as_json):
                                                   "data_fixtures/scan_holdout25", "data_fixtures/scan_holdout32",
                                                   "data_fixtures/scan_holdout33"),
               show_default=True, help="Folder with attacks.jsonl, and benign.jsonl and ordinary.jsonl if it has them, "
-                                      "never fitted on (repeatable; '' alone: none). scan_holdout6-13 and 26-31 are training "
-                                      "data (--splits sets measures them).")
+                                      "never fitted on (repeatable; '' alone: none). scan_holdout6-13 and 26-31 are "
+                                      "training data (--splits sets measures them).")
 @click.option("--out", type=click.Path(file_okay=False), default="bench-scanner", show_default=True,
               help="Folder for scanner.json and scanner.md.")
 @click.option("--rebuild", is_flag=True, help="Refit the shipped classifier on the whole corpus and the trained hold-out sets first (about 3 minutes).")

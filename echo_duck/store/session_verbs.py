@@ -18,9 +18,10 @@ class SessionVerbs:
 
     def add_message(self, session_id: str, role: str, content: str, *, title: str | None = None) -> Message:
         """Append a message (stored verbatim) to this agent's session ``session_id``, which its first message
-        creates; another agent's session of the same id is another conversation. ``title`` (by default the first user message names the session) is read only with the message that starts
-        the session, and then scanned as a key is: ``RejectedWrite`` when the scanner blocks it, left out when it is
-        unsure; a later message's title is ignored."""
+        creates; another agent's session of the same id is another conversation. ``title`` (by default the first
+        user message names the session) is read only with the message that starts the session, and then scanned as a
+        key is: ``RejectedWrite`` when the scanner blocks it, left out when it is unsure; a later message's title is
+        ignored."""
         return self.session_log.add_message(session_id, role, content, title=title)
 
     def sessions(self, limit: int = 50) -> list[Session]:
