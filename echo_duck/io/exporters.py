@@ -4,16 +4,19 @@ Both read the documented ``visible_memories(agent, session)`` macro, so an expor
 memory the caller may not see (nor another agent's sensitive or unshared personal memory). One row per memory with every column of ``memories``
 (provenance by name in JSONL); vectors are not exported (they belong to one model and are rebuilt on
 import). ``include_history=True`` adds superseded, pending, flagged and forgotten rows; otherwise only
-active ones. Files are written next to their target and renamed into place, so a failed export never
-leaves a half-written file under the requested name. No handle, admin included, may export onto the store's own
-files (the store file, its .wal, anything in its Parquet archive folder; ``store_files.py``): ``PermissionDenied``,
-nothing written. ``echo_duck.io.importers.import_file`` reads both back.
+active ones. Files are written next to their target (a new file, readable by its owner only: an export holds
+memories) and renamed into place, so a failed export never leaves a half-written file under the requested name. No
+handle, admin included, may export onto the store's own files (the store file, its .wal, anything in its Parquet
+archive folder; ``store_files.py``); an agent handle writes nothing inside the store's ``protected_paths`` and
+never over an existing file (``storage/agent_files.py``): ``PermissionDenied``, nothing written.
+``echo_duck.io.importers.import_file`` reads both back.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,23 +73,31 @@ def _rows(mem: Any, include_history: bool) -> pl.DataFrame:
 
 
 class _replacing:
-    """Write to ``<path>.tmp``, then rename over ``path``; the temporary file is removed on failure. Neither
-    may be one of the store's own files (checked before anything is written)."""
+    """Write to a new temporary file beside ``path`` (created exclusively: never an existing file or a link),
+    then rename it over ``path``; the temporary file is removed on failure. ``path`` may not be one of the
+    store's own files, and on an agent handle may not be inside ``protected_paths`` nor exist already
+    (``storage/agent_files.py``); all checked before anything is written."""
 
     def __init__(self, mem: Any, path: str | Path):
         self.path = Path(path)
+        rules = mem._agent_files() if hasattr(mem, "_agent_files") else None
+        if rules is not None:  # before the path is looked up
+            rules.check_write(self.path)
         if self.path.is_dir():
             raise InvalidInput(f"{self.path} is a directory; give a file name to export to")
         if not self.path.parent.exists():
             raise InvalidInput(f"the folder {self.path.parent} does not exist; create it first")
-        self.tmp = self.path.with_name(self.path.name + ".tmp")
         refuse_store_file(mem, self.path, "export to")
-        refuse_store_file(mem, self.tmp, f"export to {self.path} through the temporary file")
+        self.tmp: Path | None = None
 
     def __enter__(self) -> Path:
+        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        os.close(fd)
+        self.tmp = Path(name)
         return self.tmp
 
     def __exit__(self, exc_type, *_: Any) -> None:
+        assert self.tmp is not None
         if exc_type is None:
             os.replace(self.tmp, self.path)
         else:

@@ -112,8 +112,13 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
 
     An agent handle may not import the store's own files (the store file, its .wal, anything in its Parquet
     archive folder, also through a symlink or a hard link: ``store_files.py``): the archive holds every
-    agent's archived rows. An admin handle may (the trusted host; its ``sql`` reads the archive anyway)."""
+    agent's archived rows; nor a file inside the store's ``protected_paths``, nor one with a second hard link
+    (``storage/agent_files.py``, as for ``kb_add``). An admin handle may (the trusted host; its ``sql`` reads the
+    archive anyway)."""
     path = Path(path)
+    rules = mem._agent_files() if hasattr(mem, "_agent_files") else None
+    if rules is not None:  # before the path is looked up: a refused path answers alike, there or not
+        rules.check_read(path, "import")
     if path.is_dir():  # a folder would be read as a dataset, through whatever links it holds
         raise InvalidInput(f"{path} is a folder; import_file reads one file")
     if not getattr(mem, "is_admin", False):

@@ -48,6 +48,7 @@ from ..index.indexing import NO_MODEL_MESSAGE
 from ..index.matvec import matvec
 from ..index.vectors import ReembedReport
 from ..models import SENSITIVITIES
+from ..storage.agent_files import agent_files
 from ..storage.db import Db
 from ..text import bridge
 from ..text.when import asks_when, text_script
@@ -58,7 +59,7 @@ from ..write.writer import Caller, check_publish
 from .chunking import Document, doc_stage, in_context, plan, stage_chunks, vector_stage
 from .masking import mask_path
 from .rendering import fence_safe, render
-from .sources import agent_files, inputs
+from .sources import inputs
 from .records import KbChunk, KbDocument, KbExplanation, KbHit, KbReport, hit_from_row
 
 __all__ = ["KbChunk", "KbDocument", "KbExplanation", "KbHit", "KbReport", "KnowledgeBase", "fence_safe", "render"]

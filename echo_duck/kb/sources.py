@@ -1,13 +1,10 @@
 """What an add reads: a file, a folder's files or a raw text, and which files an agent handle may read.
 
 The host (an admin handle) is trusted: it may add any .md/.markdown/.txt file its process can read. An agent
-handle is not (store/TRUST.md), so for one ``inputs`` applies ``AgentFiles``:
-
-- no file inside the store's ``protected_paths`` or the store's own files (the .duckdb, its .wal, its
-  archive folder) is read, compared after every symlink is resolved (PermissionDenied naming the file);
-- no file with more than one hard link is read: a hard link in an added folder is a second name for a file
-  that may live anywhere (a credentials file, another user's notes), as a symlink out of the folder is, but
-  nothing in the folder shows where the other name is (PermissionDenied naming the file).
+handle is not (store/TRUST.md), so for one ``inputs`` applies ``storage.agent_files``: a path inside the store's
+``protected_paths`` or its own files is refused before it is looked up (the same answer whether it exists or
+not), a folder is walked without entering such a folder or reading such a file, and a file with a second hard
+link is refused (PermissionDenied naming the path given).
 
 In a folder, a symlink whose target lies outside the folder is refused for every handle (InvalidInput).
 A file's path is stored and cited with its secrets masked (masking.mask_path).
@@ -20,9 +17,10 @@ import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from ..errors import InvalidInput, PermissionDenied
+from ..errors import InvalidInput
+from ..storage.agent_files import AgentFiles
 from ..write import validate
 from .masking import mask_path
 
@@ -42,30 +40,6 @@ class Document:
     @property
     def content_hash(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class AgentFiles:
-    """The files an agent handle may not read: below any of ``refused`` (resolved folders or files)."""
-
-    refused: tuple[str, ...] = ()
-
-    def check(self, path: Path) -> None:
-        """PermissionDenied naming ``path`` when an agent handle may not read it."""
-        real = Path(os.path.realpath(path))
-        for root in self.refused:
-            if _inside(real, Path(root)):
-                raise PermissionDenied(f"{path}: an agent handle may not add a file inside the store's protected path "
-                                       f"{root}; the host (an admin handle) can add it if it really is a document")
-        links = path.stat().st_nlink
-        if links > 1:
-            raise PermissionDenied(f"{path} has {links} hard links: an agent handle may not add a file that is also "
-                                   "reachable under another name; copy it, or the host (an admin handle) adds it")
-
-
-def agent_files(protected: Sequence[str]) -> AgentFiles:
-    """AgentFiles refusing ``protected`` (folders or files), each resolved."""
-    return AgentFiles(tuple(dict.fromkeys(os.path.realpath(os.path.expanduser(p)) for p in protected)))
 
 
 def inputs(target: Any, source: str | None, agent: AgentFiles | None = None) -> tuple[list[Document], str | None, str]:
@@ -95,14 +69,16 @@ def inputs(target: Any, source: str | None, agent: AgentFiles | None = None) -> 
 def _files(target: Any, agent: AgentFiles | None) -> tuple[list[Document], str | None, str]:
     """(documents with masked paths, masked folder prefix or None, the file or folder name) for a path."""
     path = Path(target).expanduser()
+    if agent is not None:
+        agent.refuse(path, "add")  # before it is looked up: a refused path answers alike, there or not
     if not path.exists():
         raise InvalidInput(f"no such file or folder: {os.fspath(target)!r} "
                            "(to add raw text, pass text with spaces or a newline)")
     path = path.resolve()
     if path.is_dir():
-        files = files_in(path)
+        files = files_in(path, agent)
         for file in files if agent is not None else ():
-            agent.check(file)
+            agent.check_read(file, "add")
         docs = [d for d in map(read, files) if d.text.strip()]  # an empty file has nothing to find
         prefix = mask_path(path.as_posix().rstrip("/") + "/")
         return [replace(d, path=mask_path(d.path)) for d in docs], prefix, path.name
@@ -111,23 +87,25 @@ def _files(target: Any, agent: AgentFiles | None) -> tuple[list[Document], str |
         raise InvalidInput(f"{os.fspath(target)} is a symlink to {path}, outside its own folder; add the target "
                            "itself if it really is a document")
     if agent is not None:
-        agent.check(path)
+        agent.check_read(path, "add")
     doc = read(path)
     if not doc.text.strip():
         raise InvalidInput(f"{path} is empty: there is nothing to add")
     return [replace(doc, path=mask_path(doc.path))], None, path.name
 
 
-def files_in(root: Path) -> list[Path]:
-    """Every .md/.markdown/.txt file under ``root``, sorted; hidden files and folders (.git) skipped.
-    A symlink whose target lies outside ``root`` is refused (InvalidInput): it would ingest a file
-    from elsewhere (a credentials file, another user's notes) under this folder's name."""
+def files_in(root: Path, agent: AgentFiles | None = None) -> list[Path]:
+    """Every .md/.markdown/.txt file under ``root``, sorted; hidden files and folders (.git) skipped, and for
+    an agent handle (``agent``) the folders and files it may not read, unread and unnamed. A symlink whose
+    target lies outside ``root`` is refused (InvalidInput): it would ingest a file from elsewhere (a
+    credentials file, another user's notes) under this folder's name."""
     found = []
     root = root.resolve()
+    allowed = (lambda p: True) if agent is None else (lambda p: agent.root_of(p) is None)
     for folder, dirs, names in os.walk(root, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and allowed(Path(folder, d)))
         for n in names:
-            if n.startswith(".") or not n.lower().endswith(SUFFIXES):
+            if n.startswith(".") or not n.lower().endswith(SUFFIXES) or not allowed(Path(folder, n)):
                 continue
             path = Path(folder, n)
             if path.is_symlink() and not _inside(path.resolve(), root):

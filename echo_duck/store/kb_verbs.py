@@ -21,6 +21,7 @@ from typing import Any, Callable
 from ..errors import EchoDuckError
 from ..index.vectors import ReembedReport
 from ..kb.documents import KbDocument, KbHit, KbReport, KnowledgeBase
+from ..storage.agent_files import AgentFiles, agent_files
 from ..write import validate
 
 
@@ -32,7 +33,7 @@ class KnowledgeBaseVerbs:
             if self._shared.kb is None:
                 protected = tuple(getattr(getattr(self, "writer", None), "protected_paths", ()))
                 self._shared.kb = KnowledgeBase(self.db, self.indexer, self._clock, protected,
-                                                self._kb_agent_refused(protected))
+                                                self._agent_refused(protected))
             return self._shared.kb
 
     def kb_add(self, path_or_text: Any, *, source: str | None = None, tags: Any = (), scope: str = "private",
@@ -81,8 +82,14 @@ class KnowledgeBaseVerbs:
         self.indexer.switch_model()
         return self.kb.reembed(batch_size=batch_size, progress=progress)
 
-    def _kb_agent_refused(self, protected: tuple[str, ...]) -> list[str]:
-        """What an agent handle's kb_add may not read: the ``protected_paths`` option and the store's own files
+    def _agent_files(self) -> AgentFiles | None:
+        """An agent handle's file rules for kb_add, import_file and the exports (None on an admin handle)."""
+        if getattr(self, "is_admin", False):
+            return None
+        return agent_files(self._agent_refused(tuple(getattr(getattr(self, "writer", None), "protected_paths", ()))))
+
+    def _agent_refused(self, protected: tuple[str, ...]) -> list[str]:
+        """What an agent handle may not read or write: the ``protected_paths`` option and the store's own files
         (the file, its .wal, its archive folder). Not the whole folder the store is in, which the scanner also
         protects (opening.py appends it last): a project keeps its store next to the documents its agents add."""
         path = getattr(self, "path", ":memory:")

@@ -1,0 +1,73 @@
+"""The files an agent handle may read (kb_add, import_file) and write (export_jsonl, export_parquet).
+
+The host (an admin handle) is trusted with its process's files. An agent handle is not (store/TRUST.md):
+
+- it reads and writes nothing inside ``refused`` (the store's ``protected_paths`` option and the store's own
+  files: the .duckdb, its .wal, its archive folder), compared after every symlink is resolved and *before*
+  anything is looked up, so a refused path answers the same whether or not it exists (no oracle of which agents
+  have archived rows, or of what a protected folder holds); a folder an agent adds is walked without entering a
+  refused folder or reading a refused file;
+- it reads no file with more than one hard link: a second name for a file that may live anywhere (a credentials
+  file, another user's notes), which nothing in the folder shows;
+- it writes only a new file: an export never replaces a file that is there (another store, the host's backup, a
+  config file the host process may write), nor writes through a symlink.
+
+Every refusal is ``PermissionDenied`` naming the path the caller gave.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import PermissionDenied
+
+_HOST = "the host (an admin handle)"
+
+
+@dataclass(frozen=True)
+class AgentFiles:
+    """An agent handle's file rules: nothing below any of ``refused`` (resolved folders or files)."""
+
+    refused: tuple[str, ...] = ()
+
+    def root_of(self, path: str | os.PathLike[str]) -> str | None:
+        """The refused folder or file ``path`` lies in (after resolving symlinks), or None."""
+        real = Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
+        return next((root for root in self.refused if _inside(real, Path(root))), None)
+
+    def refuse(self, path: str | os.PathLike[str], doing: str) -> None:
+        """PermissionDenied when ``path`` lies in a refused folder; nothing on disk is looked at but symlinks."""
+        root = self.root_of(path)
+        if root is not None:
+            raise PermissionDenied(f"{os.fspath(path)}: an agent handle may not {doing} anything inside the store's "
+                                   f"protected path {root}; {_HOST} can, if it should")
+
+    def check_read(self, path: str | os.PathLike[str], doing: str = "read") -> None:
+        """``refuse``, then PermissionDenied for a file with a second hard link."""
+        self.refuse(path, doing)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return  # nothing there: the caller's own "no such file" error follows
+        if not os.path.isdir(path) and st.st_nlink > 1:
+            raise PermissionDenied(f"{os.fspath(path)} has {st.st_nlink} hard links: an agent handle may not {doing} "
+                                   f"a file that is also reachable under another name; copy it, or {_HOST} does it")
+
+    def check_write(self, path: str | os.PathLike[str]) -> None:
+        """``refuse``, then PermissionDenied for a path that exists (or is a symlink, dangling or not)."""
+        self.refuse(path, "write")
+        if os.path.lexists(path):
+            raise PermissionDenied(f"{os.fspath(path)} exists: an agent handle writes only new files, never over one "
+                                   f"that is there; remove it first, pick a new name, or {_HOST} exports")
+
+
+def agent_files(refused: Sequence[str]) -> AgentFiles:
+    """AgentFiles refusing ``refused`` (folders or files), each resolved."""
+    return AgentFiles(tuple(dict.fromkeys(os.path.realpath(os.path.expanduser(p)) for p in refused)))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
