@@ -181,7 +181,7 @@ def _named_sets(names: list[str]) -> str:
 
 
 def _spans(names) -> str:
-    """`scan_holdout6`…`13`, `26`…`31`: runs of consecutive numbers of one stem, each by its ends."""
+    """`scan_holdout6`…`13`, `26`…`33`: runs of consecutive numbers of one stem, each by its ends."""
     stem = names[0].rstrip("0123456789")
     numbers = [int(n[len(stem):]) for n in names]
     runs: list[list[int]] = []
