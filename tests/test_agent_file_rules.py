@@ -99,7 +99,8 @@ def test_a_refused_path_answers_alike_whether_it_exists_or_not(guarded):
              "year there": archive / "agent_id=carol" / years[0], "year not": archive / "agent_id=carol" / "year=1999",
              "file there": protected / "MEMORY.md", "file not": protected / "NOTES.md"}
     for verb, call in (("add", lambda p: bob.kb_add(p)), ("import", lambda p: import_file(bob, p))):
-        answers = {name: _refusal(lambda p=path: call(p)).replace(str(path), "<path>") for name, path in asked.items()}
+        answers = {name: _refusal(lambda p=path, c=call: c(p)).replace(str(path), "<path>")
+                   for name, path in asked.items()}
         assert answers["carol"] == answers["dave"] == answers["year there"] == answers["year not"], verb
         assert answers["file there"] == answers["file not"], verb
     folder = _refusal(lambda: bob.kb_add(protected))

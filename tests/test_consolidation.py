@@ -81,7 +81,8 @@ def test_consolidate_creates_an_episode_and_its_episodic_memory(consolidated):
     assert 0 < episode["importance"] <= 1
     (episodic,) = mem.find(tier="episodic")
     assert episodic.content == episode["summary"] and episodic.key == f"episode:{SESSION}"
-    assert episodic.provenance_name == "consolidated" and episodic.episode_id == report.episode_id
+    # the summary quotes the assistant's sentences too: the agent's own claim, not the user's (TRUST.md)
+    assert episodic.provenance_name == "model_inferred" and episodic.episode_id == report.episode_id
     assert episodic.source_refs[0] == f"episode:{report.episode_id}"
     assert set(episodic.source_refs[1:]) == {f"message:{m.id}" for m in messages}
     assert mem.session(SESSION).consolidated_at == consolidated["clock"].now

@@ -206,22 +206,26 @@ class Compressor:
 
     def fold_restatement(self, caller: Caller, memory: Memory) -> Memory:
         """At write time: if ``memory`` (just written, keyless) restates a live memory, that one is reinforced
-        and gains its sources, and ``memory`` becomes superseded history. Returns the memory that stands."""
+        and gains its sources, and ``memory`` becomes superseded history. Returns the memory that stands. When
+        ``memory`` has the higher provenance (the user restating what a tool or an import wrote), it stands and the
+        other is folded into it: a restatement never lowers the trust of what was said."""
         if memory.key is not None or memory.tier != "semantic" or memory.status != "active":
             return memory
         groups = [g for g in self.groups([memory.id]) if memory.id in {m.id for m in g}]
         if not groups:
             return memory
         group = groups[0]
-        keep = next(m for m in group if m.id != memory.id)  # the one already there stands
+        there = next(m for m in group if m.id != memory.id)
+        # the one already there stands, unless the restatement is said with higher provenance
+        keep, folded = (memory, there) if memory.provenance > there.provenance else (there, memory)
         with self.db.transaction("folding a restatement"):
             before = self.db.scalar("memory_json", id=keep.id)
-            refs = _refs([keep, memory], folded=[memory])
+            refs = _refs([keep, folded], folded=[folded])
             self.db.run("restate_memory", id=keep.id, refs=refs, now=self.clock(),
-                        importance=max(keep.importance, memory.importance), pinned=keep.pinned or memory.pinned)
+                        importance=max(keep.importance, folded.importance), pinned=keep.pinned or folded.pinned)
             self.db.run("log_event", now=self.clock(), actor=caller.who, action="restate", memory_id=keep.id,
-                        reason=f"restated by {memory.id}: reinforced, its sources merged", before=before)
-            self._fold(caller, memory, keep.id, f"a restatement of {keep.id}")
+                        reason=f"restated by {folded.id}: reinforced, its sources merged", before=before)
+            self._fold(caller, folded, keep.id, f"a restatement of {keep.id}")
             kept = Memory.from_row(self.db.dict("memory_by_id", id=keep.id))
         self.indexer.keyword_search.invalidate()
         return kept

@@ -96,8 +96,9 @@ class Consolidator:
         verdicts = scan_many([text for _, text in pairs] + [text for _, text in noted])
         candidates = self._candidates(pairs, noted, verdicts)  # may call an LLM: outside any transaction
         flagged = {i for i, f in enumerate(verdicts[:len(pairs)]) if f is not None}
-        summary = self.summarizer([pair for i, pair in enumerate(pairs) if i not in flagged]
-                                  + [p for p, f in zip(noted, verdicts[len(pairs):]) if f is None])
+        summarized = ([pair for i, pair in enumerate(pairs) if i not in flagged]
+                      + [p for p, f in zip(noted, verdicts[len(pairs):]) if f is None])
+        summary = self.summarizer(summarized)
         title_from_flagged = any(info.title == auto_title(pairs[i][1]) for i in flagged)
         if info.title and summary and not title_from_flagged and not summary.startswith(info.title.rstrip("…")):
             summary = f"{info.title} — {summary}"  # the session's title leads, unless the summary starts with it
@@ -105,7 +106,8 @@ class Consolidator:
             episode_id = previous["id"]
         else:
             episode_id = self._store_episode(session_id, messages, summary, previous,
-                                             [m for i, m in enumerate(messages) if i not in flagged])
+                                             [m for i, m in enumerate(messages) if i not in flagged],
+                                             self._summary_provenance(summarized))
         stored, pending, rejections = [], 0, []
         outside = any(role.lower() not in _OWN_ROLES for role, _ in pairs)  # tool output, fetched pages …
         for candidate, index, finding in candidates:
@@ -183,10 +185,21 @@ class Consolidator:
                    for c, index, finding in out]
         return out
 
+    def _summary_provenance(self, summarized: list[tuple[str, str]]) -> str:
+        """What an episode summary made of ``summarized`` may claim: the least trusted words it may quote. Only the
+        user's messages, consolidated; the assistant's words too (the default summary takes its sentences),
+        model_inferred; a pluggable summarizer writes its own words, model_inferred, and legacy when it also read
+        text from outside (a tool's output), as the facts of ``_provenance``."""
+        roles = {role.lower() for role, _ in summarized}
+        if self.summarizer is not summaries.episode_summary:
+            return "model_inferred" if roles <= set(_OWN_ROLES) else "legacy"
+        return "consolidated" if not roles & {"assistant"} else "model_inferred"  # it reads user, human, assistant
+
     def _store_episode(self, session_id: str, messages: list[Message], summary: str, previous: dict | None,
-                       clean: list[Message]) -> uuid.UUID:
-        """The episode row, plus an episodic memory of its summary so recall finds it by meaning. Its entities are
-        read from the ``clean`` messages only (not those the scanner flagged)."""
+                       clean: list[Message], provenance: str) -> uuid.UUID:
+        """The episode row, plus an episodic memory of its summary so recall finds it by meaning, with
+        ``provenance`` (``_summary_provenance``). Its entities are read from the ``clean`` messages only (not those
+        the scanner flagged)."""
         text = " ".join(m.content for m in clean)
         names = summaries.entities(text)
         episode_id = uuid.uuid4()
@@ -201,7 +214,7 @@ class Consolidator:
         if summary:
             try:
                 spec = prepare(self.caller, summary, type="environment", tier="episodic", key=f"episode:{session_id}",
-                               entities=names[:64], importance=importance, provenance="consolidated",
+                               entities=names[:64], importance=importance, provenance=provenance,
                                source_session=session_id, episode_id=episode_id,
                                source_refs=[f"episode:{episode_id}"] + [f"message:{m.id}" for m in messages[:50]])
                 self.writer.remember(self.caller, spec, on_lower_provenance="record")

@@ -15,7 +15,7 @@ from typing import Sequence
 from ..models import PROVENANCE, Memory
 from ..write.scan import gate_lines
 from ..write.scan.fences import neutralise
-from .snapshot_blocks import trust
+from .snapshot_blocks import OUTSIDE_RULE, trust
 
 OPEN = "<shared-memory-context>"
 CLOSE = "</shared-memory-context>"
@@ -63,7 +63,7 @@ def render_shared(memories: Sequence[Memory], budget: int, limit: int, before: S
 
 def own_tail(own_block: str) -> list[str]:
     """The last memory lines of the agent's own rendered block, as the gate reads them after it (render_shared)."""
-    return [line[2:] for line in own_block.splitlines() if line.startswith("- ")][-OWN_TAIL:]
+    return [line[2:].replace(OUTSIDE_RULE, "") for line in own_block.splitlines() if line.startswith("- ")][-OWN_TAIL:]
 
 
 def by_turns(memories: Sequence[Memory]) -> list[Memory]:

@@ -32,8 +32,8 @@ from typing import Any, Iterable, Sequence
 from ..models import Memory
 from ..write.scan import gate_lines, labels_pass
 from ..write.validate import section_name
-from .snapshot_blocks import (BLOCKS, UNCONFIRMED_BELOW, Budgets, fence_safe, one_line, profile_lines, select,
-                              trust)
+from .snapshot_blocks import (BLOCKS, OUTSIDE_RULE, UNCONFIRMED_BELOW, Budgets, fence_safe, one_line, profile_lines,
+                              select, trust)
 
 __all__ = ["OPEN", "CLOSE", "PREAMBLE", "Budgets", "render", "fence_safe"]
 
@@ -126,7 +126,7 @@ def _gated(blocks: list[tuple[str, list[str]]], trusted: dict[str, int]) -> list
     leaves out is replaced by a neutral one, and a sub-heading left with no line goes."""
     items = [(b, i) for b, (_, lines) in enumerate(blocks) for i, line in enumerate(lines)
              if line.startswith(("- ", "### "))]
-    lines = [blocks[b][1][i] for b, i in items]
+    lines = [blocks[b][1][i].replace(OUTSIDE_RULE, "") for b, i in items]  # the gate reads the memory's own words
     keep = gate_lines(lines, [_trust_of(line, trusted) for line in lines], unsure_below=UNCONFIRMED_BELOW,
                       cut=[_is_cut(line, trusted) for line in lines])
     dropped = {item for item, ok in zip(items, keep) if not ok}

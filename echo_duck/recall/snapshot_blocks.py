@@ -8,10 +8,11 @@ in ``BLOCKS``.
 - profile:     the user profile (seed 004 layer 3), whole, one ``###`` heading per section in the
                seed's order (基础特征, 身份与背景, 目标与方向, 工作与沟通方式, 心理与情绪, 个人语言与激励,
                与 Agent 的约定), then any other section; not ranked by confidence.
-- user:        other facts about the user, by pinned, provenance, confidence, recency.
-- rules:       every active procedure, every turn (seed 004's <behavioral_guidelines>); if the budget
-               cannot hold them all, a last line says how many did not fit. Never silently dropped.
-- environment: project facts, tools, paths, by pinned, provenance, confidence, recency.
+- user:        other facts about the user, by provenance, pinned, confidence, recency.
+- rules:       every active procedure, every turn (seed 004's <behavioral_guidelines>), by provenance, pinned,
+               confidence, recency; one from outside (legacy: an import, a tool's output) says so on its line.
+               If the budget cannot hold them all, a last line says how many did not fit. Never silently dropped.
+- environment: project facts, tools, paths, by provenance, pinned, confidence, recency.
 - self:        the agent's own notes, only those whose confidence was earned above the threshold,
                each with its confidence.
 - conflicts:   disputed facts, marked as such, with both sources: pending ones (neither side is
@@ -101,7 +102,7 @@ def _fit(lines: Iterable[str], budget: int, *, cut_first: bool = True) -> tuple[
 def profile_block(sel: Selection, budget: int) -> list[str]:
     sections: dict[str, Memory] = {}
     seen: set[str] = set()
-    for m in sel.by_block.get("profile", []):  # in SQL's order (pinned, provenance, …): the first of a name stands
+    for m in sel.by_block.get("profile", []):  # in SQL's order (provenance, pinned, …): the first of a name stands
         name = section_name(m.key.split(":", 1)[1])
         if "".join(name.split()) not in seen:  # "基础 特征" reads as "基础特征": one heading, not two
             seen.add("".join(name.split()))
@@ -131,9 +132,15 @@ def _facts(name: str) -> Callable[[Selection, int], list[str]]:
     return block
 
 
+# A rule is an instruction the model follows every turn: one that came from outside (an import, a tool's output,
+# text consolidated from either: provenance legacy) says so on its line, after the user's and the agent's own rules.
+OUTSIDE_RULE = " (from an import or outside text, not confirmed by the user)"
+
+
 def rules_block(sel: Selection, budget: int) -> list[str]:
     rules = sel.by_block.get("rules", [])
-    lines = [f"- {one_line(m.content)}\n" for m in rules]
+    lines = [f"- {one_line(m.content)}{OUTSIDE_RULE if m.provenance < PROVENANCE['model_inferred'] else ''}\n"
+             for m in rules]
     out, skipped = _fit(lines, budget)
     while skipped:
         note = f"- ({skipped} more rule{'s' if skipped > 1 else ''} did not fit: raise budget_rules)\n"

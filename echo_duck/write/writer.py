@@ -320,7 +320,8 @@ class Writer:
     def _restate(self, caller: Caller, spec: NewMemory, old: dict) -> uuid.UUID:
         """The same fact written again is a review (access_count + 1) and may add: pinning, tags, sources,
         a higher importance or confidence (never lower; a SELF memory's confidence is earned, not restated), a
-        higher sensitivity (its earlier versions narrow with it)."""
+        higher sensitivity (its earlier versions narrow with it), a higher provenance (the user saying what a tool
+        or an import said first makes it the user's word: a later lower-trust claim meets user_stated)."""
         refs = list(dict.fromkeys([*old["source_refs"], *spec.source_refs,
                                    *([f"session:{spec.source_session}"] if spec.source_session
                                      and spec.source_session != old["source_session"] else [])]))[:200]
@@ -328,10 +329,13 @@ class Writer:
         before = self.db.scalar("memory_json", id=old["id"])
         sensitivity = max(old["sensitivity"], spec.sensitivity, key=SENSITIVITIES.index)
         tags = list(dict.fromkeys([*old["tags"], *spec.tags]))
+        provenance = max(old["provenance"], spec.provenance)
         self.db.run("restate_in_place", id=old["id"], now=self._now(), pinned=old["pinned"] or spec.pinned,
                     importance=max(old["importance"], spec.importance), confidence=confidence, tags=tags, refs=refs,
-                    sensitivity=sensitivity)
-        self._event(caller, "restate", old["id"], "the same fact written again: reviewed, sources and tags merged", before)
+                    sensitivity=sensitivity, provenance=provenance)
+        raised = (f"; provenance raised to {PROVENANCE_NAMES[provenance]}" if provenance > old["provenance"] else "")
+        self._event(caller, "restate", old["id"], "the same fact written again: reviewed, sources and tags merged"
+                    + raised, before)
         narrow_history(self, caller, old, sensitivity, tags)
         return old["id"]
 

@@ -79,13 +79,13 @@ WHERE detected_at <= $ts::TIMESTAMP
 -- (those go to the separate shared block: they must not crowd out the caller's own).
 SELECT * EXCLUDE (block_rank, author_turn) FROM (
     SELECT *, row_number() OVER (PARTITION BY block, agent_id = $caller_agent
-                                 ORDER BY author_turn, pinned DESC, provenance DESC, confidence DESC,
+                                 ORDER BY author_turn, provenance DESC, pinned DESC, confidence DESC,
                                           coalesce(last_accessed, updated_at) DESC, id) AS block_rank
     FROM (
         -- other agents take turns (each one's first, then seconds …): one author's many memories cannot fill the
         -- shared block's share alone (for the caller's own memories the turn is the rank itself)
         SELECT c.*, row_number() OVER (PARTITION BY c.block, c.agent_id
-                                       ORDER BY c.pinned DESC, c.provenance DESC, c.confidence DESC,
+                                       ORDER BY c.provenance DESC, c.pinned DESC, c.confidence DESC,
                                                 coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS author_turn
         FROM snapshot_candidates_as_of($caller_agent, $caller_session::VARCHAR, $min_confidence,
                                        setting('self_snapshot_threshold'), $ts::TIMESTAMP) c
@@ -94,7 +94,7 @@ SELECT * EXCLUDE (block_rank, author_turn) FROM (
     )
 )
 WHERE block_rank <= CASE WHEN block IN ('profile', 'rules') THEN 100 ELSE $limit END
-ORDER BY pinned DESC, provenance DESC, confidence DESC, coalesce(last_accessed, updated_at) DESC, id;
+ORDER BY provenance DESC, pinned DESC, confidence DESC, coalesce(last_accessed, updated_at) DESC, id;
 
 -- name: snapshot_conflicts_as_of
 SELECT * FROM snapshot_conflicts_as_of($caller_agent, $caller_session::VARCHAR, $ts::TIMESTAMP) LIMIT $limit;

@@ -75,7 +75,7 @@ LIMIT $limit;
 -- name: restate_in_place
 UPDATE memories
 SET pinned = $pinned, importance = $importance, confidence = $confidence, tags = $tags::VARCHAR[],
-    source_refs = $refs::VARCHAR[], sensitivity = $sensitivity,
+    source_refs = $refs::VARCHAR[], sensitivity = $sensitivity, provenance = $provenance,
     access_count = least(access_count::BIGINT + 1, 2147483647)::INTEGER, last_accessed = $now,
     updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
