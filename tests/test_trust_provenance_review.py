@@ -84,16 +84,3 @@ def test_an_imported_rule_says_it_came_from_outside_and_follows_the_users(mem, t
     french = next(line for line in lines if "French" in line)
     assert french.endswith("(from an import or outside text, not confirmed by the user)")
     assert lines.index(french) > lines.index("- Always reply in English")
-
-
-def test_a_bulk_write_below_a_users_fact_meets_the_contradiction_check(mem):
-    """remember_many skipped the check unless asked: a legacy claim stayed live beside the user's fact, undisputed."""
-    claim = "The user's favourite editor is emacs"
-    mem.remember_many([{"content": "The editor theme is solarized", "type": "environment"},
-                       {"content": "The editor theme is monokai", "type": "environment"}])
-    assert mem.contradictions(status=None) == []  # equal trust, no user fact yet: a bulk load stays unchecked
-    mem.remember(VIM, type="user", key="editor", provenance="user_stated", pinned=True)
-    (stored,) = mem.remember_many([{"content": claim, "type": "user", "provenance": "legacy"}])
-    assert stored.status == "superseded"
-    assert [m.content for m in mem.find(type="user")] == [VIM]
-    assert len(mem.contradictions(status=None)) == 1

@@ -257,8 +257,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         Writes the scanner blocks are left out and listed in ``.blocked`` (position, Finding); writes it is
         unsure about are stored quarantined and listed in ``.quarantined``. ``atomic=True`` keeps the batch all
         or nothing (the first block raises RejectedWrite). Contradiction checks are off for bulk loads unless
-        asked for (they cost a query per row), except for a record below the provenance of a live fact the
-        caller may meet (a user-stated one, say): that one is always checked, as remember() checks it."""
+        asked for (they cost a query per row)."""
         specs = []
         if isinstance(records, str):
             raise InvalidInput("records must be a list of dicts, got str")
@@ -273,12 +272,6 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             stored = WriteBatch([self._reload(m) for m in stored], stored.blocked, stored.quarantined)
         else:  # a new version from another source still records the conflict it settled (one query)
             self.checker.check_versions(self.caller, [m.id for m in stored if m.supersedes])
-            with self.db.reading():
-                top = self.db.scalar("highest_live_provenance", agent=self.caller.agent_id) if stored else None
-            below = [m.id for m in stored if m.status != "quarantined" and top is not None and m.provenance < top]
-            if below:  # a lower-trust claim never sits beside a higher-trust fact undisputed
-                self.checker.check(self.caller, below)
-                stored = WriteBatch([self._reload(m) for m in stored], stored.blocked, stored.quarantined)
         return stored
 
     def approve(self, target: Any, reason: str | None = None) -> Memory:

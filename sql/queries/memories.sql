@@ -41,13 +41,6 @@ ORDER BY created_at;
 -- An identical keyless fact already stored in the same scope: the write becomes a no-op.
 -- Only the writer's own: the same words from another agent are that agent's statement (restating folds pins,
 -- tags and importance into the row, which only its owner may change; and a hidden row must not answer).
--- The highest provenance of a live fact $agent may meet in a contradiction check (its own, or shared): a bulk
--- write below it is checked even when the caller did not ask (remember_many), so a lower-trust claim never sits
--- beside a higher-trust fact undisputed.
--- name: highest_live_provenance
-SELECT max(provenance) FROM memories
-WHERE status = 'active' AND tier <> 'episodic' AND (agent_id = $agent OR scope IN ('team', 'tenant', 'public'));
-
 -- name: live_duplicate_in_scope
 SELECT * FROM memories
 WHERE key IS NULL AND content = $content AND status = 'active' AND scope = $scope AND agent_id = $agent_id
