@@ -100,15 +100,47 @@ class ContradictionChecker:
                 settings = {n: self.db.setting(n) for n in
                             ("contradiction_similarity", "contradiction_min_confidence", "contradiction_auto_confidence")}
                 candidates = self._candidates(memory_id, settings["contradiction_similarity"], together)
-            me = Memory.from_row(me_row)
-            for row in candidates:
-                other = Memory.from_row(row)
-                verdict = self._verify(other, me)
-                if not verdict.contradicts or verdict.confidence < settings["contradiction_min_confidence"]:
-                    continue
-                recorded = self._record(caller, other, me, verdict, settings["contradiction_auto_confidence"])
-                if recorded is not None:
-                    found.append(recorded)
+            found += self._against(caller, Memory.from_row(me_row), candidates, settings)
+        return found
+
+    def check_below(self, caller: Caller, memory_ids: Iterable[str]) -> list[Contradiction]:
+        """A bulk write's side of the check, whether or not it was asked for: each new memory against the live facts
+        of higher provenance it may contradict (``higher_trust_candidates``, one query for the batch), so a
+        lower-trust claim never sits beside a higher-trust fact undisputed. Nothing to read when no live fact
+        outranks the batch (an equal-trust bulk load stays one cheap query)."""
+        memory_ids = [str(i) for i in memory_ids]
+        if not memory_ids:
+            return []
+        index = self.indexer.vectors
+        with self.db.reading():
+            settings = {n: self.db.setting(n) for n in
+                        ("contradiction_similarity", "contradiction_min_confidence", "contradiction_auto_confidence")}
+            rows = self.db.dicts("higher_trust_candidates", ids=uuid_list(memory_ids), limit=CANDIDATE_LIMIT,
+                                 model_id=None if index is None else index.model_id,
+                                 threshold=settings["contradiction_similarity"])
+            if not rows:
+                return []
+            new = {str(r["id"]): Memory.from_row(r) for r in self.db.dicts("memories_by_ids", ids=uuid_list(
+                list({str(r["new_id"]) for r in rows})))}
+        by_new: dict[str, list[dict]] = {}
+        for row in rows:
+            by_new.setdefault(str(row.pop("new_id")), []).append(row)
+        found = []
+        for memory_id in (i for i in memory_ids if i in by_new and i in new):  # in the batch's order
+            found += self._against(caller, new[memory_id], by_new[memory_id], settings)
+        return found
+
+    def _against(self, caller: Caller, me: Memory, candidates: list[dict], settings: dict) -> list[Contradiction]:
+        """Verify ``me`` against each candidate row; record (and settle) what contradicts it."""
+        found = []
+        for row in candidates:
+            other = Memory.from_row(row)
+            verdict = self._verify(other, me)
+            if not verdict.contradicts or verdict.confidence < settings["contradiction_min_confidence"]:
+                continue
+            recorded = self._record(caller, other, me, verdict, settings["contradiction_auto_confidence"])
+            if recorded is not None:
+                found.append(recorded)
         return found
 
     def check_versions(self, caller: Caller, memory_ids: Iterable[str]) -> list[Contradiction]:

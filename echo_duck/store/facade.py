@@ -256,8 +256,9 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
 
         Writes the scanner blocks are left out and listed in ``.blocked`` (position, Finding); writes it is
         unsure about are stored quarantined and listed in ``.quarantined``. ``atomic=True`` keeps the batch all
-        or nothing (the first block raises RejectedWrite). Contradiction checks are off for bulk loads unless
-        asked for (they cost a query per row)."""
+        or nothing (the first block raises RejectedWrite). The full contradiction check costs a query per row and
+        runs when asked for; without it, each record is still checked against the live facts of higher provenance
+        (a user-stated one, say), in one query for the batch."""
         specs = []
         if isinstance(records, str):
             raise InvalidInput("records must be a list of dicts, got str")
@@ -270,8 +271,14 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         if validate.flag(check_contradictions, "check_contradictions"):
             self.checker.check(self.caller, [m.id for m in stored if m.status != "quarantined"])
             stored = WriteBatch([self._reload(m) for m in stored], stored.blocked, stored.quarantined)
-        else:  # a new version from another source still records the conflict it settled (one query)
+        else:  # a new version from another source still records the conflict it settled (one query), and a
+            # lower-trust claim never sits beside a higher-trust fact undisputed (one query)
             self.checker.check_versions(self.caller, [m.id for m in stored if m.supersedes])
+            found = self.checker.check_below(self.caller, [m.id for m in stored if m.status != "quarantined"])
+            touched = {side for c in found for side in (c.memory_a, c.memory_b)}
+            if touched:
+                stored = WriteBatch([self._reload(m) if m.id in touched else m for m in stored], stored.blocked,
+                                    stored.quarantined)
         return stored
 
     def approve(self, target: Any, reason: str | None = None) -> Memory:

@@ -103,3 +103,20 @@ CREATE OR REPLACE MACRO same_scope_owner(m_scope, a_agent, a_session, a_team, a_
         WHEN 'tenant' THEN a_tenant = b_tenant
         ELSE true
     END;
+
+-- may_dispute(o…, m…) -> BOOLEAN: may memories o and m meet in a contradiction check (contradiction_candidates,
+-- higher_trust_candidates)? One agent's own memories in any two scopes (an imported private note against the fact it
+-- published to its team: recorded, never settled automatically), or two authors' in the same scope (and team or
+-- tenant); and each author may see the other's memory: a claim its writer cannot read disputes nothing, and a dispute
+-- must not tell either of them what the other hid (sensitive, unshared personal).
+CREATE OR REPLACE MACRO may_dispute(o_scope, o_agent, o_team, o_tenant, o_session, o_tags, o_sensitivity,
+                                    m_scope, m_agent, m_team, m_tenant, m_session, m_tags, m_sensitivity) AS
+    (o_agent = m_agent
+     OR (o_scope = m_scope AND CASE m_scope
+                                   WHEN 'team' THEN o_team = m_team
+                                   WHEN 'tenant' THEN o_tenant = m_tenant
+                                   WHEN 'public' THEN true
+                                   ELSE false
+                               END))
+    AND can_see(o_scope, o_agent, o_team, o_tenant, o_session, o_tags, o_sensitivity, m_agent, m_session)
+    AND can_see(m_scope, m_agent, m_team, m_tenant, m_session, m_tags, m_sensitivity, o_agent, o_session);

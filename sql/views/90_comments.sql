@@ -25,6 +25,7 @@ COMMENT ON MACRO barred_from IS 'barred_from(id, status, agent_id, caller_agent)
 COMMENT ON MACRO TABLE visible_memories IS 'visible_memories(caller_agent, caller_session) -> every memories row (any status) the caller may see; another agent''s rows the scanner held and nobody approved stay hidden (barred_from). Example: SELECT * FROM visible_memories(''coder'', NULL) WHERE status = ''active''';
 COMMENT ON MACRO TABLE counted_memories IS 'counted_memories(caller_agent, caller_session, caller_teams, caller_tenants) -> (id): the memories a caller''s recall statistics count (BM25 document count, lengths and term frequencies, the query''s similarity mean and spread): the rows it may see, as visible_memories, so no score tells what another agent''s hidden memories hold';
 COMMENT ON MACRO same_scope_owner IS 'same_scope_owner(scope, a_agent, a_session, a_team, a_tenant, b_agent, b_session, b_team, b_tenant) -> BOOLEAN: do two memories of this scope have the same owner, so that one key names one fact?';
+COMMENT ON MACRO may_dispute IS 'may_dispute(o_scope, o_agent, o_team, o_tenant, o_session, o_tags, o_sensitivity, m_scope, m_agent, m_team, m_tenant, m_session, m_tags, m_sensitivity) -> BOOLEAN: may memories o and m meet in a contradiction check? One agent''s own memories in any two scopes, or two authors'' in the same scope, team or tenant; and each author may see the other''s memory.';
 
 -- 20_ranking
 COMMENT ON MACRO setting IS 'setting(name) -> DOUBLE: the value of a tunable in the settings table, e.g. setting(''archive_threshold'')';
