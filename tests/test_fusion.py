@@ -119,6 +119,8 @@ def built(tmp_path_factory):
         bob.remember_many([{**r, "scope": "public"} for r in synthetic.memories(40, seed=6)])
         bob.remember_many([{**r, "scope": "tenant", "tenant_id": "acme"} for r in synthetic.memories(30, seed=8)])
         bob.remember_many([{**r, "source_session": "c0"} for r in synthetic.memories(30, seed=13)])  # private, c0
+        bob.remember("deploy borealis canary uses port 7000", type="environment", provenance="user_stated",
+                     scope="team", team_id="core")
     with echo_duck.open(path, agent_id="alice", session_id="s1", embedder="hash", now=clock, admin=True) as alice:
         alice.grant(team="core")
         alice.grant(tenant="acme")
@@ -139,6 +141,9 @@ def built(tmp_path_factory):
                                   "provenance": "user_stated"},
                                  {"content": new, "type": "environment", "observed_at": datetime(2025, 12, 20),
                                   "provenance": "model_inferred" if i == 2 else "user_stated"}])
+        # a pending dispute with Bob's fact of higher provenance: Alice's claim is ranked after the kept
+        alice.remember("deploy borealis canary uses port 7001", type="environment", scope="team", team_id="core")
+        assert len(alice.contradictions(status="pending")) == 1
         alice.remember_many([{"content": text, "type": "user", "source_session": "c1",
                                "observed_at": datetime(2025, 12, 2, 9, i)} for i, text in enumerate(ASKING)])
         now[0] += timedelta(days=200)
@@ -169,6 +174,7 @@ def test_in_process_fusion_equals_the_sql_macro(world, include_archived):
     assert any(r["vec_rank"] is None for rows in ranked for r in rows)  # keyword-only hits
     assert any(r["tier_weight"] < 1 for rows in ranked for r in rows)  # archived rows
     assert any(r["feedback_weight"] < 1 for rows in ranked for r in rows)  # unhelpful marks
+    assert any(r["gate"] == fusion.OUTRANKED for rows in ranked for r in rows)  # a claim disputed by a higher fact
     assert {r["scope"] for rows in ranked for r in rows} >= {"private", "team", "public", "tenant", "session"}
     # a candidate lifted by the one before it in its source session (session_credit)
     assert any(r["session_credit"] is not None and r["relevance"] == r["session_credit"] for rows in ranked for r in rows)
@@ -208,9 +214,10 @@ def test_gates_order_the_list_and_never_shorten_it(world):
     world.sql("UPDATE settings SET value = 0.001 WHERE name = 'gate_df_ratio'", write=True)
     world.sql("UPDATE settings SET value = 0.3 WHERE name = 'vector_min_similarity'", write=True)
     gated = ranked()
-    assert all(r["gate"] == "kept" for rows in ungated for r in rows)
+    # the gates these settings move (a claim a higher-provenance fact disputes is ranked last whatever they are)
+    assert all(r["gate"] in ("kept", fusion.OUTRANKED) for rows in ungated for r in rows)
     labels = {r["gate"] for rows in gated for r in rows}
-    assert labels == {"kept", "ranked last: only common keywords", "ranked last: weak meaning match"}
+    assert labels == {"kept", "ranked last: only common keywords", "ranked last: weak meaning match", fusion.OUTRANKED}
     for before, after in zip(ungated, gated):
         assert sorted(r["id"] for r in before) == sorted(r["id"] for r in after)  # nothing dropped
         kept = [r["gate"] == "kept" for r in after]

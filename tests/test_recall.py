@@ -530,11 +530,12 @@ def test_pending_conflicts_are_listed_per_winner_by_detection_time_then_other_id
     winner, loser = "00000000-0000-0000-0000-00000000000a", "00000000-0000-0000-0000-00000000000b"
     low, high, late = (uuid.UUID(int=n) for n in (1, 2, 3))
     noon, later = datetime(2026, 1, 1, 12), datetime(2026, 1, 1, 13)
-    pending = [(uuid.UUID(winner), late, noon), (high, uuid.UUID(winner), noon), (uuid.UUID(winner), low, later),
-               (uuid.UUID(loser), uuid.UUID(winner), later), (low, high, noon)]  # the last touches no winner
+    pending = [(uuid.UUID(winner), late, noon, True), (high, uuid.UUID(winner), noon, False),
+               (uuid.UUID(winner), low, later, True), (uuid.UUID(loser), uuid.UUID(winner), later, True),
+               (low, high, noon, True)]  # the last touches no winner
     listed = _conflicts_by_side(pending, {winner: {}, loser: {}})
-    assert listed == [(winner, high), (winner, late), (winner, low), (winner, uuid.UUID(loser)),
-                      (loser, uuid.UUID(winner))]
+    assert listed == [(winner, high, False), (winner, late, True), (winner, low, True), (winner, uuid.UUID(loser), True),
+                      (loser, uuid.UUID(winner), True)]
 
 
 # -- keyword-only fallback -----------------------------------------------------------------------

@@ -121,8 +121,8 @@ class TimeTravel:
         with self.db.reading():
             stored = {str(r["id"]): {**r, "conflicts_with": None} for r in self.db.dicts("rows_as_of", ids=winners, ts=ts)}
             pairs = _conflicts_by_side(self.db.run("conflicts_as_of", ids=winners, ts=ts).fetchall(), stored)
-            seen = self.recaller.eligibility.counted_ids([str(o) for _, o in pairs], who)  # others it may see now
-            for side, other in ((s, o) for s, o in pairs if str(o) in seen):
+            seen = self.recaller.eligibility.counted_ids([str(o) for _, o, _ in pairs], who)  # others it may see now
+            for side, other in ((s, o) for s, o, _ in pairs if str(o) in seen):
                 stored[side]["conflicts_with"] = [*(stored[side]["conflicts_with"] or []), other]
         rows = [{**stored[f.memory_id], **vars(f)} for f in ranked if f.memory_id in stored]
         hits = [hit_from_row(row, arm, explain, v_text if v_text != query.text else None, time.window) for row in rows]

@@ -26,6 +26,7 @@ from .decay_terms import micros
 KEPT = "kept"
 COMMON_ONLY = "ranked last: only common keywords"
 WEAK_MEANING = "ranked last: weak meaning match"
+OUTRANKED = "ranked last: disputed by a higher-provenance fact"
 
 # sql/macros/20_ranking.sql calibration_constants(): fitted on LoCoMo conversations 0-4 and LongMemEval
 # (dev) questions 0-49 only. A test holds the two equal.

@@ -190,14 +190,27 @@ class Recaller:
         winner_ids = [f.memory_id for f in ranked]
         stored = {i: {**row, "conflicts_with": None} for i, row in self.eligibility.winners_rows(winner_ids).items()}
         pairs = _conflicts_by_side(self.reads.conflicts(winner_ids, _id_literal(winner_ids)), stored)
-        seen = self.eligibility.counted_ids([str(other) for _, other in pairs], who)  # recall_fused's conflicts step
-        for side, other in ((s, o) for s, o in pairs if str(o) in seen):
+        seen = self.eligibility.counted_ids([str(other) for _, other, _ in pairs], who)  # recall_fused's conflicts step
+        for side, other, _ in ((s, o, p) for s, o, p in pairs if str(o) in seen):
             row = stored[side]
             row["conflicts_with"] = [*(row["conflicts_with"] or []), other]  # as recall_fused's list, NULL if none
+        outranked = self._outranked([(s, str(o)) for s, o, p in pairs if p and str(o) in seen], stored)
+        if outranked:  # recall_fused's outranked step: after the kept, among the k winners
+            ranked = sorted((replace(f, gate=fusion.OUTRANKED) if f.gate == fusion.KEPT and f.memory_id in outranked
+                             else f for f in ranked), key=lambda f: (f.gate != fusion.KEPT, -f.score, f.memory_id))
         for memory_id, (n, last) in reviews.items():  # the rows as they will be once the queue is written
             if memory_id in stored:
                 stored[memory_id].update(access_count=stored[memory_id]["access_count"] + n, last_accessed=last)
         return [{**stored[f.memory_id], **vars(f)} for f in ranked]
+
+    def _outranked(self, pending: list[tuple[str, str]], stored: Mapping[str, dict]) -> set[str]:
+        """The winners whose pending dispute is with a live fact of higher provenance the caller may see
+        (``pending``: (winner, other) pairs, the other already known visible)."""
+        if not pending:
+            return set()
+        others = self.eligibility.winners_rows(list({o for _, o in pending}))
+        return {side for side, other in pending if other in others and others[other]["status"] == "active"
+                and others[other]["provenance"] > stored[side]["provenance"]}
 
     def _fused_in_sql(self, q_tokens, vector, who, filters, time, min_score, fetch, b_tokens=None) -> list[dict]:
         """Filtered, inside a transaction: the recall macro over the arms SQL computed for the filtered rows.
@@ -240,12 +253,12 @@ def reinforced_hits(hits: list[Hit], floor: float, top: int, gated: Collection[s
                  if h.score >= floor * best and (owner is None or h.memory.agent_id == owner))
 
 
-def _conflicts_by_side(pending: list[tuple], winners: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """(winner, other memory) for each pending contradiction (memory_a, memory_b, detected_at) touching a
-    winner, in recall_fused's order: by winner, then detected_at, then the other's id (uuid order)."""
-    sides = [(str(side), at, other) for a, b, at in pending for side, other in ((a, b), (b, a))
+def _conflicts_by_side(open_: list[tuple], winners: Mapping[str, Any]) -> list[tuple[str, Any, bool]]:
+    """(winner, other memory, pending) for each open contradiction (memory_a, memory_b, detected_at, pending)
+    touching a winner, in recall_fused's order: by winner, then detected_at, then the other's id (uuid order)."""
+    sides = [(str(side), at, other, pending) for a, b, at, pending in open_ for side, other in ((a, b), (b, a))
              if str(side) in winners]
-    return [(side, other) for side, _, other in sorted(sides)]
+    return [(side, other, pending) for side, _, other, pending in sorted(sides)]
 
 
 def keyword_cut(settings: dict[str, float]) -> int:

@@ -54,7 +54,7 @@ class StoreReads:
 
     def conflicts(self, ids: Sequence[str], id_literal: str) -> list[tuple]:
         """The open contradictions touching these memories (``recall_conflicts``: memory_a, memory_b,
-        detected_at), in no particular order (the caller sorts them)."""
+        detected_at, pending), in no particular order (the caller sorts them)."""
         with self.db.reading(catch_up=False), self._lock:
             written = self._current()
             if written is not None and self._conflicts is None:

@@ -39,7 +39,9 @@
 --   gate       labels, not filters: keyword-only candidates matched only on common terms (rarest df/N >
 --              gate_df_ratio, when the vector arm ran) and vector-only candidates below
 --              vector_min_similarity are ranked after every other candidate, so a small store still
---              returns its best guess and lists are never cut short
+--              returns its best guess and lists are never cut short. Among the k winners, one whose pending
+--              dispute is with a live, visible fact of higher provenance is ranked after the kept too
+--              ('disputed by a higher-provenance fact')
 --   session    a kept candidate with a source_session takes session_credit when that is more: follow_weight
 --              (0.8) × the relevance of the nearest earlier kept candidate of the same owner (agent_id) and
 --              session (observed time, then write time, then id). In a conversation the turn after a question holds its answer
@@ -367,12 +369,30 @@ WITH
                          p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants)
           AND (o.status <> 'quarantined' OR o.agent_id = p_caller_agent)
         GROUP BY s.side
+    ),
+    -- A winner whose pending dispute is with a live fact of higher provenance the caller may see is ranked after the
+    -- kept: the snapshot says that fact stands, so recall must not put the claim disputing it first.
+    outranked AS (
+        SELECT DISTINCT s.side AS id
+        FROM (SELECT memory_a AS side, memory_b AS other FROM contradictions WHERE status = 'pending'
+              UNION ALL
+              SELECT memory_b, memory_a FROM contradictions WHERE status = 'pending') s
+        JOIN top ON top.memory_id = s.side
+        JOIN memories me ON me.id = s.side
+        JOIN memories o ON o.id = s.other
+        WHERE o.status = 'active' AND o.provenance > me.provenance
+          AND can_see_as(o.scope, o.agent_id, o.team_id, o.tenant_id, o.source_session, o.tags, o.sensitivity,
+                         p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants)
     )
 -- Only the k winners fetch every column of their memory row.
-SELECT top.* EXCLUDE (memory_id), m.*, conflicts.conflicts_with
+SELECT top.* EXCLUDE (memory_id)
+           REPLACE (CASE WHEN top.gate = 'kept' AND outranked.id IS NOT NULL
+                         THEN 'ranked last: disputed by a higher-provenance fact' ELSE top.gate END AS gate),
+       m.*, conflicts.conflicts_with
 FROM top JOIN memories m ON m.id = top.memory_id
 LEFT JOIN conflicts ON conflicts.id = top.memory_id
-ORDER BY top.gate = 'kept' DESC, top.score DESC, m.id;
+LEFT JOIN outranked ON outranked.id = top.memory_id
+ORDER BY top.gate = 'kept' AND outranked.id IS NULL DESC, top.score DESC, m.id;
 
 CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_caller_session, p_k, p_recency,
                                     p_time_from, p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until,

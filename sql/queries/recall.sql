@@ -94,7 +94,7 @@ SELECT m.* FROM memories m WHERE m.id IN (SELECT unnest($ids::VARCHAR::UUID[]));
 -- recall_fused does (detected_at, then the other's id). Without a UNION ALL and ORDER BY here it costs
 -- ~0.8 ms at 100k rows where the query that did both cost ~1.3, even with nothing pending.
 -- name: recall_conflicts
-SELECT memory_a, memory_b, detected_at
+SELECT memory_a, memory_b, detected_at, status = 'pending' AS pending
 FROM contradictions
 WHERE (status = 'pending' OR resolution = 'newer')
   AND (list_contains($ids::VARCHAR::UUID[], memory_a) OR list_contains($ids::VARCHAR::UUID[], memory_b));
@@ -102,7 +102,8 @@ WHERE (status = 'pending' OR resolution = 'newer')
 -- Every open contradiction recall_conflicts would pick from, for the in-process copy (echo_duck/recall/store_reads.py),
 -- at most $limit of them.
 -- name: open_conflicts
-SELECT memory_a, memory_b, detected_at FROM contradictions WHERE status = 'pending' OR resolution = 'newer' LIMIT $limit;
+SELECT memory_a, memory_b, detected_at, status = 'pending' AS pending FROM contradictions
+WHERE status = 'pending' OR resolution = 'newer' LIMIT $limit;
 
 -- A filtered recall inside a transaction keeps its keyword arm in SQL: every match goes on to the filters,
 -- and a common word can match a third of the store (passing them all as text cost ~100 ms at 1M rows).
