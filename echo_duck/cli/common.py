@@ -58,6 +58,9 @@ def resolved(db: str | None = None, agent: str | None = None, lock_timeout: floa
     """The subcommand's own value, else the one given before the subcommand, else the default."""
     ctx = click.get_current_context(silent=True)
     top = (ctx.find_root().obj if ctx is not None else None) or Target()
+    for flag, values in (("--agent", (agent, top.agent)), ("--db", (db, top.db))):
+        if "" in values:  # an unset $AGENT acted as agent 'default'
+            raise click.BadParameter("must not be empty", param_hint=flag)
     return Target(db=db or top.db or default_db(), agent=agent or top.agent or "default",
                   lock_timeout=lock_timeout if lock_timeout is not None else
                   (top.lock_timeout if top.lock_timeout is not None else 5.0),

@@ -59,9 +59,11 @@ from .store_files import refuse_store_file
 _TRUSTED_ONLY = ("scope", "team_id", "tenant_id", "pinned")  # honoured only with trusted=True (an admin)
 _EXISTING = ("SELECT scope, key, type, content FROM visible_memories($agent, $session) "
              "WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::VARCHAR[], content)")
-_WRITE_ERRORS = (ProvenanceConflict, AmbiguousMatch, PermissionDenied, RejectedWrite)
+# InvalidInput here is what the store refused that parsing let through (a constraint): that record is reported,
+# never sinking the rest of the file after earlier batches were committed
+_WRITE_ERRORS = (ProvenanceConflict, AmbiguousMatch, PermissionDenied, RejectedWrite, InvalidInput)
 _ERROR_REASONS = {ProvenanceConflict: "provenance_conflict", AmbiguousMatch: "ambiguous",
-                  PermissionDenied: "permission_denied", RejectedWrite: "rejected"}
+                  PermissionDenied: "permission_denied", RejectedWrite: "rejected", InvalidInput: "invalid"}
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,25 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
             good.append((where, spec))
     ids: list[str] = []
     quarantined: list[str] = []
+    try:
+        _write_batches(mem, caller, good, held, usages, batch_size, dry_run, ids, quarantined, errors)
+    finally:  # what was committed meets the check, even when a later batch failed
+        if check and ids:
+            # Untrusted text meets what is stored as any write does: a contradiction is recorded and settled by
+            # provenance (a file's claim never silently stands beside the user's); the file's lines not against
+            # each other.
+            held_ids = set(quarantined)
+            mem.checker.check(caller, [i for i in ids if i not in held_ids], apart=True)
+    return ImportReport(str(path), fmt, len(records), len(good) if dry_run else len(ids),
+                        tuple(issue for _, issue in sorted(skipped, key=lambda x: x[0])), tuple(errors), dry_run, tuple(ids),
+                        tuple(quarantined))
+
+
+def _write_batches(mem: Any, caller: Caller, good: list[tuple[str, NewMemory]], held: dict[int, Any],
+                   usages: dict[str, Any], batch_size: int, dry_run: bool, ids: list[str], quarantined: list[str],
+                   errors: list[Issue]) -> None:
+    """One transaction per batch; a refusal inside it falls back to one record at a time. Appends to ``ids``,
+    ``quarantined`` and ``errors`` as it goes (the caller checks what was committed, whatever happens)."""
     for start in range(0, 0 if dry_run else len(good), batch_size):
         batch = good[start:start + batch_size]
         written: list[tuple[str, Any]] = []
@@ -222,17 +243,9 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
                     written.append((where, one[0]))
                     quarantined += [m.id for m in one.quarantined]
                 except _WRITE_ERRORS as e:
-                    errors.append(Issue(where, _ERROR_REASONS[type(e)], str(e)))
+                    errors.append(Issue(where, next(r for t, r in _ERROR_REASONS.items() if isinstance(e, t)), str(e)))
         ids += [m.id for _, m in written]
         _apply_usage(mem, caller, [(m.id, usages[w]) for w, m in written if w in usages])
-    if check and ids:
-        # Untrusted text meets what is stored as any write does: a contradiction is recorded and settled by
-        # provenance (a file's claim never silently stands beside the user's); the file's lines not against each other.
-        held_ids = set(quarantined)
-        mem.checker.check(caller, [i for i in ids if i not in held_ids], apart=True)
-    return ImportReport(str(path), fmt, len(records), len(good) if dry_run else len(ids),
-                        tuple(issue for _, issue in sorted(skipped, key=lambda x: x[0])), tuple(errors), dry_run, tuple(ids),
-                        tuple(quarantined))
 
 
 def _apply_usage(mem: Any, caller: Caller, usage: list[tuple[str, Any]]) -> None:

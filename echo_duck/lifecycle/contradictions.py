@@ -103,6 +103,17 @@ class ContradictionChecker:
             found += self._against(caller, Memory.from_row(me_row), candidates, settings)
         return found
 
+    def after_bulk(self, caller: Caller, stored: list[Memory], *, full: bool) -> set[str]:
+        """A bulk write's checks: the full one when asked for (a query per record); else new versions from another
+        source (check_versions) and the records below a live fact of higher provenance (check_below), a query each
+        for the batch. The ids of the memories a contradiction recorded here touches."""
+        live = [m.id for m in stored if m.status != "quarantined"]
+        if full:
+            found = self.check(caller, live)
+        else:
+            found = self.check_versions(caller, [m.id for m in stored if m.supersedes]) + self.check_below(caller, live)
+        return {side for c in found for side in (c.memory_a, c.memory_b)}
+
     def check_below(self, caller: Caller, memory_ids: Iterable[str]) -> list[Contradiction]:
         """A bulk write's side of the check, whether or not it was asked for: each new memory against the live facts
         of higher provenance it may contradict (``higher_trust_candidates``, one query for the batch), so a

@@ -7,7 +7,6 @@ May import: ``write.validate``, ``models``, ``errors``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -45,6 +44,10 @@ class RecallQuery:
         def as_tuple(values):
             return None if values is None else tuple(values)
 
+        since, until = validate.timestamp(since, "since"), validate.timestamp(until, "until")
+        if since is not None and until is not None and since > until:
+            raise validate.InvalidInput(f"since ({since.isoformat()}) is after until ({until.isoformat()}): no memory "
+                                        "was written in between")
         return cls(
             text=validate.text(text_, "query", max_chars=10_000),
             k=validate.positive_int(k, "k", maximum=MAX_K),
@@ -52,8 +55,8 @@ class RecallQuery:
             tiers=as_tuple(validate.choices(tiers, "tiers", PERSISTED_TIERS)),
             tags=as_tuple(validate.labels(tags, "tags")) if tags is not None else None,
             entities=as_tuple(validate.labels(entities, "entities")) if entities is not None else None,
-            since=validate.timestamp(since, "since"),
-            until=validate.timestamp(until, "until"),
+            since=since,
+            until=until,
             session=validate.optional_text(session, "session", max_chars=200),
             include_archived=validate.flag(include_archived, "include_archived"),
             reinforce=validate.flag(reinforce, "reinforce"),
@@ -166,6 +169,6 @@ def _no_arms():
 
 
 def _min_score(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not validate.finite(value):
         raise validate.InvalidInput(f"min_score must be a finite number (a relevance, about 0 to 2), got {value!r}")
     return float(value)

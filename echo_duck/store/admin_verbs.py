@@ -111,13 +111,15 @@ class AdminVerbs:
         """Change one tunable (admin only; logged with its old and new value)."""
         self._require_admin("set_setting")
         name = validate.text(name, "name", max_chars=200)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or abs(value) == float("inf"):
+        value = validate.real(value, "value")
+        if abs(value) == float("inf"):
             raise InvalidInput(f"value must be a finite number, got {value!r}")
         with self.db.transaction("set_setting"):
             current = dict(self.db.run("all_settings").fetchall())
             if name not in current:
                 raise InvalidInput(f"no setting named {name!r}; the settings are {', '.join(sorted(current))}")
-            self.db.run("set_setting", name=name, value=float(value))
+            _check_range(name, value)
+            self.db.run("set_setting", name=name, value=value)
             self._log_settings(current)
         self._caches_changed()
 
@@ -226,3 +228,31 @@ class AdminVerbs:
         if not pairs:
             raise InvalidInput("give team= or tenant=")
         return pairs
+
+
+# What each tunable may be (settings.note says what it does): a share or confidence 0..1, a cosine -1..1, a pool a
+# whole number from 1, a span of time or a weight from 0. archive_threshold=5 archived every decaying memory on the
+# next decay(), and vector_pool=-1 was accepted. Settings not listed need only be finite.
+_SHARE, _COSINE, _FROM_0 = (0.0, 1.0), (-1.0, 1.0), (0.0, float("inf"))
+SETTING_RANGES = {
+    **dict.fromkeys(("archive_threshold", "archived_weight", "compress_term_overlap", "contradiction_auto_confidence",
+                     "contradiction_min_confidence", "gate_df_ratio", "importance_floor", "kb_importance",
+                     "reinforce_min_relevance", "self_confidence_cap", "self_daily_gain", "self_helpful_step",
+                     "self_snapshot_threshold", "self_unhelpful_step", "unhelpful_penalty"), _SHARE),
+    **dict.fromkeys(("compress_similarity", "contradiction_similarity", "vector_min_similarity",
+                     "vector_strong_similarity"), _COSINE),
+    **dict.fromkeys(("archive_retention_days", "gc_retention_days", "importance_decay_days", "consolidation_idle_minutes",
+                     "consolidation_lease_minutes", "rrf_k", "keyword_score_power", "vector_score_power",
+                     "vector_weight_high", "vector_weight_low", "reinforce_top"), _FROM_0),
+}
+WHOLE_FROM_1 = ("keyword_pool", "vector_pool")
+
+
+def _check_range(name: str, value: float) -> None:
+    if name in WHOLE_FROM_1:
+        if value < 1 or value != int(value) or value > 100_000:
+            raise InvalidInput(f"{name} must be a whole number from 1 to 100,000, got {value!r}")
+        return
+    low, high = SETTING_RANGES.get(name, (-float("inf"), float("inf")))
+    if not low <= value <= high:
+        raise InvalidInput(f"{name} must be between {low:g} and {high:g}, got {value!r}")

@@ -118,15 +118,16 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
                                    archive=self.archive_dir)
         fresh = not self.read_only and is_new_file(self.path)
         copied = fresh and place_template(self.path)  # a new file starts as this process's empty store
-        con = opener(lock_timeout=float(lock_timeout))
+        lock_timeout = validate.amount(lock_timeout, "lock_timeout", maximum=86_400, unit="seconds")
+        con = opener(lock_timeout=lock_timeout)
         file = None if self.path == ":memory:" else str(Path(self.path).expanduser().resolve())
         self.db = Db(con, read_only=self.read_only, path=file,
-                     reconnect=functools.partial(opener, lock_timeout=max(float(lock_timeout), 5.0)))
+                     reconnect=functools.partial(opener, lock_timeout=max(lock_timeout, 5.0)))
         self._owns_db = True
         try:
             self.schema_version = ensure_schema(con, read_only=self.read_only, copied=copied)
             # The scanner refuses writes that would read or send the store's own directory (and any extra paths).
-            protected = [str(p) for p in validate.labels(list(map(str, protected_paths)), "protected_paths")]
+            protected = validate.paths(protected_paths, "protected_paths")
             if self.path != ":memory:":
                 protected.append(str(Path(self.path).expanduser().resolve().parent))
             self.indexer = Indexer(self.db, self._clock, embedder)
@@ -268,17 +269,11 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             except InvalidInput as e:
                 raise InvalidInput(f"record {i}: {e}") from None
         stored = self.writer.remember_many(self.caller, specs, atomic=validate.flag(atomic, "atomic"))
-        if validate.flag(check_contradictions, "check_contradictions"):
-            self.checker.check(self.caller, [m.id for m in stored if m.status != "quarantined"])
-            stored = WriteBatch([self._reload(m) for m in stored], stored.blocked, stored.quarantined)
-        else:  # a new version from another source still records the conflict it settled (one query), and a
-            # lower-trust claim never sits beside a higher-trust fact undisputed (one query)
-            self.checker.check_versions(self.caller, [m.id for m in stored if m.supersedes])
-            found = self.checker.check_below(self.caller, [m.id for m in stored if m.status != "quarantined"])
-            touched = {side for c in found for side in (c.memory_a, c.memory_b)}
-            if touched:
-                stored = WriteBatch([self._reload(m) if m.id in touched else m for m in stored], stored.blocked,
-                                    stored.quarantined)
+        touched = self.checker.after_bulk(self.caller, stored, full=validate.flag(check_contradictions,
+                                                                               "check_contradictions"))
+        if touched:
+            stored = WriteBatch([self._reload(m) if m.id in touched else m for m in stored], stored.blocked,
+                                stored.quarantined)
         return stored
 
     def approve(self, target: Any, reason: str | None = None) -> Memory:
@@ -298,6 +293,8 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         """New version of a live memory named by id or key; the old one is kept and superseded."""
         if content is not None:
             changes["content"] = content
+        if not changes:  # it wrote a new, identical version (and an event) for nothing
+            raise InvalidInput("update needs something to change: content= or a field such as tags=, importance=")
         memory = self.writer.update(self.caller, target, provenance=provenance, reason=reason, **changes)
         self.checker.check(self.caller, [memory.id])
         return self._reload(memory)

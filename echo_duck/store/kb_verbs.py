@@ -60,6 +60,10 @@ class KnowledgeBaseVerbs:
         documents cited with their author."""
         if budget_chars is not None:
             budget_chars = validate.positive_int(budget_chars, "budget_chars", maximum=10_000_000)
+        hits = list(validate._iterable(hits, "hits"))
+        if any(not hasattr(h, "origin") for h in hits):
+            raise validate.InvalidInput("hits must be what recall(include_kb=True) or kb_search() returned, "
+                                        f"got a {type(next(h for h in hits if not hasattr(h, 'origin'))).__name__}")
         return self.kb.render([h for h in hits if getattr(h, "origin", None) == "kb"], budget_chars,
                               reader=self.caller.agent_id)
 

@@ -75,9 +75,8 @@ class LifecycleVerbs:
         if retention_days is None:
             with self.db.reading():
                 retention_days = self.db.setting("gc_retention_days")
-        if isinstance(retention_days, bool) or not isinstance(retention_days, (int, float)) or retention_days < 0:
-            raise InvalidInput(f"retention_days must be a number of days >= 0, got {retention_days!r}")
-        return lifecycle.gc(self.db, self.caller, self.indexer.keyword, self.now(), float(retention_days),
+        retention_days = validate.amount(retention_days, "retention_days", maximum=36_525, unit="days")
+        return lifecycle.gc(self.db, self.caller, self.indexer.keyword, self.now(), retention_days,
                             dry_run=validate.flag(dry_run, "dry_run"))
 
     def audit(self) -> dict[str, pl.DataFrame]:
@@ -148,8 +147,11 @@ class LifecycleVerbs:
         """Consolidate idle and ended sessions in a background thread until close()/stop_worker()."""
         if self.read_only:
             raise InvalidInput("a read-only store cannot consolidate")
+        poll = validate.amount(poll_seconds, "poll_seconds", maximum=86_400, unit="seconds")
+        if poll < 0.01:  # 0, a negative or NaN wait spun a core against the store
+            raise InvalidInput(f"poll_seconds must be at least 0.01, got {poll_seconds!r}")
         if self.worker is None:
-            self.worker = Worker(self.jobs_queue, float(poll_seconds)).start()
+            self.worker = Worker(self.jobs_queue, poll).start()
         return self.worker
 
     def stop_worker(self) -> None:

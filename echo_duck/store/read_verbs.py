@@ -125,6 +125,8 @@ class ReadVerbs:
         helpful = validate.flag(helpful, "helpful")
         level = validate.provenance(provenance)
         recall_id = recall_id if recall_id is not None else getattr(hit, "recall_id", None)
+        if recall_id is not None:  # an id recall() returned (Hit.recall_id): -1, 1.5 or "x" were stored or failed in SQL
+            recall_id = validate.positive_int(recall_id, "recall_id", maximum=2**63 - 1)
         return self_knowledge.mark(self.db, self.writer, self.caller, hit.id if isinstance(hit, Hit) else hit,
                                    helpful, recall_id, self.now(), level)
 

@@ -71,9 +71,38 @@ def owner(scope: Any, team_id: Any, tenant_id: Any, *, default_team: str | None,
 def unit_interval(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInput(f"{name} must be a number between 0 and 1, got {value!r}")
-    value = float(value)
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
+    value = real(value, name)
+    if not 0.0 <= value <= 1.0:
         raise InvalidInput(f"{name} must be between 0 and 1, got {value!r}")
+    return value
+
+
+def finite(value: float) -> bool:
+    """Is this int or float a finite float? (math.isfinite raises OverflowError on an int past a float's range.)"""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def amount(value: Any, name: str, *, maximum: float, unit: str) -> float:
+    """A finite number from 0 to ``maximum`` (seconds, days) as a float."""
+    value = real(value, name)
+    if not 0 <= value <= maximum:
+        raise InvalidInput(f"{name} must be a number of {unit} from 0 to {maximum:,g}, got {value!r}")
+    return value
+
+
+def real(value: Any, name: str) -> float:
+    """An int or float as a float that is a number (not NaN), ints too large for a float refused by name."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInput(f"{name} must be a number, got {value!r}")
+    try:
+        value = float(value)
+    except OverflowError:
+        raise InvalidInput(f"{name} is too large a number ({len(str(abs(value)))} digits)") from None
+    if math.isnan(value):
+        raise InvalidInput(f"{name} must be a number, got nan")
     return value
 
 
@@ -128,7 +157,11 @@ def key(value: Any) -> str | None:
     if value is None:
         return None
     k = text(value, "key", max_chars=MAX_KEY_CHARS).strip()
-    return "profile:" + section_name(k[8:]) if k.startswith("profile:") else k
+    k = "profile:" + section_name(k[8:]) if k.startswith("profile:") else k
+    if len(k) > MAX_KEY_CHARS:  # NFKC may lengthen a section's name ("ﬃ" is "ffi")
+        raise InvalidInput(f"key is {len(k):,} characters once its section name is folded (NFKC); the limit is "
+                           f"{MAX_KEY_CHARS:,}")
+    return k
 
 
 _INVISIBLE_RE = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")  # variation selectors
@@ -185,8 +218,18 @@ def timestamp(value: Any, name: str) -> datetime | None:
     if not isinstance(value, datetime):
         raise InvalidInput(f"{name} must be a datetime, got {type(value).__name__}")
     if value.tzinfo is not None:
-        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        try:
+            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        except OverflowError:  # 0001-01-01T00:30+05:00 is before year 1 in UTC
+            raise InvalidInput(f"{name} is out of range in UTC (years 1 to 9999), got {value.isoformat()}") from None
     return value
+
+
+def paths(values: Any, name: str) -> list[str]:
+    """A list of paths (str or os.PathLike) as strings; one bare string was read as a path per character."""
+    if isinstance(values, (str, bytes)) or hasattr(values, "__fspath__"):
+        raise InvalidInput(f"{name} must be a list of paths, got one {type(values).__name__}: wrap it in a list")
+    return [str(p) for p in labels(list(map(str, _iterable(values, name))), name)]
 
 
 def _iterable(values: Any, name: str) -> Iterable[Any]:
