@@ -107,11 +107,15 @@ class ContradictionChecker:
         """A bulk write's checks: the full one when asked for (a query per record); else new versions from another
         source (check_versions) and the records below a live fact of higher provenance (check_below), a query each
         for the batch. The ids of the memories a contradiction recorded here touches."""
-        live = [m.id for m in stored if m.status != "quarantined"]
+        live = [m for m in stored if m.status != "quarantined"]
         if full:
-            found = self.check(caller, live)
+            found = self.check(caller, [m.id for m in live])
         else:
-            found = self.check_versions(caller, [m.id for m in stored if m.supersedes]) + self.check_below(caller, live)
+            found = self.check_versions(caller, [m.id for m in stored if m.supersedes])
+            with self.db.reading():  # nothing above the batch (an equal-trust bulk load): no pairs to read
+                top = self.db.scalar("highest_live_provenance") if live else None
+            if top is not None and any(m.provenance < top for m in live):
+                found += self.check_below(caller, [m.id for m in live if m.provenance < top])
         return {side for c in found for side in (c.memory_a, c.memory_b)}
 
     def check_below(self, caller: Caller, memory_ids: Iterable[str]) -> list[Contradiction]:

@@ -93,11 +93,14 @@ ORDER BY c.detected_at, c.id;
 -- provenance), at most $limit each, another author's first.
 -- Episodes are neither side, as there. A lower-trust claim must not sit beside a higher-trust fact undisputed, and
 -- a query per record made bulk writes ~8x slower in any store holding one user-stated fact.
+-- name: highest_live_provenance
+SELECT max(provenance) FROM memories WHERE status = 'active' AND tier <> 'episodic';
+
 -- name: higher_trust_candidates
 WITH me AS MATERIALIZED (
     SELECT m.*, v.vector AS new_vector FROM memories m
     LEFT JOIN memory_vectors v ON v.memory_id = m.id AND v.model_id = $model_id
-    WHERE list_contains($ids::VARCHAR::UUID[], m.id) AND m.status = 'active' AND m.tier <> 'episodic'
+    WHERE m.id IN (SELECT unnest($ids::VARCHAR::UUID[])) AND m.status = 'active' AND m.tier <> 'episodic'
 ),
 hi AS MATERIALIZED (
     SELECT o.*, v.vector AS old_vector FROM memories o
