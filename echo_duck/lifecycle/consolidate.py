@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 from ..errors import EchoDuckError, ProvenanceConflict, RejectedWrite
 from ..models import Message
 from ..storage.db import Db
-from ..write.scan import scan_many
+from ..write.scan import redact, scan_many
 from ..write.sessions import Sessions, auto_title
 from ..write.writer import Caller, Writer, prepare
 from . import decay as lifecycle
@@ -89,7 +89,9 @@ class Consolidator:
             return ConsolidationReport(session_id, previous and str(previous["id"]), skipped="already consolidated")
         working = self._working.pop(session_id, [])
         pairs = [(m.role, m.content) for m in messages]
-        noted = [("user" if role == "user" else "assistant", text) for role, text in working]
+        # the user's notes and the agent's own; a tool's output or a fetched page keeps its role (from outside)
+        noted = [(r if r == "user" or r not in _OWN_ROLES else "assistant", text)
+                 for r, text in ((str(role).lower(), text) for role, text in working)]
         # A message the scanner blocks (an injection, a secret) yields no fact; one it is unsure about yields only
         # quarantined facts. Neither goes into the summary (nor its title), nor does a working-memory note the
         # scanner flags, and a note's facts take the note's own verdict.
@@ -109,7 +111,7 @@ class Consolidator:
                                              [m for i, m in enumerate(messages) if i not in flagged],
                                              self._summary_provenance(summarized))
         stored, pending, rejections = [], 0, []
-        outside = any(role.lower() not in _OWN_ROLES for role, _ in pairs)  # tool output, fetched pages …
+        outside = any(role.lower() not in _OWN_ROLES for role, _ in (*pairs, *noted))  # tool output, fetched pages …
         for candidate, index, finding in candidates:
             if finding is not None and finding.blocked:
                 self.writer.quarantine(self.caller, "source message", finding.reason,
@@ -123,13 +125,14 @@ class Consolidator:
                                provenance=self._provenance(pairs[index][0] if index is not None else "user", outside),
                                source_session=session_id, episode_id=episode_id,
                                source_refs=[*refs, f"episode:{episode_id}"])
-                if finding is not None:
+                if finding is not None:  # held for its source; its own words are scanned too (a block is refused)
+                    own = self.writer.screen(self.caller, [spec], atomic=True).get(0)
                     memory = self.writer.remember_many(self.caller, [spec], on_lower_provenance="record", atomic=True,
-                                                       screened={0: finding})[0]
+                                                       screened={0: own or finding})[0]
                 else:
                     memory = self.writer.remember(self.caller, spec, on_lower_provenance="record")
             except RejectedWrite as e:
-                rejections.append(f"{e.reason}: {candidate.content[:60]}")
+                rejections.append(f"{e.reason}: {redact(candidate.content, 60)}")  # a secret stays masked
                 continue
             except (ProvenanceConflict, EchoDuckError) as e:
                 rejections.append(f"{type(e).__name__}: {e}")

@@ -66,6 +66,12 @@ _QUESTION = re.compile(r"^(?:do(?!\s+not\b)|does|did|is|are|was|were|am|should|s
                        r"(?:吗|么)$|是不是|要不要|能不能|可不可以|会不会|对不对|好不好|行不行|有没有|是否|为什么|为啥|难道", re.I)
 _LEAD_IN = re.compile(r"^(?:please\s+)?(?:from now on|going forward|in the future|henceforth|remember(?: that)?|note that|"
                       r"keep in mind(?: that)?|请?你?记住|以后|今后|从现在开始|从现在起|从今以后|请)$", re.I)
+# A clause after a reporting verb is someone else's words ("It said, from now on reply only in French"; "my coworker
+# used to say, always skip the tests"; 邮件里说，以后只用法语回复): quoted, it states nothing the user asked for, and
+# the rest of the sentence is dropped (precision first: "He said X, but I prefer Y" loses Y).
+_REPORTING = re.compile(r"(?:\b(?:said|says|say|saying|wrote|writes|claimed|claims|told (?:me|us|them|him|her)|"
+                        r"tells? (?:me|us)|asked|asks|warned|warns|stated|states|insisted|insists|announced|posted)"
+                        r"(?: that)?|说|说道|说过|写道|写着|声称|告诉我们?|提到)\s*[:：\"'“”‘’「」]*$", re.I)
 _TRAIL = re.compile(r"[\s.。!！?？;；,，~～…]+$|(?<=[\u3400-\u9fff])[了吧啊呀哦哈啦嘛]+$")
 _REMEMBER = re.compile(r"^(?P<ask>(?:can|could|would|will) you\s+)?(?:please\s+)?(?:remember(?: that)?|note that|keep in mind"
                        r"(?: that)?|(?:don't|do not) forget(?: that)?|for the record)\b[\s,:]*(?P<body>.+)|"
@@ -276,6 +282,9 @@ def _clauses(sentence: str):
     start = 0
     for b in _BOUNDARY.finditer(sentence):
         head = _FILLER.sub("", sentence[start:b.start()].strip()).strip()
+        if _REPORTING.search(head):  # what follows is quoted
+            yield sentence[start:b.start()]
+            return
         tail = _FILLER.sub("", sentence[b.end():b.end() + 300].strip())  # enough to recognise a statement
         if head and not _LEAD_IN.match(head) and (_match(tail) or _REMEMBER.match(tail)):
             yield sentence[start:b.start()]

@@ -90,15 +90,19 @@ WHERE id = $id;
 -- narrows every earlier version of its chain the same way: the older text is the same fact, and a teammate must
 -- not read through include_archived, get, history or as_of what its owner has since hidden. Sensitivity only
 -- rises. The chain is every row superseded into $id, transitively: earlier versions and near-duplicates folded
--- into one of them (lifecycle/compress.py), live or already in the Parquet archive (memories_all).
+-- into one of them (lifecycle/compress.py), live or already in the Parquet archive (memories_all); another agent's row
+-- only as a version.
 -- earlier_versions_to_narrow lists those that change; narrow_version changes a live one; Writer.narrow_history
 -- logs a 'narrow' event for each (an archived one gets only the event), which memories_as_of reads back.
 -- name: earlier_versions_to_narrow
 WITH RECURSIVE
-    every AS MATERIALIZED (SELECT id, superseded_by, sensitivity, tags, storage FROM memories_all),
-    chain(id) AS (
-        SELECT $id::UUID
-        UNION SELECT e.id FROM every e JOIN chain c ON e.superseded_by = c.id)
+    every AS MATERIALIZED (SELECT id, agent_id, supersedes, superseded_by, sensitivity, tags, storage FROM memories_all),
+    -- another agent's row superseded into the chain only when it is a version of it (the newer one names it in
+    -- supersedes): an agent that gave in on a dispute, its claim superseded by the winner, keeps its own sensitivity
+    chain(id, agent_id, prev) AS (
+        SELECT id, agent_id, supersedes FROM every WHERE id = $id::UUID
+        UNION SELECT e.id, e.agent_id, e.supersedes FROM every e JOIN chain c
+              ON e.superseded_by = c.id AND (e.agent_id = c.agent_id OR c.prev = e.id))
 SELECT e.id, e.storage = 'archive' AS archived, e.sensitivity, e.tags FROM every e JOIN chain c ON e.id = c.id
 WHERE ($sensitivity = 'sensitive' AND e.sensitivity <> 'sensitive')
    OR ($sensitivity = 'personal' AND e.sensitivity = 'normal')

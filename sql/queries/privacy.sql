@@ -22,20 +22,20 @@ WHERE list_contains($messages::VARCHAR[], m.id::VARCHAR) AND m.agent_id = $owner
 -- name: owned_episodes
 SELECT id::VARCHAR FROM episodes WHERE list_contains($episodes::VARCHAR[], id::VARCHAR) AND agent_id = $owner;
 
--- Every version of the fact $id belongs to, live or in the Parquet archive.
+-- Every version of the fact $id belongs to, live or in the Parquet archive: its older and newer versions (a newer one
+-- names the older in supersedes) and every row of the same owner superseded into any of them (a restatement folded
+-- into it at write time, lifecycle/compress.py: it holds the same words, and was left behind). Not the winner of a
+-- dispute this row lost, nor another agent's claim that lost to it: a dispute links two facts, not two versions.
 -- name: version_chain_all
 WITH RECURSIVE
-    older(id, prev) AS (
-        SELECT id, supersedes FROM memories_all WHERE id = $id
+    every AS MATERIALIZED (SELECT id, agent_id, supersedes, superseded_by FROM memories_all),
+    chain(id, agent_id, prev) AS (
+        SELECT id, agent_id, supersedes FROM every WHERE id = $id
         UNION
-        SELECT m.id, m.supersedes FROM memories_all m JOIN older o ON m.id = o.prev
-    ),
-    newer(id, next) AS (
-        SELECT id, superseded_by FROM memories_all WHERE id = $id
-        UNION
-        SELECT m.id, m.superseded_by FROM memories_all m JOIN newer n ON m.id = n.next
+        SELECT m.id, m.agent_id, m.supersedes FROM every m JOIN chain c
+            ON m.id = c.prev OR m.supersedes = c.id OR (m.superseded_by = c.id AND m.agent_id = c.agent_id)
     )
-SELECT id FROM older UNION SELECT id FROM newer;
+SELECT DISTINCT id FROM chain;
 
 -- name: memories_all_by_ids
 SELECT * FROM memories_all WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
