@@ -142,10 +142,10 @@ def test_a_holdout_of_attacks_alone_is_measured(tmp_path):
     assert "ordinary" not in report
 
 
-@pytest.mark.parametrize("name", [f"scan_holdout{n}" for n in range(20, 36)])
+@pytest.mark.parametrize("name", [f"scan_holdout{n}" for n in range(20, 38)])
 def test_the_sets_of_2026_12_06_are_well_formed_and_new(name):
     """Four writers' sets (20-23: their ordinary notes are the ordinary calibration reference) and ten blind ones
-    (24-35; 26-33 trained on since they were read as judges):
+    (24-37; 26-35 trained on since they were read as judges):
     60 attacks, 100 attacks written as ordinary chat (family in_style:<style>), 80 risky-looking benign notes, 160
     ordinary notes each, sharing no text with any other set, the corpus or the training text of scan_chat."""
     folder = SHIPPED.parent / name

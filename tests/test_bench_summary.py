@@ -361,7 +361,7 @@ def test_the_later_blind_sets_share_one_row(recall_dir):
 
 
 def test_the_trained_hold_out_sets_are_measured_by_halves_not_as_blind_sets(scanner_dir):
-    """scan_holdout6-13 and 26-33 are training data (scanner_splits.TRAINED_SETS): their row is the "sets" split, each
+    """scan_holdout6-13 and 26-35 are training data (scanner_splits.TRAINED_SETS): their row is the "sets" split, each
     half scanned by a model fitted without it; a run that scans one of them whole does not show it as a blind set."""
     scanner = json.loads((scanner_dir / "scanner.json").read_text())
     trained = {**scanner["holdouts"][1], "folder": "/x/scan_holdout7"}
@@ -369,7 +369,7 @@ def test_the_trained_hold_out_sets_are_measured_by_halves_not_as_blind_sets(scan
     scanner = {**scanner, "holdouts": [scanner["holdouts"][0], trained], "generalisation": {"sets": {"overall": halves}}}
     rows = summary.build(scanner=scanner)["rows"]
     assert [r["unit"] for r in rows] == ["scanner", "scanner", "ms"]
-    assert rows[1]["measure"].startswith("the same on `scan_holdout6`…`13`, `26`…`33`, trained on: each half held out")
+    assert rows[1]["measure"].startswith("the same on `scan_holdout6`…`13`, `26`…`35`, trained on: each half held out")
     assert rows[1]["echo_duck"] == [0.95, 0.001, 0.079]
     assert "scan_holdout7`" not in rows[0]["measure"]
 

@@ -27,11 +27,11 @@ from ..write.scan.verdict import Scanner
 
 SPLITS = ("group", "family", "language", "sets")
 # Hold-out sets read before and trained on (beside the corpus, under data_fixtures): 6-13 since 2026-12-05 (eight
-# writers' own words beat one more corpus pass), 26-33 since 2026-12-06 (eight blind sets, read as judges first; their
+# writers' own words beat one more corpus pass), 26-35 since 2026-12-06 (ten blind sets, read as judges first; their
 # ordinary notes shape the model as the everyday chat does, setting no threshold). Always training data in the corpus
 # splits; the "sets" split holds out each half of them (TRAINED_HALVES) in turn, so how they generalise to a writer
 # never trained on is still measured.
-TRAINED_SETS = tuple(f"scan_holdout{n}" for n in (*range(6, 14), *range(26, 34)))
+TRAINED_SETS = tuple(f"scan_holdout{n}" for n in (*range(6, 14), *range(26, 36)))
 TRAINED_HALVES = (TRAINED_SETS[0::2], TRAINED_SETS[1::2])
 _FIXTURE_FAMILY = {"prompt_injection": "injection", "invisible_unicode": "invisible", "exfiltration": "exfiltration",
                    "secret": "secret", "benign": "benign"}

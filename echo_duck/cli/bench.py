@@ -151,10 +151,10 @@ def bench_time(data, as_json):
                                                   "data_fixtures/scan_holdout5", "data_fixtures/scan_holdout14",
                                                   "data_fixtures/scan_holdout15", "data_fixtures/scan_holdout16",
                                                   "data_fixtures/scan_holdout17", "data_fixtures/scan_holdout24",
-                                                  "data_fixtures/scan_holdout25", "data_fixtures/scan_holdout34",
-                                                  "data_fixtures/scan_holdout35"),
+                                                  "data_fixtures/scan_holdout25", "data_fixtures/scan_holdout36",
+                                                  "data_fixtures/scan_holdout37"),
               show_default=True, help="Folder with attacks.jsonl, and benign.jsonl and ordinary.jsonl if it has them, "
-                                      "never fitted on (repeatable; '' alone: none). scan_holdout6-13 and 26-33 are "
+                                      "never fitted on (repeatable; '' alone: none). scan_holdout6-13 and 26-35 are "
                                       "training data (--splits sets measures them).")
 @click.option("--out", type=click.Path(file_okay=False), default="bench-scanner", show_default=True,
               help="Folder for scanner.json and scanner.md.")
