@@ -105,3 +105,20 @@ def test_the_cli_refuses_an_empty_agent(tmp_path, monkeypatch):
     assert result.returncode == 2 and "--agent" in result.stderr
     with echo_duck.open(db, admin=True, embedder="hash") as m:
         assert rows(m)[0] == 0
+
+
+def test_a_mark_names_one_of_the_callers_own_recalls(host):
+    """Another agent's recall id was stored with the caller's feedback, as if its recall had served it."""
+    other = host.for_agent("other")
+    other.remember("The other agent's build runs nightly", type="environment")
+    other.recall("build nightly")  # the log is written behind the recall: flushed by the next write or close
+    host.refresh()
+    logged = host.sql("SELECT id FROM recall_log WHERE agent_id = 'other' ORDER BY id")["id"].to_list()
+    assert logged
+    coder = host.for_agent("coder")
+    mine = coder.remember("The coder's tests run in CI", type="environment")
+    before = rows(host)
+    with pytest.raises(InvalidInput, match="not one of this agent's recalls"):
+        coder.mark(mine.id, True, recall_id=logged[0])
+    assert rows(host) == before
+    coder.mark(mine.id, True, recall_id=coder.recall("tests CI")[0].recall_id)  # its own: accepted

@@ -71,7 +71,7 @@ _LEAD_IN = re.compile(r"^(?:please\s+)?(?:from now on|going forward|in the futur
 # the rest of the sentence is dropped (precision first: "He said X, but I prefer Y" loses Y).
 _REPORTING = re.compile(r"(?:\b(?:said|says|say|saying|wrote|writes|claimed|claims|told (?:me|us|them|him|her)|"
                         r"tells? (?:me|us)|asked|asks|warned|warns|stated|states|insisted|insists|announced|posted)"
-                        r"(?: that)?|说|说道|说过|写道|写着|声称|告诉我们?|提到)\s*[:：\"'“”‘’「」]*$", re.I)
+                        r"(?: that)?|说|说道|说过|写道|写着|声称|告诉我们?|提到)\s*[:：\"'“”‘’「」]*$", re.IGNORECASE)
 _TRAIL = re.compile(r"[\s.。!！?？;；,，~～…]+$|(?<=[\u3400-\u9fff])[了吧啊呀哦哈啦嘛]+$")
 _REMEMBER = re.compile(r"^(?P<ask>(?:can|could|would|will) you\s+)?(?:please\s+)?(?:remember(?: that)?|note that|keep in mind"
                        r"(?: that)?|(?:don't|do not) forget(?: that)?|for the record)\b[\s,:]*(?P<body>.+)|"

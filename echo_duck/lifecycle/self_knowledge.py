@@ -27,6 +27,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..errors import InvalidInput
 from ..models import PROVENANCE, Memory
 from ..storage.db import Db
 from ..write.guards import check_provenance
@@ -43,6 +44,9 @@ def mark(db: Db, writer: Writer, caller: Caller, target: Any, helpful: bool, rec
     carries ``level``'s provenance: it may not demote a memory of higher provenance (as forget may not)."""
     with db.transaction("mark"):
         row = writer.resolve_owned(caller, target, live_only=False, verb="mark")
+        if recall_id is not None and not caller.admin and db.scalar("recall_log_agent", id=recall_id) not in (
+                None, caller.agent_id):
+            raise InvalidInput(f"recall_id {recall_id} is not one of this agent's recalls")
         if not helpful:
             check_provenance(caller, row, level, "demote")
         before = {k: row[k] for k in ("helpful_count", "unhelpful_count", "confidence")}
