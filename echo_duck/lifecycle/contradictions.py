@@ -121,8 +121,8 @@ class ContradictionChecker:
     def check_below(self, caller: Caller, memory_ids: Iterable[str]) -> list[Contradiction]:
         """A bulk write's side of the check, whether or not it was asked for: each new memory against the live facts
         of higher provenance it may contradict (``higher_trust_candidates``, one query for the batch), so a
-        lower-trust claim never sits beside a higher-trust fact undisputed. Nothing to read when no live fact
-        outranks the batch (an equal-trust bulk load stays one cheap query)."""
+        lower-trust claim never sits beside a higher-trust fact undisputed (after_bulk skips it when no live fact
+        outranks the batch: an equal-trust bulk load reads one max())."""
         memory_ids = [str(i) for i in memory_ids]
         if not memory_ids:
             return []

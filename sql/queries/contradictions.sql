@@ -87,15 +87,16 @@ WHERE ($status::VARCHAR IS NULL OR c.status = $status)
   AND c.memory_b IN (SELECT id FROM visible_memories($caller_agent, $caller_session))
 ORDER BY c.detected_at, c.id;
 
+-- The highest provenance of a live fact: a bulk write with no record below it has nothing to check (after_bulk).
+-- name: highest_live_provenance
+SELECT max(provenance) FROM memories WHERE status = 'active' AND tier <> 'episodic';
+
 -- A bulk write's records below a live fact of higher provenance (remember_many), in one query for the batch: for
 -- each new memory in $ids, the live facts of higher provenance it may contradict, by contradiction_candidates' rules
 -- (may_dispute; a similar key, a shared tag, or a vector at $threshold or above, exact here over the facts of higher
 -- provenance), at most $limit each, another author's first.
 -- Episodes are neither side, as there. A lower-trust claim must not sit beside a higher-trust fact undisputed, and
 -- a query per record made bulk writes ~8x slower in any store holding one user-stated fact.
--- name: highest_live_provenance
-SELECT max(provenance) FROM memories WHERE status = 'active' AND tier <> 'episodic';
-
 -- name: higher_trust_candidates
 WITH me AS MATERIALIZED (
     SELECT m.*, v.vector AS new_vector FROM memories m
