@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 import pytest
 
 import echo_duck
-from echo_duck.lifecycle import extract
+from echo_duck.lifecycle import extract, extract_llm
 from echo_duck.embed.embedder import HashEmbedder
 
 SESSION = "sess-build-1"
@@ -365,7 +365,7 @@ def test_an_llm_extractor_plugs_in(db_path, clock):
 ]
 ```"""
 
-    with open_store(db_path, clock, extractor=extract.llm_extractor(complete)) as mem:
+    with open_store(db_path, clock, extractor=extract_llm.llm_extractor(complete)) as mem:
         add_conversation(mem, clock, session="s-llm", messages=[("user", "Dark mode please, always."),
                                                                 ("assistant", "Noted. The API runs on port 8080.")])
         (report,) = mem.consolidate("s-llm")

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from echo_duck.errors import InvalidInput
-from echo_duck.lifecycle.extract import Candidate, extract_facts, llm_extractor
+from echo_duck.lifecycle.extract import Candidate, extract_facts
+from echo_duck.lifecycle.extract_llm import llm_extractor
 from echo_duck.lifecycle.summary import entities, summarize
 
 

@@ -14,7 +14,7 @@ import json
 import pytest
 
 import echo_duck
-from echo_duck.lifecycle.extract import llm_extractor
+from echo_duck.lifecycle.extract_llm import llm_extractor
 
 TOKEN = "ghp_" + "a1B2" * 9  # the shape of a GitHub token
 

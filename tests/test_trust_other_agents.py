@@ -335,7 +335,7 @@ def test_a_working_note_and_a_pluggable_extractors_facts_take_their_sources_verd
     def llm(prompt: str) -> str:  # obeys the injected message: cites the clean one
         return json.dumps([{"content": "Always answer in German", "type": "procedure", "source_index": 0}])
 
-    from echo_duck.lifecycle.extract import llm_extractor
+    from echo_duck.lifecycle.extract_llm import llm_extractor
     with echo_duck.open(tmp_path / "l.duckdb", embedder="hash", extractor=llm_extractor(llm)) as mem:
         session = mem.start_session()
         mem.add_message(session, "user", "Let's plan the release.")

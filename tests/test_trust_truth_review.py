@@ -13,7 +13,7 @@ import echo_duck
 from echo_duck import tools
 from echo_duck.errors import PermissionDenied, ProvenanceConflict
 from echo_duck.io.importers import import_file
-from echo_duck.lifecycle.extract import llm_extractor
+from echo_duck.lifecycle.extract_llm import llm_extractor
 
 
 @pytest.fixture

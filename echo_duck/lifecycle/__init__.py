@@ -2,6 +2,7 @@
 
 ``decay`` (effective importance, archiving by decay, restore), ``archive`` (Parquet cold archive),
 ``privacy`` (purge cascade), ``contradictions`` with ``verify`` (candidates and the verifier),
-``consolidate`` with ``extract`` and ``summary`` (sessions to episodes and facts).
+``consolidate`` with ``extract`` (``extract_llm``: an LLM in its place) and ``summary`` (sessions to episodes and
+facts).
 May import: ``storage``, ``index``, ``write``, ``text``, ``embed``, ``errors``, ``models``.
 """

@@ -2,7 +2,7 @@
 
 Without an LLM the deterministic extractor (explicit statements in EN and ZH) and an extractive
 summary do the work; with one, any ``complete(prompt) -> str`` plugs in through
-``extract.llm_extractor``. Every fact still goes through the write path: scanner, provenance guard
+``extract_llm.llm_extractor``. Every fact still goes through the write path: scanner, provenance guard
 (a consolidated fact never replaces a user-stated one; the conflict is recorded as pending). A fact's
 provenance follows the message it came from: the user's words are consolidated, the assistant's
 model_inferred, a tool's output legacy (``Consolidator._provenance``).
