@@ -119,8 +119,6 @@ def built(tmp_path_factory):
         bob.remember_many([{**r, "scope": "public"} for r in synthetic.memories(40, seed=6)])
         bob.remember_many([{**r, "scope": "tenant", "tenant_id": "acme"} for r in synthetic.memories(30, seed=8)])
         bob.remember_many([{**r, "source_session": "c0"} for r in synthetic.memories(30, seed=13)])  # private, c0
-        bob.remember("deploy borealis canary uses port 7000", type="environment", provenance="user_stated",
-                     scope="team", team_id="core")
     with echo_duck.open(path, agent_id="alice", session_id="s1", embedder="hash", now=clock, admin=True) as alice:
         alice.grant(team="core")
         alice.grant(tenant="acme")
@@ -141,7 +139,9 @@ def built(tmp_path_factory):
                                   "provenance": "user_stated"},
                                  {"content": new, "type": "environment", "observed_at": datetime(2025, 12, 20),
                                   "provenance": "model_inferred" if i == 2 else "user_stated"}])
-        # a pending dispute with Bob's fact of higher provenance: Alice's claim is ranked after the kept
+        # a pending dispute (two scopes of one owner) with her own fact of higher provenance: her team claim is ranked
+        # after the kept
+        alice.remember("deploy borealis canary uses port 7000", type="environment", provenance="user_stated")
         alice.remember("deploy borealis canary uses port 7001", type="environment", scope="team", team_id="core")
         assert len(alice.contradictions(status="pending")) == 1
         alice.remember_many([{"content": text, "type": "user", "source_session": "c1",

@@ -37,29 +37,47 @@ def store(tmp_path, embedder):
 
 @pytest.mark.parametrize("embedder", ["hash", None], ids=["hash", "real-model"])
 def test_the_claim_disputing_a_users_fact_is_ranked_after_it(tmp_path, embedder):
-    host, helper, fact, claim = store(tmp_path, embedder or "default")
+    host, _, fact, claim = store(tmp_path, embedder or "default")
     try:
-        for who in (host, helper):
-            hits = who.recall(QUESTION, 5, explain=True, reinforce=False)
-            ids = [h.id for h in hits]
-            assert ids.index(fact.id) < ids.index(claim.id)
-            gates = {h.id: h.explanation.gate for h in hits}
-            assert gates[claim.id] == fusion.OUTRANKED and gates[fact.id] == fusion.KEPT
-            assert ids[-1] == claim.id or all(gates[i] != fusion.KEPT for i in ids[ids.index(claim.id):])
-        found = tools.call(helper, "memory_search", {"query": QUESTION, "k": 5})
+        hits = host.recall(QUESTION, 5, explain=True, reinforce=False)  # the fact is the caller's own
+        ids = [h.id for h in hits]
+        assert ids.index(fact.id) < ids.index(claim.id)
+        gates = {h.id: h.explanation.gate for h in hits}
+        assert gates[claim.id] == fusion.OUTRANKED and gates[fact.id] == fusion.KEPT
+        assert ids[-1] == claim.id or all(gates[i] != fusion.KEPT for i in ids[ids.index(claim.id):])
+        found = tools.call(host, "memory_search", {"query": QUESTION, "k": 5})
         contents = [h["content"] for h in found["hits"]]
         assert contents.index(FACT) < contents.index(CLAIM)
     finally:
         host.close()
 
 
+def test_another_agents_claimed_provenance_demotes_nothing(tmp_path):
+    """An agent's provenance is its own claim (TRUST.md): a teammate claiming user_stated must not push a third
+    agent's fact down in the caller's recall. Only a fact of the caller's own, or of the claim's own author, counts."""
+    host, helper, _, claim = store(tmp_path, "hash")
+    try:
+        host.grant(team="dev", agent_id="third")
+        for who in (helper, host.for_agent("third", team_id="dev")):
+            gates = {h.id: h.explanation.gate for h in who.recall(QUESTION, 5, explain=True, reinforce=False)}
+            assert gates[claim.id] == fusion.KEPT
+        # the claim's own author holding the user's word in its private notes: its team claim is ranked last
+        mine = helper.remember("The user's favourite editor is nano", type="user", provenance="user_stated")
+        teamwide = helper.remember("The user's favourite editor is ed", type="user", scope="team")
+        assert any({d.memory_a, d.memory_b} == {mine.id, teamwide.id} for d in helper.contradictions(status="pending"))
+        gates = {h.id: h.explanation.gate for h in helper.recall(QUESTION, 8, explain=True, reinforce=False)}
+        assert gates[teamwide.id] == fusion.OUTRANKED
+    finally:
+        host.close()
+
+
 def test_the_macro_ranks_a_disputed_claim_as_recall_does(tmp_path):
     """Inside a transaction a filtered recall runs recall_fused: the same order, gates and scores."""
-    host, helper, _, _ = store(tmp_path, "hash")
+    host, _, _, _ = store(tmp_path, "hash")
     try:
-        in_process = helper.recall(QUESTION, 8, explain=True, reinforce=False, types=["user", "environment"])
-        with helper.db.transaction("comparing with the macro"):
-            in_sql = helper.recall(QUESTION, 8, explain=True, reinforce=False, types=["user", "environment"])
+        in_process = host.recall(QUESTION, 8, explain=True, reinforce=False, types=["user", "environment"])
+        with host.db.transaction("comparing with the macro"):
+            in_sql = host.recall(QUESTION, 8, explain=True, reinforce=False, types=["user", "environment"])
         assert [h.id for h in in_sql] == [h.id for h in in_process]
         assert [h.explanation.gate for h in in_sql] == [h.explanation.gate for h in in_process]
         # the arms are computed in SQL here (their floats differ in the last bits): tests/test_fusion.py holds the

@@ -194,7 +194,8 @@ class Recaller:
         for side, other, _ in ((s, o, p) for s, o, p in pairs if str(o) in seen):
             row = stored[side]
             row["conflicts_with"] = [*(row["conflicts_with"] or []), other]  # as recall_fused's list, NULL if none
-        outranked = self._outranked([(s, str(o)) for s, o, p in pairs if p and str(o) in seen], stored)
+        outranked = self._outranked([(s, str(o)) for s, o, p in pairs if p and str(o) in seen], stored,
+                                    who["p_caller_agent"])
         if outranked:  # recall_fused's outranked step: after the kept, among the k winners
             ranked = sorted((replace(f, gate=fusion.OUTRANKED) if f.gate == fusion.KEPT and f.memory_id in outranked
                              else f for f in ranked), key=lambda f: (f.gate != fusion.KEPT, -f.score, f.memory_id))
@@ -203,14 +204,15 @@ class Recaller:
                 stored[memory_id].update(access_count=stored[memory_id]["access_count"] + n, last_accessed=last)
         return [{**stored[f.memory_id], **vars(f)} for f in ranked]
 
-    def _outranked(self, pending: list[tuple[str, str]], stored: Mapping[str, dict]) -> set[str]:
-        """The winners whose pending dispute is with a live fact of higher provenance the caller may see
-        (``pending``: (winner, other) pairs, the other already known visible)."""
+    def _outranked(self, pending: list[tuple[str, str]], stored: Mapping[str, dict], caller: str) -> set[str]:
+        """The winners whose pending dispute is with a live fact of higher provenance the caller may see, its own or
+        the winner's author's (``pending``: (winner, other) pairs, the other already known visible)."""
         if not pending:
             return set()
         others = self.eligibility.winners_rows(list({o for _, o in pending}))
         return {side for side, other in pending if other in others and others[other]["status"] == "active"
-                and others[other]["provenance"] > stored[side]["provenance"]}
+                and others[other]["provenance"] > stored[side]["provenance"]
+                and others[other]["agent_id"] in (caller, stored[side]["agent_id"])}
 
     def _fused_in_sql(self, q_tokens, vector, who, filters, time, min_score, fetch, b_tokens=None) -> list[dict]:
         """Filtered, inside a transaction: the recall macro over the arms SQL computed for the filtered rows.

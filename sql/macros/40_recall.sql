@@ -40,7 +40,8 @@
 --              gate_df_ratio, when the vector arm ran) and vector-only candidates below
 --              vector_min_similarity are ranked after every other candidate, so a small store still
 --              returns its best guess and lists are never cut short. Among the k winners, one whose pending
---              dispute is with a live, visible fact of higher provenance is ranked after the kept too
+--              dispute is with a live, visible fact of higher provenance (the caller's or the claim author's) is ranked
+--              after the kept too
 --              ('disputed by a higher-provenance fact')
 --   session    a kept candidate with a source_session takes session_credit when that is more: follow_weight
 --              (0.8) × the relevance of the nearest earlier kept candidate of the same owner (agent_id) and
@@ -371,7 +372,9 @@ WITH
         GROUP BY s.side
     ),
     -- A winner whose pending dispute is with a live fact of higher provenance the caller may see is ranked after the
-    -- kept: the snapshot says that fact stands, so recall must not put the claim disputing it first.
+    -- kept: the snapshot says that fact stands, so recall must not put the claim disputing it first. Only a fact of
+    -- the caller's own or of the claim's own author counts: another agent's provenance is its claim, and a teammate
+    -- claiming user_stated must not push a third agent's fact down in the caller's recall.
     outranked AS (
         SELECT DISTINCT s.side AS id
         FROM (SELECT memory_a AS side, memory_b AS other FROM contradictions WHERE status = 'pending'
@@ -381,6 +384,7 @@ WITH
         JOIN memories me ON me.id = s.side
         JOIN memories o ON o.id = s.other
         WHERE o.status = 'active' AND o.provenance > me.provenance
+          AND (o.agent_id = p_caller_agent OR o.agent_id = me.agent_id)
           AND can_see_as(o.scope, o.agent_id, o.team_id, o.tenant_id, o.source_session, o.tags, o.sensitivity,
                          p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants)
     )
