@@ -181,8 +181,11 @@ def test_a_writable_open_rebuilds_memories_all_only_when_its_definition_changed(
 
 def test_memories_all_has_the_types_of_memories(db_path, clock):
     with open_store(db_path, clock, agent_id="007") as mem:
+        session = mem.start_session()
+        mem.add_message(session, "user", "We had a long call about the archive.")
+        episode = mem.consolidate(session)[0].episode_id  # a memory's episode_id names one of its writer's episodes
         mem.remember("tagged", type="environment", tags=["a", "b"], entities=["Acme"], importance=0.1,
-                     source_refs=["message:1"], episode_id=uuid.uuid4())
+                     source_refs=["message:1"], episode_id=episode)
         make_archivable(mem, clock, 1)
         mem.archive()
         live = mem.remember("still live", type="environment", tags=["c"])
@@ -203,8 +206,10 @@ def test_memories_all_has_the_types_of_memories(db_path, clock):
                         "typeof(created_at) AS t_created FROM memories_all").to_dicts()
         assert typed == [{"t_id": "UUID", "t_tags": "VARCHAR[]", "t_agent": "VARCHAR", "t_created": "TIMESTAMP"}]
         # A join on id works across live and archived rows.
+        archived_rows = count(mem, "SELECT count(*) FROM memories_all WHERE storage = 'archive'")
+        assert archived_rows == 3  # tagged, fact 0 and the episode's summary
         assert count(mem, "SELECT count(*) FROM memories_all a JOIN memory_events e ON e.memory_id = a.id "
-                          "WHERE a.storage = 'archive' AND e.action = 'export'") == 2
+                          "WHERE a.storage = 'archive' AND e.action = 'export'") == archived_rows
 
 
 def test_polars_scans_the_archive_folder_lazily(db_path, clock):

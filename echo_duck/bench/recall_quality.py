@@ -177,7 +177,7 @@ class _Conversation:
 
     def __init__(self, memories: list[dict], embedder: Any):
         self.clock_now = datetime(2000, 1, 1)
-        self.store = EchoDuck(":memory:", agent_id="bench", now=lambda: self.clock_now, embedder=embedder)
+        self.store = EchoDuck(":memory:", agent_id="bench", now=lambda: self.clock_now, embedder=embedder, admin=True)
         # memory id -> the mem_ids stored as it (no key= : keys are indexed, an id would leak); a turn repeated
         # word for word is one memory (remember() restates it), so a memory can stand for several turns
         self.key_of: dict[str, list[str]] = {}

@@ -88,10 +88,7 @@ class RecallJournal:
 
     def record(self, **entry) -> int:
         """Queue one recall's bookkeeping (LoggedRecall's fields but ``id``); return its recall id."""
-        with self.db.reading(catch_up=False):
-            if not self._free_ids:
-                self._free_ids.extend(i for (i,) in self.db.run("next_recall_ids", n=ID_BLOCK).fetchall())
-            recall_id = self._free_ids.popleft()
+        recall_id = self._next_free(take=True)
         with self._wake:
             logged = LoggedRecall(id=recall_id, **entry)
             self._queue.append(logged)
@@ -105,6 +102,19 @@ class RecallJournal:
         if full and not self.db.in_transaction:  # inside one, a rollback would take the queue with it
             self.catch_up()
         return recall_id
+
+    def issued(self, recall_id: int) -> bool:
+        """Whether a recall has taken ``recall_id``: ids are handed out in order, so one below the next this process
+        would hand out was taken (by this process or an earlier one) or skipped for good. A mark naming one not taken
+        yet would attach to whichever recall, another agent's perhaps, takes it next."""
+        return recall_id < self._next_free(take=False)
+
+    def _next_free(self, *, take: bool) -> int:
+        """The next recall id this process hands out (``ID_BLOCK`` more taken from the sequence when none is left)."""
+        with self.db.reading(catch_up=False):
+            if not self._free_ids:
+                self._free_ids.extend(i for (i,) in self.db.run("next_recall_ids", n=ID_BLOCK).fetchall())
+            return self._free_ids.popleft() if take else self._free_ids[0]
 
     def catch_up(self) -> None:
         """Write everything queued, in one transaction. On a failure of the store (a lock, the disk) it stays

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable
 
-from ..errors import MemoryNotFound
+from ..errors import InvalidInput, MemoryNotFound
 from ..lifecycle import self_knowledge
 from ..models import PERSISTED_TIERS, SCOPES, STATUSES, TYPES, Event, History, Memory
 from ..recall.hits import Hit, RecallQuery
@@ -127,6 +127,9 @@ class ReadVerbs:
         recall_id = recall_id if recall_id is not None else getattr(hit, "recall_id", None)
         if recall_id is not None:  # an id recall() returned (Hit.recall_id): -1, 1.5 or "x" were stored or failed in SQL
             recall_id = validate.positive_int(recall_id, "recall_id", maximum=2**63 - 1)
+            journal = self.recaller.journal
+            if journal is not None and not journal.issued(recall_id):
+                raise InvalidInput(f"recall_id {recall_id} is not one of this agent's recalls: no recall has it yet")
         return self_knowledge.mark(self.db, self.writer, self.caller, hit.id if isinstance(hit, Hit) else hit,
                                    helpful, recall_id, self.now(), level)
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
-from ..errors import PermissionDenied, ProvenanceConflict
+from ..errors import InvalidInput, PermissionDenied, ProvenanceConflict
 from ..models import PROVENANCE, PROVENANCE_NAMES
 from ..storage.db import Db
 from .scan.normalise import view
@@ -101,3 +103,23 @@ def check_publish(db: Db, caller: Caller, scope: str, team_id: str | None, tenan
                 f"admin.grant({scope}={group!r}, agent_id={caller.agent_id!r}, publish=True)")
         raise PermissionDenied(f"agent {caller.agent_id!r} may not publish to {target}: writing shared scopes needs a "
                                f"right an admin grants ({hint})")
+
+
+def check_episode(db: Db, caller: Caller, spec: NewMemory) -> None:
+    """``episode_id`` names one of the caller's own episodes (an admin's: any stored one). A memory citing another
+    agent's episode, or one that does not exist, said it was summarised from a conversation it was not."""
+    if spec.episode_id is None:
+        return
+    owner = db.scalar("episode_owner", id=spec.episode_id)
+    if owner is None or (not caller.admin and owner != caller.agent_id):
+        raise InvalidInput(f"episode_id {spec.episode_id} names no episode of agent {caller.agent_id!r}"
+                           + (" (an admin handle may cite any stored episode)" if not caller.admin else ""))
+
+
+def observed_by_now(caller: Caller, spec: NewMemory, now: datetime) -> NewMemory:
+    """An agent's ``observed_at`` later than the store's clock is taken as now (an import's future dates are): a fact
+    observed in 2099 would be the newest answer to every "current" question for as long as the store lives. The host
+    (an admin handle) dates freely."""
+    if caller.admin or spec.observed_at is None or spec.observed_at <= now:
+        return spec
+    return replace(spec, observed_at=now)

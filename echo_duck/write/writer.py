@@ -20,7 +20,7 @@ from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, ProvenanceCon
 from ..index.indexing import EmbeddedAhead, Indexer, NewRow
 from ..models import PROVENANCE_NAMES, SENSITIVITIES, Memory
 from ..storage.db import Db, uuid_list
-from . import bulk, validate
+from . import bulk, guards, validate
 from .guards import check_provenance, check_publish, require_owner, stated_rule, user_states
 from .narrowing import narrow_history
 from .quoting import quoting_summaries
@@ -81,7 +81,8 @@ class Writer:
         (``atomic=True``: the first block raises RejectedWrite and nothing is stored); a write it is unsure
         about is stored with status 'quarantined' and listed in ``.quarantined`` too. ``screened``: the
         findings of an earlier ``screen`` of these specs (an import scans before it deduplicates)."""
-        specs = list(specs)
+        now = self.clock()
+        specs = [guards.observed_by_now(caller, s, now) for s in specs]
         findings = self.screen(caller, specs, atomic=atomic, storing=True) if screened is None else screened
         blocked = {i for i, f in findings.items() if f.blocked}
         keep = [i for i in range(len(specs)) if i not in blocked]
@@ -134,7 +135,8 @@ class Writer:
         if unknown:
             raise InvalidInput(f"update() cannot change {', '.join(sorted(unknown))}; allowed: {', '.join(UPDATABLE)}")
         fields.update(changes)
-        spec = prepare(caller, fields.pop("content"), provenance=provenance, **fields)
+        spec = guards.observed_by_now(caller, prepare(caller, fields.pop("content"), provenance=provenance, **fields),
+                               self.clock())
         if (spec.key, spec.scope, spec.team_id, spec.tenant_id) != (old["key"], old["scope"], old["team_id"],
                                                                      old["tenant_id"]):  # the old version would stay
             raise InvalidInput("update() keeps key, scope, team and tenant; write a new memory to move a fact")
@@ -255,8 +257,10 @@ class Writer:
         return finding
 
     def check_permission(self, caller: Caller, spec: NewMemory) -> None:
-        """A shared scope needs membership and the right to publish there (write/rights.py)."""
+        """A shared scope needs membership and the right to publish there (write/rights.py); an episode cited is the
+        caller's own."""
         check_publish(self.db, caller, spec.scope, spec.team_id, spec.tenant_id)
+        guards.check_episode(self.db, caller, spec)
 
     def quarantine(self, caller: Caller, field: str, reason: str, detail: str, excerpt: str) -> None:
         with self.db.transaction("recording a blocked write"):

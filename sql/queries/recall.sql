@@ -233,7 +233,7 @@ ORDER BY provenance DESC, pinned DESC, confidence DESC, coalesce(last_accessed, 
 -- name: snapshot_conflicts
 SELECT * FROM snapshot_conflicts($caller_agent, $caller_session::VARCHAR) LIMIT $limit;
 
--- Whose recall $id was (NULL: not logged, or not yet: the log is written behind the recall): mark(recall_id=) names one
--- of the caller's own recalls.
+-- Whose recall $id was (NULL: collected by gc, or an id no recall used; the journal refuses one not handed out yet):
+-- mark(recall_id=) names one of the caller's own recalls.
 -- name: recall_log_agent
 SELECT agent_id FROM recall_log WHERE id = $id;

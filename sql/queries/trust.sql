@@ -49,3 +49,7 @@ UPDATE settings SET value = $value WHERE name = $name;
 -- name: visible_of_ids
 SELECT id FROM visible_memories($caller_agent, $caller_session)
 WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
+
+-- Who wrote the episode $id (NULL: none): a memory's episode_id names one of its writer's own episodes.
+-- name: episode_owner
+SELECT agent_id FROM episodes WHERE id = $id;
