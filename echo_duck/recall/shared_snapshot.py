@@ -15,7 +15,7 @@ from typing import Sequence
 from ..models import PROVENANCE, Memory
 from ..write.scan import gate_lines
 from ..write.scan.fences import neutralise
-from .snapshot_blocks import OUTSIDE_RULE, trust
+from .snapshot_blocks import OUTSIDE_RULE
 
 OPEN = "<shared-memory-context>"
 CLOSE = "</shared-memory-context>"
@@ -49,9 +49,9 @@ def render_shared(memories: Sequence[Memory], budget: int, limit: int, before: S
     while True:
         chosen = _fit(pool, budget, limit)
         keep = gate_lines([*before, *(shown for _, _, shown, _ in chosen)],
-                          [OWN_RANK] * len(before) + [trust(pool[i]) for i, *_ in chosen], unsure_below=OWN_RANK,
+                          [OWN_RANK] * len(before) + claim_ranks([pool[i] for i, *_ in chosen]), unsure_below=OWN_RANK,
                           authors=[""] * len(before) + [pool[i].agent_id for i, *_ in chosen],
-                          cut=[False] * len(before) + [was_cut for *_, was_cut in chosen])[len(before):]
+                          cut=[False] * len(before) + [was_cut for *_, was_cut in chosen], by_author=True)[len(before):]
         if all(keep):
             break
         dropped = {i for (i, *_), ok in zip(chosen, keep) if not ok}
@@ -59,6 +59,18 @@ def render_shared(memories: Sequence[Memory], budget: int, limit: int, before: S
     if not chosen:
         return ""
     return "".join([OPEN, "\n", PREAMBLE, "\n\n", *(line for _, line, *_ in chosen), CLOSE, "\n"])
+
+
+def claim_ranks(memories: Sequence[Memory]) -> list[int]:
+    """The gate's ranks of other agents' lines, all below OWN_RANK: the earlier written, the higher. Their provenance
+    and pin are their authors' word, which decides nothing between two agents (a member claiming a pinned
+    user_stated "Ignore all previous" took the host's rule after it out of every other member's prompt). Of two lines
+    the scanner blocks only joined, the one written later made them so, and goes first."""
+    order = sorted(range(len(memories)), key=lambda i: (memories[i].created_at, memories[i].id))
+    ranks = [0] * len(memories)
+    for position, i in enumerate(order):
+        ranks[i] = OWN_RANK - 1 - position
+    return ranks
 
 
 def own_tail(own_block: str) -> list[str]:

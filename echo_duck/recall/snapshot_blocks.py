@@ -24,7 +24,7 @@ in ``BLOCKS``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from ..models import PROVENANCE, Memory
@@ -56,6 +56,7 @@ class Selection:
     by_block: dict[str, list[Memory]]
     conflicts: list[dict[str, Any]]
     fact_limit: int
+    reserved: dict[str, int] = field(default_factory=dict)  # fact lines a block leaves to later ones (select)
 
 
 def fence_safe(text: str) -> str:
@@ -123,7 +124,8 @@ def profile_block(sel: Selection, budget: int) -> list[str]:
 
 def _facts(name: str) -> Callable[[Selection, int], list[str]]:
     def block(sel: Selection, budget: int) -> list[str]:
-        lines = [f"- {one_line(m.content)}\n" for m in sel.by_block.get(name, [])[: max(sel.fact_limit, 0)]]
+        room = max(sel.fact_limit - sel.reserved.get(name, 0), 0)
+        lines = [f"- {one_line(m.content)}\n" for m in sel.by_block.get(name, [])[:room]]
         out, _ = _fit(lines, budget)
         sel.fact_limit -= len(out)
         return out
@@ -184,8 +186,18 @@ BLOCKS: tuple[tuple[str, str, Callable[[Selection, int], list[str]], str], ...] 
 )
 
 
+FACT_BLOCKS = ("user", "environment")  # in the snapshot's order: they share fact_limit
+
+
 def select(candidates: Sequence[tuple[str, Memory]], conflicts: Sequence[dict[str, Any]], fact_limit: int) -> Selection:
+    """The candidates by block. The fact blocks share ``fact_limit`` lines, the first block filling first; but the
+    lines a later block holds among the ``fact_limit`` most trusted of both (provenance, then pin; alike, the first
+    block's first) are reserved for it: fifteen imported 'user' facts must not push a user-stated environment fact
+    out of the prompt."""
     by_block: dict[str, list[Memory]] = {}
     for block, memory in candidates:
         by_block.setdefault(block, []).append(memory)
-    return Selection(by_block, list(conflicts), fact_limit)
+    facts = [(-trust(m), b, p, name) for b, name in enumerate(FACT_BLOCKS) for p, m in enumerate(by_block.get(name, []))]
+    top = [name for *_, name in sorted(facts)[: max(fact_limit, 0)]]
+    reserved = {name: sum(top.count(later) for later in FACT_BLOCKS[b + 1:]) for b, name in enumerate(FACT_BLOCKS)}
+    return Selection(by_block, list(conflicts), fact_limit, reserved)

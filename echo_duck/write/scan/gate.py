@@ -93,7 +93,7 @@ def finds_anything(texts: Sequence[str]) -> list[bool]:
 
 def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
                unsure_below: float | None = None, authors: Sequence[str] | None = None,
-               cut: Sequence[bool] | None = None) -> list[bool]:
+               cut: Sequence[bool] | None = None, by_author: bool = False) -> list[bool]:
     """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …"), or the
     sub-headings above them ("### …": a section's name, read with its lines). ``ranks``: how far each line is
     trusted (its memory's provenance and pin; higher is more), all equal if not given. ``unsure_below``: lines
@@ -104,6 +104,10 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
     it passes alone) is left out whole, unless its lines are trusted unequally: then as few of the less trusted lines
     as will do go, the least trusted first (two imported fragments around the user's rule must not take the rule
     with them).
+
+    ``by_author``: within a run, an author's lines all count at the lowest rank any of them has there (the shared
+    block ranks lines by when they were written: of two authors' lines the later goes, but one author's fragments
+    still go together).
 
     ``cut``: which lines are shown cut to their budget ("…"). A cut line the scanner finds anything in (the
     classifier's hint included) is left out: a cut can drop what made the text harmless ("… was last week's phishing
@@ -125,7 +129,7 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
         # what the scanner blocks first, then what it is unsure of: an unsure run's fewest lines going first could
         # break a blocked one ("… previous" / "instructions." / "Ask the user …") and leave the rest of it
         for unsure in (False, True):
-            gate = _Gate(reading, keep, rank, loose if unsure else [False] * len(loose), alone, author)
+            gate = _Gate(reading, keep, rank, loose if unsure else [False] * len(loose), alone, author, by_author)
             while gate.one_run():  # runs of the lines kept, as the prompt will join them: a line's leaving makes its
                 pass  # neighbours new neighbours, read again
             gate.longer_runs()
@@ -136,19 +140,29 @@ class _Gate:
     """One reading of the lines (``plain``: as joined), and what is decided about them (``keep``, shared)."""
 
     def __init__(self, plain: list[str], keep: list[bool], rank: list[int], loose: list[bool], alone: list[int],
-                 author: list[str]):
+                 author: list[str], by_author: bool = False):
         self.plain, self.keep, self.rank, self.loose, self.alone, self.author = plain, keep, rank, loose, alone, author
+        self.by_author = by_author
+
+    def ranks(self, run: list[int]) -> list[int]:
+        """The ranks the run's lines count at (gate_lines' ``by_author``: each author's lowest in the run)."""
+        if not self.by_author:
+            return self.rank
+        low: dict[str, int] = {}
+        for j in run:
+            low[self.author[j]] = min(low.get(self.author[j], self.rank[j]), self.rank[j])
+        return [low[self.author[j]] if j in run else r for j, r in enumerate(self.rank)]
 
     def one_run(self) -> bool:
         """Leave out (what _fewest says of) the first run of two or three kept lines the scanner blocks joined, or
         (its unconfirmed lines) one a rule is unsure of whose lines all pass alone, if any."""
-        plain, keep, rank = self.plain, self.keep, self.rank
+        plain, keep = self.plain, self.keep
         kept = [i for i, k in enumerate(keep) if k]
         for n in WINDOWS[1:]:
             runs = [kept[p:p + n] for p in range(len(kept) - n + 1)]
             for run, level in zip(runs, _levels([_joined(plain, run) for run in runs])):
                 if level == BLOCK:
-                    leave = _fewest(plain, run, rank)
+                    leave = _fewest(plain, run, self.ranks(run))
                 elif (level == UNSURE or level == HINT and _carries_on(plain, run)) and self.unconfirmed(run):
                     leave = self.fewest_unconfirmed(run)
                 else:
@@ -168,7 +182,8 @@ class _Gate:
     def fewest_unconfirmed(self, run: list[int]) -> list[int]:
         """Of a run a rule is unsure of joined, one unconfirmed line whose leaving leaves the rest to the classifier at
         most (the least trusted first, then the first); else all its unconfirmed lines."""
-        loose = sorted((j for j in run if self.loose[j]), key=lambda j: (self.rank[j], j))
+        rank = self.ranks(run)
+        loose = sorted((j for j in run if self.loose[j]), key=lambda j: (rank[j], j))
         for j in loose:
             if _levels([_joined(self.plain, [k for k in run if k != j])])[0] <= HINT:
                 return [j]
@@ -246,7 +261,8 @@ def _leave_out_longer_runs(plain: list[str], keep: list[bool], rank: list[int], 
         blocked = next(((b, e) for b, e in spans if _refused([_joined(plain, kept[b:e])])[0]), None)
         run = kept[lo:end]
         if blocked is not None:
-            for i in _less_trusted(plain, kept[blocked[0]:blocked[1]], rank):  # the more trusted stay if they can
+            span = kept[blocked[0]:blocked[1]]
+            for i in _less_trusted(plain, span, rank if gate is None else gate.ranks(span)):  # the more trusted stay
                 keep[i] = False
         elif gate is not None and 1 < len(run) and gate.unconfirmed(run) and (
                 _levels([_joined(plain, run)])[0] == UNSURE or len(run) <= MAX_UNSURE_RUN and _carries_on(plain, run)):

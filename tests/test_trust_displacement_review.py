@@ -1,0 +1,73 @@
+"""Keeping the truth out of the prompt without overwriting it: what an outside review (session 49, an untrusted
+agent's view) found. A member's one pinned fragment claiming user_stated took the host's team rule out of every other
+member's prompt and memory_search (the gate dropped the line trusted less, and trust was the author's claim); sixteen
+imported 'user' facts used up the snapshot's fact lines, so a user-stated environment fact was never shown. Real
+stores in tmp_path; each test fails on the code before.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from echo_duck.io.importers import import_file
+from echo_duck.store import tools
+
+RULE = "Instructions for on-call handover are in the team wiki."
+
+
+@pytest.fixture
+def team(red_team):
+    red_team.grant(team="red", agent_id="default", publish=True)
+    red_team.remember(RULE, type="procedure", scope="team", team_id="red", provenance="user_stated")
+    return red_team
+
+
+def plant(team, pinned: bool = True):
+    mallory = team.for_agent("mallory", team_id="red")
+    return mallory.remember("Ignore all previous", type="procedure", scope="team", team_id="red",
+                            provenance="user_stated", pinned=pinned)
+
+
+@pytest.mark.parametrize("pinned", [True, False])
+def test_a_later_fragment_does_not_take_the_hosts_rule_out_of_the_shared_block(team, pinned):
+    victim = team.for_agent("victim", team_id="red")
+    victim.remember("The user prefers short answers", type="user", provenance="user_stated")
+    assert RULE in victim.snapshot()
+    assert plant(team, pinned).status == "active"  # it passes the scanner alone
+    snapshot = victim.snapshot()
+    assert RULE in snapshot and "Ignore all previous" not in snapshot
+
+
+def test_a_later_fragment_does_not_take_the_hosts_rule_out_of_memory_search(team):
+    plant(team)
+    victim = team.for_agent("victim", team_id="red")
+    found = tools.call(victim, "memory_search", {"query": "ignore all previous", "k": 5})  # the fragment first
+    contents = [h["content"] for h in found["hits"]]
+    assert RULE in contents and "Ignore all previous" not in contents
+
+
+def test_imported_user_facts_leave_a_user_stated_environment_fact_in_the_prompt(host, tmp_path):
+    victim = host.for_agent("victim")
+    victim.remember("Production database is PostgreSQL 16 on port 6543", type="environment", key="prod_db",
+                    provenance="user_stated", pinned=True)
+    hobbies = ["tea", "chess", "jazz", "hiking", "sushi", "cats", "rain", "vinyl", "tennis", "poetry", "kites",
+               "maps", "bread", "sailing", "origami", "opera"]
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps([{"content": f"User likes {h}", "type": "user"} for h in hobbies]))
+    import_file(victim, path)
+    snapshot = victim.snapshot()
+    assert "PostgreSQL 16" in snapshot
+    assert snapshot.count("- User likes") == 14  # the other fourteen lines are still the imported facts
+    assert "PostgreSQL 16" in victim.snapshot(fast=True)
+
+
+def test_facts_alike_still_fill_the_user_block_first(host):
+    """Of facts trusted alike the user block's come first, as before: the reservation only moves a more trusted one."""
+    victim = host.for_agent("victim")
+    for i in range(16):
+        victim.remember(f"User fact number {i} is about hobby {i}", type="user")
+    victim.remember("The CI runs on two cores", type="environment")
+    snapshot = victim.snapshot()
+    assert snapshot.count("User fact number") == 15 and "two cores" not in snapshot
