@@ -35,7 +35,7 @@ QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", 
                                                       "which database do we deploy", "数据库 部署 端口",
                                                       "when did we deploy borealis", "数据库 什么时候 部署",
                                                       "which host does the borealis deploy run on now",
-                                                      "部署 数据库 现在 在 哪台 主机"]
+                                                      "部署 数据库 现在 在 哪台 主机", "kestrel staging bucket"]
 # Older facts, then statements that change them (states_change): on a current-state question the newer takes the
 # older's relevance (update_credit), unless its provenance is lower or another agent wrote it.
 CHANGES = [("the borealis deploy runs on host db1 with postgres 14", "the borealis deploy moved from host db1 to db7"),
@@ -80,7 +80,7 @@ def both_rankings(mem, query: str, k: int, include_archived: bool, time: fusion.
                           **who, p_k=k, **time.as_sql(),
                           p_min_score=min_score, p_types=None, p_tiers=None, p_tags=None, p_entities=None,
                           p_since=None, p_until=None, p_session=None, p_include_superseded=include_archived,
-                          p_now=mem.now())
+                          p_now=mem.now(), p_share=None)
     return in_process, in_sql
 
 
@@ -119,6 +119,8 @@ def built(tmp_path_factory):
         bob.remember_many([{**r, "scope": "public"} for r in synthetic.memories(40, seed=6)])
         bob.remember_many([{**r, "scope": "tenant", "tenant_id": "acme"} for r in synthetic.memories(30, seed=8)])
         bob.remember_many([{**r, "source_session": "c0"} for r in synthetic.memories(30, seed=13)])  # private, c0
+        bob.remember_many([{"content": f"the kestrel staging bucket is kestrel-stage-{i} in region {i}",
+                            "type": "environment", "scope": "team", "team_id": "core", "pinned": True} for i in range(6)])
     with echo_duck.open(path, agent_id="alice", session_id="s1", embedder="hash", now=clock, admin=True) as alice:
         alice.grant(team="core")
         alice.grant(tenant="acme")
@@ -163,6 +165,19 @@ def world(built, tmp_path):
     shutil.copyfile(path, copy)
     with echo_duck.open(copy, agent_id="alice", session_id="s1", embedder="hash", now=now, admin=True) as alice:
         yield alice
+
+
+def test_another_agents_share_is_ranked_alike(world):
+    """Bob's kept candidates past half of k are ranked after the kept (gate CROWDED), in process as in SQL: his six
+    kestrel notes outscore all of Alice's, and take half of the list."""
+    for k in (4, 7, 8, 40):
+        ranked = [assert_same(world, q, k) for q in QUERIES]
+        assert all(sum(r["agent_id"] == "bob" and r["gate"] == fusion.KEPT for r in rows) <= (k + 1) // 2
+                   for rows in ranked)
+        kestrel, share = [r["agent_id"] for r in ranked[-1]], min((k + 1) // 2, 6)
+        assert kestrel[:share] == ["bob"] * share and (k > 12 or kestrel.count("bob") == share)
+    only_bob = assert_same(world, "kestrel staging bucket", 6, min_score=2.0)  # nothing of Alice's: his rest follow
+    assert [r["gate"] for r in only_bob] == [fusion.KEPT] * 3 + [fusion.CROWDED] * 3
 
 
 @pytest.mark.slow
@@ -309,7 +324,7 @@ def test_filtered_in_process_ranking_equals_the_sql_macro(world, include_archive
             expected = world.db.dicts(
                 "recall", **keyword.as_sql(), **vector.as_sql(), **NO_MATCH.as_bridge_sql(), **who, p_k=30,
                 **time.as_sql(), p_min_score=None,
-                **params, p_include_superseded=include_archived, p_now=world.now())
+                **params, p_include_superseded=include_archived, p_now=world.now(), p_share=None)
             assert [str(r["id"]) for r in got] == [str(r["id"]) for r in expected], (f, query)
             for g, e in zip(got, expected):
                 for field in FIELDS:

@@ -141,11 +141,13 @@ class Recaller:
         fetch = fetched(query.k, self.reranker, self.rerank_settings)
         time = self.time_terms(query.text)
         with self.db.reading(catch_up=False):
+            share = (query.k + 1) // 2  # of the k asked for, not of what the reranker reads
             if in_sql:
-                rows = self._fused_in_sql(q_tokens, vector, who, filters, time, query.min_score, fetch, b_tokens)
+                rows = self._fused_in_sql(q_tokens, vector, who, filters, time, query.min_score, fetch, b_tokens,
+                                          share)
             else:
                 rows = self._fused_in_process(keyword, vector, who, query.include_archived, time, query.min_score,
-                                              fetch, wanted, settings, bridged)
+                                              fetch, wanted, settings, bridged, share)
         hits = [hit_from_row(row, arm, explain, v_text if v_text != query.text else None, time.window) for row in rows]
         gated = {str(row["id"]) for row in rows if row["gate"] != fusion.KEPT}  # returned, but no review (SPEC R10)
         last = gated
@@ -174,9 +176,10 @@ class Recaller:
         return fusion.TimeTerms(recency, when.time_window(question, self.clock()), when.asks_when(question))
 
     def _fused_in_process(self, keyword, vector, who, include_archived, time, min_score, fetch, wanted,
-                          settings, bridged=None) -> list[dict]:
+                          settings, bridged=None, share=None) -> list[dict]:
         """The candidates the caller may see and asked for (``wanted``: the filters), with their decay terms
-        (eligibility.py, as recall_eligible and recall_fused keep them), ranked by fusion.py."""
+        (eligibility.py, as recall_eligible and recall_fused keep them), ranked by fusion.py (``share``: the kept
+        winners one other agent may take; None: half of ``fetch``)."""
         candidates = list(dict.fromkeys([*keyword.ids, *vector.ids]))
         if not candidates:
             return []
@@ -184,7 +187,8 @@ class Recaller:
         eligible = self.eligibility.rows(candidates, who=who, include_superseded=include_archived, now=self.clock(),
                                          settings=settings, reviews=reviews, filters=wanted)
         ranked = fusion.fuse(keyword, vector, eligible, settings, fetch, time, min_score, bridged,
-                             self.indexer.vectors.inner_products if self.indexer.vectors is not None else None)
+                             self.indexer.vectors.inner_products if self.indexer.vectors is not None else None,
+                             caller=who["p_caller_agent"], share=share)
         if not ranked:
             return []
         winner_ids = [f.memory_id for f in ranked]
@@ -214,12 +218,13 @@ class Recaller:
                 and others[other]["provenance"] > stored[side]["provenance"]
                 and others[other]["agent_id"] in (caller, stored[side]["agent_id"])}
 
-    def _fused_in_sql(self, q_tokens, vector, who, filters, time, min_score, fetch, b_tokens=None) -> list[dict]:
+    def _fused_in_sql(self, q_tokens, vector, who, filters, time, min_score, fetch, b_tokens=None,
+                      share=None) -> list[dict]:
         """Filtered, inside a transaction: the recall macro over the arms SQL computed for the filtered rows.
         The macro reads stored access counts: reviews still queued are not counted here, since writing
         the queue inside the caller's transaction would lose it if that rolled back (recall_log.py)."""
         common = dict(**vector.as_sql(), **who, p_k=fetch, **time.as_sql(), p_min_score=min_score, **filters,
-                      p_now=self.clock())
+                      p_now=self.clock(), p_share=share)
         if q_tokens is not None:
             return self.db.dicts("recall_keywords_in_sql", p_query=q_tokens, p_bridge=b_tokens, **common)
         return self.db.dicts("recall", **NO_MATCH.as_sql(), **NO_MATCH.as_bridge_sql(), **common)
