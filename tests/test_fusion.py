@@ -55,7 +55,7 @@ def vector_arm(mem, query: str, n: int, keep=None, counted=None) -> fusion.Vecto
 
 
 def both_rankings(mem, query: str, k: int, include_archived: bool, time: fusion.TimeTerms | None = None,
-                  min_score: float | None = None) -> tuple[list[dict], list[dict]]:
+                  min_score: float | None = None, asked: int | None = None) -> tuple[list[dict], list[dict]]:
     """The same arms (over the rows the caller may see, as recall computes them) fused by recall.py's in-process
     path and by the recall_fused macro."""
     caller = mem.caller
@@ -75,18 +75,18 @@ def both_rankings(mem, query: str, k: int, include_archived: bool, time: fusion.
         assert all(dict(zip(every.ids, every.covered))[i] == c for i, c in zip(bridged.ids, bridged.covered))
         assert bridged.query_idf_all == every.query_idf_all
     in_process = mem.recaller._fused_in_process(keyword, vector, who, include_archived, time, min_score, k, None,
-                                                settings, bridged)
+                                                settings, bridged, asked)
     in_sql = mem.db.dicts("recall", **keyword.as_sql(), **vector.as_sql(), **(bridged or NO_MATCH).as_bridge_sql(),
                           **who, p_k=k, **time.as_sql(),
                           p_min_score=min_score, p_types=None, p_tiers=None, p_tags=None, p_entities=None,
                           p_since=None, p_until=None, p_session=None, p_include_superseded=include_archived,
-                          p_now=mem.now(), p_share=None)
+                          p_now=mem.now(), p_asked=asked)
     return in_process, in_sql
 
 
 def assert_same(mem, query: str, k: int, include_archived: bool = False, time: fusion.TimeTerms | None = None,
-                min_score: float | None = None) -> list[dict]:
-    got, expected = both_rankings(mem, query, k, include_archived, time, min_score)
+                min_score: float | None = None, asked: int | None = None) -> list[dict]:
+    got, expected = both_rankings(mem, query, k, include_archived, time, min_score, asked)
     assert [str(r["id"]) for r in got] == [str(r["id"]) for r in expected], query
     for g, e in zip(got, expected):
         for field in FIELDS:
@@ -167,17 +167,19 @@ def world(built, tmp_path):
         yield alice
 
 
-def test_another_agents_share_is_ranked_alike(world):
-    """Bob's kept candidates past half of k are ranked after the kept (gate CROWDED), in process as in SQL: his six
-    kestrel notes outscore all of Alice's, and take half of the list."""
+def test_half_the_list_is_kept_for_the_callers_own_alike(world):
+    """Half the hits asked for is kept for Alice's own kept candidates: Bob's past the rest are ranked after the kept
+    (gate CROWDED), in process as in SQL. His six kestrel notes outscore all of Alice's and take the other half."""
     for k in (4, 7, 8, 40):
         ranked = [assert_same(world, q, k) for q in QUERIES]
-        assert all(sum(r["agent_id"] == "bob" and r["gate"] == fusion.KEPT for r in rows) <= (k + 1) // 2
-                   for rows in ranked)
-        kestrel, share = [r["agent_id"] for r in ranked[-1]], min((k + 1) // 2, 6)
-        assert kestrel[:share] == ["bob"] * share and (k > 12 or kestrel.count("bob") == share)
-    only_bob = assert_same(world, "kestrel staging bucket", 6, min_score=2.0)  # nothing of Alice's: his rest follow
-    assert [r["gate"] for r in only_bob] == [fusion.KEPT] * 3 + [fusion.CROWDED] * 3
+        kestrel, room = [r["agent_id"] for r in ranked[-1]], min(k // 2, 6)
+        assert kestrel[:room] == ["bob"] * room and (k > 12 or kestrel.count("bob") == room)
+    # a reranker reads more than the k asked for: the crowded follow the kept
+    read = assert_same(world, "kestrel staging bucket", 12, min_score=1.2, asked=4)  # three of Alice's kept
+    assert [(r["agent_id"], r["gate"]) for r in read] == ([("bob", fusion.KEPT)] * 2 + [("alice", fusion.KEPT)] * 3
+                                                          + [("bob", fusion.CROWDED)] * 4)
+    only_bob = assert_same(world, "kestrel staging bucket", 6, min_score=2.0)  # nothing of Alice's: all of his kept
+    assert [r["gate"] for r in only_bob] == [fusion.KEPT] * 6
 
 
 @pytest.mark.slow
@@ -324,7 +326,7 @@ def test_filtered_in_process_ranking_equals_the_sql_macro(world, include_archive
             expected = world.db.dicts(
                 "recall", **keyword.as_sql(), **vector.as_sql(), **NO_MATCH.as_bridge_sql(), **who, p_k=30,
                 **time.as_sql(), p_min_score=None,
-                **params, p_include_superseded=include_archived, p_now=world.now(), p_share=None)
+                **params, p_include_superseded=include_archived, p_now=world.now(), p_asked=None)
             assert [str(r["id"]) for r in got] == [str(r["id"]) for r in expected], (f, query)
             for g, e in zip(got, expected):
                 for field in FIELDS:

@@ -115,7 +115,7 @@ class TimeTravel:
         reranker, rerank_settings = self.recaller.reranker, self.recaller.rerank_settings
         ranked = fusion.fuse(keyword, vector, eligible, settings, fetched(query.k, reranker, rerank_settings), time,
                              query.min_score, bridged, None if vectors is None else vectors.inner_products,
-                             caller=caller.agent_id, share=(query.k + 1) // 2)
+                             caller=caller.agent_id, asked=query.k)
         if not ranked:
             return []
         winners = uuid_list([f.memory_id for f in ranked])

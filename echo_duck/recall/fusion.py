@@ -27,7 +27,7 @@ KEPT = "kept"
 COMMON_ONLY = "ranked last: only common keywords"
 WEAK_MEANING = "ranked last: weak meaning match"
 OUTRANKED = "ranked last: disputed by a higher-provenance fact"
-CROWDED = "ranked last: another agent already holds its share"
+CROWDED = "ranked last: half the list is kept for your own"
 
 # sql/macros/20_ranking.sql calibration_constants(): fitted on LoCoMo conversations 0-4 and LongMemEval
 # (dev) questions 0-49 only. A test holds the two equal.
@@ -135,15 +135,15 @@ def calibration_stats(n0: float, sum0: float, sumsq0: float, n1: float, sum1: fl
 def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str, Any]], settings: dict[str, float],
          k: int, time: TimeTerms = NO_TIME, min_score: float | None = None, bridge: KeywordArm | None = None,
          inner_products: Callable[[str, Sequence[str]], Sequence[float | None]] | None = None, *,
-         caller: str | None = None, share: int | None = None) -> list[Fused]:
+         caller: str | None = None, asked: int | None = None) -> list[Fused]:
     """The best ``k`` candidates: kept ones first, then gated, each by score, then id. ``eligible`` maps
     each candidate the caller may see to its recall_eligible row (read only for the candidates that make
     a pool: eligibility.py computes the decay terms on demand), ``settings`` the settings table by name;
     ``bridge`` the keyword arm over the question's bridged words (text/bridge.py), None: none;
     ``inner_products(id, others)``: the inner products of a memory's vector of ``vector.model_id`` with others'
     (None where one has none), as recall_fused's update link reads memory_vectors (None: no update_credit);
-    ``caller``: the agent recalling (None: no share), ``share``: how many kept winners one other agent may take
-    (None: half of ``k``, rounded up), the rest of its kept candidates ranked after the kept (recall_fused's top)."""
+    ``caller``: the agent recalling (None: no share), ``asked``: the hits asked for (None: ``k``), half of which is
+    kept for the caller's own kept candidates (_crowd)."""
     if not eligible:
         return []
     rows = eligible
@@ -192,22 +192,23 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
     updates = _updates(out, rows, time, vector.model_id and inner_products)
     out = [f for f in _followed(out, rows, updates) if min_score is None or f.relevance >= min_score]
     out.sort(key=lambda f: (f.gate != KEPT, -f.score, f.memory_id))  # canonical uuid texts sort as DuckDB's UUIDs
-    if caller is not None and _crowd(out, rows, caller, (k + 1) // 2 if share is None else share):
+    if caller is not None and _crowd(out, rows, caller, k if asked is None else asked):
         out.sort(key=lambda f: (f.gate != KEPT, -f.score, f.memory_id))
     return out[:k]
 
 
-def _crowd(ranked: list[Fused], rows: Mapping[str, dict[str, Any]], caller: str, share: int) -> bool:
-    """recall_fused's share: another agent's kept candidates past its best ``share`` (in ``ranked``'s order) take the
-    gate CROWDED, in place; whether any did. One member writing a dozen paraphrases of a question must not push the
-    caller's own answer to it out of the list."""
-    taken: dict[str, int] = {}
-    crowded = False
+def _crowd(ranked: list[Fused], rows: Mapping[str, dict[str, Any]], caller: str, asked: int) -> bool:
+    """recall_fused's shared step: half the ``asked`` hits, rounded up, is kept for the caller's own kept candidates as
+    far as there are that many; other agents' kept candidates (in ``ranked``'s order) past the rest take the gate
+    CROWDED, in place. Whether any did. One member's (or two members') paraphrases of a question must not push the
+    caller's own answer out of the list, nor a member's weak notes the host's strong ones."""
+    own = sum(f.gate == KEPT and rows[f.memory_id]["agent"] == caller for f in ranked)
+    room = asked - min(own, (asked + 1) // 2)
+    taken, crowded = 0, False
     for position, f in enumerate(ranked):
-        author = rows[f.memory_id]["agent"]
-        if f.gate == KEPT and author != caller:
-            taken[author] = taken.get(author, 0) + 1
-            if taken[author] > share:
+        if f.gate == KEPT and rows[f.memory_id]["agent"] != caller:
+            taken += 1
+            if taken > room:
                 ranked[position] = replace(f, gate=CROWDED)
                 crowded = True
     return crowded

@@ -141,13 +141,12 @@ class Recaller:
         fetch = fetched(query.k, self.reranker, self.rerank_settings)
         time = self.time_terms(query.text)
         with self.db.reading(catch_up=False):
-            share = (query.k + 1) // 2  # of the k asked for, not of what the reranker reads
-            if in_sql:
+            if in_sql:  # half of the k asked for is kept for the caller's own, not of what the reranker reads
                 rows = self._fused_in_sql(q_tokens, vector, who, filters, time, query.min_score, fetch, b_tokens,
-                                          share)
+                                          query.k)
             else:
                 rows = self._fused_in_process(keyword, vector, who, query.include_archived, time, query.min_score,
-                                              fetch, wanted, settings, bridged, share)
+                                              fetch, wanted, settings, bridged, query.k)
         hits = [hit_from_row(row, arm, explain, v_text if v_text != query.text else None, time.window) for row in rows]
         gated = {str(row["id"]) for row in rows if row["gate"] != fusion.KEPT}  # returned, but no review (SPEC R10)
         last = gated
@@ -157,8 +156,11 @@ class Recaller:
             last |= gated
             # at equal scores (to 9 places: the two arms' floats differ in their last bits) a memory before a document
             # (documents are untrusted text; the sort was by name: kb first)
-            hits = sorted([*hits, *chunks],
-                          key=lambda h: (h.id in last, -round(h.score, 9), h.origin != "memory", h.id))[:fetch]
+            def order(h) -> tuple:
+                return h.id in last, -round(h.score, 9), h.origin != "memory", h.id
+            hits = sorted([*hits, *chunks], key=order)
+            last |= _crowded(hits, caller.agent_id, query.k, last)  # documents count under their owner too
+            hits = sorted(hits, key=order)[:fetch]
         hits = reranked(query.text, hits, self.reranker, self.rerank_settings, last)[: query.k]
         memory_hits = [h for h in hits if h.origin == "memory"]  # only memories are reinforced and logged
         recall_id = self._log(caller, query, memory_hits, None if vectors is None else vectors.model_id, settings,
@@ -176,10 +178,10 @@ class Recaller:
         return fusion.TimeTerms(recency, when.time_window(question, self.clock()), when.asks_when(question))
 
     def _fused_in_process(self, keyword, vector, who, include_archived, time, min_score, fetch, wanted,
-                          settings, bridged=None, share=None) -> list[dict]:
+                          settings, bridged=None, asked=None) -> list[dict]:
         """The candidates the caller may see and asked for (``wanted``: the filters), with their decay terms
-        (eligibility.py, as recall_eligible and recall_fused keep them), ranked by fusion.py (``share``: the kept
-        winners one other agent may take; None: half of ``fetch``)."""
+        (eligibility.py, as recall_eligible and recall_fused keep them), ranked by fusion.py (``asked``: the hits
+        asked for, half of which is kept for the caller's own; None: ``fetch``)."""
         candidates = list(dict.fromkeys([*keyword.ids, *vector.ids]))
         if not candidates:
             return []
@@ -188,7 +190,7 @@ class Recaller:
                                          settings=settings, reviews=reviews, filters=wanted)
         ranked = fusion.fuse(keyword, vector, eligible, settings, fetch, time, min_score, bridged,
                              self.indexer.vectors.inner_products if self.indexer.vectors is not None else None,
-                             caller=who["p_caller_agent"], share=share)
+                             caller=who["p_caller_agent"], asked=asked)
         if not ranked:
             return []
         winner_ids = [f.memory_id for f in ranked]
@@ -219,12 +221,12 @@ class Recaller:
                 and others[other]["agent_id"] in (caller, stored[side]["agent_id"])}
 
     def _fused_in_sql(self, q_tokens, vector, who, filters, time, min_score, fetch, b_tokens=None,
-                      share=None) -> list[dict]:
+                      asked=None) -> list[dict]:
         """Filtered, inside a transaction: the recall macro over the arms SQL computed for the filtered rows.
         The macro reads stored access counts: reviews still queued are not counted here, since writing
         the queue inside the caller's transaction would lose it if that rolled back (recall_log.py)."""
         common = dict(**vector.as_sql(), **who, p_k=fetch, **time.as_sql(), p_min_score=min_score, **filters,
-                      p_now=self.clock(), p_share=share)
+                      p_now=self.clock(), p_asked=asked)
         if q_tokens is not None:
             return self.db.dicts("recall_keywords_in_sql", p_query=q_tokens, p_bridge=b_tokens, **common)
         return self.db.dicts("recall", **NO_MATCH.as_sql(), **NO_MATCH.as_bridge_sql(), **common)
@@ -258,6 +260,17 @@ def reinforced_hits(hits: list[Hit], floor: float, top: int, gated: Collection[s
         return ()
     return tuple(h.id for h in hits[:top]
                  if h.score >= floor * best and (owner is None or h.memory.agent_id == owner))
+
+
+def _crowded(hits: list, caller: str, asked: int, last: set[str]) -> set[str]:
+    """recall_fused's shared step over memories and documents merged (a chunk counts under its document's owner): of
+    the kept (not in ``last``), in order, the other authors' past what half of the ``asked`` hits kept for the
+    caller's own leaves them. A member's team documents must not take the places its memories may not."""
+    def author(h) -> str:
+        return h.memory.agent_id if h.origin == "memory" else h.chunk.owner
+    kept = [h for h in hits if h.id not in last]
+    room = asked - min(sum(author(h) == caller for h in kept), (asked + 1) // 2)
+    return {h.id for h in [h for h in kept if author(h) != caller][room:]}
 
 
 def _conflicts_by_side(open_: list[tuple], winners: Mapping[str, Any]) -> list[tuple[str, Any, bool]]:

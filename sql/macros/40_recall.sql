@@ -42,8 +42,9 @@
 --              returns its best guess and lists are never cut short. Among the k winners, one whose pending
 --              dispute is with a live, visible fact of higher provenance (the caller's or the claim author's) is ranked
 --              after the kept too
---              ('disputed by a higher-provenance fact'); and another agent's kept candidates past its best
---              p_share (half of p_k) are ranked after the kept ('another agent already holds its share')
+--              ('disputed by a higher-provenance fact'); half the list is kept for the caller's own kept
+--              candidates when there are that many: other agents' past the rest are ranked after the kept
+--              ('half the list is kept for your own')
 --   session    a kept candidate with a source_session takes session_credit when that is more: follow_weight
 --              (0.8) × the relevance of the nearest earlier kept candidate of the same owner (agent_id) and
 --              session (observed time, then write time, then id). In a conversation the turn after a question holds its answer
@@ -187,14 +188,15 @@ CREATE OR REPLACE MACRO query_similarity_stats(p_qvec, p_model, p_caller_agent, 
 -- (query_similarity_stats) and the query's own script (content_script; NULL: no script_credit); optionally the
 -- bridge, keyword_candidates' ids, covered and query_idf_all for the question's bridged words (NULL: no
 -- bridge_coverage); p_asks_when (states_time's boost); p_upd_model, the model whose vectors link a change to what it
--- changes (update_credit; NULL: none); p_share, how many kept winners one other agent may take (NULL: half of p_k).
+-- changes (update_credit; NULL: none); p_asked, the hits asked for (NULL: p_k), half of which is kept for the caller's
+-- own (a reranker reads more than it returns).
 CREATE OR REPLACE MACRO recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_covered, p_kw_idf_all,
                                      p_vec_ids, p_vec_sims, p_vec_scripts, p_vec_stats, p_vec_query_script,
                                      p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants, p_k,
                                      p_recency, p_time_from, p_time_to, p_min_score, p_types, p_tiers,
                                      p_tags, p_entities, p_since, p_until, p_session, p_include_superseded,
                                      p_now, p_br_ids := NULL, p_br_covered := NULL, p_br_idf_all := NULL,
-                                     p_asks_when := NULL, p_upd_model := NULL, p_share := NULL) AS TABLE
+                                     p_asks_when := NULL, p_upd_model := NULL, p_asked := NULL) AS TABLE
 WITH
     cfg AS MATERIALIZED (SELECT r.*, unnest(calibration_constants()) FROM ranking_settings() r),
     keyword_arm AS (
@@ -356,17 +358,22 @@ WITH
         FROM related f
         WHERE p_min_score IS NULL OR f.relevance >= p_min_score
     ),
-    -- Another agent's kept candidates past its best p_share (NULL: half of p_k, rounded up) are ranked after the
-    -- kept: one member writing a dozen paraphrases of a question must not push the caller's own answer out of the
-    -- list. The caller's own are never counted.
+    -- Half the list asked for (p_asked hits; NULL: p_k), rounded up, is kept for the caller's own kept candidates,
+    -- as far as there are that many: other agents' kept candidates past the rest of it are ranked after the kept.
+    -- Seven paraphrases of a question by one member (or by two) must not push the caller's own answer out of the list;
+    -- nor may a member's weak notes take the place of the host's strong ones (no one author's cap: all other agents
+    -- share the rest, by score).
     shared AS (
-        SELECT s.* EXCLUDE (agent_id)
+        SELECT s.* EXCLUDE (agent_id, own_kept, other_rank)
                REPLACE (CASE WHEN s.gate = 'kept' AND s.agent_id <> p_caller_agent
-                                  AND row_number() OVER (PARTITION BY s.agent_id, s.gate = 'kept'
-                                                         ORDER BY s.score DESC, s.memory_id)
-                                      > coalesce(p_share, (p_k + 1) // 2)
-                             THEN 'ranked last: another agent already holds its share' ELSE s.gate END AS gate)
-        FROM scored s
+                                  AND s.other_rank > coalesce(p_asked, p_k)
+                                                     - least(s.own_kept, (coalesce(p_asked, p_k) + 1) // 2)
+                             THEN 'ranked last: half the list is kept for your own' ELSE s.gate END AS gate)
+        FROM (SELECT sc.*,
+                     count(*) FILTER (WHERE sc.gate = 'kept' AND sc.agent_id = p_caller_agent) OVER () AS own_kept,
+                     row_number() OVER (PARTITION BY sc.gate = 'kept' AND sc.agent_id <> p_caller_agent
+                                        ORDER BY sc.score DESC, sc.memory_id) AS other_rank
+              FROM scored sc) s
     ),
     top AS MATERIALIZED (
         SELECT * FROM shared f
@@ -417,7 +424,7 @@ ORDER BY top.gate = 'kept' AND outranked.id IS NULL DESC, top.score DESC, m.id;
 CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_caller_session, p_k, p_recency,
                                     p_time_from, p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until,
                                     p_session, p_include_superseded, p_now, p_bridge := NULL,
-                                    p_query_script := NULL, p_asks_when := NULL, p_share := NULL) AS TABLE
+                                    p_query_script := NULL, p_asks_when := NULL, p_asked := NULL) AS TABLE
     WITH g AS MATERIALIZED (SELECT * FROM caller_groups(p_caller_agent)),
     br AS MATERIALIZED (SELECT * FROM keyword_candidates(p_bridge, true, p_caller_agent, p_caller_session,
                                                          (SELECT teams FROM g), (SELECT tenants FROM g))
@@ -451,7 +458,7 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_
                                p_include_superseded, p_now, p_br_ids := (SELECT ids FROM br),
                                p_br_covered := (SELECT covered FROM br), p_br_idf_all := (SELECT query_idf_all FROM br),
                                p_asks_when := p_asks_when,
-                               p_upd_model := CASE WHEN p_qvec IS NOT NULL THEN p_model END, p_share := p_share);
+                               p_upd_model := CASE WHEN p_qvec IS NOT NULL THEN p_model END, p_asked := p_asked);
 
 -- eligibility_rows() -> per memory, the columns recall_fused's eligible step reads (status, can_see_as,
 -- the filters, effective_importance, tier and feedback weights), for the in-process copy

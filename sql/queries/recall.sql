@@ -34,7 +34,7 @@ SELECT * FROM recall_fused(
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP,
     p_br_ids := $p_br_ids::VARCHAR, p_br_covered := $p_br_covered::VARCHAR, p_br_idf_all := $p_br_idf_all::DOUBLE,
-    p_asks_when := $p_asks_when::BOOLEAN, p_upd_model := $p_upd_model::VARCHAR, p_share := $p_share::INTEGER);
+    p_asks_when := $p_asks_when::BOOLEAN, p_upd_model := $p_upd_model::VARCHAR, p_asked := $p_asked::INTEGER);
 
 -- The ranking tunables, as they are: the in-process fusion reads them by name (a pivot like
 -- ranking_settings() costs ~2.5 ms of planning per recall).
@@ -123,7 +123,7 @@ SELECT * FROM recall_fused(
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP,
     p_br_ids := (SELECT ids FROM br), p_br_covered := (SELECT covered FROM br),
     p_br_idf_all := (SELECT query_idf_all FROM br), p_asks_when := $p_asks_when::BOOLEAN,
-    p_upd_model := $p_upd_model::VARCHAR, p_share := $p_share::INTEGER);
+    p_upd_model := $p_upd_model::VARCHAR, p_asked := $p_asked::INTEGER);
 
 -- Recall bookkeeping, written behind the recall for every queued recall at once (echo_duck/recall/recall_log.py).
 -- name: next_recall_id
