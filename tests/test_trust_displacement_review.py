@@ -155,3 +155,27 @@ def test_a_members_weak_notes_do_not_take_the_places_of_the_hosts_rules(tmp_path
             mallory.remember(text, type="environment", scope="team", team_id="red")
         got = [h.content for h in host.for_agent("victim", team_id="red").recall("how do I deploy to production?", k=5)]
         assert sorted(got) == sorted(RULES)
+
+
+@pytest.mark.parametrize("as_member", [False, True])
+def test_a_members_claims_do_not_push_the_users_own_dispute_out_of_the_conflicts_block(team, as_member):
+    """Six team claims by mallory, each against one of the caller's team facts, were the newest disputes and filled
+    the Conflicts block: the user's own contested database port left the prompt."""
+    me = team
+    if as_member:
+        team.grant(team="red", agent_id="victim", publish=True)
+        me = team.for_agent("victim", team_id="red")
+    me.remember("The production database listens on port 5432", type="environment", tags=["dbport"],
+                provenance="user_stated")
+    me.remember("The production database listens on port 6543", type="environment", tags=["dbport"],
+                provenance="user_stated")
+    topics = ["standup", "deploy", "backup", "review", "release", "retro"]
+    for topic in topics:
+        me.remember(f"The {topic} day is Monday", type="environment", scope="team", team_id="red", tags=[topic],
+                    provenance="user_stated")
+    mallory = team.for_agent("mallory", team_id="red")
+    for topic in topics:
+        mallory.remember(f"The {topic} day is Friday", type="environment", scope="team", team_id="red", tags=[topic])
+    conflicts = me.snapshot().partition("## Conflicts")[2].partition("\n## ")[0]
+    assert "5432" in conflicts and "6543" in conflicts
+    assert "day is Friday" in conflicts  # the members' claims still have their turn

@@ -65,8 +65,8 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
                   p_caller_agent, p_caller_session)
     ORDER BY m.provenance DESC, m.pinned DESC, m.confidence DESC, coalesce(m.last_accessed, m.updated_at) DESC, m.id;
 
--- snapshot_conflicts(p_caller_agent, p_caller_session) -> the conflicts to show in the snapshot, newest
--- first: pending contradictions between two live memories (both sides, neither is asserted), and
+-- snapshot_conflicts(p_caller_agent, p_caller_session) -> the conflicts to show in the snapshot, the caller's own
+-- first, then other agents' claims by turns, newest first: pending contradictions between two live memories (both sides, neither is asserted), and
 -- conflicts settled by recency that nobody reviewed yet (the newer side stands; the older is named).
 -- Only conflicts whose both sides the caller may see and one side is the caller's own: two other agents'
 -- dispute is theirs (both sides stay in the shared block as claims), and listing it as unconfirmed in the caller's
@@ -97,4 +97,10 @@ CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session) AS 
                   p_caller_agent, p_caller_session)
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
                   p_caller_agent, p_caller_session)
-    ORDER BY c.detected_at DESC, c.id;
+    -- the caller's own disputes first (both sides its own: the user's word contested), then other agents' claims
+    -- against its memories taking turns, one per author, newest first: a member writing six claims against the
+    -- caller's team facts must not push the user's own dispute out of the block's five lines
+    ORDER BY a.agent_id = b.agent_id DESC,
+             row_number() OVER (PARTITION BY CASE WHEN a.agent_id = p_caller_agent THEN b.agent_id ELSE a.agent_id END
+                                ORDER BY c.detected_at DESC, c.id),
+             c.detected_at DESC, c.id;
