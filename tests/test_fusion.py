@@ -35,7 +35,8 @@ QUERIES = [q.text for q in synthetic.queries(24)] + ["the", "deploy", "部署", 
                                                       "which database do we deploy", "数据库 部署 端口",
                                                       "when did we deploy borealis", "数据库 什么时候 部署",
                                                       "which host does the borealis deploy run on now",
-                                                      "部署 数据库 现在 在 哪台 主机", "kestrel staging bucket"]
+                                                      "部署 数据库 现在 在 哪台 主机",
+                                                      "kestrel staging bucket"]
 # Older facts, then statements that change them (states_change): on a current-state question the newer takes the
 # older's relevance (update_credit), unless its provenance is lower or another agent wrote it.
 CHANGES = [("the borealis deploy runs on host db1 with postgres 14", "the borealis deploy moved from host db1 to db7"),
@@ -120,7 +121,8 @@ def built(tmp_path_factory):
         bob.remember_many([{**r, "scope": "tenant", "tenant_id": "acme"} for r in synthetic.memories(30, seed=8)])
         bob.remember_many([{**r, "source_session": "c0"} for r in synthetic.memories(30, seed=13)])  # private, c0
         bob.remember_many([{"content": f"the kestrel staging bucket is kestrel-stage-{i} in region {i}",
-                            "type": "environment", "scope": "team", "team_id": "core", "pinned": True} for i in range(6)])
+                            "type": "environment", "scope": "team", "team_id": "core", "pinned": True}
+                           for i in range(6)])
     with echo_duck.open(path, agent_id="alice", session_id="s1", embedder="hash", now=clock, admin=True) as alice:
         alice.grant(team="core")
         alice.grant(tenant="acme")

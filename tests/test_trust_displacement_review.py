@@ -88,7 +88,8 @@ def flooded(tmp_path, embedder: str, members: tuple[str, ...] = ("mallory",), do
     team documents too)."""
     import echo_duck
 
-    host = echo_duck.open(tmp_path / "f.duckdb", admin=True, **({} if embedder == "default" else {"embedder": embedder}))
+    kw = {} if embedder == "default" else {"embedder": embedder}
+    host = echo_duck.open(tmp_path / "f.duckdb", admin=True, **kw)
     host.grant(team="red", agent_id="victim")
     victim = host.for_agent("victim", team_id="red")
     for text in ["The user works as a nurse in Leeds", "The user has two cats", "The user is learning the piano"]:

@@ -197,7 +197,8 @@ def select(candidates: Sequence[tuple[str, Memory]], conflicts: Sequence[dict[st
     by_block: dict[str, list[Memory]] = {}
     for block, memory in candidates:
         by_block.setdefault(block, []).append(memory)
-    facts = [(-trust(m), b, p, name) for b, name in enumerate(FACT_BLOCKS) for p, m in enumerate(by_block.get(name, []))]
+    facts = [(-trust(m), b, p, name)
+             for b, name in enumerate(FACT_BLOCKS) for p, m in enumerate(by_block.get(name, []))]
     top = [name for *_, name in sorted(facts)[: max(fact_limit, 0)]]
     reserved = {name: sum(top.count(later) for later in FACT_BLOCKS[b + 1:]) for b, name in enumerate(FACT_BLOCKS)}
     return Selection(by_block, list(conflicts), fact_limit, reserved)

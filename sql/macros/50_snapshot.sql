@@ -66,7 +66,8 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
     ORDER BY m.provenance DESC, m.pinned DESC, m.confidence DESC, coalesce(m.last_accessed, m.updated_at) DESC, m.id;
 
 -- snapshot_conflicts(p_caller_agent, p_caller_session) -> the conflicts to show in the snapshot, the caller's own
--- first, then other agents' claims by turns, newest first: pending contradictions between two live memories (both sides, neither is asserted), and
+-- first, then other agents' claims by turns, newest first:
+-- pending contradictions between two live memories (both sides, neither is asserted), and
 -- conflicts settled by recency that nobody reviewed yet (the newer side stands; the older is named).
 -- Only conflicts whose both sides the caller may see and one side is the caller's own: two other agents'
 -- dispute is theirs (both sides stay in the shared block as claims), and listing it as unconfirmed in the caller's
