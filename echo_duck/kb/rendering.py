@@ -31,6 +31,7 @@ is the renderer's alone:
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any, Sequence
 
 from ..write.scan import finds_anything, gate_lines, labels_pass
@@ -60,7 +61,7 @@ def render(hits: Sequence[Any], budget_chars: int | None = None, reader: str | N
     with ``budget_chars`` whole hits are added in order while they fit (the first is cut to fit)."""
     parts = [OPEN, "\n", PREAMBLE, "\n"]
     used = sum(map(len, parts)) + len(CLOSE) + 1
-    shown = gated(hits)
+    shown = gated(hits, reader)
     unsure = iter(finds_anything([gate_text(h.chunk.content, h.chunk.heading_trail) for h in shown
                                   if not h.chunk.flagged]))
     cited = [" ".join(h.chunk.citation.split()) for h in shown]
@@ -90,10 +91,16 @@ def render(hits: Sequence[Any], budget_chars: int | None = None, reader: str | N
     return "".join(parts + [CLOSE, "\n"]) if len(parts) > 4 else ""
 
 
-def gated(hits: Sequence[Any]) -> list[Any]:
-    """``hits`` without the unflagged ones the join gate leaves out (flagged hits are fenced, not gated)."""
+def gated(hits: Sequence[Any], reader: str | None = None) -> list[Any]:
+    """``hits`` without the unflagged ones the join gate leaves out (flagged hits are fenced, not gated). Of a run
+    blocked only joined, other authors' chunks go before the ``reader``'s own, and of two other authors' the one whose
+    document was written later (a member's "Please ignore all previous" took the host's earlier document with it)."""
     plain = [i for i, hit in enumerate(hits) if not hit.chunk.flagged]
-    keep = gate_lines([gate_text(hits[i].chunk.content, hits[i].chunk.heading_trail) for i in plain])
+    order = sorted(plain, key=lambda i: (hits[i].chunk.written_at or datetime.max, hits[i].chunk.id))
+    ranks = {i: len(order) + 1 if reader is not None and hits[i].chunk.owner == reader else len(order) - n
+             for n, i in enumerate(order)}
+    keep = gate_lines([gate_text(hits[i].chunk.content, hits[i].chunk.heading_trail) for i in plain],
+                      [ranks[i] for i in plain], authors=[hits[i].chunk.owner for i in plain], by_author=True)
     dropped = {i for i, kept in zip(plain, keep) if not kept}
     return [hit for i, hit in enumerate(hits) if i not in dropped]
 

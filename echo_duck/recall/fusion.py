@@ -199,19 +199,27 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
 
 def _crowd(ranked: list[Fused], rows: Mapping[str, dict[str, Any]], caller: str, asked: int) -> bool:
     """recall_fused's shared step: half the ``asked`` hits, rounded up, is kept for the caller's own kept candidates as
-    far as there are that many; other agents' kept candidates (in ``ranked``'s order) past the rest take the gate
-    CROWDED, in place. Whether any did. One member's (or two members') paraphrases of a question must not push the
-    caller's own answer out of the list, nor a member's weak notes the host's strong ones."""
+    far as there are that many; the rest goes to other agents' kept candidates, each author's best first, then in
+    ``ranked``'s order, and those past it take the gate CROWDED, in place. Whether any did. One member's (or two
+    members') paraphrases of a question must not push the caller's own answer, nor the host's team fact, out."""
     own = sum(f.gate == KEPT and rows[f.memory_id]["agent"] == caller for f in ranked)
     room = asked - min(own, (asked + 1) // 2)
-    taken, crowded = 0, False
-    for position, f in enumerate(ranked):
-        if f.gate == KEPT and rows[f.memory_id]["agent"] != caller:
-            taken += 1
-            if taken > room:
-                ranked[position] = replace(f, gate=CROWDED)
-                crowded = True
-    return crowded
+    others = [p for p, f in enumerate(ranked) if f.gate == KEPT and rows[ranked[p].memory_id]["agent"] != caller]
+    past = set(each_authors_best_first(others, [rows[ranked[p].memory_id]["agent"] for p in others])[room:])
+    for position in past:
+        ranked[position] = replace(ranked[position], gate=CROWDED)
+    return bool(past)
+
+
+def each_authors_best_first(items: list, authors: list[str]) -> list:
+    """``items`` (in rank order) with each author's first moved ahead of everyone's second: how other agents share
+    the part of a recall not kept for the caller's own (recall_fused's shared step; hybrid._crowded)."""
+    seen: set[str] = set()
+    firsts, rest = [], []
+    for item, author in zip(items, authors):
+        (rest if author in seen else firsts).append(item)
+        seen.add(author)
+    return firsts + rest
 
 
 def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered, rarest_df_ratio, vec_rank,

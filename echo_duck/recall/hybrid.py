@@ -264,13 +264,15 @@ def reinforced_hits(hits: list[Hit], floor: float, top: int, gated: Collection[s
 
 def _crowded(hits: list, caller: str, asked: int, last: set[str]) -> set[str]:
     """recall_fused's shared step over memories and documents merged (a chunk counts under its document's owner): of
-    the kept (not in ``last``), in order, the other authors' past what half of the ``asked`` hits kept for the
-    caller's own leaves them. A member's team documents must not take the places its memories may not."""
+    the kept (not in ``last``), in order, the other authors' (each one's best first) past what half of the ``asked``
+    hits kept for the caller's own leaves them. A member's team documents must not take the places its memories may
+    not."""
     def author(h) -> str:
         return h.memory.agent_id if h.origin == "memory" else h.chunk.owner
     kept = [h for h in hits if h.id not in last]
     room = asked - min(sum(author(h) == caller for h in kept), (asked + 1) // 2)
-    return {h.id for h in [h for h in kept if author(h) != caller][room:]}
+    others = [h for h in kept if author(h) != caller]
+    return {h.id for h in fusion.each_authors_best_first(others, [author(h) for h in others])[room:]}
 
 
 def _conflicts_by_side(open_: list[tuple], winners: Mapping[str, Any]) -> list[tuple[str, Any, bool]]:

@@ -79,13 +79,15 @@ def own_tail(own_block: str) -> list[str]:
 
 
 def by_turns(memories: Sequence[Memory]) -> list[Memory]:
-    """The memories with their authors taking turns: every author's first (in the given order), then seconds …"""
+    """The memories with their authors taking turns: every author's first (in the given order), then seconds …; within
+    a turn the earlier written first (an author's provenance and pin are its claims: two members claiming pinned
+    user_stated took the host's earlier rule's place in the block)."""
     turn: dict[str, int] = {}
     ranked = []
     for position, memory in enumerate(memories):
         turn[memory.agent_id] = turn.get(memory.agent_id, -1) + 1
-        ranked.append((turn[memory.agent_id], position, memory))
-    return [m for _, _, m in sorted(ranked, key=lambda r: r[:2])]
+        ranked.append((turn[memory.agent_id], memory.created_at, position, memory))
+    return [m for *_, m in sorted(ranked, key=lambda r: r[:3])]
 
 
 def _fit(memories: Sequence[Memory], budget: int, limit: int) -> list[tuple[int, str, str, bool]]:

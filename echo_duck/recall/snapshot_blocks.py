@@ -109,17 +109,20 @@ def profile_block(sel: Selection, budget: int) -> list[str]:
             seen.add("".join(name.split()))
             sections[name] = m
     order = [s for s in PROFILE_SECTIONS if s in sections] + sorted(s for s in sections if s not in PROFILE_SECTIONS)
-    out, used = [], 0
-    for name in order:
+    # the budget goes to the most trusted sections first (three long imported sections named before the user's own
+    # took all of it), then they are shown in the profile's order
+    shown: dict[str, list[str]] = {}
+    used = 0
+    for name in sorted(order, key=lambda n: (-trust(sections[n]), order.index(n))):
         body = [f"- {one_line(line)}\n" for line in profile_lines(sections[name].content)]
         head = f"### {one_line(name)}\n"
         if not body or used + len(head) >= budget:
             continue
         lines, _ = _fit(body, budget - used - len(head))
         if lines:
-            out += [head, *lines]
+            shown[name] = [head, *lines]
             used += len(head) + sum(map(len, lines))
-    return out
+    return [line for name in order if name in shown for line in shown[name]]
 
 
 def _facts(name: str) -> Callable[[Selection, int], list[str]]:

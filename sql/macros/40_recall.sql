@@ -360,20 +360,22 @@ WITH
     ),
     -- Half the list asked for (p_asked hits; NULL: p_k), rounded up, is kept for the caller's own kept candidates,
     -- as far as there are that many: other agents' kept candidates past the rest of it are ranked after the kept.
-    -- Seven paraphrases of a question by one member (or by two) must not push the caller's own answer out of the list;
-    -- nor may a member's weak notes take the place of the host's strong ones (no one author's cap: all other agents
-    -- share the rest, by score).
+    -- The rest goes to each other author's best first, then by score: seven paraphrases of a question by one member
+    -- (or by two) must not push the caller's own answer, nor the host's team fact, out of the list; a member's weak
+    -- notes take at most one place of the host's strong ones.
     shared AS (
         SELECT s.* EXCLUDE (agent_id, own_kept, other_rank)
                REPLACE (CASE WHEN s.gate = 'kept' AND s.agent_id <> p_caller_agent
                                   AND s.other_rank > coalesce(p_asked, p_k)
                                                      - least(s.own_kept, (coalesce(p_asked, p_k) + 1) // 2)
                              THEN 'ranked last: half the list is kept for your own' ELSE s.gate END AS gate)
-        FROM (SELECT sc.*,
-                     count(*) FILTER (WHERE sc.gate = 'kept' AND sc.agent_id = p_caller_agent) OVER () AS own_kept,
-                     row_number() OVER (PARTITION BY sc.gate = 'kept' AND sc.agent_id <> p_caller_agent
-                                        ORDER BY sc.score DESC, sc.memory_id) AS other_rank
-              FROM scored sc) s
+        FROM (SELECT t.* EXCLUDE (author_turn),
+                     count(*) FILTER (WHERE t.gate = 'kept' AND t.agent_id = p_caller_agent) OVER () AS own_kept,
+                     row_number() OVER (PARTITION BY t.gate = 'kept' AND t.agent_id <> p_caller_agent
+                                        ORDER BY t.author_turn > 1, t.score DESC, t.memory_id) AS other_rank
+              FROM (SELECT sc.*, row_number() OVER (PARTITION BY sc.agent_id, sc.gate = 'kept'
+                                                    ORDER BY sc.score DESC, sc.memory_id) AS author_turn
+                    FROM scored sc) t) s
     ),
     top AS MATERIALIZED (
         SELECT * FROM shared f

@@ -198,7 +198,8 @@ WITH
         ORDER BY f.gate = 'kept' DESC, score DESC, f.chunk_id
         LIMIT p_k
     )
-SELECT top.* EXCLUDE (chunk_id), c.*, d.source, d.path, d.title, d.tags, d.agent_id AS owner, d.scope
+SELECT top.* EXCLUDE (chunk_id), c.*, d.source, d.path, d.title, d.tags, d.agent_id AS owner, d.scope,
+       d.updated_at AS written_at
 FROM top
 JOIN kb_chunks c ON c.id = top.chunk_id
 JOIN kb_documents d ON d.id = c.document_id
