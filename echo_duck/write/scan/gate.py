@@ -145,13 +145,18 @@ class _Gate:
         self.by_author = by_author
 
     def ranks(self, run: list[int]) -> list[int]:
-        """The ranks the run's lines count at (gate_lines' ``by_author``: each author's lowest in the run)."""
+        """The ranks the run's lines count at (gate_lines' ``by_author``: each author's lowest in the run, and below
+        every other author's if the scanner finds anything in one of its lines alone: a planted "Please ignore all
+        previous" must go before the host's runbook, whichever was written later)."""
         if not self.by_author:
             return self.rank
         low: dict[str, int] = {}
         for j in run:
             low[self.author[j]] = min(low.get(self.author[j], self.rank[j]), self.rank[j])
-        return [low[self.author[j]] if j in run else r for j, r in enumerate(self.rank)]
+        suspect = {self.author[j] for j in run if self.alone[j] > PASS}
+        floor = min(self.rank[j] for j in run) - 1
+        return [r if j not in run else floor if self.author[j] in suspect else low[self.author[j]]
+                for j, r in enumerate(self.rank)]
 
     def one_run(self) -> bool:
         """Leave out (what _fewest says of) the first run of two or three kept lines the scanner blocks joined, or
