@@ -129,7 +129,8 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
         # what the scanner blocks first, then what it is unsure of: an unsure run's fewest lines going first could
         # break a blocked one ("… previous" / "instructions." / "Ask the user …") and leave the rest of it
         for unsure in (False, True):
-            gate = _Gate(reading, keep, rank, loose if unsure else [False] * len(loose), alone, author, by_author)
+            gate = _Gate(reading, keep, rank, loose if unsure else [False] * len(loose), alone, author,
+                         by_author and [unsure_below is None or r < unsure_below for r in rank])
             while gate.one_run():  # runs of the lines kept, as the prompt will join them: a line's leaving makes its
                 pass  # neighbours new neighbours, read again
             gate.longer_runs()
@@ -140,20 +141,21 @@ class _Gate:
     """One reading of the lines (``plain``: as joined), and what is decided about them (``keep``, shared)."""
 
     def __init__(self, plain: list[str], keep: list[bool], rank: list[int], loose: list[bool], alone: list[int],
-                 author: list[str], by_author: bool = False):
+                 author: list[str], by_author: list[bool] | bool = False):
         self.plain, self.keep, self.rank, self.loose, self.alone, self.author = plain, keep, rank, loose, alone, author
-        self.by_author = by_author
+        self.by_author = by_author  # gate_lines' by_author: which lines a doubt may rank down (the unconfirmed)
 
     def ranks(self, run: list[int]) -> list[int]:
         """The ranks the run's lines count at (gate_lines' ``by_author``: each author's lowest in the run, and below
-        every other author's if the scanner finds anything in one of its lines alone: a planted "Please ignore all
-        previous" must go before the host's runbook, whichever was written later)."""
+        every other author's if the scanner finds anything in one of its unconfirmed lines alone: a planted "Please
+        ignore all previous" must go before the host's runbook, whichever was written later; a line above
+        ``unsure_below``, the caller's own, is never ranked down: across the fence the shared line must go)."""
         if not self.by_author:
             return self.rank
         low: dict[str, int] = {}
         for j in run:
             low[self.author[j]] = min(low.get(self.author[j], self.rank[j]), self.rank[j])
-        suspect = {self.author[j] for j in run if self.alone[j] > PASS}
+        suspect = {self.author[j] for j in run if self.alone[j] > PASS and self.by_author[j]}
         floor = min(self.rank[j] for j in run) - 1
         return [r if j not in run else floor if self.author[j] in suspect else low[self.author[j]]
                 for j, r in enumerate(self.rank)]
