@@ -126,3 +126,16 @@ def test_a_doubt_ranks_down_only_unconfirmed_lines():
     assert own_first == [True, False]
     # two other authors, the doubted one written earlier (ranked higher): it goes, the host's later line stays
     assert gate_lines([doubted, clean], [2, 1], authors=["mallory", "default"], by_author=True) == [False, True]
+
+
+def test_working_memory_drops_a_tool_output_before_the_users_message(host):
+    """A ~2,000-character search result added after the user's message pushed the message out of working memory's
+    render (the oldest went first, whatever its role)."""
+    bob = host.for_agent("bob")
+    user = "From now on the user wants every answer in Chinese"
+    bob.working.add(user, role="user")
+    bob.working.add("search result: " + "lorem ipsum dolor sit amet " * 72, role="tool")
+    rendered = bob.working.render()
+    assert user in rendered and "lorem ipsum" not in rendered
+    bob.working.add("a short note", role="note")
+    assert "a short note" in bob.working.render() and user in bob.working.render()

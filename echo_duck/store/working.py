@@ -57,13 +57,15 @@ class WorkingMemory:
             self._items.clear()
 
     def render(self, budget_chars: int = 2000) -> str:
-        """Markdown within ``budget_chars``: the least important items are dropped first, order kept."""
+        """Markdown within ``budget_chars``: the least important items are dropped first (a tool's output before the
+        rest of equal importance), order kept."""
         budget = validate.positive_int(budget_chars, "budget_chars", maximum=10_000_000)
         items = self.items()
         lines = [f"- {_one_line(item.content)}\n" for item in items]
         keep = set(range(len(items)))
-        # Drop lowest importance first; among equals, the oldest goes first.
-        for index in sorted(keep, key=lambda i: (items[i].importance, i)):
+        # Drop lowest importance first; among equals a tool's output (outside text: a ~2,000-character search result
+        # pushed out the user's message before it), then the oldest.
+        for index in sorted(keep, key=lambda i: (items[i].importance, items[i].role != "tool", i)):
             if len(HEADER) + sum(len(lines[i]) for i in keep) <= budget:
                 break
             keep.discard(index)
