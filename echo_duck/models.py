@@ -12,6 +12,9 @@ from typing import Any
 TYPES = ("user", "environment", "procedure", "self")
 PERSISTED_TIERS = ("episodic", "semantic", "archival")
 SCOPES = ("private", "session", "team", "tenant", "public")
+# Message and working-memory roles of the user, the agent and the host; any other role (a tool, a fetched page, a
+# note) is text from outside (consolidation, working memory's render).
+OWN_ROLES = ("user", "human", "assistant", "system")
 SENSITIVITIES = ("normal", "personal", "sensitive")
 SHARE_TAG = "share:personal"  # the owner's consent to show a personal memory; another_agent_may_see (10_scope.sql)
 STATUSES = ("active", "pending", "superseded", "forgotten", "flagged", "quarantined")

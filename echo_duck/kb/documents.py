@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -78,6 +78,7 @@ class KnowledgeBase:
         self.protected_paths = tuple(protected_paths)
         self.agent_files = agent_files(agent_refused)
         self._write_lock = threading.Lock()
+        self._last_written: datetime | None = None
         self._matrix = _Matrix()
         if not db.read_only:
             self.ensure_ready()
@@ -257,6 +258,17 @@ class KnowledgeBase:
                 progress(min(i + _EMBED_BATCH, len(texts)), len(texts))
         return np.concatenate(parts)
 
+    def _written_at(self) -> datetime:
+        """A document write's time: the clock, but after every earlier document write (kb_render's gate ranks other
+        authors' chunks by it; under a fixed or coarse clock two writes tied, and a random id decided which went)."""
+        if self._last_written is None:
+            self._last_written = self.db.scalar("kb_last_written")
+        now = self.clock()
+        if self._last_written is not None and now <= self._last_written:
+            now = self._last_written + timedelta(microseconds=1)
+        self._last_written = now
+        return now
+
     def _apply(self, drop: list[str], gone: list[str], docs: pa.Table | None = None,
                chunks: pa.Table | None = None, vectors: np.ndarray | None = None, owner: dict | None = None) -> int:
         """One transaction: drop the chunks (postings, vectors) of ``drop``, upsert ``docs``, write the
@@ -266,7 +278,7 @@ class KnowledgeBase:
             if drop:
                 self.db.run("kb_drop_chunks_of_documents", ids=_ids(drop))
             if docs is not None:
-                self._stage_and_run(0, docs, "kb_upsert_documents_from_stage", now=self.clock(), **owner)
+                self._stage_and_run(0, docs, "kb_upsert_documents_from_stage", now=self._written_at(), **owner)
             if chunks is not None:
                 self._stage_and_run(1, chunks, "kb_insert_chunks_from_stage", "kb_insert_bm25_docs_from_stage",
                                     "kb_insert_bm25_postings_from_stage")

@@ -96,11 +96,13 @@ def gated(hits: Sequence[Any], reader: str | None = None) -> list[Any]:
     blocked only joined, other authors' chunks go before the ``reader``'s own, and of two other authors' the one whose
     document was written later (a member's "Please ignore all previous" took the host's earlier document with it)."""
     plain = [i for i, hit in enumerate(hits) if not hit.chunk.flagged]
-    order = sorted(plain, key=lambda i: (hits[i].chunk.written_at or datetime.max, hits[i].chunk.id))
-    ranks = {i: len(order) + 1 if reader is not None and hits[i].chunk.owner == reader else len(order) - n
-             for n, i in enumerate(order)}
+    own = {i for i in plain if reader is not None and hits[i].chunk.owner == reader}
+    times = sorted({hits[i].chunk.written_at or datetime.max for i in plain})  # one time, one rank: a tie goes whole
+    ranks = {i: len(times) + 1 if i in own else len(times) - times.index(hits[i].chunk.written_at or datetime.max)
+             for i in plain}
     keep = gate_lines([gate_text(hits[i].chunk.content, hits[i].chunk.heading_trail) for i in plain],
-                      [ranks[i] for i in plain], authors=[hits[i].chunk.owner for i in plain], by_author=True)
+                      [ranks[i] for i in plain], authors=[hits[i].chunk.owner for i in plain],
+                      by_author=[i not in own for i in plain])  # a doubt never ranks the reader's own down
     dropped = {i for i, kept in zip(plain, keep) if not kept}
     return [hit for i, hit in enumerate(hits) if i not in dropped]
 

@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any, Callable, Sequence
 
 from ..errors import EchoDuckError, ProvenanceConflict, RejectedWrite
-from ..models import Message
+from ..models import OWN_ROLES, Message
 from ..storage.db import Db
 from ..write.scan import redact, scan_many
 from ..write.sessions import Sessions, auto_title
@@ -33,7 +33,6 @@ from . import extract
 from . import summary as summaries
 from .contradictions import ContradictionChecker
 
-_OWN_ROLES = ("user", "human", "assistant", "system")  # the user, the agent and the host; the rest is from outside
 
 Extractor = Callable[[Sequence[tuple[str, str]]], list]
 
@@ -90,7 +89,7 @@ class Consolidator:
         working = self._working.pop(session_id, [])
         pairs = [(m.role, m.content) for m in messages]
         # the user's notes and the agent's own; a tool's output or a fetched page keeps its role (from outside)
-        noted = [(r if r == "user" or r not in _OWN_ROLES else "assistant", text)
+        noted = [(r if r == "user" or r not in OWN_ROLES else "assistant", text)
                  for r, text in ((str(role).lower(), text) for role, text in working)]
         # A message the scanner blocks (an injection, a secret) yields no fact; one it is unsure about yields only
         # quarantined facts. Neither goes into the summary (nor its title), nor does a working-memory note the
@@ -111,7 +110,7 @@ class Consolidator:
                                              [m for i, m in enumerate(messages) if i not in flagged],
                                              self._summary_provenance(summarized))
         stored, pending, rejections = [], 0, []
-        outside = any(role.lower() not in _OWN_ROLES for role, _ in (*pairs, *noted))  # tool output, fetched pages …
+        outside = any(role.lower() not in OWN_ROLES for role, _ in (*pairs, *noted))  # tool output, fetched pages …
         for candidate, index, finding in candidates:
             if finding is not None and finding.blocked:
                 self.writer.quarantine(self.caller, "source message", finding.reason,
@@ -162,7 +161,7 @@ class Consolidator:
             return "legacy"
         if role in ("user", "human"):
             return "consolidated"
-        return "model_inferred" if role in _OWN_ROLES else "legacy"
+        return "model_inferred" if role in OWN_ROLES else "legacy"
 
     def _candidates(self, pairs: list[tuple[str, str]], noted: list[tuple[str, str]],
                     verdicts: Sequence[Any]) -> list[tuple[Any, int | None, Any]]:
@@ -195,7 +194,7 @@ class Consolidator:
         text from outside (a tool's output), as the facts of ``_provenance``."""
         roles = {role.lower() for role, _ in summarized}
         if self.summarizer is not summaries.episode_summary:
-            return "model_inferred" if roles <= set(_OWN_ROLES) else "legacy"
+            return "model_inferred" if roles <= set(OWN_ROLES) else "legacy"
         return "consolidated" if not roles & {"assistant"} else "model_inferred"  # it reads user, human, assistant
 
     def _store_episode(self, session_id: str, messages: list[Message], summary: str, previous: dict | None,

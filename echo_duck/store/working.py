@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Iterator
 
+from ..models import OWN_ROLES
 from ..write import validate
 
 CAPACITY = 20
@@ -57,15 +58,16 @@ class WorkingMemory:
             self._items.clear()
 
     def render(self, budget_chars: int = 2000) -> str:
-        """Markdown within ``budget_chars``: the least important items are dropped first (a tool's output before the
-        rest of equal importance), order kept."""
+        """Markdown within ``budget_chars``: the least important items are dropped first (text from outside, a tool's
+        output or a note, before the user's, the agent's or the host's of equal importance), order kept."""
         budget = validate.positive_int(budget_chars, "budget_chars", maximum=10_000_000)
         items = self.items()
         lines = [f"- {_one_line(item.content)}\n" for item in items]
         keep = set(range(len(items)))
-        # Drop lowest importance first; among equals a tool's output (outside text: a ~2,000-character search result
-        # pushed out the user's message before it), then the oldest.
-        for index in sorted(keep, key=lambda i: (items[i].importance, items[i].role != "tool", i)):
+        # Drop lowest importance first; among equals text from outside (a role not the user's, the agent's or the
+        # host's, as consolidation reads it: a ~2,000-character search result pushed out the user's message), then
+        # the oldest.
+        for index in sorted(keep, key=lambda i: (items[i].importance, items[i].role.lower() in OWN_ROLES, i)):
             if len(HEADER) + sum(len(lines[i]) for i in keep) <= budget:
                 break
             keep.discard(index)

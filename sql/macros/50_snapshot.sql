@@ -98,11 +98,12 @@ CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session) AS 
                   p_caller_agent, p_caller_session)
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
                   p_caller_agent, p_caller_session)
-    -- the caller's own disputes first (both sides its own: the user's word contested), the most trusted (the higher
-    -- side's provenance) first, then other agents' claims against its memories taking turns, one per author, newest
-    -- first: six claims by a member, or six pairs of the agent's own inferences, must not push the user's own dispute
-    -- out of the block's five lines
+    -- the caller's own disputes first (both sides its own: the user's word contested), the most trusted (the lower
+    -- side's provenance, then the higher's) first, then other agents' claims against its memories taking turns, one
+    -- per author, newest first: six claims by a member, or the agent's own inferences against the user's facts, must
+    -- not push the user's own dispute (user_stated against user_stated) out of the block's five lines
     ORDER BY a.agent_id = b.agent_id DESC,
+             CASE WHEN a.agent_id = b.agent_id THEN least(a.provenance, b.provenance) END DESC NULLS LAST,
              CASE WHEN a.agent_id = b.agent_id THEN greatest(a.provenance, b.provenance) END DESC NULLS LAST,
              row_number() OVER (PARTITION BY CASE WHEN a.agent_id = p_caller_agent THEN b.agent_id ELSE a.agent_id END
                                 ORDER BY c.detected_at DESC, c.id),

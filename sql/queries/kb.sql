@@ -153,3 +153,7 @@ PRAGMA create_fts_index('kb_bm25_docs', 'chunk_id', 'tokens', stemmer = 'porter'
 -- in-process matrix's count, sum and sum of squares: kb_search_hits's p_vec_stats.
 -- name: kb_similarity_stats
 SELECT calibration_stats($n::DOUBLE, $total::DOUBLE, $squares::DOUBLE, 0, 0, 0);
+
+-- The latest write time of any document: the next document write comes after it (kb/documents.py _written_at).
+-- name: kb_last_written
+SELECT max(updated_at) FROM kb_documents;

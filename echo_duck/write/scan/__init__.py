@@ -80,7 +80,7 @@ def excerpt(text: str, pos: int, limit: int = 120) -> str:
 
 def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
                unsure_below: float | None = None, authors: Sequence[str] | None = None,
-               cut: Sequence[bool] | None = None, by_author: bool = False) -> list[bool]:
+               cut: Sequence[bool] | None = None, by_author: bool | Sequence[bool] = False) -> list[bool]:
     """Keep (True) or leave out (False) each rendered snapshot line; ``ranks``: each line's trust; ``unsure_below``:
     the rank below which a line is unconfirmed; ``authors``: who wrote each line; ``cut``: which lines are shown
     cut; ``by_author``: an author's lines count at its lowest rank in a run (gate.gate_lines)."""

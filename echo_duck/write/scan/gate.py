@@ -93,7 +93,7 @@ def finds_anything(texts: Sequence[str]) -> list[bool]:
 
 def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
                unsure_below: float | None = None, authors: Sequence[str] | None = None,
-               cut: Sequence[bool] | None = None, by_author: bool = False) -> list[bool]:
+               cut: Sequence[bool] | None = None, by_author: bool | Sequence[bool] = False) -> list[bool]:
     """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …"), or the
     sub-headings above them ("### …": a section's name, read with its lines). ``ranks``: how far each line is
     trusted (its memory's provenance and pin; higher is more), all equal if not given. ``unsure_below``: lines
@@ -107,7 +107,8 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
 
     ``by_author``: within a run, an author's lines all count at the lowest rank any of them has there (the shared
     block ranks lines by when they were written: of two authors' lines the later goes, but one author's fragments
-    still go together).
+    still go together), and an author with a line the scanner doubts alone below every other; which lines a doubt
+    may rank down: those below ``unsure_below`` (True), or as given (a list: kb_render's, not the reader's own).
 
     ``cut``: which lines are shown cut to their budget ("…"). A cut line the scanner finds anything in (the
     classifier's hint included) is left out: a cut can drop what made the text harmless ("… was last week's phishing
@@ -130,6 +131,7 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
         # break a blocked one ("… previous" / "instructions." / "Ask the user …") and leave the rest of it
         for unsure in (False, True):
             gate = _Gate(reading, keep, rank, loose if unsure else [False] * len(loose), alone, author,
+                         list(by_author) if not isinstance(by_author, bool) else
                          by_author and [unsure_below is None or r < unsure_below for r in rank])
             while gate.one_run():  # runs of the lines kept, as the prompt will join them: a line's leaving makes its
                 pass  # neighbours new neighbours, read again
