@@ -202,24 +202,25 @@ def _crowd(ranked: list[Fused], rows: Mapping[str, dict[str, Any]], caller: str,
     far as there are that many; the rest goes to other agents' kept candidates, each author's best first, then in
     ``ranked``'s order, and those past it take the gate CROWDED, in place. Whether any did. One member's (or two
     members') paraphrases of a question must not push the caller's own answer, nor the host's team fact, out."""
-    own = sum(f.gate == KEPT and rows[f.memory_id]["agent"] == caller for f in ranked)
-    room = asked - min(own, (asked + 1) // 2)
-    others = [p for p, f in enumerate(ranked) if f.gate == KEPT and rows[ranked[p].memory_id]["agent"] != caller]
-    past = set(each_authors_best_first(others, [rows[ranked[p].memory_id]["agent"] for p in others])[room:])
-    for position in past:
-        ranked[position] = replace(ranked[position], gate=CROWDED)
+    kept = [p for p, f in enumerate(ranked) if f.gate == KEPT]
+    past = past_share([rows[ranked[p].memory_id]["agent"] for p in kept], caller, asked)
+    for j in past:
+        ranked[kept[j]] = replace(ranked[kept[j]], gate=CROWDED)
     return bool(past)
 
 
-def each_authors_best_first(items: list, authors: list[str]) -> list:
-    """``items`` (in rank order) with each author's first moved ahead of everyone's second: how other agents share
-    the part of a recall not kept for the caller's own (recall_fused's shared step; hybrid._crowded)."""
+def past_share(authors: Sequence[str], caller: str, asked: int) -> list[int]:
+    """Of the kept candidates, in rank order (``authors``: who wrote each), the positions past the share: half the
+    ``asked`` hits, rounded up, is kept for the caller's own as far as there are that many, and the rest goes to the
+    other authors, each one's best first, then in order (recall_fused's shared step; _crowd, hybrid._crowded)."""
+    room = asked - min(sum(a == caller for a in authors), (asked + 1) // 2)
     seen: set[str] = set()
     firsts, rest = [], []
-    for item, author in zip(items, authors):
-        (rest if author in seen else firsts).append(item)
-        seen.add(author)
-    return firsts + rest
+    for position, author in enumerate(authors):
+        if author != caller:
+            (rest if author in seen else firsts).append(position)
+            seen.add(author)
+    return (firsts + rest)[room:]
 
 
 def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered, rarest_df_ratio, vec_rank,

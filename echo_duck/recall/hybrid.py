@@ -270,9 +270,7 @@ def _crowded(hits: list, caller: str, asked: int, last: set[str]) -> set[str]:
     def author(h) -> str:
         return h.memory.agent_id if h.origin == "memory" else h.chunk.owner
     kept = [h for h in hits if h.id not in last]
-    room = asked - min(sum(author(h) == caller for h in kept), (asked + 1) // 2)
-    others = [h for h in kept if author(h) != caller]
-    return {h.id for h in fusion.each_authors_best_first(others, [author(h) for h in others])[room:]}
+    return {kept[j].id for j in fusion.past_share([author(h) for h in kept], caller, asked)}
 
 
 def _conflicts_by_side(open_: list[tuple], winners: Mapping[str, Any]) -> list[tuple[str, Any, bool]]:

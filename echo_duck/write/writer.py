@@ -257,8 +257,7 @@ class Writer:
         return finding
 
     def check_permission(self, caller: Caller, spec: NewMemory) -> None:
-        """A shared scope needs membership and the right to publish there (write/rights.py); an episode cited is the
-        caller's own."""
+        """A shared scope needs membership and a right to publish there (write/rights.py); a cited episode is its own."""
         check_publish(self.db, caller, spec.scope, spec.team_id, spec.tenant_id)
         guards.check_episode(self.db, caller, spec)
 
