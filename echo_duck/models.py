@@ -82,7 +82,7 @@ class Memory(Record):
     pinned: bool
     sensitivity: str
     status: str
-
+    by_host: bool = False  # the host application wrote this version itself (memories.by_host)
 
     @property
     def provenance_name(self) -> str:

@@ -143,7 +143,7 @@ RULES = ["Deploy to production only after two approvals", "Deploy to production 
 
 
 @pytest.mark.parametrize("embedder", ["hash", "default"])
-def test_a_members_weak_notes_take_at_most_one_place_of_the_hosts_rules(tmp_path, embedder):
+def test_a_members_weak_notes_take_no_place_of_the_hosts_rules(tmp_path, embedder):
     import echo_duck
 
     kw = {} if embedder == "default" else {"embedder": embedder}
@@ -156,9 +156,9 @@ def test_a_members_weak_notes_take_at_most_one_place_of_the_hosts_rules(tmp_path
         for text in ["Production is nice to look at", "Only deploy good vibes"]:
             mallory.remember(text, type="environment", scope="team", team_id="red")
         got = [h.content for h in host.for_agent("victim", team_id="red").recall("how do I deploy to production?", k=5)]
-        # each other author's best has a place (as authors take turns in the shared block), then the score decides:
-        # one of the member's notes, never the host's first four rules' places
-        assert sum(rule in got for rule in RULES) == 4 and len(got) == 5
+        # the rows the host wrote come first among other authors' (memories.by_host), so a member's weak notes take
+        # none of the five places (before by_host, each other author's best had one: one of the host's rules went)
+        assert sorted(got) == sorted(RULES)
 
 
 @pytest.mark.parametrize("as_member", [False, True])

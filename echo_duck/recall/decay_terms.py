@@ -29,7 +29,7 @@ def decay_terms(cols: Any, texts: Sequence[str], now: datetime, settings: dict[s
     importance_of, exempt_of, touch_of, count_of = cols.importance, cols.exempt, cols.last_touch_us, cols.access_count
     archival_of, unhelpful_of, status_of, at_of = cols.archival, cols.net_unhelpful, cols.status, cols.at_us
     agent_of, session_of, created_of, states_time_of = cols.agent, cols.session, cols.created_us, cols.states_time
-    states_change_of, provenance_of, asks_of = cols.states_change, cols.provenance, cols.mostly_asks
+    states_change_of, provenance_of, asks_of, host_of = cols.states_change, cols.provenance, cols.mostly_asks, cols.by_host
     now_s = epoch_seconds(micros(now))
     base_days = max(float(settings["importance_decay_days"]), 1.0)
     archived_weight = float(settings["archived_weight"])
@@ -53,7 +53,7 @@ def decay_terms(cols: Any, texts: Sequence[str], now: datetime, settings: dict[s
                 "agent": texts[agent_of[row]], "session": None if session == null else texts[session],
                 "created_us": int(created_of[row]), "states_time": bool(states_time_of[row]),
                 "states_change": bool(states_change_of[row]), "provenance": int(provenance_of[row]),
-                "mostly_asks": bool(asks_of[row])}
+                "mostly_asks": bool(asks_of[row]), "by_host": bool(host_of[row])}
     return terms
 
 

@@ -67,7 +67,7 @@ class EligibilityCopy:
                                     importance=np.float64, access_count=np.int64, last_touch_us=np.int64,
                                     net_unhelpful=np.int64, type=np.int8, tier=np.int8, at_us=np.int64,
                                     created_us=np.int64, states_time=bool, states_change=bool,
-                                    provenance=np.int64, mostly_asks=bool)
+                                    provenance=np.int64, mostly_asks=bool, by_host=bool)
         self._tags: list[list[str]] = []  # per row, for the tags and entities filters
         self._entities: list[list[str]] = []
         self._has_label: dict[tuple[str, str], np.ndarray] = {}  # ("tags" | "entities", value) -> per row
@@ -263,7 +263,7 @@ class EligibilityCopy:
                                                                 "access_count", "last_touch_us", "net_unhelpful",
                                                                 "at_us", "created_us", "states_time",
                                                                 "states_change", "provenance",
-                                                                "mostly_asks")})
+                                                                "mostly_asks", "by_host")})
         tags, entities = table.column("tags").to_pylist(), table.column("entities").to_pylist()
         known = np.fromiter((self._row.get(i, -1) for i in ids), np.int64, len(ids))
         old = known >= 0

@@ -203,24 +203,27 @@ def _crowd(ranked: list[Fused], rows: Mapping[str, dict[str, Any]], caller: str,
     ``ranked``'s order, and those past it take the gate CROWDED, in place. Whether any did. One member's (or two
     members') paraphrases of a question must not push the caller's own answer, nor the host's team fact, out."""
     kept = [p for p, f in enumerate(ranked) if f.gate == KEPT]
-    past = past_share([rows[ranked[p].memory_id]["agent"] for p in kept], caller, asked)
+    past = past_share([rows[ranked[p].memory_id]["agent"] for p in kept], caller, asked,
+                      [rows[ranked[p].memory_id]["by_host"] for p in kept])
     for j in past:
         ranked[kept[j]] = replace(ranked[kept[j]], gate=CROWDED)
     return bool(past)
 
 
-def past_share(authors: Sequence[str], caller: str, asked: int) -> list[int]:
-    """Of the kept candidates, in rank order (``authors``: who wrote each), the positions past the share: half the
-    ``asked`` hits, rounded up, is kept for the caller's own as far as there are that many, and the rest goes to the
-    other authors, each one's best first, then in order (recall_fused's shared step; _crowd, hybrid._crowded)."""
+def past_share(authors: Sequence[str], caller: str, asked: int, by_host: Sequence[bool] | None = None) -> list[int]:
+    """Of the kept candidates, in rank order (``authors``: who wrote each; ``by_host``: which the host wrote itself,
+    memories.by_host), the positions past the share: half the ``asked`` hits, rounded up, is kept for the caller's
+    own as far as there are that many, and the rest goes to the other authors: the host's rows first, then each
+    other author's best, then in order (recall_fused's shared step; _crowd, hybrid._crowded)."""
     room = asked - min(sum(a == caller for a in authors), (asked + 1) // 2)
+    host = [False] * len(authors) if by_host is None else by_host
     seen: set[str] = set()
-    firsts, rest = [], []
-    for position, author in enumerate(authors):
+    hosts, firsts, rest = [], [], []
+    for position, (author, by) in enumerate(zip(authors, host)):
         if author != caller:
-            (rest if author in seen else firsts).append(position)
+            (hosts if by else rest if author in seen else firsts).append(position)
             seen.add(author)
-    return (firsts + rest)[room:]
+    return (hosts + firsts + rest)[room:]
 
 
 def _fused(cfg: dict, row: dict, memory_id: str, bm25_rank, bm25_score, covered, rarest_df_ratio, vec_rank,

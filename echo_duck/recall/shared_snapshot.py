@@ -48,10 +48,12 @@ def render_shared(memories: Sequence[Memory], budget: int, limit: int, before: S
     before = list(before)
     while True:
         chosen = _fit(pool, budget, limit)
-        keep = gate_lines([*before, *(shown for _, _, shown, _ in chosen)],
-                          [OWN_RANK] * len(before) + claim_ranks([pool[i] for i, *_ in chosen]), unsure_below=OWN_RANK,
-                          authors=[""] * len(before) + [pool[i].agent_id for i, *_ in chosen],
-                          cut=[False] * len(before) + [was_cut for *_, was_cut in chosen], by_author=True)[len(before):]
+        shown = [pool[i] for i, *_ in chosen]
+        keep = gate_lines([*before, *(text for _, _, text, _ in chosen)],
+                          [OWN_RANK] * len(before) + claim_ranks(shown), unsure_below=OWN_RANK,
+                          authors=[""] * len(before) + [author_of(m) for m in shown],
+                          cut=[False] * len(before) + [was_cut for *_, was_cut in chosen],
+                          by_author=[False] * len(before) + [not m.by_host for m in shown])[len(before):]
         if all(keep):
             break
         dropped = {i for (i, *_), ok in zip(chosen, keep) if not ok}
@@ -62,15 +64,23 @@ def render_shared(memories: Sequence[Memory], budget: int, limit: int, before: S
 
 
 def claim_ranks(memories: Sequence[Memory]) -> list[int]:
-    """The gate's ranks of other agents' lines, all below OWN_RANK: the earlier written, the higher. Their provenance
-    and pin are their authors' word, which decides nothing between two agents (a member claiming a pinned
-    user_stated "Ignore all previous" took the host's rule after it out of every other member's prompt). Of two lines
-    the scanner blocks only joined, the one written later made them so, and goes first."""
-    order = sorted(range(len(memories)), key=lambda i: (memories[i].created_at, memories[i].id))
+    """The gate's ranks of other agents' lines, all below OWN_RANK: the host's own (memories.by_host) above every
+    agent's, then the earlier written, the higher. Their provenance and pin are their authors' word, which decides
+    nothing between two agents (a member claiming a pinned user_stated "Ignore all previous" took the host's rule
+    after it out of every other member's prompt). Of two agents' lines the scanner blocks only joined, the one
+    written later made them so, and goes first; of an agent's and the host's, the agent's, whenever it was written
+    (a fragment planted before the host wrote or edited its rule took the rule out)."""
+    order = sorted(range(len(memories)), key=lambda i: (not memories[i].by_host, memories[i].created_at, memories[i].id))
     ranks = [0] * len(memories)
     for position, i in enumerate(order):
         ranks[i] = OWN_RANK - 1 - position
     return ranks
+
+
+def author_of(memory: Memory) -> str:
+    """Who a shared line counts as in the gate: its agent, or the host for what the host wrote itself (an agent handle
+    may carry the host's own agent id; its lines are not the host's)."""
+    return f"{memory.agent_id}\x00host" if memory.by_host else memory.agent_id
 
 
 def own_tail(own_block: str) -> list[str]:

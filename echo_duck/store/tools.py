@@ -233,14 +233,15 @@ def _gated(agent_id: str, hits: list) -> list:
     lists them, and all hits in the order the tool returns them; the caller's own hits always stay."""
     if all(h.memory.agent_id == agent_id for h in hits):
         return hits
-    from ..recall.shared_snapshot import OWN_RANK, claim_ranks
+    from ..recall.shared_snapshot import OWN_RANK, author_of, claim_ranks
     from ..write.scan import gate_lines
 
     def kept(chosen: list) -> set[str]:
         claims = iter(claim_ranks([h.memory for h in chosen if h.memory.agent_id != agent_id]))
         ranks = [OWN_RANK if h.memory.agent_id == agent_id else next(claims) for h in chosen]
         keep = gate_lines([h.memory.content for h in chosen], ranks, unsure_below=OWN_RANK,
-                          authors=[h.memory.agent_id for h in chosen], by_author=True)
+                          authors=[author_of(h.memory) for h in chosen],  # a doubt ranks an agent's line down, not the host's
+                          by_author=[h.memory.agent_id != agent_id and not h.memory.by_host for h in chosen])
         return {h.memory.id for h, ok in zip(chosen, keep) if ok}
 
     others = [h for h in hits if h.memory.agent_id != agent_id]

@@ -55,13 +55,14 @@ def conflicting_positions(db: Db, stage: pa.Table) -> set[int]:
         db.con.unregister(STAGE)
 
 
-def insert_simple(db: Db, stage: pa.Table, actor: str) -> list[NewRow]:
-    """Insert the staged rows with one create event each; returns them for indexing."""
+def insert_simple(db: Db, stage: pa.Table, actor: str, by_host: bool) -> list[NewRow]:
+    """Insert the staged rows with one create event each (``by_host``: the host writes them, guards.host_writes);
+    returns them for indexing."""
     if stage.num_rows == 0:
         return []
     db.con.register(STAGE, stage)
     try:
-        db.run("bulk_insert_memories")
+        db.run("bulk_insert_memories", by_host=by_host)
         db.run("bulk_log_create_events", actor=actor)
     finally:
         db.con.unregister(STAGE)

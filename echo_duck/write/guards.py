@@ -70,6 +70,12 @@ def check_provenance(caller: Caller, row: dict[str, Any], level: int, verb: str)
             "if the user asked for it")
 
 
+def host_writes(caller: Caller) -> bool:
+    """The host application writes this itself: an admin handle through the API or the CLI (memories.by_host). An
+    import, consolidation or a tool call is someone else's text, even when the host runs it."""
+    return caller.admin and caller.path in ("api", "cli")
+
+
 def user_states(caller: Caller, spec: NewMemory) -> bool:
     """The user states this memory through the host (API or CLI, provenance user_stated): the user's say in it is
     theirs to give ("you can pay the phone bill each month, no need to ask"), so the scanner's consent rule does not

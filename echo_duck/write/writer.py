@@ -116,7 +116,7 @@ class Writer:
                                          [ids[i] for i in simple_specs], self._now())
                 slow_staged = bulk.conflicting_positions(self.db, stage)
                 simple = stage.filter(pa.array([j not in slow_staged for j in range(len(simple_specs))]))
-                self._staged.extend(bulk.insert_simple(self.db, simple, caller.who))
+                self._staged.extend(bulk.insert_simple(self.db, simple, caller.who, guards.host_writes(caller)))
                 self._tick_offset = len(specs)  # one-by-one rows come after every staged time
                 slow = {simple_specs[j] for j in slow_staged}
             else:
@@ -374,7 +374,7 @@ class Writer:
                     scope=spec.scope, team_id=spec.team_id, tenant_id=spec.tenant_id,
                     source_session=spec.source_session, source_refs=list(spec.source_refs), now=now,
                     observed_at=spec.observed_at, importance=spec.importance, confidence=spec.confidence,
-                    episode_id=spec.episode_id, version=version, supersedes=supersedes,
+                    episode_id=spec.episode_id, version=version, supersedes=supersedes, by_host=guards.host_writes(caller),
                     provenance=spec.provenance, pinned=spec.pinned, sensitivity=spec.sensitivity, status=status)
         self._event(caller, "create", new_id, reason, None)
         self._staged.append(NewRow(new_id, caller.agent_id, spec.source_session, spec.observed_at or now, now, spec.content))

@@ -228,7 +228,7 @@ WITH
                m.helpful_count, m.unhelpful_count, epoch_us(coalesce(m.observed_at, m.created_at)) AS at_us,
                m.agent_id, m.source_session, epoch_us(m.created_at) AS created_us,
                states_time(m.content) AS states_time, states_change(m.content) AS states_change, m.provenance,
-               mostly_asks(m.content) AS mostly_asks,
+               mostly_asks(m.content) AS mostly_asks, coalesce(m.by_host, false) AS by_host,
                CASE WHEN c.bm25_score IS NOT NULL THEN row_number() OVER (
                    PARTITION BY c.bm25_score IS NULL ORDER BY c.bm25_score DESC, c.memory_id) END AS bm25_rank,
                CASE WHEN c.similarity IS NOT NULL THEN row_number() OVER (
@@ -346,7 +346,7 @@ WITH
         FROM followed f LEFT JOIN updates u ON u.memory_id = f.memory_id
     ),
     scored AS (
-        SELECT f.memory_id, f.agent_id, f.bm25_rank, f.bm25_score, f.rarest_df_ratio, f.vec_rank, f.similarity,
+        SELECT f.memory_id, f.agent_id, f.by_host, f.bm25_rank, f.bm25_score, f.rarest_df_ratio, f.vec_rank, f.similarity,
                f.keyword_conf, f.vector_conf, f.coverage, f.similarity_z, f.script_credit, f.bridge_coverage,
                f.session_credit, f.update_credit,
                f.relevance, f.recency_boost, f.time_boost, f.asking_weight,
@@ -360,11 +360,11 @@ WITH
     ),
     -- Half the list asked for (p_asked hits; NULL: p_k), rounded up, is kept for the caller's own kept candidates,
     -- as far as there are that many: other agents' kept candidates past the rest of it are ranked after the kept.
-    -- The rest goes to each other author's best first, then by score: seven paraphrases of a question by one member
-    -- (or by two) must not push the caller's own answer, nor the host's team fact, out of the list; a member's weak
-    -- notes take at most one place of the host's strong ones.
+    -- The rest goes to the rows the host wrote first (by_host), then each other author's best, then by score: seven
+    -- paraphrases of a question by one member (or by two, or by as many members as there are places) must not push
+    -- the caller's own answer, nor the host's team fact, out of the list.
     shared AS (
-        SELECT s.* EXCLUDE (agent_id, own_kept, other_rank)
+        SELECT s.* EXCLUDE (agent_id, by_host, own_kept, other_rank)
                REPLACE (CASE WHEN s.gate = 'kept' AND s.agent_id <> p_caller_agent
                                   AND s.other_rank > coalesce(p_asked, p_k)
                                                      - least(s.own_kept, (coalesce(p_asked, p_k) + 1) // 2)
@@ -372,7 +372,9 @@ WITH
         FROM (SELECT t.* EXCLUDE (author_turn),
                      count(*) FILTER (WHERE t.gate = 'kept' AND t.agent_id = p_caller_agent) OVER () AS own_kept,
                      row_number() OVER (PARTITION BY t.gate = 'kept' AND t.agent_id <> p_caller_agent
-                                        ORDER BY t.author_turn > 1, t.score DESC, t.memory_id) AS other_rank
+                                        ORDER BY NOT t.by_host, NOT t.by_host AND t.author_turn > 1, t.score DESC,
+                                                 t.memory_id)
+                         AS other_rank
               FROM (SELECT sc.*, row_number() OVER (PARTITION BY sc.agent_id, sc.gate = 'kept'
                                                     ORDER BY sc.score DESC, sc.memory_id) AS author_turn
                     FROM scored sc) t) s
@@ -475,5 +477,5 @@ CREATE OR REPLACE MACRO eligibility_rows() AS TABLE
            (unhelpful_count - helpful_count)::BIGINT AS net_unhelpful,
            type, tier, epoch_us(coalesce(observed_at, created_at)) AS at_us, epoch_us(created_at) AS created_us,
            tags, entities, states_time(content) AS states_time, states_change(content) AS states_change, provenance,
-           mostly_asks(content) AS mostly_asks, approval_never_given(id) AS held
+           mostly_asks(content) AS mostly_asks, approval_never_given(id) AS held, coalesce(by_host, false) AS by_host
     FROM memories;

@@ -39,7 +39,8 @@ CREATE OR REPLACE MACRO memories_as_of(p_ts) AS TABLE
            arg_max_null(CAST(e.after ->> 'provenance' AS TINYINT), e.event_id) FILTER (WHERE json_exists(e.after, '$.provenance')) AS provenance,
            arg_max_null(CAST(e.after ->> 'pinned' AS BOOLEAN), e.event_id) FILTER (WHERE json_exists(e.after, '$.pinned')) AS pinned,
            arg_max_null(CAST(e.after ->> 'sensitivity' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.sensitivity')) AS sensitivity,
-           arg_max_null(CAST(e.after ->> 'status' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.status')) AS status
+           arg_max_null(CAST(e.after ->> 'status' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.status')) AS status,
+           arg_max_null(CAST(e.after ->> 'by_host' AS BOOLEAN), e.event_id) FILTER (WHERE json_exists(e.after, '$.by_host')) AS by_host
         FROM memory_events e
         WHERE e.memory_id IS NOT NULL AND e.after IS NOT NULL AND e.occurred_at <= p_ts
         GROUP BY e.memory_id

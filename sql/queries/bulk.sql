@@ -30,11 +30,11 @@ WHERE t.pos <> s.pos AND s.key IS NULL AND t.key IS NULL
 -- name: bulk_insert_memories
 INSERT INTO memories (id, agent_id, type, tier, key, content, tags, entities, scope, team_id, tenant_id,
                       source_session, source_refs, created_at, updated_at, observed_at, importance, confidence,
-                      episode_id, version, supersedes, provenance, pinned, sensitivity, status)
+                      episode_id, version, supersedes, provenance, pinned, sensitivity, status, by_host)
 SELECT id::UUID, agent_id, type, tier, key, content, tags, entities, scope, team_id, tenant_id,
        source_session, source_refs, created_at, created_at, observed_at, importance,
        CASE WHEN type = 'self' THEN least(confidence, setting('self_confidence_cap')) ELSE confidence END,
-       episode_id::UUID, 1, NULL, provenance, pinned, sensitivity, 'active'
+       episode_id::UUID, 1, NULL, provenance, pinned, sensitivity, 'active', $by_host
 FROM echo_duck_write_stage ORDER BY pos;
 
 -- name: bulk_log_create_events

@@ -7,12 +7,12 @@
 INSERT INTO memories (
     id, agent_id, type, tier, key, content, tags, entities, scope, team_id, tenant_id,
     source_session, source_refs, created_at, updated_at, observed_at, importance, confidence,
-    episode_id, version, supersedes, provenance, pinned, sensitivity, status
+    episode_id, version, supersedes, provenance, pinned, sensitivity, status, by_host
 ) VALUES (
     $id, $agent_id, $type, $tier, $key, $content, $tags, $entities, $scope, $team_id, $tenant_id,
     $source_session, $source_refs, $now, $now, $observed_at, $importance,
     CASE WHEN $type = 'self' THEN least($confidence, setting('self_confidence_cap')) ELSE $confidence END,
-    $episode_id, $version, $supersedes, $provenance, $pinned, $sensitivity, $status
+    $episode_id, $version, $supersedes, $provenance, $pinned, $sensitivity, $status, $by_host
 );
 
 -- name: memory_by_id

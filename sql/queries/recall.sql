@@ -65,7 +65,7 @@ SELECT m.id::VARCHAR AS memory_id,
        m.agent_id AS agent, m.source_session AS session, epoch_us(m.created_at) AS created_us,
        states_time(m.content) AS states_time, states_change(m.content) AS states_change,
        mostly_asks(m.content) AS mostly_asks,
-       m.provenance::BIGINT AS provenance
+       m.provenance::BIGINT AS provenance, coalesce(m.by_host, false) AS by_host
 FROM memories m LEFT JOIN reviews r ON r.id = m.id
 WHERE m.id IN (SELECT unnest($p_ids::VARCHAR::UUID[]))
   AND (m.status = 'active' OR ($p_include_superseded AND m.status = 'superseded'))

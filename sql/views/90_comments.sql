@@ -127,6 +127,7 @@ COMMENT ON COLUMN memories.episode_id IS 'the episode this memory was consolidat
 COMMENT ON COLUMN memories.version IS 'version number within its key: 1, 2, … (history follows supersedes / superseded_by)';
 COMMENT ON COLUMN memories.pinned IS 'pinned memories never decay and come first in prompt snapshots';
 COMMENT ON COLUMN memories.sensitivity IS 'normal | personal | sensitive';
+COMMENT ON COLUMN memories.by_host IS 'the host application wrote this version itself (an admin handle, API or CLI); false for agents, tools, imports and consolidation, and for rows written before 0010. Recall serves these first among other authors'' rows';
 
 -- memory_vectors
 COMMENT ON COLUMN memory_vectors.memory_id IS 'the memory (memories.id)';
