@@ -201,8 +201,9 @@ class ContradictionChecker:
                 for side in ("memory_a", "memory_b"):
                     memory = self.db.dict("memory_by_id", id=row[side])
                     if memory is not None:
-                        if not caller.admin and memory["agent_id"] != caller.agent_id:  # the provenance an agent
-                            # claims is its own word: it may not clear another agent's standing in the dispute
+                        # the provenance an agent claims is its own word: it may not clear another agent's standing
+                        # in the dispute, nor the host's (by_host), whatever agent id it carries
+                        if not caller.admin and (memory["agent_id"] != caller.agent_id or memory.get("by_host")):
                             raise PermissionDenied(f"contradiction {row['id']} is with another agent's memory: only "
                                                    "an admin handle dismisses it; to give in, resolve it with the "
                                                    "other side as the winner")
@@ -282,7 +283,8 @@ class ContradictionChecker:
             # the claim keeps its own provenance, or the request's when that is higher (the user confirmed it)
             self.writer.update(caller, str(head["id"]), content=loser["content"], provenance=max(loser["provenance"], level),
                                reason=f"reversed contradiction {row['id']}: the earlier claim was right",
-                               source_session=loser["source_session"], source_refs=refs, type=loser["type"])
+                               source_session=loser["source_session"], source_refs=refs, type=loser["type"],
+                               words_by_host=bool(loser.get("by_host")))
         with self.db.transaction("reviewing a contradiction"):
             self.db.run("resolve_contradiction", id=row["id"], resolution="user", winner=win, now=self.clock())
             if win != row["winner"]:
@@ -298,8 +300,10 @@ class ContradictionChecker:
         verifier runs outside the store lock: another thread may have written a new version of either)."""
         status, resolution, winner, loser = "pending", None, None, None
         # Only one owner's memories in one scope are resolved automatically: another agent's claim never retires
-        # its own, and a private note never retires what its owner published (nor the reverse): a person decides.
-        if verdict.confidence >= auto and older.agent_id == newer.agent_id and older.scope == newer.scope:
+        # its own, and a private note never retires what its owner published (nor the reverse): a person decides. What
+        # the host wrote itself is the host's, not that of an agent handle carrying its agent id (memories.by_host).
+        if (verdict.confidence >= auto and older.agent_id == newer.agent_id and older.scope == newer.scope
+                and bool(older.by_host) == bool(newer.by_host)):
             if older.provenance != newer.provenance:
                 winner, loser = (older, newer) if older.provenance > newer.provenance else (newer, older)
                 resolution = "higher_provenance"

@@ -89,15 +89,17 @@ def own_tail(own_block: str) -> list[str]:
 
 
 def by_turns(memories: Sequence[Memory]) -> list[Memory]:
-    """The memories with their authors taking turns: every author's first (in the given order), then seconds …; within
-    a turn the earlier written first (an author's provenance and pin are its claims: two members claiming pinned
-    user_stated took the host's earlier rule's place in the block)."""
+    """The memories with their authors taking turns (the host's own lines as one author, author_of): every author's
+    first (in the given order), then seconds …; within a turn the host's first, then the earlier written (an author's
+    provenance and pin are its claims: two members claiming pinned user_stated took the host's earlier rule's place
+    in the block, and an agent handle named like the host's agent took the host's turn)."""
     turn: dict[str, int] = {}
     ranked = []
     for position, memory in enumerate(memories):
-        turn[memory.agent_id] = turn.get(memory.agent_id, -1) + 1
-        ranked.append((turn[memory.agent_id], memory.created_at, position, memory))
-    return [m for *_, m in sorted(ranked, key=lambda r: r[:3])]
+        author = author_of(memory)
+        turn[author] = turn.get(author, -1) + 1
+        ranked.append((turn[author], not memory.by_host, memory.created_at, position, memory))
+    return [m for *_, m in sorted(ranked, key=lambda r: r[:4])]
 
 
 def _fit(memories: Sequence[Memory], budget: int, limit: int) -> list[tuple[int, str, str, bool]]:

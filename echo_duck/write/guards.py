@@ -18,10 +18,14 @@ from .spec import Caller, NewMemory
 
 
 def require_owner(caller: Caller, row: dict[str, Any], verb: str) -> None:
-    """Only a memory's owner (or an admin handle) may change it."""
+    """Only a memory's owner (or an admin handle) may change it; what the host wrote itself (memories.by_host), only an
+    admin handle: an agent handle may carry the host's own agent id ("default", echo_duck.open(path))."""
     if not caller.admin and row["agent_id"] != caller.agent_id:
         raise PermissionDenied(f"memory {row['id']} belongs to agent {row['agent_id']!r}; only its owner or an "
                                f"admin handle (echo_duck.open(..., admin=True)) may {verb} it")
+    if not caller.admin and row.get("by_host"):
+        raise PermissionDenied(f"memory {row['id']} was written by the host (by_host); only an admin handle "
+                               f"(echo_duck.open(..., admin=True)) may {verb} it")
 
 
 def check_actor(actor: str, agent_id: str, admin: bool) -> str:
@@ -74,6 +78,18 @@ def host_writes(caller: Caller) -> bool:
     """The host application writes this itself: an admin handle through the API or the CLI (memories.by_host). An
     import, consolidation or a tool call is someone else's text, even when the host runs it."""
     return caller.admin and caller.path in ("api", "cli")
+
+
+def new_words_by_host(caller: Caller, old: dict, content: str, words_by_host: bool | None = None) -> bool:
+    """Whether a new version of ``old`` is the host's word: never from anyone but the host (host_writes); from the host,
+    the mark of the row whose words it takes when given (a reversed contradiction takes the claim's), else the old
+    version's when the words are unchanged (tags, pins, a compression: a member's text stays the member's), else
+    true (the host wrote new words)."""
+    if not host_writes(caller):
+        return False
+    if words_by_host is not None:
+        return words_by_host
+    return content != old["content"] or bool(old.get("by_host"))
 
 
 def user_states(caller: Caller, spec: NewMemory) -> bool:

@@ -126,8 +126,8 @@ class Writer:
             return self._memories(ids)
 
     def update(self, caller: Caller, target: Any, *, provenance: Any = "model_inferred", reason: str | None = None,
-               **changes: Any) -> Memory:
-        """Replace a live memory (by id or key) with a new version carrying ``changes``."""
+               words_by_host: bool | None = None, **changes: Any) -> Memory:
+        """Replace a live memory (by id or key) with a new version carrying ``changes`` (guards.new_words_by_host)."""
         with self.db.reading():
             old = self.resolve_owned(caller, target, live_only=True, verb="update")
         fields = {name: old[name] for name in UPDATABLE}
@@ -141,13 +141,14 @@ class Writer:
                                                                      old["tenant_id"]):  # the old version would stay
             raise InvalidInput("update() keeps key, scope, team and tenant; write a new memory to move a fact")
         held = self.check(caller, spec)  # before the transaction: a refusal must still be logged
+        by_host = guards.new_words_by_host(caller, old, spec.content, words_by_host)
         if held is not None:  # stored beside the live version, which stays until a person approves this one
             with self._indexed_transaction("update"):
                 return self._memory(self._insert(caller, spec, reason=f"quarantined update of {old['id']}: "
-                                                 f"{held.reason}: {held.detail}", status="quarantined"))
+                                                 f"{held.reason}: {held.detail}", status="quarantined", by_host=by_host))
         with self._indexed_transaction("update"):
             old = self.resolve_owned(caller, old["id"], live_only=True, verb="update")  # still live under the write lock?
-            new_id = self._new_version(caller, spec, old, reason or "update")
+            new_id = self._new_version(caller, spec, old, reason or "update", by_host)
             return self._memory(new_id)
 
     def forget(self, caller: Caller, target: Any, *, reason: str, provenance: Any = "model_inferred") -> Memory:
@@ -355,18 +356,18 @@ class Writer:
                     description=message, confidence=0.5, detected_by="provenance_guard", now=self.clock())
         return new_id
 
-    def _new_version(self, caller: Caller, spec: NewMemory, old: dict, reason: str) -> uuid.UUID:
+    def _new_version(self, caller: Caller, spec: NewMemory, old: dict, reason: str, by_host: bool | None = None) -> uuid.UUID:
         if spec.provenance < old["provenance"]:
             self._lower_provenance(caller, spec, old, "raise")
         before = self.db.scalar("memory_json", id=old["id"])
-        new_id = self._insert(caller, spec, reason=reason, version=old["version"] + 1, supersedes=old["id"])
+        new_id = self._insert(caller, spec, reason=reason, version=old["version"] + 1, supersedes=old["id"], by_host=by_host)
         self.db.run("supersede_memory", id=old["id"], new_id=new_id, now=self._now())
         self._event(caller, "supersede", old["id"], f"superseded by {new_id}: {reason}", before)
         narrow_history(self, caller, old, spec.sensitivity, spec.tags)
         return new_id
 
     def _insert(self, caller: Caller, spec: NewMemory, *, reason: str, version: int = 1,
-                supersedes: uuid.UUID | None = None, status: str = "active") -> uuid.UUID:
+                supersedes: uuid.UUID | None = None, status: str = "active", by_host: bool | None = None) -> uuid.UUID:
         new_id = uuid.uuid4()
         now = self._now()
         self.db.run("insert_memory", id=new_id, agent_id=caller.agent_id, type=spec.type, tier=spec.tier,
@@ -374,7 +375,8 @@ class Writer:
                     scope=spec.scope, team_id=spec.team_id, tenant_id=spec.tenant_id,
                     source_session=spec.source_session, source_refs=list(spec.source_refs), now=now,
                     observed_at=spec.observed_at, importance=spec.importance, confidence=spec.confidence,
-                    episode_id=spec.episode_id, version=version, supersedes=supersedes, by_host=guards.host_writes(caller),
+                    episode_id=spec.episode_id, version=version, supersedes=supersedes,
+                    by_host=guards.host_writes(caller) if by_host is None else by_host,
                     provenance=spec.provenance, pinned=spec.pinned, sensitivity=spec.sensitivity, status=status)
         self._event(caller, "create", new_id, reason, None)
         self._staged.append(NewRow(new_id, caller.agent_id, spec.source_session, spec.observed_at or now, now, spec.content))

@@ -212,16 +212,19 @@ WHERE memory_id = $id AND action = 'feedback' AND occurred_at >= $start AND occu
 -- fewer), the first $limit of the others; counted apart for the caller's own memories and other agents'
 -- (those go to the separate shared block: they must not crowd out the caller's own).
 SELECT * EXCLUDE (block_rank, author_turn) FROM (
-    -- within a turn, other agents' memories by when they were written (their provenance and pin are their
-    -- authors' claims: two members claiming pinned user_stated took the host's earlier rule's place)
+    -- within a turn, other agents' memories the host's first (by_host), then by when they were written (their
+    -- provenance and pin are their authors' claims: two members claiming pinned user_stated took the host's earlier
+    -- rule's place)
     SELECT *, row_number() OVER (PARTITION BY block, agent_id = $caller_agent
-                                 ORDER BY author_turn, CASE WHEN agent_id <> $caller_agent THEN created_at END,
+                                 ORDER BY author_turn, CASE WHEN agent_id <> $caller_agent THEN NOT coalesce(by_host, false) END,
+                                          CASE WHEN agent_id <> $caller_agent THEN created_at END,
                                           provenance DESC, pinned DESC, confidence DESC,
                                           coalesce(last_accessed, updated_at) DESC, id) AS block_rank
     FROM (
         -- other agents take turns (each one's first, then seconds …): one author's many memories cannot fill the
-        -- shared block's share alone (for the caller's own memories the turn is the rank itself)
-        SELECT c.*, row_number() OVER (PARTITION BY c.block, c.agent_id
+        -- shared block's share alone (for the caller's own memories the turn is the rank itself); what the host
+        -- wrote itself takes its own turns, whatever agent id an agent handle carries
+        SELECT c.*, row_number() OVER (PARTITION BY c.block, c.agent_id, coalesce(c.by_host, false)
                                        ORDER BY c.provenance DESC, c.pinned DESC, c.confidence DESC,
                                                 coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS author_turn
         FROM snapshot_candidates($caller_agent, $caller_session::VARCHAR, $min_confidence,
