@@ -258,8 +258,10 @@ def _priority(m: Memory) -> tuple:
 
 def _same_owner(a: Memory, b: Memory) -> bool:
     """One owner, scope and type, and shown to the same agents: folding a sensitive (or unshared personal) note into
-    a normal one would hand its sources to everyone who reads the normal one."""
-    return (a.agent_id, a.scope, a.team_id, a.tenant_id, a.type) == (b.agent_id, b.scope, b.team_id, b.tenant_id, b.type) \
+    a normal one would hand its sources to everyone who reads the normal one. The host's own rows (by_host) are not
+    an agent handle's carrying the same id: a near-copy claiming more provenance superseded the host's rule."""
+    return (a.agent_id, a.scope, a.team_id, a.tenant_id, a.type, bool(a.by_host)) \
+        == (b.agent_id, b.scope, b.team_id, b.tenant_id, b.type, bool(b.by_host)) \
         and (a.scope != "session" or a.source_session == b.source_session) \
         and (a.sensitivity, SHARE_TAG in a.tags) == (b.sensitivity, SHARE_TAG in b.tags)
 

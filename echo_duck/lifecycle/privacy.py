@@ -161,5 +161,6 @@ def _closure(db: Db, chain: list[str], cascade: str, owner: str,
 
 
 def _owned_by(db: Db, ids: Iterable[str], agent: str) -> set[str]:
-    """Of the memory ids ``ids`` (live or archived), those ``agent`` owns."""
-    return {str(r["id"]) for r in db.dicts("memories_all_by_ids", ids=uuid_list(sorted(ids))) if r["agent_id"] == agent}
+    """Of the memory ids ``ids`` (live or archived), those ``agent`` owns, not what the host wrote under its id."""
+    return {str(r["id"]) for r in db.dicts("memories_all_by_ids", ids=uuid_list(sorted(ids)))
+            if r["agent_id"] == agent and not r.get("by_host")}

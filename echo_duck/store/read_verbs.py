@@ -18,7 +18,7 @@ from ..recall.shared_snapshot import own_tail, render_shared, split_by_author
 from ..recall.snapshot import Budgets
 from ..recall.snapshot import render as render_snapshot
 from ..storage.db import uuid_list
-from ..write import validate
+from ..write import targets, validate
 
 
 class ReadVerbs:
@@ -35,7 +35,7 @@ class ReadVerbs:
             return found
         with self.db.reading():
             if validate.id_prefix(memory_id):
-                return Memory.from_row(self.writer.by_id_prefix(self.caller, memory_id))
+                return Memory.from_row(targets.by_id_prefix(self.writer.db, self.caller, memory_id))
             row = self.db.dict("visible_memory_by_id", id=validate.memory_id(memory_id), **self._who())
         if row is None:
             raise MemoryNotFound(f"no memory with id {memory_id} is visible to agent {self.caller.agent_id!r}")

@@ -23,9 +23,10 @@ def require_owner(caller: Caller, row: dict[str, Any], verb: str) -> None:
     if not caller.admin and row["agent_id"] != caller.agent_id:
         raise PermissionDenied(f"memory {row['id']} belongs to agent {row['agent_id']!r}; only its owner or an "
                                f"admin handle (echo_duck.open(..., admin=True)) may {verb} it")
-    if not caller.admin and row.get("by_host"):
-        raise PermissionDenied(f"memory {row['id']} was written by the host (by_host); only an admin handle "
-                               f"(echo_duck.open(..., admin=True)) may {verb} it")
+    if row.get("by_host") and not (caller.admin and caller.path not in ("tool", "import")):
+        how = "--admin" if caller.path == "cli" else "echo_duck.open(..., admin=True), not through a tool or an import"
+        raise PermissionDenied(f"memory {row['id']} was written by the host (by_host); only the host may {verb} it "
+                               f"({how})")
 
 
 def check_actor(actor: str, agent_id: str, admin: bool) -> str:
@@ -89,7 +90,7 @@ def new_words_by_host(caller: Caller, old: dict, content: str, words_by_host: bo
         return False
     if words_by_host is not None:
         return words_by_host
-    return content != old["content"] or bool(old.get("by_host"))
+    return bool(old.get("by_host")) or view(content) != view(old["content"])  # a space or a hidden character is no word
 
 
 def user_states(caller: Caller, spec: NewMemory) -> bool:

@@ -30,7 +30,8 @@ def approve(writer: Writer, caller: Caller, target: Any, *, reason: str | None =
         if len(live) > 1:
             raise AmbiguousMatch(f"key {row['key']!r} has {len(live)} active memories in this scope; forget the extra ones first")
         old = live[0] if live else None
-        if old is not None and old["agent_id"] != author.agent_id:  # as the write itself would have been refused
+        # as the write itself would have been refused: another agent's key, or the host's (by_host) under the same id
+        if old is not None and (old["agent_id"] != author.agent_id or bool(old.get("by_host")) > bool(row.get("by_host"))):
             raise PermissionDenied(f"memory {row['id']} is agent {author.agent_id!r}'s write of key {row['key']!r}, "
                                    f"which memory {old['id']} of agent {old['agent_id']!r} holds in this scope; "
                                    "a shared key is its writer's fact: reject the quarantined write instead")

@@ -16,11 +16,11 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pyarrow as pa
 
-from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound, ProvenanceConflict, RejectedWrite
+from ..errors import AmbiguousMatch, InvalidInput, ProvenanceConflict, RejectedWrite
 from ..index.indexing import EmbeddedAhead, Indexer, NewRow
 from ..models import PROVENANCE_NAMES, SENSITIVITIES, Memory
 from ..storage.db import Db, uuid_list
-from . import bulk, guards, validate
+from . import bulk, guards, targets, validate
 from .guards import check_provenance, check_publish, require_owner, stated_rule, user_states
 from .narrowing import narrow_history
 from .quoting import quoting_summaries
@@ -127,7 +127,8 @@ class Writer:
 
     def update(self, caller: Caller, target: Any, *, provenance: Any = "model_inferred", reason: str | None = None,
                words_by_host: bool | None = None, **changes: Any) -> Memory:
-        """Replace a live memory (by id or key) with a new version carrying ``changes`` (guards.new_words_by_host)."""
+        """Replace a live memory (by id or key) with a new version carrying ``changes``, kept under its owner (an admin's
+        edit too); the host's mark as guards.new_words_by_host gives it."""
         with self.db.reading():
             old = self.resolve_owned(caller, target, live_only=True, verb="update")
         fields = {name: old[name] for name in UPDATABLE}
@@ -145,10 +146,11 @@ class Writer:
         if held is not None:  # stored beside the live version, which stays until a person approves this one
             with self._indexed_transaction("update"):
                 return self._memory(self._insert(caller, spec, reason=f"quarantined update of {old['id']}: "
-                                                 f"{held.reason}: {held.detail}", status="quarantined", by_host=by_host))
+                                                 f"{held.reason}: {held.detail}", status="quarantined", by_host=by_host,
+                                                 owner=old["agent_id"]))
         with self._indexed_transaction("update"):
             old = self.resolve_owned(caller, old["id"], live_only=True, verb="update")  # still live under the write lock?
-            new_id = self._new_version(caller, spec, old, reason or "update", by_host)
+            new_id = self._new_version(caller, spec, old, reason or "update", by_host, owner=old["agent_id"])
             return self._memory(new_id)
 
     def forget(self, caller: Caller, target: Any, *, reason: str, provenance: Any = "model_inferred") -> Memory:
@@ -180,46 +182,8 @@ class Writer:
         return row
 
     def resolve(self, caller: Caller, target: Any, *, live_only: bool, any_agent: bool = False) -> dict[str, Any]:
-        """The one row ``target`` (a memory, id or key) names among those the caller can see
-        (``any_agent``: any row, by id; keys still resolve among the caller's visible rows)."""
-        who = dict(caller_agent=caller.agent_id, caller_session=caller.session_id)
-        if not isinstance(target, str) or validate.looks_like_uuid(target):
-            memory_id = validate.memory_id(target)
-            row = (self.db.dict("memory_by_id", id=memory_id) if any_agent
-                   else self.db.dict("visible_memory_by_id", id=memory_id, **who))
-            if row is None:
-                raise MemoryNotFound(f"no memory with id {target} is visible to agent {caller.agent_id!r}")
-            if live_only and row["status"] != "active":
-                raise InvalidInput(f"memory {target} is {row['status']}; only active memories can be updated")
-            return row
-        key = validate.key(target)
-        rows = self.db.dicts("visible_live_by_key", key=key, **who)
-        if not rows and not live_only:  # history of a fact that is no longer active
-            rows = self.db.dicts("visible_latest_by_key", key=key, **who)
-        if not rows and validate.id_prefix(target):
-            row = self.by_id_prefix(caller, target)
-            if live_only and row["status"] != "active":
-                raise InvalidInput(f"memory {row['id']} is {row['status']}; only active memories can be updated")
-            return row
-        if not rows:
-            raise MemoryNotFound(f"no active memory with key {key!r} is visible to agent {caller.agent_id!r}")
-        if len(rows) > 1 and len(mine := [r for r in rows if r["agent_id"] == caller.agent_id]) == 1:
-            return mine[0]  # the caller's own fact: another agent's row of that key (key_rows) is its own
-        if len(rows) > 1:
-            ids = ", ".join(str(r["id"]) for r in rows)
-            raise AmbiguousMatch(f"key {key!r} matches {len(rows)} active memories ({ids}); pass one id instead")
-        return rows[0]
-
-    def by_id_prefix(self, caller: Caller, prefix: str) -> dict[str, Any]:
-        """The one memory visible to the caller whose id starts with ``prefix`` (the short ids tables print)."""
-        rows = self.db.dicts("visible_by_id_prefix", prefix=validate.id_prefix(prefix),
-                             caller_agent=caller.agent_id, caller_session=caller.session_id)
-        if not rows:
-            raise MemoryNotFound(f"no memory with key or id prefix {prefix!r} is visible to agent {caller.agent_id!r}")
-        if len(rows) > 1:
-            ids = ", ".join(str(r["id"]) for r in rows)
-            raise AmbiguousMatch(f"id prefix {prefix!r} matches several memories ({ids}); give more characters")
-        return rows[0]
+        """The one row ``target`` (a memory, id or key) names among those the caller can see (targets.py)."""
+        return targets.resolve(self.db, caller, target, live_only=live_only, any_agent=any_agent)
 
     def screen(self, caller: Caller, specs: Sequence[NewMemory], *, atomic: bool = True,
                storing: bool = False) -> dict[int, Any]:
@@ -294,7 +258,7 @@ class Writer:
         owner = dict(scope=spec.scope, agent_id=caller.agent_id, source_session=spec.source_session,
                      team_id=spec.team_id, tenant_id=spec.tenant_id)
         if spec.key is None:
-            same = self.db.dict("live_duplicate_in_scope", content=spec.content, **owner)
+            same = self.db.dict("live_duplicate_in_scope", content=spec.content, by_host=guards.host_writes(caller), **owner)
             return self._restate(caller, spec, same) if same else self._insert(caller, spec, reason="remember")
         rows = self.key_rows(caller, self.db.dicts("live_by_key_in_scope", key=spec.key, **owner))
         if len(rows) > 1:
@@ -356,21 +320,22 @@ class Writer:
                     description=message, confidence=0.5, detected_by="provenance_guard", now=self.clock())
         return new_id
 
-    def _new_version(self, caller: Caller, spec: NewMemory, old: dict, reason: str, by_host: bool | None = None) -> uuid.UUID:
+    def _new_version(self, caller: Caller, spec: NewMemory, old: dict, reason: str, by_host=None, owner=None) -> uuid.UUID:
         if spec.provenance < old["provenance"]:
             self._lower_provenance(caller, spec, old, "raise")
         before = self.db.scalar("memory_json", id=old["id"])
-        new_id = self._insert(caller, spec, reason=reason, version=old["version"] + 1, supersedes=old["id"], by_host=by_host)
+        new_id = self._insert(caller, spec, reason=reason, version=old["version"] + 1, supersedes=old["id"], by_host=by_host,
+                              owner=owner)
         self.db.run("supersede_memory", id=old["id"], new_id=new_id, now=self._now())
         self._event(caller, "supersede", old["id"], f"superseded by {new_id}: {reason}", before)
         narrow_history(self, caller, old, spec.sensitivity, spec.tags)
         return new_id
 
     def _insert(self, caller: Caller, spec: NewMemory, *, reason: str, version: int = 1,
-                supersedes: uuid.UUID | None = None, status: str = "active", by_host: bool | None = None) -> uuid.UUID:
+                supersedes: uuid.UUID | None = None, status: str = "active", by_host=None, owner=None) -> uuid.UUID:
         new_id = uuid.uuid4()
         now = self._now()
-        self.db.run("insert_memory", id=new_id, agent_id=caller.agent_id, type=spec.type, tier=spec.tier,
+        self.db.run("insert_memory", id=new_id, agent_id=owner or caller.agent_id, type=spec.type, tier=spec.tier,
                     key=spec.key, content=spec.content, tags=list(spec.tags), entities=list(spec.entities),
                     scope=spec.scope, team_id=spec.team_id, tenant_id=spec.tenant_id,
                     source_session=spec.source_session, source_refs=list(spec.source_refs), now=now,
@@ -379,7 +344,8 @@ class Writer:
                     by_host=guards.host_writes(caller) if by_host is None else by_host,
                     provenance=spec.provenance, pinned=spec.pinned, sensitivity=spec.sensitivity, status=status)
         self._event(caller, "create", new_id, reason, None)
-        self._staged.append(NewRow(new_id, caller.agent_id, spec.source_session, spec.observed_at or now, now, spec.content))
+        self._staged.append(NewRow(new_id, owner or caller.agent_id, spec.source_session, spec.observed_at or now, now,
+                                   spec.content))
         return new_id
 
     def _now(self) -> datetime:

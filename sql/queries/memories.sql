@@ -44,6 +44,7 @@ ORDER BY created_at;
 -- name: live_duplicate_in_scope
 SELECT * FROM memories
 WHERE key IS NULL AND content = $content AND status = 'active' AND scope = $scope AND agent_id = $agent_id
+  AND coalesce(by_host, false) = $by_host  -- the host's row is not an agent handle's with the same id (and back)
   AND CASE scope
         WHEN 'session' THEN source_session IS NOT DISTINCT FROM $source_session
         WHEN 'team' THEN team_id = $team_id

@@ -10,7 +10,7 @@ SELECT id, type, tier, status, source_refs, episode_id, storage = 'archive' AS a
 WHERE (list_has_any(source_refs, $refs::VARCHAR[])
        OR (tier = 'episodic' AND list_contains($refs::VARCHAR[], 'summary:' || episode_id::VARCHAR)))
   AND NOT list_contains($exclude::VARCHAR[], id::VARCHAR)
-  AND ($agent::VARCHAR IS NULL OR agent_id = $agent::VARCHAR);
+  AND ($agent::VARCHAR IS NULL OR (agent_id = $agent::VARCHAR AND NOT coalesce(by_host, false)));
 
 -- Of the message ids $messages and episode ids $episodes a memory cites, those of its owner $owner's own sessions
 -- and episodes: a ref to another agent's message or episode was not where the memory came from (a write may cite

@@ -1,0 +1,55 @@
+"""Which stored memory a caller's target names: a Memory, an id, a key (the caller's own first) or the short id
+prefix tables print, among the rows the caller may see (an admin: any row, by id). The writer's update, forget and
+restore, and every verb that takes a target, resolve it here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound
+from ..storage.db import Db
+from . import validate
+from .spec import Caller
+
+
+def resolve(db: Db, caller: Caller, target: Any, *, live_only: bool, any_agent: bool = False) -> dict[str, Any]:
+    """The one row ``target`` (a memory, id or key) names among those the caller can see
+    (``any_agent``: any row, by id; keys still resolve among the caller's visible rows)."""
+    who = dict(caller_agent=caller.agent_id, caller_session=caller.session_id)
+    if not isinstance(target, str) or validate.looks_like_uuid(target):
+        memory_id = validate.memory_id(target)
+        row = (db.dict("memory_by_id", id=memory_id) if any_agent
+               else db.dict("visible_memory_by_id", id=memory_id, **who))
+        if row is None:
+            raise MemoryNotFound(f"no memory with id {target} is visible to agent {caller.agent_id!r}")
+        if live_only and row["status"] != "active":
+            raise InvalidInput(f"memory {target} is {row['status']}; only active memories can be updated")
+        return row
+    key = validate.key(target)
+    rows = db.dicts("visible_live_by_key", key=key, **who)
+    if not rows and not live_only:  # history of a fact that is no longer active
+        rows = db.dicts("visible_latest_by_key", key=key, **who)
+    if not rows and validate.id_prefix(target):
+        row = by_id_prefix(db, caller, target)
+        if live_only and row["status"] != "active":
+            raise InvalidInput(f"memory {row['id']} is {row['status']}; only active memories can be updated")
+        return row
+    if not rows:
+        raise MemoryNotFound(f"no active memory with key {key!r} is visible to agent {caller.agent_id!r}")
+    if len(rows) > 1 and len(mine := [r for r in rows if r["agent_id"] == caller.agent_id]) == 1:
+        return mine[0]  # the caller's own fact: another agent's row of that key (key_rows) is its own
+    if len(rows) > 1:
+        ids = ", ".join(str(r["id"]) for r in rows)
+        raise AmbiguousMatch(f"key {key!r} matches {len(rows)} active memories ({ids}); pass one id instead")
+    return rows[0]
+
+def by_id_prefix(db: Db, caller: Caller, prefix: str) -> dict[str, Any]:
+    """The one memory visible to the caller whose id starts with ``prefix`` (the short ids tables print)."""
+    rows = db.dicts("visible_by_id_prefix", prefix=validate.id_prefix(prefix),
+                         caller_agent=caller.agent_id, caller_session=caller.session_id)
+    if not rows:
+        raise MemoryNotFound(f"no memory with key or id prefix {prefix!r} is visible to agent {caller.agent_id!r}")
+    if len(rows) > 1:
+        ids = ", ".join(str(r["id"]) for r in rows)
+        raise AmbiguousMatch(f"id prefix {prefix!r} matches several memories ({ids}); give more characters")
+    return rows[0]
