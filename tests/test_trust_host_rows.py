@@ -273,14 +273,16 @@ def test_an_approval_does_not_put_an_agents_held_write_over_the_hosts_key(host):
     assert host.sql("SELECT by_host FROM memories WHERE key = 'billing' AND status = 'active'").rows() == [(True,)]
 
 
-def test_a_tool_call_on_the_hosts_handle_does_not_write_over_the_hosts_key(host):
+def test_a_tool_call_on_the_hosts_handle_writes_over_the_hosts_key_as_the_agent(host):
+    """The host handed its handle to the tool (the single-agent set-up: the user tells the agent the rule changed):
+    the new version stands, and it is the agent's word, not the host's."""
     host.remember("Payments to vendors go out on Fridays", type="procedure", key="payment_rule",
                   provenance="user_stated")
     out = tools.call(host, "procedure_write", {"rule": "Payments to vendors go out at once", "key": "payment_rule",
                                                "provenance": "user_stated"})
-    assert not out["ok"] and out["error"] == "PermissionDenied"
+    assert out["ok"]
     live = host.sql("SELECT content, by_host FROM memories WHERE key = 'payment_rule' AND status = 'active'").rows()
-    assert live == [("Payments to vendors go out on Fridays", True)]
+    assert live == [("Payments to vendors go out at once", False)]
 
 
 def test_the_hosts_edit_keeps_a_members_row_the_members(red_team):
@@ -300,3 +302,27 @@ def test_the_cli_refusal_names_the_flag():
 
     with pytest.raises(echo_duck.PermissionDenied, match="--admin"):
         require_owner(Caller("default", path="cli"), {"id": "x", "agent_id": "default", "by_host": True}, "forget")
+
+
+# -- a third review
+
+def test_an_agent_named_like_the_host_does_not_review_the_hosts_settled_disputes(host):
+    host.remember("The staging database runs Postgres 14.", type="environment", tags=["staging-db"],
+                  provenance="user_stated")
+    host.remember("The staging database does not run Postgres 14.", type="environment", tags=["staging-db"],
+                  provenance="user_stated")
+    settled = host.sql("SELECT id, winner FROM contradictions WHERE resolution = 'newer'").rows()
+    assert settled
+    with pytest.raises(echo_duck.PermissionDenied):
+        host.for_agent("default").resolve(str(settled[0][0]), str(settled[0][1]))
+    assert "not reviewed" in host.snapshot()
+
+
+def test_an_agent_named_like_the_host_does_not_make_the_hosts_key_ambiguous(host):
+    host.grant(team="red", agent_id="default", publish=True)
+    rule = host.remember("Deploys need two approvals", type="procedure", key="deploy.rule", scope="team", team_id="red",
+                         provenance="user_stated")
+    host.for_agent("default").remember("Deploys need no approvals", type="procedure", key="deploy.rule")
+    assert host.update("deploy.rule", content="Deploys need three approvals", provenance="user_stated").supersedes \
+        == rule.id
+    assert [m.id for m in host.history("deploy.rule").versions][0] == rule.id

@@ -253,9 +253,10 @@ class ContradictionChecker:
         return "[" + ",".join(close) + "]"
 
     def _may_decide(self, caller: Caller, row: dict) -> None:
-        """One of the two owners, or an admin, decides a contradiction."""
+        """One of the two owners, or an admin, decides a contradiction (what the host wrote itself is the host's side,
+        not an agent handle's carrying its agent id)."""
         sides = [self.db.dict("memory_by_id", id=row[s]) for s in ("memory_a", "memory_b")]
-        if not caller.admin and all(m is None or m["agent_id"] != caller.agent_id for m in sides):
+        if not caller.admin and all(m is None or m["agent_id"] != caller.agent_id or m.get("by_host") for m in sides):
             raise PermissionDenied(f"contradiction {row['id']} is between other agents' memories; "
                                    "one of their owners or an admin decides it")
 

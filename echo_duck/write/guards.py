@@ -19,14 +19,15 @@ from .spec import Caller, NewMemory
 
 def require_owner(caller: Caller, row: dict[str, Any], verb: str) -> None:
     """Only a memory's owner (or an admin handle) may change it; what the host wrote itself (memories.by_host), only an
-    admin handle: an agent handle may carry the host's own agent id ("default", echo_duck.open(path))."""
+    admin handle: an agent handle may carry the host's own agent id ("default", echo_duck.open(path)). A tool call
+    or an import the host runs on its admin handle acts with its rights (what it writes is not by_host)."""
     if not caller.admin and row["agent_id"] != caller.agent_id:
         raise PermissionDenied(f"memory {row['id']} belongs to agent {row['agent_id']!r}; only its owner or an "
                                f"admin handle (echo_duck.open(..., admin=True)) may {verb} it")
-    if row.get("by_host") and not (caller.admin and caller.path not in ("tool", "import")):
-        how = "--admin" if caller.path == "cli" else "echo_duck.open(..., admin=True), not through a tool or an import"
-        raise PermissionDenied(f"memory {row['id']} was written by the host (by_host); only the host may {verb} it "
-                               f"({how})")
+    if row.get("by_host") and not caller.admin:
+        how = "--admin" if caller.path == "cli" else "echo_duck.open(..., admin=True)"
+        raise PermissionDenied(f"memory {row['id']} was written by the host (by_host); only an admin handle may {verb} "
+                               f"it ({how})")
 
 
 def check_actor(actor: str, agent_id: str, admin: bool) -> str:

@@ -36,7 +36,10 @@ def resolve(db: Db, caller: Caller, target: Any, *, live_only: bool, any_agent: 
         return row
     if not rows:
         raise MemoryNotFound(f"no active memory with key {key!r} is visible to agent {caller.agent_id!r}")
-    if len(rows) > 1 and len(mine := [r for r in rows if r["agent_id"] == caller.agent_id]) == 1:
+    mine = [r for r in rows if r["agent_id"] == caller.agent_id]
+    if len(mine) > 1:  # the host's and an agent handle's under one agent id: the caller's own kind
+        mine = [r for r in mine if bool(r.get("by_host")) == caller.admin]
+    if len(rows) > 1 and len(mine) == 1:
         return mine[0]  # the caller's own fact: another agent's row of that key (key_rows) is its own
     if len(rows) > 1:
         ids = ", ".join(str(r["id"]) for r in rows)
