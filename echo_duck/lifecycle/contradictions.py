@@ -33,7 +33,7 @@ from ..errors import InvalidInput, MemoryNotFound, PermissionDenied
 from ..index.indexing import Indexer
 from ..models import PROVENANCE, Memory
 from ..storage.db import Db, uuid_list
-from ..write.guards import check_provenance
+from ..write.guards import agent_owns, check_provenance
 from ..write.writer import Caller, require_owner
 from .verify import Verdict, heuristic_verifier
 
@@ -203,7 +203,7 @@ class ContradictionChecker:
                     if memory is not None:
                         # the provenance an agent claims is its own word: it may not clear another agent's standing
                         # in the dispute, nor the host's (by_host), whatever agent id it carries
-                        if not caller.admin and (memory["agent_id"] != caller.agent_id or memory.get("by_host")):
+                        if not caller.admin and not agent_owns(caller, memory):
                             raise PermissionDenied(f"contradiction {row['id']} is with another agent's memory: only "
                                                    "an admin handle dismisses it; to give in, resolve it with the "
                                                    "other side as the winner")
@@ -256,7 +256,7 @@ class ContradictionChecker:
         """One of the two owners, or an admin, decides a contradiction (what the host wrote itself is the host's side,
         not an agent handle's carrying its agent id)."""
         sides = [self.db.dict("memory_by_id", id=row[s]) for s in ("memory_a", "memory_b")]
-        if not caller.admin and all(m is None or m["agent_id"] != caller.agent_id or m.get("by_host") for m in sides):
+        if not caller.admin and not any(m is not None and agent_owns(caller, m) for m in sides):
             raise PermissionDenied(f"contradiction {row['id']} is between other agents' memories; "
                                    "one of their owners or an admin decides it")
 

@@ -17,6 +17,11 @@ from .scan.normalise import view
 from .spec import Caller, NewMemory
 
 
+def agent_owns(caller: Caller, row: dict[str, Any]) -> bool:
+    """An agent handle's own row: its agent id, and not what the host wrote under that id (memories.by_host)."""
+    return row["agent_id"] == caller.agent_id and not row.get("by_host")
+
+
 def require_owner(caller: Caller, row: dict[str, Any], verb: str) -> None:
     """Only a memory's owner (or an admin handle) may change it; what the host wrote itself (memories.by_host), only an
     admin handle: an agent handle may carry the host's own agent id ("default", echo_duck.open(path)). A tool call
