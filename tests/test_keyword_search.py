@@ -198,6 +198,28 @@ def test_agent_recall_equals_the_analysts_sql_recall(store):
             np.testing.assert_allclose([h.score for h in hits], [r[1] for r in rows], rtol=1e-6)
 
 
+def test_a_query_stop_word_matches_no_content_word_that_shares_its_stem(db_path):
+    """'on' is a stop word, never indexed, and porter stems 'one' to 'on'. fts's match_bm25 stems the query's stop
+    words too, so 'on' matched 'one' in SQL but not in process: query_idf_all went negative in SQL, every relevance
+    there was 0, and recall_hits ranked otherwise than recall() (an outside review's reproducer)."""
+    with echo_duck.open(db_path, agent_id="solo", embedder="hash", admin=True) as m:
+        m.remember("Deploy approvals: production deploys need two approvals from on-call.", type="procedure")
+        for i in range(6):
+            m.remember(f"Deploy note {i}: production approvals? mallory thinks one is enough {i}", type="environment")
+        assert sql_arm(m, "on") == [] and len(sql_arm(m, "one")) == 6
+        for query in ["approvals on-call", "on", "one", "is one on"]:
+            assert_same(m, query)
+        assert all(row[-1] > 0 for row in sql_arm(m, "approvals on-call"))  # query_idf_all
+        hits = m.recall("approvals on-call", 5, reinforce=False, arms=("keyword",))
+        m.sql("DELETE FROM recall_log", write=True)
+        rows = m.sql("SELECT id::VARCHAR, score FROM recall_hits($q, NULL, NULL, 'solo', NULL, 5, NULL, NULL, NULL, "
+                     "NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, $now, p_bridge := $bridge)",
+                     {"q": query_text("approvals on-call"), "now": m.now(),
+                      "bridge": bridged_query("approvals on-call")}).rows()
+        assert [h.id for h in hits] == [r[0] for r in rows]
+        assert [h.score for h in hits] == [r[1] for r in rows] and rows[0][1] > 1
+
+
 def test_agent_recall_equals_sql_recall_with_the_real_model(tmp_path):
     with echo_duck.open(tmp_path / "real.duckdb", agent_id="bench", admin=True) as m:
         m.remember_many(synthetic.memories(300))

@@ -1,5 +1,6 @@
 -- 30_bm25: keyword search over bm25_postings, scoring exactly like fts's match_bm25
--- (k1 = 1.2, b = 0.75, porter stemmer, bm25_stopwords; log is base 10 as in fts). The input text
+-- (k1 = 1.2, b = 0.75, porter stemmer, bm25_stopwords; log is base 10 as in fts), except that the query's stop
+-- words are dropped as the documents' are (fts stems them, and its 'on' matches a document's 'one'). The input text
 -- must be the output of echo_duck.text.segment.segment_for_index: letters/numbers separated by spaces,
 -- which lets a plain split stand in for fts's tokenizer regex.
 
@@ -40,8 +41,10 @@ CREATE OR REPLACE MACRO bm25_saturation(tf, doc_len, avgdl) AS
 -- p_docs (BIGINT[], default NULL: every document): only these documents count and match (keyword_bm25 passes the
 -- documents of the memories a caller may see).
 CREATE OR REPLACE MACRO bm25_scores(q, p_docs := NULL) AS TABLE
-    WITH qterms AS MATERIALIZED (
-        SELECT DISTINCT hash(stem(unnest(bm25_tokens(q)), 'porter')) AS term
+    WITH qterms AS MATERIALIZED (  -- stop words dropped as from documents (fts's match_bm25 stems them: 'on' met 'one')
+        SELECT DISTINCT hash(stem(w, 'porter')) AS term
+        FROM (SELECT unnest(bm25_tokens(q)) AS w)
+        WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
     ),
     qcontent AS MATERIALIZED (
         SELECT count(DISTINCT hash(stem(w, 'porter'))) AS n_terms

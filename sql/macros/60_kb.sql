@@ -5,8 +5,10 @@
 -- over kb_bm25_*. q is segmented text (echo_duck.text.segment.segment_for_index); log base 10, k1 1.2,
 -- b 0.75, as fts; covered_idf and query_idf_all as in bm25_scores. p_docs: as bm25_scores' (NULL: every document).
 CREATE OR REPLACE MACRO kb_bm25_scores(q, p_docs := NULL) AS TABLE
-    WITH qterms AS MATERIALIZED (
-        SELECT DISTINCT hash(stem(unnest(bm25_tokens(q)), 'porter')) AS term
+    WITH qterms AS MATERIALIZED (  -- stop words dropped as from documents (fts's match_bm25 stems them: 'on' met 'one')
+        SELECT DISTINCT hash(stem(w, 'porter')) AS term
+        FROM (SELECT unnest(bm25_tokens(q)) AS w)
+        WHERE len(w) > 0 AND w NOT IN (SELECT sw FROM bm25_stopwords)
     ),
     qcontent AS MATERIALIZED (
         SELECT count(DISTINCT hash(stem(w, 'porter'))) AS n_terms
