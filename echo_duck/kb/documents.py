@@ -22,7 +22,9 @@ never holds them (the chunk is flagged, and its content then differs from text[s
 Ownership (SPEC T1). A document belongs to the agent that added it and has a scope (private by
 default; team, tenant or public need the same publish right as memories) and a sensitivity; search,
 listing and recall(include_kb=True) return only documents the caller may see (can_see), and only the
-owner or an admin removes one. Each agent's copy of a file is its own document. In a folder, a
+owner or an admin removes one. What an admin handle adds through the API or the CLI is the host's
+(kb_documents.by_host, as memories.by_host): an agent handle, even one carrying the host's agent id
+("default"), may not replace, relabel or remove it. Each agent's copy of a file is its own document. In a folder, a
 symlink whose target lies outside the folder is refused (a link to ~/.aws/credentials is not a
 document of that folder). An agent handle reads no file inside the store's protected paths or own files,
 nor one with a second hard link (sources.py); a path is stored with its secrets masked.
@@ -43,7 +45,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from ..errors import InvalidInput, MemoryNotFound, RejectedWrite
+from ..errors import InvalidInput, MemoryNotFound, PermissionDenied, RejectedWrite
 from ..index.indexing import NO_MODEL_MESSAGE
 from ..index.matvec import matvec
 from ..index.vectors import ReembedReport
@@ -54,6 +56,7 @@ from ..text import bridge
 from ..text.when import asks_when, text_script
 from ..text import segment as text
 from ..write import validate
+from ..write.guards import host_writes
 from ..write.scan import scan
 from ..write.writer import Caller, check_publish
 from .chunking import Document, doc_stage, in_context, plan, stage_chunks, vector_stage
@@ -101,11 +104,13 @@ class KnowledgeBase:
             with self.db.reading():
                 known = self._known(docs, folder, source, caller.agent_id)
             todo = plan(docs, known, source, tags, sync=folder is not None, owner=owner)
+            touched = set(todo.replaced + todo.gone) | {doc_id for doc_id, _ in todo.relabel}
+            _refuse_host_documents(caller, [r for r in known.values() if str(r["id"]) in touched], "replace")
             chunks, contexts, flagged = stage_chunks(todo.fresh, self.protected_paths)
             vectors = self._embed(contexts, progress)
             removed = self._apply(todo.replaced + todo.gone, todo.gone,
                                   doc_stage(todo.fresh + todo.relabel, source, tags), chunks, vectors,
-                                  owner={"agent_id": caller.agent_id, **owner})
+                                  owner={"agent_id": caller.agent_id, **owner, "by_host": host_writes(caller)})
         return KbReport(source, documents_added=len(todo.fresh) - len(todo.replaced),
                         documents_updated=len(todo.replaced) + len(todo.relabel), documents_unchanged=todo.unchanged,
                         documents_removed=len(todo.gone), chunks_added=chunks.num_rows, chunks_removed=removed,
@@ -129,6 +134,7 @@ class KnowledgeBase:
             if not rows:
                 raise MemoryNotFound(f"no knowledge-base source or document path of agent {caller.agent_id!r} matches "
                                      f"{name!r}; see kb_documents()")
+            _refuse_host_documents(caller, [{"id": r[0], "by_host": r[1]} for r in rows], "remove")
             ids = [str(r[0]) for r in rows]
             removed = self._apply(ids, ids)
         return KbReport(None, documents_removed=len(ids), chunks_removed=removed, **self._vector_state())
@@ -346,6 +352,16 @@ class _Matrix:
         values = sims.astype(np.float64)
         return [self._ids[rows[i]] for i in top], sims[top], (float(len(values)), float(values.sum()),
                                                               float(values @ values))
+
+
+def _refuse_host_documents(caller: Caller, rows: list[dict], verb: str) -> None:
+    """Only an admin handle may change what the host added (kb_documents.by_host): an agent handle may carry the host's
+    own agent id ("default", echo_duck.open(path)). Nothing is changed when one of the documents is the host's."""
+    if caller.admin or not (host := [r for r in rows if r["by_host"]]):
+        return
+    how = "--admin" if caller.path == "cli" else "echo_duck.open(..., admin=True)"
+    raise PermissionDenied(f"knowledge-base document {host[0]['id']} was added by the host (by_host); only an admin "
+                           f"handle may {verb} it ({how})")
 
 
 def _owner(caller: Caller, scope: str, team_id: Any, tenant_id: Any, sensitivity: str) -> dict[str, Any]:

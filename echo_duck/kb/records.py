@@ -23,6 +23,7 @@ class KbDocument(Record):
     status: str
     chunks: int = 0
     flagged_chunks: int = 0
+    by_host: bool = False  # the host added it (kb_documents.by_host); only an admin handle may change it
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class KbChunk(Record):
     owner: str = ""  # the agent that added the document (kb_render names it when that is not the caller)
     scope: str = "private"
     written_at: datetime | None = None  # when its document's text was last written (kb_render's gate ranks by it)
+    by_host: bool = False  # its document is the host's (kb_documents.by_host): first among other authors'
 
     @property
     def citation(self) -> str:

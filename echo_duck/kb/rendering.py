@@ -93,16 +93,19 @@ def render(hits: Sequence[Any], budget_chars: int | None = None, reader: str | N
 
 def gated(hits: Sequence[Any], reader: str | None = None) -> list[Any]:
     """``hits`` without the unflagged ones the join gate leaves out (flagged hits are fenced, not gated). Of a run
-    blocked only joined, other authors' chunks go before the ``reader``'s own, and of two other authors' the one whose
-    document was written later (a member's "Please ignore all previous" took the host's earlier document with it)."""
+    blocked only joined, other authors' chunks go before the ``reader``'s own, an agent's before the host's
+    (kb_documents.by_host, whenever either was written), and of two agents' the one whose document was written later
+    (a member's "Please ignore all previous" took the host's earlier document with it)."""
     plain = [i for i, hit in enumerate(hits) if not hit.chunk.flagged]
     own = {i for i in plain if reader is not None and hits[i].chunk.owner == reader}
+    host = {i for i in plain if hits[i].chunk.by_host} - own
     times = sorted({hits[i].chunk.written_at or datetime.max for i in plain})  # one time, one rank: a tie goes whole
-    ranks = {i: len(times) + 1 if i in own else len(times) - times.index(hits[i].chunk.written_at or datetime.max)
-             for i in plain}
+    ranks = {i: len(times) + 2 if i in own else len(times) + 1 if i in host
+             else len(times) - times.index(hits[i].chunk.written_at or datetime.max) for i in plain}
+    authors = [hits[i].chunk.owner + ("\x00host" if i in host else "") for i in plain]  # not an agent of that id
     keep = gate_lines([gate_text(hits[i].chunk.content, hits[i].chunk.heading_trail) for i in plain],
-                      [ranks[i] for i in plain], authors=[hits[i].chunk.owner for i in plain],
-                      by_author=[i not in own for i in plain])  # a doubt never ranks the reader's own down
+                      [ranks[i] for i in plain], authors=authors,
+                      by_author=[i not in own and i not in host for i in plain])  # a doubt never ranks them down
     dropped = {i for i, kept in zip(plain, keep) if not kept}
     return [hit for i, hit in enumerate(hits) if i not in dropped]
 

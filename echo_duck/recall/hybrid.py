@@ -264,13 +264,13 @@ def reinforced_hits(hits: list[Hit], floor: float, top: int, gated: Collection[s
 
 def _crowded(hits: list, caller: str, asked: int, last: set[str]) -> set[str]:
     """recall_fused's shared step over memories and documents merged (a chunk counts under its document's owner): of
-    the kept (not in ``last``), in order, the other authors' (the host's rows, then each one's best) past what half of the ``asked``
+    the kept (not in ``last``), in order, the other authors' (the host's rows and documents, then each one's best) past what half of the ``asked``
     hits kept for the caller's own leaves them. A member's team documents must not take the places its memories may
     not."""
     def author(h) -> str:
         return h.memory.agent_id if h.origin == "memory" else h.chunk.owner
     kept = [h for h in hits if h.id not in last]
-    host = [h.origin == "memory" and bool(h.memory.by_host) for h in kept]  # the host's rows first among others'
+    host = [bool(h.memory.by_host if h.origin == "memory" else h.chunk.by_host) for h in kept]  # the host's first
     return {kept[j].id for j in fusion.past_share([author(h) for h in kept], caller, asked, host)}
 
 

@@ -201,7 +201,7 @@ WITH
         LIMIT p_k
     )
 SELECT top.* EXCLUDE (chunk_id), c.*, d.source, d.path, d.title, d.tags, d.agent_id AS owner, d.scope,
-       d.updated_at AS written_at
+       d.updated_at AS written_at, coalesce(d.by_host, false) AS by_host
 FROM top
 JOIN kb_chunks c ON c.id = top.chunk_id
 JOIN kb_documents d ON d.id = c.document_id
@@ -222,7 +222,7 @@ COMMENT ON VIEW kb_stale_vectors IS 'Knowledge-base chunks to re-embed (kb_reemb
 -- kb_overview: one row per active document with its chunk counts, for analysts and kb_documents().
 CREATE OR REPLACE VIEW kb_overview AS
     SELECT d.id, d.source, d.path, d.title, d.tags, d.size, d.content_hash, d.added_at, d.updated_at, d.status,
-           d.agent_id, d.scope, d.team_id, d.tenant_id, d.sensitivity,
+           d.agent_id, d.scope, d.team_id, d.tenant_id, d.sensitivity, coalesce(d.by_host, false) AS by_host,
            count(c.id) AS chunks, count(c.id) FILTER (WHERE c.flagged) AS flagged_chunks
     FROM kb_documents d LEFT JOIN kb_chunks c ON c.document_id = d.id
     WHERE d.status = 'active'

@@ -8,33 +8,38 @@
 -- Documents the adding agent already has for the files or text being added (any status), to decide
 -- skip/replace/remove. Each agent's documents are its own: two agents adding one file get two documents.
 -- name: kb_document_at
-SELECT id, path, source, content_hash, title, tags, status, scope, team_id, tenant_id, sensitivity
+SELECT id, path, source, content_hash, title, tags, status, scope, team_id, tenant_id, sensitivity,
+       coalesce(by_host, false) AS by_host
 FROM kb_documents WHERE path = $path AND agent_id = $agent_id;
 
 -- name: kb_documents_under
-SELECT id, path, source, content_hash, title, tags, status, scope, team_id, tenant_id, sensitivity
+SELECT id, path, source, content_hash, title, tags, status, scope, team_id, tenant_id, sensitivity,
+       coalesce(by_host, false) AS by_host
 FROM kb_documents WHERE starts_with(path, $prefix) AND agent_id = $agent_id;
 
 -- name: kb_text_document
-SELECT id, path, source, content_hash, title, tags, status, scope, team_id, tenant_id, sensitivity
+SELECT id, path, source, content_hash, title, tags, status, scope, team_id, tenant_id, sensitivity,
+       coalesce(by_host, false) AS by_host
 FROM kb_documents WHERE path IS NULL AND source = $source AND agent_id = $agent_id;
 
 -- kb_remove: a source name, or a file path, or a folder (every document below it); the caller's own
 -- documents ($any_agent: an admin's, any agent's).
 -- name: kb_active_documents_of_source
-SELECT id FROM kb_documents WHERE status = 'active' AND source = $source AND ($any_agent OR agent_id = $agent_id);
+SELECT id, coalesce(by_host, false) AS by_host FROM kb_documents WHERE status = 'active' AND source = $source AND ($any_agent OR agent_id = $agent_id);
 
 -- name: kb_active_documents_at
-SELECT id FROM kb_documents
+SELECT id, coalesce(by_host, false) AS by_host FROM kb_documents
 WHERE status = 'active' AND (path = $path OR starts_with(path, $prefix)) AND ($any_agent OR agent_id = $agent_id);
 
 -- New, changed and re-activated documents; added_at survives a change. Owner and scope come from
--- the adding call ($agent_id, $scope, $team_id, $tenant_id, $sensitivity).
+-- the adding call ($agent_id, $scope, $team_id, $tenant_id, $sensitivity). by_host ($by_host: the host adds it,
+-- guards.host_writes): the host's word when it adds new text; a relabel of the same live text keeps the old mark.
 -- name: kb_upsert_documents_from_stage
 INSERT OR REPLACE INTO kb_documents (id, path, source, content_hash, title, tags, size, added_at, updated_at, status,
-                                     agent_id, scope, team_id, tenant_id, sensitivity)
+                                     agent_id, scope, team_id, tenant_id, sensitivity, by_host)
 SELECT s.id::UUID, s.path, s.source, s.content_hash, s.title, s.tags::VARCHAR[], s.size,
-       coalesce(d.added_at, $now), $now, 'active', $agent_id, $scope, $team_id::VARCHAR, $tenant_id::VARCHAR, $sensitivity
+       coalesce(d.added_at, $now), $now, 'active', $agent_id, $scope, $team_id::VARCHAR, $tenant_id::VARCHAR, $sensitivity,
+       $by_host AND (d.id IS NULL OR d.status <> 'active' OR d.content_hash <> s.content_hash OR coalesce(d.by_host, false))
 FROM echo_duck_kb_doc_stage s LEFT JOIN kb_documents d ON d.id = s.id::UUID;
 
 -- name: kb_count_chunks_of_documents
