@@ -92,6 +92,9 @@ def test_update_by_id_and_key(mem):
         mem.update(m.id, "again")
     with pytest.raises(InvalidInput, match="cannot change"):
         mem.update(v3.id, provenance="user_stated", access_count=5)
+    with pytest.raises(InvalidInput, match="cannot change words_by_host"):  # the writer's own keyword is no field
+        mem.update(v3.id, "staging is pg16", words_by_host=True)
+    assert mem.get(v3.id).status == "active"
 
 
 def test_forget_is_soft_and_logged(mem):
