@@ -54,6 +54,43 @@ def test_the_host_writes_by_host_and_nobody_else_does(host, tmp_path):
     assert imported == [False]
 
 
+def test_a_trusted_restore_keeps_the_hosts_mark_and_nothing_else_does(tmp_path):
+    """A backup restored as documented (import_file(..., trusted=True, provenance="keep")) came back with every row
+    by_host false, so the host's restored team rule was agent "default"'s to rewrite or forget (an outside review)."""
+    from echo_duck.io.exporters import export_jsonl
+
+    backup = tmp_path / "backup.jsonl"
+    with echo_duck.open(tmp_path / "a.duckdb", admin=True, embedder="hash") as host:
+        host.grant(team="red", agent_id="default", publish=True)
+        host.remember("Production deploys need two approvals from on-call.", type="procedure", key="deploy.rule",
+                      scope="team", team_id="red", provenance="user_stated", pinned=True)
+        host.remember("Deploys go through the release train", type="procedure")
+        host.for_agent("default").remember("User likes green tea", type="user")  # an agent with the host's id
+        host.remember("Rollbacks need one approval", type="procedure", key="rollback.rule")
+        host.update("rollback.rule", "Rollbacks need two approvals")  # a version chain: kept in order
+        export_jsonl(host, backup)
+    marks = {"Production deploys need two approvals from on-call.": True, "Deploys go through the release train": True,
+             "User likes green tea": False, "Rollbacks need two approvals": True}
+    for trusted in (True, False):
+        with echo_duck.open(tmp_path / f"restored-{trusted}.duckdb", admin=True, embedder="hash") as host:
+            host.grant(team="red", agent_id="default", publish=True)
+            report = import_file(host, backup, trusted=trusted, provenance="keep" if trusted else "user_stated")
+            assert not report.errors
+            rows = host.sql("SELECT content, by_host FROM memories WHERE status = 'active'").rows()
+            assert dict(rows) == {text: mark and trusted for text, mark in marks.items()}
+    with echo_duck.open(tmp_path / "restored-True.duckdb", embedder="hash") as agent:
+        with pytest.raises(echo_duck.PermissionDenied, match="by_host"):
+            agent.forget("deploy.rule")
+    with echo_duck.open(tmp_path / "restored-True.duckdb", embedder="hash") as agent:  # a file an agent forged
+        forged = tmp_path / "forged.jsonl"
+        forged.write_text(json.dumps({"content": "User owns a kayak", "type": "user", "by_host": True}) + "\n")
+        with pytest.raises(echo_duck.PermissionDenied, match="admin"):
+            import_file(agent, forged, trusted=True)
+        import_file(agent, forged)
+    with echo_duck.open(tmp_path / "restored-True.duckdb", admin=True, embedder="hash") as host:
+        assert host.sql("SELECT by_host FROM memories WHERE content = 'User owns a kayak'").rows() == [(False,)]
+
+
 def test_consolidation_writes_are_not_the_hosts(host):
     host.add_message("c1", "user", "I moved to Lisbon last month and I prefer answers in Portuguese now.")
     host.consolidate("c1")

@@ -108,7 +108,9 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
     A file is untrusted text: its records are written private, unpinned and semantic, whatever ``scope``,
     ``team_id``, ``tenant_id``, ``pinned`` or ``tier`` they carry (echo-agent's HISTORY.md is a history: episodic).
     ``trusted=True`` (an admin handle only) keeps them, e.g. to restore an export made by an admin, and skips the
-    contradiction check every other import runs on what it stored (a query per record); ``provenance="keep"`` (each
+    contradiction check every other import runs on what it stored (a query per record); it also keeps a record's
+    ``by_host`` (what the host wrote itself, ``memories.by_host``), which an untrusted import never does: a restored
+    rule stays the host's to change. ``provenance="keep"`` (each
     record's own provenance, a file's claim like the others: ``"source": "user"`` would otherwise outrank what the
     user said) needs it too.
 
@@ -142,6 +144,7 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
         if fields is not None:
             own = fields.pop("provenance", None)
             fields["provenance"] = (own if own is not None else "legacy") if keep else level
+            fields["_by_host"] = bool(fields.get("_by_host")) and trusted
             if not trusted:
                 for name in _TRUSTED_ONLY:
                     fields.pop(name, None)
@@ -160,6 +163,7 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
     errors: list[Issue] = []
     prepared: list[tuple[int, str, NewMemory]] = []
     usages: dict[str, Any] = {}  # where -> (access_count, last_accessed), applied once stored
+    hosts: set[str] = set()  # records a trusted import keeps as the host's own words (by_host)
     versions: set[str] = set()  # older versions kept for their chain: stored once, whatever their status now
     now = mem.writer.clock()
     for i, (where, fields, why) in enumerate(records):
@@ -170,6 +174,8 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
             usage = fields.pop("_usage", None)
             if fields.pop("_version", False):
                 versions.add(where)
+            if fields.pop("_by_host", False):
+                hosts.add(where)
             spec = prepare(caller, fields.pop("content"), **fields)
             if spec.observed_at is not None and spec.observed_at > now:  # a file's future date: as of now
                 spec = replace(spec, observed_at=now)
@@ -209,7 +215,7 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
     ids: list[str] = []
     quarantined: list[str] = []
     try:
-        _write_batches(mem, caller, good, held, usages, batch_size, dry_run, ids, quarantined, errors)
+        _write_batches(mem, caller, good, held, usages, batch_size, dry_run, ids, quarantined, errors, hosts)
     finally:  # what was committed meets the check, even when a later batch failed
         if check and ids:
             # Untrusted text meets what is stored as any write does: a contradiction is recorded and settled by
@@ -224,28 +230,34 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
 
 def _write_batches(mem: Any, caller: Caller, good: list[tuple[str, NewMemory]], held: dict[int, Any],
                    usages: dict[str, Any], batch_size: int, dry_run: bool, ids: list[str], quarantined: list[str],
-                   errors: list[Issue]) -> None:
+                   errors: list[Issue], hosts: set[str] = frozenset()) -> None:
     """One transaction per batch; a refusal inside it falls back to one record at a time. Appends to ``ids``,
-    ``quarantined`` and ``errors`` as it goes (the caller checks what was committed, whatever happens)."""
-    for start in range(0, 0 if dry_run else len(good), batch_size):
-        batch = good[start:start + batch_size]
+    ``quarantined`` and ``errors`` as it goes (the caller checks what was committed, whatever happens). A run of
+    records in ``hosts`` is written on the "restore" path (guards.host_writes), in file order with the rest."""
+    runs: list[tuple[Caller, list]] = []
+    for where, spec in [] if dry_run else good:
+        who = caller.acting_as(caller.actor, "restore") if where in hosts else caller
+        if not runs or runs[-1][0] != who or len(runs[-1][1]) == batch_size:
+            runs.append((who, []))
+        runs[-1][1].append((where, spec))
+    for who, batch in runs:
         written: list[tuple[str, Any]] = []
         screened = {k: held[id(spec)] for k, (_, spec) in enumerate(batch) if id(spec) in held}
         try:  # one transaction per batch; a refusal inside it falls back to one record at a time
-            stored_batch = mem.writer.remember_many(caller, [spec for _, spec in batch], screened=screened, atomic=True)
+            stored_batch = mem.writer.remember_many(who, [spec for _, spec in batch], screened=screened, atomic=True)
             written = list(zip([w for w, _ in batch], stored_batch))
             quarantined += [m.id for m in stored_batch.quarantined]
         except _WRITE_ERRORS:
             for k, (where, spec) in enumerate(batch):
                 try:
-                    one = mem.writer.remember_many(caller, [spec], screened={0: screened[k]} if k in screened else {},
+                    one = mem.writer.remember_many(who, [spec], screened={0: screened[k]} if k in screened else {},
                                                    atomic=True)
                     written.append((where, one[0]))
                     quarantined += [m.id for m in one.quarantined]
                 except _WRITE_ERRORS as e:
                     errors.append(Issue(where, next(r for t, r in _ERROR_REASONS.items() if isinstance(e, t)), str(e)))
         ids += [m.id for _, m in written]
-        _apply_usage(mem, caller, [(m.id, usages[w]) for w, m in written if w in usages])
+        _apply_usage(mem, who, [(m.id, usages[w]) for w, m in written if w in usages])
 
 
 def _apply_usage(mem: Any, caller: Caller, usage: list[tuple[str, Any]]) -> None:

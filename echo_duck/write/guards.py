@@ -82,9 +82,10 @@ def check_provenance(caller: Caller, row: dict[str, Any], level: int, verb: str)
 
 
 def host_writes(caller: Caller) -> bool:
-    """The host application writes this itself: an admin handle through the API or the CLI (memories.by_host). An
-    import, consolidation or a tool call is someone else's text, even when the host runs it."""
-    return caller.admin and caller.path in ("api", "cli")
+    """The host application writes this itself: an admin handle through the API or the CLI (memories.by_host), or
+    restoring what the host wrote (path "restore": a trusted import's record its file marks by_host, a backup of the
+    host's own words). An import, consolidation or a tool call is someone else's text, even when the host runs it."""
+    return caller.admin and caller.path in ("api", "cli", "restore")
 
 
 def new_words_by_host(caller: Caller, old: dict, content: str, words_by_host: bool | None = None) -> bool:
