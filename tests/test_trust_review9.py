@@ -111,9 +111,10 @@ def test_a_teammates_kb_document_is_cited_with_its_author(red_team):
     hits = victim.kb_search("wire transfers phone call", k=5)
     assert {h.chunk.owner for h in hits} == {"default", "mallory"}
     citations = sorted(line.split(" ", 1)[1] for line in victim.kb_render(hits).splitlines() if line.startswith("["))
-    assert [c.split(")")[0] for c in citations] == ["(agent default, team", "(agent mallory, team"]
+    assert [c.split(")")[0] for c in citations] == ["(agent mallory, team", "(host, team"]  # the host's: by_host
     own = [line for line in mallory.kb_render(hits).splitlines() if line.startswith("[")]
-    assert sum("(agent " in line for line in own) == 1  # the reader's own document is cited as before
+    assert sum("(host, team)" in line for line in own) == 1  # the reader's own document is cited as before
+    assert not any("(agent " in line for line in own)
 
 
 def test_the_demo_never_writes_into_an_existing_store(tmp_path):

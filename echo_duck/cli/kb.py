@@ -91,8 +91,8 @@ def list_(db, agent, lock_timeout, as_json):
     with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
         docs = mem.kb_documents()
     rows = [dict(d.to_dict(), path=d.path or f"(text) {d.source}") for d in docs]
-    emit(docs, as_json, output.table(rows, ("source", "path", "title", "chunks", "flagged_chunks", "updated_at"),
-                                     widths={"path": 60}) if rows else "the knowledge base is empty")
+    columns = ("source", "path", "title", "chunks", "flagged_chunks", "by_host", "updated_at")
+    emit(docs, as_json, output.table(rows, columns, widths={"path": 60}) if rows else "the knowledge base is empty")
 
 
 @kb.command()

@@ -103,14 +103,16 @@ class KnowledgeBase:
         with self._write_lock:  # one ingest at a time: its plan must not go stale before it is applied
             with self.db.reading():
                 known = self._known(docs, folder, source, caller.agent_id)
-            todo = plan(docs, known, source, tags, sync=folder is not None, owner=owner)
+            host = host_writes(caller)  # the host names the whole text: every document it adds is its own
+            todo = plan(docs, known, source, tags, sync=folder is not None, owner={**owner, "by_host": True} if host
+                        else owner)  # an unmarked copy the host adds again is re-labelled as the host's
             touched = set(todo.replaced + todo.gone) | {doc_id for doc_id, _ in todo.relabel}
             _refuse_host_documents(caller, [r for r in known.values() if str(r["id"]) in touched], "replace")
             chunks, contexts, flagged = stage_chunks(todo.fresh, self.protected_paths)
             vectors = self._embed(contexts, progress)
             removed = self._apply(todo.replaced + todo.gone, todo.gone,
                                   doc_stage(todo.fresh + todo.relabel, source, tags), chunks, vectors,
-                                  owner={"agent_id": caller.agent_id, **owner, "by_host": host_writes(caller)})
+                                  owner={"agent_id": caller.agent_id, **owner, "by_host": host})
         return KbReport(source, documents_added=len(todo.fresh) - len(todo.replaced),
                         documents_updated=len(todo.replaced) + len(todo.relabel), documents_unchanged=todo.unchanged,
                         documents_removed=len(todo.gone), chunks_added=chunks.num_rows, chunks_removed=removed,

@@ -52,16 +52,19 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _MIN_SHOWN = 24  # characters of content a cut first hit shows at least (else it is left out)
 
 
-def render(hits: Sequence[Any], budget_chars: int | None = None, reader: str | None = None) -> str:
+def render(hits: Sequence[Any], budget_chars: int | None = None, reader: str | None = None,
+           reader_host: bool = False) -> str:
     """A fenced block for a prompt: each hit with its citation, its content quoted; flagged hits inside an
     untrusted fence, unflagged ones the join gate blocks left out; a document ``reader`` did not add is cited with
-    its author.
+    its author: "(host, scope)" for the host's (kb_documents.by_host), else "(agent <id>, scope)". ``reader_host``:
+    the reader is the host (an admin handle), whose own documents are its by_host ones (an agent handle may carry
+    the host's agent id).
 
     Content cannot open or close either fence (fence-safe), secrets in flagged chunks are masked, and
     with ``budget_chars`` whole hits are added in order while they fit (the first is cut to fit)."""
     parts = [OPEN, "\n", PREAMBLE, "\n"]
     used = sum(map(len, parts)) + len(CLOSE) + 1
-    shown = gated(hits, reader)
+    shown = gated(hits, reader, reader_host)
     unsure = iter(finds_anything([gate_text(h.chunk.content, h.chunk.heading_trail) for h in shown
                                   if not h.chunk.flagged]))
     cited = [" ".join(h.chunk.citation.split()) for h in shown]
@@ -76,8 +79,9 @@ def render(hits: Sequence[Any], budget_chars: int | None = None, reader: str | N
             body = f"{UNTRUSTED_OPEN}\n{UNTRUSTED_NOTE.format(reason=reason)}\n{body}\n{UNTRUSTED_CLOSE}"
         span = f"[{chunk_.start_offset}:{chunk_.end_offset}]"
         citation = chunk_.citation if name_passes else f"{WITHHELD_CITATION} {span}"
-        if reader is not None and chunk_.owner and chunk_.owner != reader:
-            citation = f"(agent {' '.join(chunk_.owner.split())[:60]}, {chunk_.scope}) {citation}"
+        if reader is not None and chunk_.owner and not _own(chunk_, reader, reader_host):
+            who = "host" if chunk_.by_host else f"agent {' '.join(chunk_.owner.split())[:60]}"
+            citation = f"({who}, {chunk_.scope}) {citation}"
         block = f"\n[{i}] {fence_safe(' '.join(citation.split()))}\n{body}\n"
         if budget_chars is not None and used + len(block) > budget_chars:
             room = budget_chars - used - 2
@@ -91,23 +95,28 @@ def render(hits: Sequence[Any], budget_chars: int | None = None, reader: str | N
     return "".join(parts + [CLOSE, "\n"]) if len(parts) > 4 else ""
 
 
-def gated(hits: Sequence[Any], reader: str | None = None) -> list[Any]:
+def gated(hits: Sequence[Any], reader: str | None = None, reader_host: bool = False) -> list[Any]:
     """``hits`` without the unflagged ones the join gate leaves out (flagged hits are fenced, not gated). Of a run
     blocked only joined, other authors' chunks go before the ``reader``'s own, an agent's before the host's
     (kb_documents.by_host, whenever either was written), and of two agents' the one whose document was written later
     (a member's "Please ignore all previous" took the host's earlier document with it)."""
     plain = [i for i, hit in enumerate(hits) if not hit.chunk.flagged]
-    own = {i for i in plain if reader is not None and hits[i].chunk.owner == reader}
+    own = {i for i in plain if reader is not None and _own(hits[i].chunk, reader, reader_host)}
     host = {i for i in plain if hits[i].chunk.by_host} - own
     times = sorted({hits[i].chunk.written_at or datetime.max for i in plain})  # one time, one rank: a tie goes whole
     ranks = {i: len(times) + 2 if i in own else len(times) + 1 if i in host
              else len(times) - times.index(hits[i].chunk.written_at or datetime.max) for i in plain}
-    authors = [hits[i].chunk.owner + ("\x00host" if i in host else "") for i in plain]  # not an agent of that id
+    authors = [hits[i].chunk.owner + ("\x00host" if hits[i].chunk.by_host else "") for i in plain]  # not its agent
     keep = gate_lines([gate_text(hits[i].chunk.content, hits[i].chunk.heading_trail) for i in plain],
                       [ranks[i] for i in plain], authors=authors,
                       by_author=[i not in own and i not in host for i in plain])  # a doubt never ranks them down
     dropped = {i for i, kept in zip(plain, keep) if not kept}
     return [hit for i, hit in enumerate(hits) if i not in dropped]
+
+
+def _own(chunk: Any, reader: str, reader_host: bool) -> bool:
+    """The reader's own document: its agent id, and the host's mark when the reader is the host (and not else)."""
+    return chunk.owner == reader and bool(chunk.by_host) == reader_host
 
 
 def gate_text(content: str, trail: Sequence[str] = ()) -> str:

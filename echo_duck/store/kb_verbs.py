@@ -65,7 +65,7 @@ class KnowledgeBaseVerbs:
             raise validate.InvalidInput("hits must be what recall(include_kb=True) or kb_search() returned, "
                                         f"got a {type(next(h for h in hits if not hasattr(h, 'origin'))).__name__}")
         return self.kb.render([h for h in hits if getattr(h, "origin", None) == "kb"], budget_chars,
-                              reader=self.caller.agent_id)
+                              reader=self.caller.agent_id, reader_host=self.caller.admin)
 
     def kb_remove(self, source_or_path: Any) -> KbReport:
         """Remove every document of a source, else the document at a path, or all below a folder

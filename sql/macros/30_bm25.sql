@@ -103,7 +103,8 @@ CREATE OR REPLACE MACRO bm25_token_df(q) AS TABLE
 
 -- bm25_common_words(q) -> (word) the words of the segmented query q that more than half of the indexed memories
 -- hold, sorted. Such a word tells no memory from another (its RSJ weight is ~0); the vector arm reads the question
--- without it (recall/vector_text.py). Stop words are never indexed, so never common.
+-- without it (recall/vector_text.py). Stop words are never indexed, but one that stems like a content
+-- word can count as common ('on' where most memories say 'one'); the in-process copy counts alike.
 -- p_docs: as bm25_scores' (NULL: every document; keyword_common_words passes a caller's).
 -- (bm25_token_df's counts, spelled out here: a table macro that calls another does not survive IMPORT DATABASE.)
 CREATE OR REPLACE MACRO bm25_common_words(q, p_docs := NULL) AS TABLE

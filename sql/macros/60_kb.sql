@@ -91,6 +91,9 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
 --              translations, echo_duck.text.bridge.bridged_query; NULL: none); the question's script is
 --              p_query_script (text_script of the question as asked) or, when NULL, content_script(p_query)
 --   gate       the same labels as recall_fused: the gated come after the kept
+--   shared     as recall_fused's: half the p_k is kept for the caller's own kept chunks (as far as there are that
+--              many), the rest goes to the host's documents first, then each other author's best; other authors'
+--              chunks past it are ranked after the kept ('half the list is kept for your own')
 --   score      relevance × time_boost × kb_weight, kb_weight = importance_floor + (1 - importance_floor) ×
 --              kb_importance: a chunk scores like a fresh memory of importance kb_importance (default 0.5), so
 --              memory and knowledge-base hits can be merged into one list by score; time_boost is 1 +
@@ -192,12 +195,35 @@ WITH
         FROM bm b FULL OUTER JOIN credited v ON b.chunk_id = v.chunk_id
         CROSS JOIN cfg CROSS JOIN arms a
     ),
-    top AS (
-        SELECT f.*, f.relevance * f.time_boost * f.kb_weight AS score
-        FROM (SELECT f.*, 1 + CASE WHEN CAST(p_asks_when AS BOOLEAN) AND states_time(c.content)
-                                   THEN cfg.time_weight ELSE 0 END AS time_boost
+    scored AS (
+        SELECT f.* EXCLUDE (document_id), f.relevance * f.time_boost * f.kb_weight AS score, d.agent_id AS author,
+               coalesce(d.by_host, false) AS host_document
+        FROM (SELECT f.*, c.document_id, 1 + CASE WHEN CAST(p_asks_when AS BOOLEAN) AND states_time(c.content)
+                                                  THEN cfg.time_weight ELSE 0 END AS time_boost
               FROM fused f JOIN kb_chunks c ON c.id = f.chunk_id CROSS JOIN cfg) f
-        ORDER BY f.gate = 'kept' DESC, score DESC, f.chunk_id
+        JOIN kb_documents d ON d.id = f.document_id
+    ),
+    -- recall_fused's shared step, a document counted under its owner: half the p_k, rounded up, is kept for the
+    -- caller's own kept chunks as far as there are that many; the rest goes to the host's documents first
+    -- (kb_documents.by_host), then each other author's best, then by score (a member's near-copies of the question
+    -- took every place of a search and the host's document with them).
+    shared AS (
+        SELECT s.* EXCLUDE (author, host_document, own_kept, other_rank)
+               REPLACE (CASE WHEN s.gate = 'kept' AND s.author <> p_caller_agent
+                                  AND s.other_rank > p_k - least(s.own_kept, (p_k + 1) // 2)
+                             THEN 'ranked last: half the list is kept for your own' ELSE s.gate END AS gate)
+        FROM (SELECT t.* EXCLUDE (author_turn),
+                     count(*) FILTER (WHERE t.gate = 'kept' AND t.author = p_caller_agent) OVER () AS own_kept,
+                     row_number() OVER (PARTITION BY t.gate = 'kept' AND t.author <> p_caller_agent
+                                        ORDER BY NOT t.host_document, NOT t.host_document AND t.author_turn > 1,
+                                                 t.score DESC, t.chunk_id) AS other_rank
+              FROM (SELECT sc.*, row_number() OVER (PARTITION BY sc.author, sc.gate = 'kept'
+                                                    ORDER BY sc.score DESC, sc.chunk_id) AS author_turn
+                    FROM scored sc) t) s
+    ),
+    top AS (
+        SELECT * FROM shared f
+        ORDER BY f.gate = 'kept' DESC, f.score DESC, f.chunk_id
         LIMIT p_k
     )
 SELECT top.* EXCLUDE (chunk_id), c.*, d.source, d.path, d.title, d.tags, d.agent_id AS owner, d.scope,

@@ -32,14 +32,14 @@ SELECT id, coalesce(by_host, false) AS by_host FROM kb_documents
 WHERE status = 'active' AND (path = $path OR starts_with(path, $prefix)) AND ($any_agent OR agent_id = $agent_id);
 
 -- New, changed and re-activated documents; added_at survives a change. Owner and scope come from
--- the adding call ($agent_id, $scope, $team_id, $tenant_id, $sensitivity). by_host ($by_host: the host adds it,
--- guards.host_writes): the host's word when it adds new text; a relabel of the same live text keeps the old mark.
+-- the adding call ($agent_id, $scope, $team_id, $tenant_id, $sensitivity), and by_host ($by_host: the host adds it,
+-- guards.host_writes; the host names a document's whole text, so a copy an agent added first becomes the host's).
 -- name: kb_upsert_documents_from_stage
 INSERT OR REPLACE INTO kb_documents (id, path, source, content_hash, title, tags, size, added_at, updated_at, status,
                                      agent_id, scope, team_id, tenant_id, sensitivity, by_host)
 SELECT s.id::UUID, s.path, s.source, s.content_hash, s.title, s.tags::VARCHAR[], s.size,
        coalesce(d.added_at, $now), $now, 'active', $agent_id, $scope, $team_id::VARCHAR, $tenant_id::VARCHAR, $sensitivity,
-       $by_host AND (d.id IS NULL OR d.status <> 'active' OR d.content_hash <> s.content_hash OR coalesce(d.by_host, false))
+       $by_host
 FROM echo_duck_kb_doc_stage s LEFT JOIN kb_documents d ON d.id = s.id::UUID;
 
 -- name: kb_count_chunks_of_documents

@@ -207,7 +207,7 @@ COMMENT ON COLUMN pending_purges.memory_id IS 'a purged memory whose file rewrit
 COMMENT ON COLUMN pending_purges.requested_at IS 'when the purge committed';
 COMMENT ON COLUMN kb_documents.team_id IS 'team of a team-scoped document';
 COMMENT ON COLUMN kb_documents.tenant_id IS 'tenant of a tenant-scoped document';
-COMMENT ON COLUMN kb_documents.by_host IS 'the host application added this version itself (an admin handle, API or CLI); false for agents and for documents added before 0011. Only an admin handle may replace, relabel or remove it';
+COMMENT ON COLUMN kb_documents.by_host IS 'the host application added this document itself (an admin handle, API or CLI; adding it again claims a copy an agent added first or one added before 0011); false for agents. Only an admin handle may replace, relabel or remove it';
 COMMENT ON COLUMN memberships.agent_id IS 'the member agent';
 COMMENT ON COLUMN memberships.kind IS 'team | tenant';
 COMMENT ON COLUMN memberships.group_id IS 'team or tenant id (memories.team_id / tenant_id)';
