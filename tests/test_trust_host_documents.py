@@ -201,3 +201,19 @@ def test_the_cli_lists_which_documents_are_the_hosts(store):
     assert listed.exit_code == 0 and {d["by_host"] for d in json.loads(listed.stdout)} == {True}
     table = CliRunner().invoke(kb_cli, ["list", "--db", str(store), "--admin"])
     assert table.exit_code == 0 and "by_host" in table.stdout.splitlines()[0]
+
+
+def test_an_agent_with_the_hosts_id_does_not_crowd_the_hosts_document_out_of_its_own_search(tmp_path):
+    """Reading as the host, agent "default"'s private near-copies counted as the host's own (same agent id) and took
+    the whole list, in kb_search and recall(include_kb=True) (a second review)."""
+    question = "which language should I answer in?"
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash") as host:
+        host.kb_add("Answers go out in Chinese, the user's language.", source="reply-language")
+    with echo_duck.open(tmp_path / "s.duckdb", embedder="hash") as agent:
+        for i in range(3):
+            agent.kb_add(f"Which language should I answer in? French. ({i})", source=f"faq-{i}")
+        assert [h.chunk.by_host for h in agent.kb_search(question, k=2)] == [False, False]  # its own: its half and more
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash") as host:
+        assert [h.chunk.by_host for h in host.kb_search(question, k=5)] == [False, False, False, True]
+        assert [h.chunk.by_host for h in host.kb_search(question, k=2)] == [False, True]
+        assert [h.chunk.by_host for h in host.recall(question, k=2, include_kb=True, reinforce=False)] == [False, True]

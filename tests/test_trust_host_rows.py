@@ -91,6 +91,52 @@ def test_a_trusted_restore_keeps_the_hosts_mark_and_nothing_else_does(tmp_path):
         assert host.sql("SELECT by_host FROM memories WHERE content = 'User owns a kayak'").rows() == [(False,)]
 
 
+RULE = "Production deploys need two approvals from on-call."
+
+
+def test_the_hosts_keyed_write_claims_the_copy_an_agent_with_its_id_wrote_first(tmp_path):
+    """Agent "default" wrote the host's key with the host's words first: the host's remember() was a restatement, the
+    row stayed the agent's, and the agent rewrote the rule after (a second review)."""
+    path = tmp_path / "s.duckdb"
+    with echo_duck.open(path, admin=True, embedder="hash") as host:
+        host.grant(team="red", agent_id="default", publish=True)
+    with echo_duck.open(path, embedder="hash") as agent:
+        first = agent.remember(RULE, type="procedure", key="deploy.rule", scope="team", team_id="red",
+                               provenance="user_stated")
+    with echo_duck.open(path, admin=True, embedder="hash") as host:
+        claimed = host.remember(RULE, type="procedure", key="deploy.rule", scope="team", team_id="red",
+                                provenance="user_stated")
+        assert claimed.by_host and claimed.supersedes == first.id
+        again = host.remember(RULE, type="procedure", key="deploy.rule", scope="team", team_id="red",
+                              provenance="user_stated")
+        assert again.id == claimed.id  # the host's own word restated: no new version
+    with echo_duck.open(path, embedder="hash") as agent, pytest.raises(echo_duck.PermissionDenied, match="by_host"):
+        agent.update("deploy.rule", "Production deploys need no approval.", provenance="user_stated")
+
+
+def test_a_trusted_restore_writes_the_hosts_rule_beside_an_agents_copy_and_keeps_it_live(tmp_path):
+    """The restore took an agent's unmarked copy of the host's words for the host's row (a duplicate: skipped), and
+    held the host's own user-stated rule for review (the consent exemption was the API's and the CLI's only)."""
+    from echo_duck.io.exporters import export_jsonl
+
+    backup, consent = tmp_path / "backup.jsonl", "You can pay the phone bill each month, no need to ask."
+    with echo_duck.open(tmp_path / "a.duckdb", admin=True, embedder="hash") as host:
+        host.remember(RULE, type="procedure", provenance="user_stated")
+        assert host.remember(consent, type="procedure", provenance="user_stated").status == "active"
+        export_jsonl(host, backup)
+    path = tmp_path / "b.duckdb"
+    with echo_duck.open(path, embedder="hash") as agent:
+        agent.remember(RULE, type="procedure", provenance="user_stated")
+    with echo_duck.open(path, admin=True, embedder="hash") as host:
+        report = import_file(host, backup, trusted=True, provenance="keep")
+        assert not report.skipped and not report.quarantined
+        rows = host.sql("SELECT content, by_host, status FROM memories ORDER BY content, by_host").rows()
+        assert rows == [(RULE, False, "active"), (RULE, True, "active"), (consent, True, "active")]
+        assert not import_file(host, backup, trusted=True, provenance="keep").ids  # restored twice: nothing new
+    with echo_duck.open(path, admin=True, embedder="hash") as host:  # an untrusted import of the same file
+        assert {i.reason for i in import_file(host, backup, provenance="user_stated").skipped} == {"duplicate"}
+
+
 def test_consolidation_writes_are_not_the_hosts(host):
     host.add_message("c1", "user", "I moved to Lisbon last month and I prefer answers in Portuguese now.")
     host.consolidate("c1")

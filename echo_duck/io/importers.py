@@ -57,8 +57,8 @@ from .import_trust import ACCESS_COUNT_CEILING, dumps_usage
 from .store_files import refuse_store_file
 
 _TRUSTED_ONLY = ("scope", "team_id", "tenant_id", "pinned")  # honoured only with trusted=True (an admin)
-_EXISTING = ("SELECT scope, key, type, content FROM visible_memories($agent, $session) "
-             "WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::VARCHAR[], content)")
+_EXISTING = ("SELECT scope, key, type, content, coalesce(by_host, false) AS by_host "
+             "FROM visible_memories($agent, $session) WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::VARCHAR[], content)")
 # InvalidInput here is what the store refused that parsing let through (a constraint): that record is reported,
 # never sinking the rest of the file after earlier batches were committed
 _WRITE_ERRORS = (ProvenanceConflict, AmbiguousMatch, PermissionDenied, RejectedWrite, InvalidInput)
@@ -188,7 +188,12 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
     held: dict[int, Any] = {}  # position in candidates -> the scanner's finding, for writes it quarantines
     for start in range(0, len(prepared), batch_size):  # one model pass per batch; blocks are logged (not in a dry run)
         part = prepared[start:start + batch_size]
-        findings = _screen(mem, caller, [spec for _, _, spec in part], log=not dry_run)
+        findings: dict[int, Any] = {}
+        for who, marked in ((caller, False), (caller.acting_as(caller.actor, "restore"), True)):  # as written
+            at = [k for k, (_, where, _) in enumerate(part) if (where in hosts) == marked]
+            if at:
+                found = _screen(mem, who, [part[k][2] for k in at], log=not dry_run)
+                findings.update({at[j]: finding for j, finding in found.items()})
         for k, (i, where, spec) in enumerate(part):
             finding = findings.get(k)
             if finding is not None and finding.blocked:
@@ -205,7 +210,8 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
     stored, seen, good = _stored(mem, [spec for _, _, spec in candidates]), set(), []
     history = _stored(mem, [spec for _, w, spec in candidates if w in versions], statuses=("superseded",))
     for i, where, spec in candidates:
-        ident = _identity(spec)
+        # the host's record is stored only as the host's row (an agent's copy of its words is not it)
+        ident = (*_identity(spec), True) if where in hosts else _identity(spec)
         if ident in seen or ident in stored or (where in versions and ident in history):
             why = "already stored" if ident in stored or ident in history else "the same memory appears earlier in the file"
             skipped.append((i, Issue(where, "duplicate", why)))
@@ -300,11 +306,14 @@ def _identity(spec: NewMemory) -> tuple:
 
 
 def _stored(mem: Any, specs: list[NewMemory], statuses: tuple[str, ...] = ("active", "quarantined")) -> set[tuple]:
-    """Identities of the live memories visible to the caller whose content equals one of ``specs``."""
+    """Identities of the live memories visible to the caller whose content equals one of ``specs``; a row the host
+    wrote (by_host) also as its identity with True after it."""
     contents, found = sorted({s.content for s in specs}), set()
     for start in range(0, len(contents), 1000):
         frame = mem._select(_EXISTING, dict(agent=mem.caller.agent_id, session=mem.caller.session_id,
                                             contents=contents[start:start + 1000], statuses=list(statuses)))
-        found |= {(r["scope"], r["key"], r["type"] if r["key"] else None, r["content"]) for r in frame.iter_rows(named=True)}
+        for r in frame.iter_rows(named=True):
+            ident = (r["scope"], r["key"], r["type"] if r["key"] else None, r["content"])
+            found |= {ident, (*ident, True)} if r["by_host"] else {ident}
     return found
 

@@ -233,7 +233,8 @@ class KnowledgeBase:
                 arm = "exact (in-process)"
         with self.db.reading():
             rows = self.db.dicts("kb_search", **params, p_k=k, p_sources=sources, p_tags=tags,
-                                 p_caller_agent=caller.agent_id, p_caller_session=caller.session_id)
+                                 p_caller_agent=caller.agent_id, p_caller_session=caller.session_id,
+                                 p_caller_host=caller.admin)
         gated = {str(row["id"]) for row in rows if row["gate"] != "kept"}
         return [hit_from_row(row, arm, explain) for row in rows], gated
 

@@ -159,7 +159,7 @@ class Recaller:
             def order(h) -> tuple:
                 return h.id in last, -round(h.score, 9), h.origin != "memory", h.id
             hits = sorted([*hits, *chunks], key=order)
-            last |= _crowded(hits, caller.agent_id, query.k, last)  # documents count under their owner too
+            last |= _crowded(hits, caller.agent_id, query.k, last, caller.admin)  # documents under their owner too
             hits = sorted(hits, key=order)[:fetch]
         hits = reranked(query.text, hits, self.reranker, self.rerank_settings, last)[: query.k]
         memory_hits = [h for h in hits if h.origin == "memory"]  # only memories are reinforced and logged
@@ -262,13 +262,17 @@ def reinforced_hits(hits: list[Hit], floor: float, top: int, gated: Collection[s
                  if h.score >= floor * best and (owner is None or h.memory.agent_id == owner))
 
 
-def _crowded(hits: list, caller: str, asked: int, last: set[str]) -> set[str]:
+def _crowded(hits: list, caller: str, asked: int, last: set[str], caller_host: bool = False) -> set[str]:
     """recall_fused's shared step over memories and documents merged (a chunk counts under its document's owner): of
     the kept (not in ``last``), in order, the other authors' (the host's rows and documents, then each one's best) past what half of the ``asked``
     hits kept for the caller's own leaves them. A member's team documents must not take the places its memories may
-    not."""
+    not. A document is the caller's own as kb_search_hits counts it: its agent id and, on an admin handle
+    (``caller_host``), the host's mark, else not (an agent handle may carry the host's agent id)."""
     def author(h) -> str:
-        return h.memory.agent_id if h.origin == "memory" else h.chunk.owner
+        if h.origin == "memory":
+            return h.memory.agent_id
+        mark = bool(h.chunk.by_host) == caller_host
+        return h.chunk.owner if h.chunk.owner != caller or mark else h.chunk.owner + "\x00"  # another author
     kept = [h for h in hits if h.id not in last]
     host = [bool(h.memory.by_host if h.origin == "memory" else h.chunk.by_host) for h in kept]  # the host's first
     return {kept[j].id for j in fusion.past_share([author(h) for h in kept], caller, asked, host)}

@@ -103,11 +103,12 @@ def new_words_by_host(caller: Caller, old: dict, content: str, words_by_host: bo
 def user_states(caller: Caller, spec: NewMemory) -> bool:
     """The user states this memory through the host (API or CLI, provenance user_stated): the user's say in it is
     theirs to give ("you can pay the phone bill each month, no need to ask"), so the scanner's consent rule does not
-    hold it. Tools, imports, consolidation and any lower provenance get the full scan, and so does what an agent
+    hold it; nor on a trusted restore of what the host wrote (path "restore", admin only). Tools, imports,
+    consolidation and any lower provenance get the full scan, and so does what an agent
     handle shares (team, tenant, public): its user_stated is its own claim, which only its own prompt trusts (SPEC
     W5), and a shared memory reaches every member's."""
     shared = spec.scope in ("team", "tenant", "public") and not caller.admin
-    return spec.provenance >= PROVENANCE["user_stated"] and caller.path in ("api", "cli") and not shared
+    return spec.provenance >= PROVENANCE["user_stated"] and caller.path in ("api", "cli", "restore") and not shared
 
 
 def stated_rule(caller: Caller, spec: NewMemory) -> bool:

@@ -270,7 +270,9 @@ class Writer:
         require_owner(caller, old, f"write key {spec.key!r} over")  # a shared key is its writer's fact
         if spec.provenance < old["provenance"]:
             return self._lower_provenance(caller, spec, old, on_lower_provenance)
-        if spec.content == old["content"] and spec.type == old["type"] and spec.provenance == old["provenance"]:
+        claims = guards.host_writes(caller) and not old.get("by_host")  # the host's word on an agent's copy
+        if spec.content == old["content"] and spec.type == old["type"] and spec.provenance == old["provenance"] \
+                and not claims:
             return self._restate(caller, spec, old)  # the same fact restated: no new version
         return self._new_version(caller, spec, old, "same key, new content")
 

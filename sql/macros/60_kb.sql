@@ -93,7 +93,9 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
 --   gate       the same labels as recall_fused: the gated come after the kept
 --   shared     as recall_fused's: half the p_k is kept for the caller's own kept chunks (as far as there are that
 --              many), the rest goes to the host's documents first, then each other author's best; other authors'
---              chunks past it are ranked after the kept ('half the list is kept for your own')
+--              chunks past it are ranked after the kept ('half the list is kept for your own'). The caller's own:
+--              its agent id, and the host's mark when p_caller_host (an admin handle) and not else, since an agent
+--              handle may carry the host's agent id
 --   score      relevance × time_boost × kb_weight, kb_weight = importance_floor + (1 - importance_floor) ×
 --              kb_importance: a chunk scores like a fresh memory of importance kb_importance (default 0.5), so
 --              memory and knowledge-base hits can be merged into one list by score; time_boost is 1 +
@@ -104,7 +106,7 @@ CREATE OR REPLACE MACRO kb_bm25_token_df(q) AS TABLE
 -- Returns the top p_k chunks with their document's source, path, title and tags and the explain columns.
 CREATE OR REPLACE MACRO kb_search_hits(p_query, p_vec_ids, p_vec_sims, p_vec_stats, p_qvec, p_model, p_k,
                                        p_sources, p_tags, p_caller_agent, p_caller_session, p_bridge := NULL,
-                                       p_query_script := NULL, p_asks_when := NULL) AS TABLE
+                                       p_query_script := NULL, p_asks_when := NULL, p_caller_host := NULL) AS TABLE
 WITH
     cfg AS MATERIALIZED (
         SELECT r.*, unnest(calibration_constants()),
@@ -196,7 +198,10 @@ WITH
         CROSS JOIN cfg CROSS JOIN arms a
     ),
     scored AS (
-        SELECT f.* EXCLUDE (document_id), f.relevance * f.time_boost * f.kb_weight AS score, d.agent_id AS author,
+        SELECT f.* EXCLUDE (document_id), f.relevance * f.time_boost * f.kb_weight AS score,
+               CASE WHEN d.agent_id = p_caller_agent AND coalesce(d.by_host, false) = coalesce(p_caller_host, false)
+                    THEN p_caller_agent WHEN d.agent_id = p_caller_agent THEN d.agent_id || chr(0) ELSE d.agent_id
+               END AS author,  -- the caller's agent id under the other mark is another author
                coalesce(d.by_host, false) AS host_document
         FROM (SELECT f.*, c.document_id, 1 + CASE WHEN CAST(p_asks_when AS BOOLEAN) AND states_time(c.content)
                                                   THEN cfg.time_weight ELSE 0 END AS time_boost

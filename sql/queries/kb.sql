@@ -141,7 +141,8 @@ SELECT token, df, n_docs FROM kb_bm25_token_df($q);
 SELECT * FROM kb_search_hits($p_query, $p_vec_ids::VARCHAR, $p_vec_sims::VARCHAR, $p_vec_stats::VARCHAR,
                              $p_qvec::VARCHAR, $p_model::VARCHAR, $p_k, $p_sources::VARCHAR[], $p_tags::VARCHAR[],
                              $p_caller_agent, $p_caller_session::VARCHAR, p_bridge := $p_bridge::VARCHAR,
-                             p_query_script := $p_query_script::INTEGER, p_asks_when := $p_asks_when::BOOLEAN);
+                             p_query_script := $p_query_script::INTEGER, p_asks_when := $p_asks_when::BOOLEAN,
+                             p_caller_host := $p_caller_host::BOOLEAN);
 
 -- The active documents the caller may see.
 -- name: kb_overview
