@@ -49,7 +49,6 @@ from typing import Any
 
 from ..errors import AmbiguousMatch, InvalidInput, PermissionDenied, ProvenanceConflict, RejectedWrite
 from ..write import validate
-from ..write.scan import scan_many
 from ..write.writer import Caller, NewMemory, prepare
 from .formats import FORMATS
 from .import_files import PARSERS, Record, detect_format
@@ -286,18 +285,9 @@ def _apply_usage(mem: Any, caller: Caller, usage: list[tuple[str, Any]]) -> None
 
 
 def _screen(mem: Any, caller: Caller, specs: list[NewMemory], *, log: bool) -> dict[int, Any]:
-    """The writer's scanner over a batch: {position: Finding}; blocks are logged unless this is a dry run."""
-    if log:
-        return mem.writer.screen(caller, specs, atomic=False)
-    fields = [(k, name, v) for k, s in enumerate(specs) for name, v in (("content", s.content), ("key", s.key or ""),
-              ("tags", " ".join(s.tags)), ("entities", " ".join(s.entities))) if v]
-    out: dict[int, Any] = {}
-    verdicts = scan_many([v for *_, v in fields], protected_paths=mem.writer.protected_paths,
-                         labels=[name != "content" for _, name, _ in fields])
-    for (k, name, _), finding in zip(fields, verdicts):
-        if finding is not None and (k not in out or finding.blocked and not out[k].blocked):
-            out[k] = replace(finding, detail=f"{name}: {finding.detail}")
-    return out
+    """The writer's scanner over a batch, as the write will meet it: {position: Finding}; blocks are logged unless
+    this is a dry run."""
+    return mem.writer.screen(caller, specs, atomic=False, log=log)
 
 
 def _identity(spec: NewMemory) -> tuple:

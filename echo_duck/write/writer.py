@@ -186,10 +186,11 @@ class Writer:
         return targets.resolve(self.db, caller, target, live_only=live_only, any_agent=any_agent)
 
     def screen(self, caller: Caller, specs: Sequence[NewMemory], *, atomic: bool = True,
-               storing: bool = False) -> dict[int, Any]:
+               storing: bool = False, log: bool = True) -> dict[int, Any]:
         """The scanner on every text field of every spec, one model pass for all: {position: Finding} for each
-        refused spec. A block is logged in blocked_writes, and raised at once when ``atomic``. ``storing``: the
-        specs are stored right after (remember_many), so the scanner may start the index's model on them."""
+        refused spec. A block is logged in blocked_writes (unless not ``log``: an import's dry run), and raised at
+        once when ``atomic``. ``storing``: the specs are stored right after (remember_many), so the scanner may start
+        the index's model on them."""
         fields = [(i, name, value) for i, spec in enumerate(specs)
                   for name, value in (("content", spec.content), ("key", spec.key or ""), ("tags", " ".join(spec.tags)),
                                       ("entities", " ".join(spec.entities)), ("source_session", spec.source_session or ""),
@@ -210,7 +211,8 @@ class Writer:
                 continue
             out[i] = replace(finding, detail=f"{name}: {finding.detail}")  # which field: an import's report names it
             if finding.blocked:
-                self.quarantine(caller, name, finding.reason, finding.detail, finding.excerpt)
+                if log:
+                    self.quarantine(caller, name, finding.reason, finding.detail, finding.excerpt)
                 if atomic:
                     raise RejectedWrite(finding.reason, finding.detail, name)
         return out
@@ -270,10 +272,12 @@ class Writer:
         require_owner(caller, old, f"write key {spec.key!r} over")  # a shared key is its writer's fact
         if spec.provenance < old["provenance"]:
             return self._lower_provenance(caller, spec, old, on_lower_provenance)
-        claims = guards.host_writes(caller) and not old.get("by_host")  # the host's word on an agent's copy
-        if spec.content == old["content"] and spec.type == old["type"] and spec.provenance == old["provenance"] \
-                and not claims:
-            return self._restate(caller, spec, old)  # the same fact restated: no new version
+        if spec.content == old["content"] and spec.type == old["type"] and spec.provenance == old["provenance"]:
+            if not guards.host_writes(caller) or old.get("by_host"):
+                return self._restate(caller, spec, old)  # the same fact restated: no new version
+            # the host's word on a row not marked its own (an agent's with its id, or written before 0010): a new
+            # version, keeping what a restatement merges (a pinned rule stays pinned)
+            return self._new_version(caller, _merged(spec, old), old, "the host's word on the same text")
         return self._new_version(caller, spec, old, "same key, new content")
 
     def key_rows(self, caller: Caller, rows: list[dict]) -> list[dict]:
@@ -292,16 +296,15 @@ class Writer:
         a higher importance or confidence (never lower; a SELF memory's confidence is earned, not restated), a
         higher sensitivity (its earlier versions narrow with it), a higher provenance (the user saying what a tool
         or an import said first makes it the user's word: a later lower-trust claim meets user_stated)."""
-        refs = list(dict.fromkeys([*old["source_refs"], *spec.source_refs,
+        merged = _merged(spec, old)
+        refs = list(dict.fromkeys([*merged.source_refs,
                                    *([f"session:{spec.source_session}"] if spec.source_session
                                      and spec.source_session != old["source_session"] else [])]))[:200]
-        confidence = old["confidence"] if old["type"] == "self" else max(old["confidence"], spec.confidence)
         before = self.db.scalar("memory_json", id=old["id"])
-        sensitivity = max(old["sensitivity"], spec.sensitivity, key=SENSITIVITIES.index)
-        tags = list(dict.fromkeys([*old["tags"], *spec.tags]))
+        sensitivity, tags = merged.sensitivity, list(merged.tags)
         provenance = max(old["provenance"], spec.provenance)
-        self.db.run("restate_in_place", id=old["id"], now=self._now(), pinned=old["pinned"] or spec.pinned,
-                    importance=max(old["importance"], spec.importance), confidence=confidence, tags=tags, refs=refs,
+        self.db.run("restate_in_place", id=old["id"], now=self._now(), pinned=merged.pinned,
+                    importance=merged.importance, confidence=merged.confidence, tags=tags, refs=refs,
                     sensitivity=sensitivity, provenance=provenance)
         raised = (f"; provenance raised to {PROVENANCE_NAMES[provenance]}" if provenance > old["provenance"] else "")
         self._event(caller, "restate", old["id"], "the same fact written again: reviewed, sources and tags merged"
@@ -368,3 +371,12 @@ class Writer:
         rows = {str(r["id"]): r for r in self.db.dicts("memories_by_ids", ids=uuid_list(ids))}
         return [Memory.from_row(rows[str(i)]) for i in ids]
 
+
+def _merged(spec: NewMemory, old: dict) -> NewMemory:
+    """``spec`` with what ``Writer._restate`` merges from ``old``: pins, tags, sources, the higher importance,
+    confidence (a SELF memory's stays earned) and sensitivity."""
+    return replace(spec, pinned=old["pinned"] or spec.pinned, importance=max(old["importance"], spec.importance),
+                   confidence=old["confidence"] if old["type"] == "self" else max(old["confidence"], spec.confidence),
+                   tags=tuple(dict.fromkeys([*old["tags"], *spec.tags])),
+                   source_refs=tuple(dict.fromkeys([*old["source_refs"], *spec.source_refs]))[:200],
+                   sensitivity=max(old["sensitivity"], spec.sensitivity, key=SENSITIVITIES.index))
