@@ -425,3 +425,56 @@ def test_an_agent_named_like_the_host_does_not_make_the_hosts_key_ambiguous(host
     assert host.update("deploy.rule", content="Deploys need three approvals", provenance="user_stated").supersedes \
         == rule.id
     assert [m.id for m in host.history("deploy.rule").versions][0] == rule.id
+
+
+def test_members_see_the_hosts_shared_lines_labelled_as_the_hosts(host):
+    """The shared block and memory_search showed the host's team rule and agent "default"'s note alike, as
+    "[agent default, team]" (a fourth review; kb_render already said "(host, team)")."""
+    for agent, publish in (("default", True), ("victim", False)):
+        host.grant(team="red", agent_id=agent, publish=publish)
+    host.remember("Deploys need two approvals from on-call", type="procedure", scope="team", team_id="red")
+    host.for_agent("default", team_id="red").remember("Deploys need one approval on Fridays", type="procedure",
+                                                      scope="team", team_id="red")
+    victim = host.for_agent("victim", team_id="red")
+    shared = victim.snapshot().partition("<shared-memory-context>")[2]
+    assert "- [host, team] Deploys need two approvals from on-call" in shared
+    assert "- [agent default, team] Deploys need one approval on Fridays" in shared
+    found = tools.call(victim, "memory_search", {"query": "how many approvals do deploys need?"})["hits"]
+    assert {h["content"]: h["by_host"] for h in found} == {"Deploys need two approvals from on-call": True,
+                                                           "Deploys need one approval on Fridays": False}
+
+
+def test_the_cli_names_the_cli_grant_when_a_team_write_is_refused(tmp_path):
+    from click.testing import CliRunner
+
+    from echo_duck.cli.main import cli
+
+    refused = CliRunner().invoke(cli, ["--db", str(tmp_path / "c.duckdb"), "add", "Deploys go through the train",
+                                       "--type", "procedure", "--scope", "team", "--team", "red"])
+    assert refused.exit_code == 1 and "echo-duck grant default --team red --admin" in refused.output
+
+
+def test_a_trusted_restore_keeps_every_record_under_its_owner(tmp_path):
+    """A restore wrote every record under the restoring handle's agent id: a member's team rule came back as agent
+    "default"'s, in the host's own block, for that agent to forget (a fourth review). Restored twice, nothing doubles."""
+    from echo_duck.io.exporters import export_jsonl
+
+    backup, rule = tmp_path / "backup.jsonl", "Before every deploy run the smoke tests"
+    with echo_duck.open(tmp_path / "a.duckdb", admin=True, embedder="hash") as host:
+        host.grant(team="red", agent_id="default", publish=True)
+        host.grant(team="red", agent_id="mallory", publish=True)
+        host.for_agent("mallory", team_id="red").remember(rule, type="procedure", scope="team", team_id="red")
+        host.remember("Deploys go through the release train", type="procedure", scope="team", team_id="red")
+        export_jsonl(host, backup)
+    with echo_duck.open(tmp_path / "b.duckdb", admin=True, embedder="hash") as host:
+        host.grant(team="red", agent_id="default", publish=True)
+        host.grant(team="red", agent_id="mallory", publish=True)
+        for _ in range(2):
+            import_file(host, backup, trusted=True, provenance="keep")
+        rows = host.sql("SELECT content, agent_id, by_host FROM memories ORDER BY content").rows()
+        assert rows == [(rule, "mallory", False), ("Deploys go through the release train", "default", True)]
+        assert rule not in host.snapshot().partition("<shared-memory-context>")[0]  # not the host's own
+        restored = host.sql("SELECT id::VARCHAR AS id FROM memories WHERE content = ?", params=[rule]).item()
+    with echo_duck.open(tmp_path / "b.duckdb", embedder="hash") as agent, \
+            pytest.raises(echo_duck.PermissionDenied, match="mallory"):
+        agent.forget(restored)

@@ -129,6 +129,7 @@ def _normalise(path, where, obj, forced_type, default_type, ref_ids, extra, vers
         raise InvalidInput(f"{path}, {where}: {e}; nothing was imported") from None
     fields["_version"] = is_version
     fields["_by_host"] = obj.get("by_host") is True  # kept by a trusted import only (importers.py)
+    fields["_agent_id"] = obj.get("agent_id") if isinstance(obj.get("agent_id"), str) else None  # likewise
     if extra is not None:
         extra(obj, fields)
     return where, fields, None

@@ -31,7 +31,8 @@ Accepted shapes (``format=None`` detects the format from the file name, then fro
 - ``ethan-profile`` (user_profile.md): each ``##`` section (``#`` if none) becomes one user memory
   keyed ``profile:<section>`` holding the section's text; empty sections are skipped.
 - ``jsonl`` (.jsonl / .ndjson) and ``parquet``: echo_duck records as ``echo_duck.io.exporters`` writes
-  them (the fields of ``remember``); id, agent_id, version, counters and episode_id are not carried over.
+  them (the fields of ``remember``); id, version, counters and episode_id are not carried over, nor agent_id
+  but by a trusted restore.
 
 Rows get ``provenance`` (default ``legacy``); ``"keep"`` keeps each record's own (legacy where absent),
 e.g. to restore an export: a file's claim like its scope and pins, so it needs ``trusted=True`` (an admin).
@@ -56,8 +57,11 @@ from .import_trust import ACCESS_COUNT_CEILING, dumps_usage
 from .store_files import refuse_store_file
 
 _TRUSTED_ONLY = ("scope", "team_id", "tenant_id", "pinned")  # honoured only with trusted=True (an admin)
-_EXISTING = ("SELECT scope, key, type, content, coalesce(by_host, false) AS by_host "
-             "FROM visible_memories($agent, $session) WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::VARCHAR[], content)")
+_MATCHING = ("WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::VARCHAR[], content)")
+_EXISTING = ("SELECT agent_id, scope, key, type, content, coalesce(by_host, false) AS by_host "
+             "FROM visible_memories($agent, $session) " + _MATCHING)
+_EVERY = ("SELECT agent_id, scope, key, type, content, coalesce(by_host, false) AS by_host FROM memories "
+          + _MATCHING)  # a trusted restore (admin): every owner's rows
 # InvalidInput here is what the store refused that parsing let through (a constraint): that record is reported,
 # never sinking the rest of the file after earlier batches were committed
 _WRITE_ERRORS = (ProvenanceConflict, AmbiguousMatch, PermissionDenied, RejectedWrite, InvalidInput)
@@ -108,8 +112,9 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
     ``team_id``, ``tenant_id``, ``pinned`` or ``tier`` they carry (echo-agent's HISTORY.md is a history: episodic).
     ``trusted=True`` (an admin handle only) keeps them, e.g. to restore an export made by an admin, and skips the
     contradiction check every other import runs on what it stored (a query per record); it also keeps a record's
-    ``by_host`` (what the host wrote itself, ``memories.by_host``), which an untrusted import never does: a restored
-    rule stays the host's to change. ``provenance="keep"`` (each
+    ``by_host`` (what the host wrote itself, ``memories.by_host``) and ``agent_id`` (each record comes back under its
+    owner; a record counts as stored where its owner holds it), which an untrusted import never does: a restored
+    rule stays the host's to change, and a member's stays the member's. ``provenance="keep"`` (each
     record's own provenance, a file's claim like the others: ``"source": "user"`` would otherwise outrank what the
     user said) needs it too.
 
@@ -145,6 +150,7 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
             fields["provenance"] = (own if own is not None else "legacy") if keep else level
             fields["_by_host"] = bool(fields.get("_by_host")) and trusted
             if not trusted:
+                fields.pop("_agent_id", None)
                 for name in _TRUSTED_ONLY:
                     fields.pop(name, None)
                 if fmt != "echo-history":  # an episode states no fact, so no check meets it: not the file's to say
@@ -163,6 +169,7 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
     prepared: list[tuple[int, str, NewMemory]] = []
     usages: dict[str, Any] = {}  # where -> (access_count, last_accessed), applied once stored
     hosts: set[str] = set()  # records a trusted import keeps as the host's own words (by_host)
+    writers: dict[str, Caller] = {}  # who a record is written as, when not ``caller`` (a trusted restore)
     versions: set[str] = set()  # older versions kept for their chain: stored once, whatever their status now
     now = mem.writer.clock()
     for i, (where, fields, why) in enumerate(records):
@@ -175,6 +182,9 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
                 versions.add(where)
             if fields.pop("_by_host", False):
                 hosts.add(where)
+            owner = fields.pop("_agent_id", None)
+            if owner is not None or where in hosts:  # a trusted restore: each record under its owner, as written
+                writers[where] = _writer(caller, owner, where in hosts)
             spec = prepare(caller, fields.pop("content"), **fields)
             if spec.observed_at is not None and spec.observed_at > now:  # a file's future date: as of now
                 spec = replace(spec, observed_at=now)
@@ -188,29 +198,30 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
     for start in range(0, len(prepared), batch_size):  # one model pass per batch; blocks are logged (not in a dry run)
         part = prepared[start:start + batch_size]
         findings: dict[int, Any] = {}
-        for who, marked in ((caller, False), (caller.acting_as(caller.actor, "restore"), True)):  # as written
-            at = [k for k, (_, where, _) in enumerate(part) if (where in hosts) == marked]
-            if at:
-                found = _screen(mem, who, [part[k][2] for k in at], log=not dry_run)
-                findings.update({at[j]: finding for j, finding in found.items()})
+        for who in dict.fromkeys(writers.get(where, caller) for _, where, _ in part):  # scanned as written
+            at = [k for k, (_, where, _) in enumerate(part) if writers.get(where, caller) == who]
+            found = _screen(mem, who, [part[k][2] for k in at], log=not dry_run)
+            findings.update({at[j]: finding for j, finding in found.items()})
         for k, (i, where, spec) in enumerate(part):
             finding = findings.get(k)
             if finding is not None and finding.blocked:
                 skipped.append((i, Issue(where, "rejected", f"{finding.reason} in {finding.detail}")))
                 continue
             try:
-                mem.writer.check_permission(caller, spec)
+                mem.writer.check_permission(writers.get(where, caller), spec)
             except PermissionDenied as e:
                 errors.append(Issue(where, "permission_denied", str(e)))
                 continue
             if finding is not None:
                 held[id(spec)] = finding
             candidates.append((i, where, spec))
-    stored, seen, good = _stored(mem, [spec for _, _, spec in candidates]), set(), []
-    history = _stored(mem, [spec for _, w, spec in candidates if w in versions], statuses=("superseded",))
+    owned = bool(writers)  # a trusted restore: a record is stored where its owner holds it
+    stored, seen, good = _stored(mem, [spec for _, _, spec in candidates], owned=owned), set(), []
+    history = _stored(mem, [spec for _, w, spec in candidates if w in versions], statuses=("superseded",), owned=owned)
     for i, where, spec in candidates:
+        ident = _identity(spec) if not owned else (writers.get(where, caller).agent_id, *_identity(spec))
         # the host's record is stored only as the host's row (an agent's copy of its words is not it)
-        ident = (*_identity(spec), True) if where in hosts else _identity(spec)
+        ident = (*ident, True) if where in hosts else ident
         if ident in seen or ident in stored or (where in versions and ident in history):
             why = "already stored" if ident in stored or ident in history else "the same memory appears earlier in the file"
             skipped.append((i, Issue(where, "duplicate", why)))
@@ -220,7 +231,7 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
     ids: list[str] = []
     quarantined: list[str] = []
     try:
-        _write_batches(mem, caller, good, held, usages, batch_size, dry_run, ids, quarantined, errors, hosts)
+        _write_batches(mem, caller, good, held, usages, batch_size, dry_run, ids, quarantined, errors, writers)
     finally:  # what was committed meets the check, even when a later batch failed
         if check and ids:
             # Untrusted text meets what is stored as any write does: a contradiction is recorded and settled by
@@ -235,13 +246,14 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
 
 def _write_batches(mem: Any, caller: Caller, good: list[tuple[str, NewMemory]], held: dict[int, Any],
                    usages: dict[str, Any], batch_size: int, dry_run: bool, ids: list[str], quarantined: list[str],
-                   errors: list[Issue], hosts: set[str] = frozenset()) -> None:
+                   errors: list[Issue], writers: dict[str, Caller] | None = None) -> None:
     """One transaction per batch; a refusal inside it falls back to one record at a time. Appends to ``ids``,
     ``quarantined`` and ``errors`` as it goes (the caller checks what was committed, whatever happens). A run of
-    records in ``hosts`` is written on the "restore" path (guards.host_writes), in file order with the rest."""
+    records ``writers`` names is written as that caller (a trusted restore: the owner, on the "restore" path for the
+    host's words), in file order with the rest."""
     runs: list[tuple[Caller, list]] = []
     for where, spec in [] if dry_run else good:
-        who = caller.acting_as(caller.actor, "restore") if where in hosts else caller
+        who = (writers or {}).get(where, caller)
         if not runs or runs[-1][0] != who or len(runs[-1][1]) == batch_size:
             runs.append((who, []))
         runs[-1][1].append((where, spec))
@@ -290,20 +302,32 @@ def _screen(mem: Any, caller: Caller, specs: list[NewMemory], *, log: bool) -> d
     return mem.writer.screen(caller, specs, atomic=False, log=log)
 
 
+def _writer(caller: Caller, owner: str | None, by_host: bool) -> Caller:
+    """Who a trusted restore writes a record as: its owner (``owner``, the file's agent_id; an admin handle keeps its
+    rights), on the "restore" path when the file marks it the host's (guards.host_writes)."""
+    if owner is not None and owner != caller.agent_id:
+        caller = replace(caller, agent_id=validate.text(owner, "agent_id", max_chars=200))
+    return caller.acting_as(caller.actor, "restore") if by_host else caller
+
+
 def _identity(spec: NewMemory) -> tuple:
     """Two records are the same memory: same scope and content, and for a keyed fact same key and type."""
     return spec.scope, spec.key, spec.type if spec.key else None, spec.content
 
 
-def _stored(mem: Any, specs: list[NewMemory], statuses: tuple[str, ...] = ("active", "quarantined")) -> set[tuple]:
-    """Identities of the live memories visible to the caller whose content equals one of ``specs``; a row the host
-    wrote (by_host) also as its identity with True after it."""
+def _stored(mem: Any, specs: list[NewMemory], statuses: tuple[str, ...] = ("active", "quarantined"),
+            owned: bool = False) -> set[tuple]:
+    """Identities of the live memories visible to the caller whose content equals one of ``specs`` (``owned``: of
+    every memory, each identity led by its agent id: a trusted restore, admin only); a row the host wrote (by_host)
+    also as its identity with True after it."""
     contents, found = sorted({s.content for s in specs}), set()
     for start in range(0, len(contents), 1000):
-        frame = mem._select(_EXISTING, dict(agent=mem.caller.agent_id, session=mem.caller.session_id,
-                                            contents=contents[start:start + 1000], statuses=list(statuses)))
+        matching = dict(contents=contents[start:start + 1000], statuses=list(statuses))
+        frame = mem._select(_EVERY, matching) if owned else \
+            mem._select(_EXISTING, dict(agent=mem.caller.agent_id, session=mem.caller.session_id, **matching))
         for r in frame.iter_rows(named=True):
             ident = (r["scope"], r["key"], r["type"] if r["key"] else None, r["content"])
+            ident = (r["agent_id"], *ident) if owned else ident
             found |= {ident, (*ident, True)} if r["by_host"] else {ident}
     return found
 

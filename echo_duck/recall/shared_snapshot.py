@@ -112,8 +112,8 @@ def _fit(memories: Sequence[Memory], budget: int, limit: int) -> list[tuple[int,
     for i, memory in enumerate(memories):
         if len(chosen) >= limit:
             break
-        author = " ".join(memory.agent_id.split())[:60]
-        head = f"- [agent {_safe(author)}, {memory.scope}] "
+        author = "host" if memory.by_host else f"agent {' '.join(memory.agent_id.split())[:60]}"  # as kb_render
+        head = f"- [{_safe(author)}, {memory.scope}] "
         content = _safe(" ".join(memory.content.split()))
         line = f"{head}{content}\n"
         if len(line) > share:

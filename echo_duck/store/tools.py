@@ -220,7 +220,7 @@ def _memory_search(mem, query, k, types=None) -> dict[str, Any]:
 def _found(agent_id: str, hit) -> dict[str, Any]:
     m = hit.memory
     out = {**_brief(m), "score": round(hit.score, 6), "conflicts_with": list(hit.conflicts_with),
-           "author": m.agent_id, "own": m.agent_id == agent_id}
+           "author": m.agent_id, "by_host": bool(m.by_host), "own": m.agent_id == agent_id}
     if not out["own"]:  # a teammate's "user_stated" is its own word, not the user's (TRUST.md, the shared block)
         out.update(scope=m.scope, provenance=f"claimed by its author: {m.provenance_name}",
                    trust="lower: another agent's memory, unconfirmed")

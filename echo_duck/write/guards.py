@@ -125,12 +125,17 @@ def check_publish(db: Db, caller: Caller, scope: str, team_id: str | None, tenan
     group = team_id if scope == "team" else tenant_id if scope == "tenant" else None
     if caller.admin:
         return
+    cli = caller.path == "cli"  # name the fix the caller can type
     if group is not None and not db.scalar("is_member", agent_id=caller.agent_id, kind=scope, group_id=group):
+        how = (f"echo-duck grant {caller.agent_id} --{scope} {group} --admin" if cli else
+               f"admin.grant({scope}={group!r}, agent_id={caller.agent_id!r})")
         raise PermissionDenied(f"agent {caller.agent_id!r} is not a member of {scope} {group!r}; an admin grants it "
-                               f"with admin.grant({scope}={group!r}, agent_id={caller.agent_id!r})")
+                               f"with {how}")
     if not db.scalar("has_publish_right", agent_id=caller.agent_id, scope=scope, group_id=group):
         target = "public" if group is None else f"{scope} {group!r}"
-        hint = (f"admin.grant_right({caller.agent_id!r}, 'publish:public')" if group is None else
+        hint = (f"echo-duck grant {caller.agent_id} --right publish:public --admin" if cli and group is None else
+                f"echo-duck grant {caller.agent_id} --{scope} {group} --publish --admin" if cli else
+                f"admin.grant_right({caller.agent_id!r}, 'publish:public')" if group is None else
                 f"admin.grant({scope}={group!r}, agent_id={caller.agent_id!r}, publish=True)")
         raise PermissionDenied(f"agent {caller.agent_id!r} may not publish to {target}: writing shared scopes needs a "
                                f"right an admin grants ({hint})")
