@@ -234,11 +234,10 @@ class Compressor:
         rep, others = group[0], group[1:]
         refs = _refs(group, folded=others)
         # the representative's words, so its provenance (the group's highest): neither relabelled nor refused
-        new = self.writer.update(caller, rep.id, reason=f"compressed {len(group)} restatements into one",
-                                 provenance=rep.provenance, source_refs=refs,
-                                 importance=max(m.importance for m in group),
-                                 pinned=any(m.pinned for m in group),
-                                 tags=sorted({t for m in group for t in m.tags}))
+        new = self.writer.update(caller, rep.id, {"source_refs": refs, "importance": max(m.importance for m in group),
+                                                  "pinned": any(m.pinned for m in group),
+                                                  "tags": sorted({t for m in group for t in m.tags})},
+                                 reason=f"compressed {len(group)} restatements into one", provenance=rep.provenance)
         with self.db.transaction("folding restatements"):
             for m in others:
                 self._fold(caller, m, new.id, f"compressed into {new.id} with {rep.id}")

@@ -282,9 +282,11 @@ class ContradictionChecker:
             check_provenance(caller, head, level, "reverse a contradiction over")
             refs = list(dict.fromkeys([*loser["source_refs"], f"memory:{loser['id']}"]))
             # the claim keeps its own provenance, or the request's when that is higher (the user confirmed it)
-            self.writer.update(caller, str(head["id"]), content=loser["content"], provenance=max(loser["provenance"], level),
+            self.writer.update(caller, str(head["id"]),
+                               {"content": loser["content"], "source_session": loser["source_session"],
+                                "source_refs": refs, "type": loser["type"]},
+                               provenance=max(loser["provenance"], level),
                                reason=f"reversed contradiction {row['id']}: the earlier claim was right",
-                               source_session=loser["source_session"], source_refs=refs, type=loser["type"],
                                words_by_host=bool(loser.get("by_host")))
         with self.db.transaction("reviewing a contradiction"):
             self.db.run("resolve_contradiction", id=row["id"], resolution="user", winner=win, now=self.clock())

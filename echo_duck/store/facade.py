@@ -36,7 +36,7 @@ from ..storage.template import is_new_file, place_template
 from ..write import review, validate
 from ..write.guards import check_actor
 from ..write.sessions import Sessions
-from ..write.writer import UPDATABLE, WRITE_PATHS, Caller, WriteBatch, Writer, prepare
+from ..write.writer import WRITE_PATHS, Caller, WriteBatch, Writer, prepare
 from ..write.spec import prepare_record
 from .admin_verbs import AdminVerbs, _empty_frame
 from .kb_verbs import KnowledgeBaseVerbs
@@ -295,9 +295,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             changes["content"] = content
         if not changes:  # it wrote a new, identical version (and an event) for nothing
             raise InvalidInput("update needs something to change: content= or a field such as tags=, importance=")
-        if unknown := set(changes) - set(UPDATABLE):  # the writer's own keywords (words_by_host) are not fields
-            raise InvalidInput(f"update() cannot change {', '.join(sorted(unknown))}; allowed: {', '.join(UPDATABLE)}")
-        memory = self.writer.update(self.caller, target, provenance=provenance, reason=reason, **changes)
+        memory = self.writer.update(self.caller, target, changes, provenance=provenance, reason=reason)
         self.checker.check(self.caller, [memory.id])
         return self._reload(memory)
 

@@ -125,10 +125,11 @@ class Writer:
                 ids[pos] = self._upsert(caller, specs[pos], on_lower_provenance)
             return self._memories(ids)
 
-    def update(self, caller: Caller, target: Any, *, provenance: Any = "model_inferred", reason: str | None = None,
-               words_by_host: bool | None = None, **changes: Any) -> Memory:
-        """Replace a live memory (by id or key) with a new version carrying ``changes``, kept under its owner (an admin's
-        edit too); the host's mark as guards.new_words_by_host gives it."""
+    def update(self, caller: Caller, target: Any, changes: dict[str, Any], *, provenance: Any = "model_inferred",
+               reason: str | None = None, words_by_host: bool | None = None) -> Memory:
+        """Replace a live memory (by id or key) with a new version carrying ``changes`` (fields of UPDATABLE only: a
+        dict, so no name in it reaches this method's own keywords), kept under its owner (an admin's edit too); the
+        host's mark as guards.new_words_by_host gives it."""
         with self.db.reading():
             old = self.resolve_owned(caller, target, live_only=True, verb="update")
         fields = {name: old[name] for name in UPDATABLE}
