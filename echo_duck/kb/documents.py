@@ -56,7 +56,7 @@ from ..text import bridge
 from ..text.when import asks_when, text_script
 from ..text import segment as text
 from ..write import validate
-from ..write.guards import host_writes
+from ..write.guards import admin_hint, host_writes
 from ..write.scan import scan
 from ..write.writer import Caller, check_publish
 from .chunking import Document, doc_stage, in_context, plan, stage_chunks, vector_stage
@@ -362,9 +362,8 @@ def _refuse_host_documents(caller: Caller, rows: list[dict], verb: str) -> None:
     own agent id ("default", echo_duck.open(path)). Nothing is changed when one of the documents is the host's."""
     if caller.admin or not (host := [r for r in rows if r["by_host"]]):
         return
-    how = "--admin" if caller.path == "cli" else "echo_duck.open(..., admin=True)"
     raise PermissionDenied(f"knowledge-base document {host[0]['id']} was added by the host (by_host); only an admin "
-                           f"handle may {verb} it ({how})")
+                           f"handle may {verb} it ({admin_hint(caller)})")
 
 
 def _owner(caller: Caller, scope: str, team_id: Any, tenant_id: Any, sensitivity: str) -> dict[str, Any]:

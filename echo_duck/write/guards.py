@@ -30,9 +30,13 @@ def require_owner(caller: Caller, row: dict[str, Any], verb: str) -> None:
         raise PermissionDenied(f"memory {row['id']} belongs to agent {row['agent_id']!r}; only its owner or an "
                                f"admin handle (echo_duck.open(..., admin=True)) may {verb} it")
     if row.get("by_host") and not caller.admin:
-        how = "--admin" if caller.path == "cli" else "echo_duck.open(..., admin=True)"
         raise PermissionDenied(f"memory {row['id']} was written by the host (by_host); only an admin handle may {verb} "
-                               f"it ({how})")
+                               f"it ({admin_hint(caller)})")
+
+
+def admin_hint(caller: Caller) -> str:
+    """How the caller opens an admin handle: the CLI's flag, else the Python call."""
+    return "--admin" if caller.path == "cli" else "echo_duck.open(..., admin=True)"
 
 
 def check_actor(actor: str, agent_id: str, admin: bool) -> str:
