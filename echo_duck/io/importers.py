@@ -57,11 +57,6 @@ from .import_trust import ACCESS_COUNT_CEILING, dumps_usage
 from .store_files import refuse_store_file
 
 _TRUSTED_ONLY = ("scope", "team_id", "tenant_id", "pinned")  # honoured only with trusted=True (an admin)
-_MATCHING = ("WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::VARCHAR[], content)")
-_EXISTING = ("SELECT agent_id, scope, key, type, content, coalesce(by_host, false) AS by_host "
-             "FROM visible_memories($agent, $session) " + _MATCHING)
-_EVERY = ("SELECT agent_id, scope, key, type, content, coalesce(by_host, false) AS by_host FROM memories "
-          + _MATCHING)  # a trusted restore (admin): every owner's rows
 # InvalidInput here is what the store refused that parsing let through (a constraint): that record is reported,
 # never sinking the rest of the file after earlier batches were committed
 _WRITE_ERRORS = (ProvenanceConflict, AmbiguousMatch, PermissionDenied, RejectedWrite, InvalidInput)
@@ -322,10 +317,11 @@ def _stored(mem: Any, specs: list[NewMemory], statuses: tuple[str, ...] = ("acti
     also as its identity with True after it."""
     contents, found = sorted({s.content for s in specs}), set()
     for start in range(0, len(contents), 1000):
-        matching = dict(contents=contents[start:start + 1000], statuses=list(statuses))
-        frame = mem._select(_EVERY, matching) if owned else \
-            mem._select(_EXISTING, dict(agent=mem.caller.agent_id, session=mem.caller.session_id, **matching))
-        for r in frame.iter_rows(named=True):
+        matching = {"contents": contents[start:start + 1000], "statuses": list(statuses)}
+        with mem.db.reading():
+            rows = mem.db.dicts("import_stored_any_owner", **matching) if owned else \
+                mem.db.dicts("import_stored", agent=mem.caller.agent_id, session=mem.caller.session_id, **matching)
+        for r in rows:
             ident = (r["scope"], r["key"], r["type"] if r["key"] else None, r["content"])
             ident = (r["agent_id"], *ident) if owned else ident
             found |= {ident, (*ident, True)} if r["by_host"] else {ident}

@@ -194,6 +194,18 @@ WHERE key = $key
 ORDER BY created_at DESC, version DESC
 LIMIT 1;
 
+-- An import's duplicate check (echo_duck/io/importers.py): the live (or $statuses) memories the importing caller may
+-- see whose content is one of $contents; a trusted restore (admin) reads every owner's (import_stored_any_owner).
+-- name: import_stored
+SELECT agent_id, scope, key, type, content, coalesce(by_host, false) AS by_host
+FROM visible_memories($agent, $session::VARCHAR)
+WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::VARCHAR[], content);
+
+-- name: import_stored_any_owner
+SELECT agent_id, scope, key, type, content, coalesce(by_host, false) AS by_host
+FROM memories
+WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::VARCHAR[], content);
+
 -- Usage an import carries over (echo_duck/io/import_trust.py): added to the counts, the later last access kept.
 -- name: usage_of
 SELECT access_count, last_accessed FROM memories WHERE id = $id;
