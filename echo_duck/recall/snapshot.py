@@ -27,13 +27,13 @@ background data, and content cannot close the fence. Format (blocks without cont
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ..models import Memory
 from ..write.scan import gate_lines, labels_pass
 from ..write.validate import section_name
-from .snapshot_blocks import (BLOCKS, OUTSIDE_RULE, UNCONFIRMED_BELOW, Budgets, fence_safe, one_line, profile_lines,
-                              select, trust)
+from .snapshot_blocks import (BLOCKS, OUTSIDE_RULE, Budgets, fence_safe, one_line, profile_lines,
+                              select, trust, unconfirmed)
 
 __all__ = ["OPEN", "CLOSE", "PREAMBLE", "Budgets", "render", "fence_safe"]
 
@@ -50,7 +50,9 @@ def render(candidates: Sequence[tuple[str, Memory]], budgets: Budgets, limit: in
     prompt joins them (issue 19): a line, or a run of lines, the scanner refuses is left out."""
     selection = select(candidates, _named_sources(conflicts), limit)
     blocks = [(title, block(selection, getattr(budgets, budget_field))) for _, title, block, budget_field in BLOCKS]
-    blocks = _gated(_named_sections(blocks), _trust_by_text(m for _, m in candidates))
+    memories = [m for _, m in candidates]
+    blocks = _gated(_named_sections(blocks), _by_text(memories, trust),
+                    _by_text(memories, lambda m: int(not unconfirmed(m))))
     parts: list[str] = []
     for title, lines in blocks:
         if lines:
@@ -88,9 +90,10 @@ def _rendered(line: str) -> str:
     return line.strip().removeprefix("- ").removeprefix("### ")
 
 
-def _trust_by_text(memories: Iterable[Memory]) -> dict[str, int]:
-    """Each memory's trust by the text of every line it renders as (snapshot_blocks.py: a fact or rule is one line,
-    a profile section one per line of its content and its name as the heading): the gate reads rendered lines."""
+def _by_text(memories: Iterable[Memory], value: Callable[[Memory], int]) -> dict[str, int]:
+    """The most of ``value`` (trust, or whether confirmed) of the memories rendering each line's text (snapshot_blocks.py:
+    a fact or rule is one line, a profile section one per line of its content and its name as the heading): the
+    gate reads rendered lines."""
     out: dict[str, int] = {}
     for m in memories:
         texts = [m.content, *profile_lines(m.content)]
@@ -98,12 +101,12 @@ def _trust_by_text(memories: Iterable[Memory]) -> dict[str, int]:
             texts.append(section_name(m.key.split(":", 1)[1]))
         for text in texts:
             key = one_line(text)
-            out[key] = max(out.get(key, 0), trust(m))
+            out[key] = max(out.get(key, 0), value(m))
     return out
 
 
 def _trust_of(line: str, trusted: dict[str, int]) -> int:
-    """A rendered line's trust: its memory's, found by its text; a line cut short ("…") by the start of its text,
+    """A rendered line's trust (or whether confirmed): its memory's, found by its text; a line cut short ("…") by the start of its text,
     the most of the memories it may be (what it shows is that memory's words, whoever else starts the same way: a
     low-trust copy of the user's first words must not pull the user's cut line down). Unknown: 0."""
     text = _rendered(line)
@@ -120,14 +123,16 @@ def _is_cut(line: str, trusted: dict[str, int]) -> bool:
     return text.endswith("…") and text not in trusted
 
 
-def _gated(blocks: list[tuple[str, list[str]]], trusted: dict[str, int]) -> list[tuple[str, list[str]]]:
+def _gated(blocks: list[tuple[str, list[str]]], trusted: dict[str, int],
+           confirmed: dict[str, int]) -> list[tuple[str, list[str]]]:
     """Memory lines ("- …") of every block through the scanner's gate, read with the sub-headings ("### …") between
     them (a section's name and its line can be one instruction), each with its memory's trust; a sub-heading the gate
     leaves out is replaced by a neutral one, and a sub-heading left with no line goes."""
     items = [(b, i) for b, (_, lines) in enumerate(blocks) for i, line in enumerate(lines)
              if line.startswith(("- ", "### "))]
     lines = [blocks[b][1][i].replace(OUTSIDE_RULE, "") for b, i in items]  # the gate reads the memory's own words
-    keep = gate_lines(lines, [_trust_of(line, trusted) for line in lines], unsure_below=UNCONFIRMED_BELOW,
+    keep = gate_lines(lines, [_trust_of(line, trusted) for line in lines],
+                      unsure_below=[not _trust_of(line, confirmed) for line in lines],
                       cut=[_is_cut(line, trusted) for line in lines])
     dropped = {item for item, ok in zip(items, keep) if not ok}
     out = []

@@ -35,6 +35,7 @@ PROFILE_SECTIONS = ("基础特征", "身份与背景", "目标与方向", "工�
 _MIN_TRUNCATED = 24  # below this, a cut-down line carries too little to be worth its space
 MAX_SELF_NOTES = 5
 MAX_CONFLICTS = 5
+HOST_ABOVE = 2 * max(PROVENANCE.values()) + 2  # trust(): the host's own line above any line of provenance and pin
 
 
 @dataclass(frozen=True)
@@ -74,14 +75,19 @@ def profile_lines(content: str) -> list[str]:
 
 
 def trust(memory: Memory) -> int:
-    """How far the snapshot's gate trusts a memory's line (write/scan/gate.py gate_lines' ranks): its provenance, then
-    its pin. Both prompt blocks use it (snapshot.py, shared_snapshot.py)."""
-    return 2 * memory.provenance + int(memory.pinned)
+    """How far the snapshot's gate trusts a memory's line (write/scan/gate.py gate_lines' ranks): whether the host
+    wrote it itself (memories.by_host: an agent handle may carry the host's agent id, and its pinned user_stated lines
+    must not rank above the host's own word), then its provenance, then its pin. Whether the line is unconfirmed goes
+    by provenance alone (``unconfirmed``)."""
+    return 2 * memory.provenance + int(memory.pinned) + (HOST_ABOVE if memory.by_host else 0)
 
 
-# The gate's unconfirmed lines in the agent's own block: below what the user said or what was consolidated from the
-# user's words (an import, a tool's output, the agent's own inference, pinned or not).
-UNCONFIRMED_BELOW = 2 * PROVENANCE["consolidated"]
+def unconfirmed(memory: Memory) -> bool:
+    """Whether the gate reads a memory's line as unconfirmed: below what the user said or what was consolidated from
+    the user's words (an import, a tool's output, the agent's own inference, pinned or not), whoever wrote it."""
+    return memory.provenance < PROVENANCE["consolidated"]
+
+
 
 
 def _fit(lines: Iterable[str], budget: int, *, cut_first: bool = True) -> tuple[list[str], int]:

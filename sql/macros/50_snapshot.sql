@@ -28,8 +28,10 @@ CREATE OR REPLACE MACRO dispute_stands(p_agent, p_provenance, p_other_agent, p_o
 -- Episodes (tier 'episodic') are what happened, not facts: never here. A memory on either side of a
 -- pending contradiction is left out of its block (snapshot_conflicts lists it, marked as disputed), unless it
 -- stands (dispute_stands): then the other is named as a claim against it.
--- Order within a block: provenance first (a pin never lifts a lower-trust memory above what the user stated: an
--- agent or an import may pin), then pinned, confidence, recency (last access or update).
+-- Order within a block: what the host wrote itself first (memories.by_host: an agent handle may carry the host's
+-- agent id, and its pinned user_stated rules filled the host's rules block), then provenance (a pin never lifts a
+-- lower-trust memory above what the user stated: an agent or an import may pin), then pinned, confidence, recency
+-- (last access or update).
 CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold) AS TABLE
     WITH open_conflicts AS (  -- pending, between two live memories (a lower-provenance claim awaiting
         SELECT c.memory_a, c.memory_b,  -- review has status 'pending' and never disputes a live fact here)
@@ -63,7 +65,8 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
       AND m.id NOT IN (SELECT id FROM disputed)
       AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
                   p_caller_agent, p_caller_session)
-    ORDER BY m.provenance DESC, m.pinned DESC, m.confidence DESC, coalesce(m.last_accessed, m.updated_at) DESC, m.id;
+    ORDER BY coalesce(m.by_host, false) DESC, m.provenance DESC, m.pinned DESC, m.confidence DESC,
+             coalesce(m.last_accessed, m.updated_at) DESC, m.id;
 
 -- snapshot_conflicts(p_caller_agent, p_caller_session) -> the conflicts to show in the snapshot, the caller's own
 -- first, then other agents' claims by turns, newest first:

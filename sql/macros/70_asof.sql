@@ -100,7 +100,8 @@ CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_sessi
       AND m.id NOT IN (SELECT id FROM disputed)
       AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
                   p_caller_agent, p_caller_session)
-    ORDER BY m.provenance DESC, m.pinned DESC, m.confidence DESC, coalesce(m.last_accessed, m.updated_at) DESC, m.id;
+    ORDER BY coalesce(m.by_host, false) DESC, m.provenance DESC, m.pinned DESC, m.confidence DESC,
+             coalesce(m.last_accessed, m.updated_at) DESC, m.id;
 
 -- snapshot_conflicts_as_of(…, p_ts): snapshot_conflicts (50_snapshot.sql) as it stood at p_ts.
 CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_session, p_ts) AS TABLE

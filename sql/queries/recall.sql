@@ -212,11 +212,13 @@ WHERE memory_id = $id AND action = 'feedback' AND occurred_at >= $start AND occu
 -- fewer), the first $limit of the others; counted apart for the caller's own memories and other agents'
 -- (those go to the separate shared block: they must not crowd out the caller's own).
 SELECT * EXCLUDE (block_rank, author_turn) FROM (
-    -- within a turn, other agents' memories the host's first (by_host), then by when they were written (their
-    -- provenance and pin are their authors' claims: two members claiming pinned user_stated took the host's earlier
-    -- rule's place)
+    -- the caller's own: what the host wrote itself first (an agent handle may carry the host's agent id: twenty pinned
+    -- user_stated rules of such a handle filled the host's rules block), then by rank; within a turn, other agents'
+    -- memories the host's first (by_host), then by when they were written (their provenance and pin are their
+    -- authors' claims: two members claiming pinned user_stated took the host's earlier rule's place)
     SELECT *, row_number() OVER (PARTITION BY block, agent_id = $caller_agent
-                                 ORDER BY author_turn, CASE WHEN agent_id <> $caller_agent THEN NOT coalesce(by_host, false) END,
+                                 ORDER BY CASE WHEN agent_id = $caller_agent THEN NOT coalesce(by_host, false) END,
+                                          author_turn, CASE WHEN agent_id <> $caller_agent THEN NOT coalesce(by_host, false) END,
                                           CASE WHEN agent_id <> $caller_agent THEN created_at END,
                                           provenance DESC, pinned DESC, confidence DESC,
                                           coalesce(last_accessed, updated_at) DESC, id) AS block_rank
@@ -234,7 +236,7 @@ SELECT * EXCLUDE (block_rank, author_turn) FROM (
     )
 )
 WHERE block_rank <= CASE WHEN block IN ('profile', 'rules') THEN 100 ELSE $limit END
-ORDER BY provenance DESC, pinned DESC, confidence DESC, coalesce(last_accessed, updated_at) DESC, id;
+ORDER BY coalesce(by_host, false) DESC, provenance DESC, pinned DESC, confidence DESC, coalesce(last_accessed, updated_at) DESC, id;
 
 -- name: snapshot_conflicts
 SELECT * FROM snapshot_conflicts($caller_agent, $caller_session::VARCHAR) LIMIT $limit;

@@ -92,13 +92,14 @@ def finds_anything(texts: Sequence[str]) -> list[bool]:
 
 
 def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
-               unsure_below: float | None = None, authors: Sequence[str] | None = None,
+               unsure_below: float | Sequence[bool] | None = None, authors: Sequence[str] | None = None,
                cut: Sequence[bool] | None = None, by_author: bool | Sequence[bool] = False) -> list[bool]:
     """Keep (True) or leave out (False) each rendered line; lines are memory contents as rendered ("- …"), or the
     sub-headings above them ("### …": a section's name, read with its lines). ``ranks``: how far each line is
     trusted (its memory's provenance and pin; higher is more), all equal if not given. ``unsure_below``: lines
-    ranked below it are unconfirmed, and an unsure verdict on a run of them counts (module docstring), when one
-    author wrote the whole run (``authors``: who wrote each line, one author if not given).
+    ranked below it are unconfirmed (or, a list, which lines are), and an unsure verdict on a run of them counts
+    (module docstring), when one author wrote the whole run (``authors``: who wrote each line, one author if not
+    given).
 
     A line the scanner blocks alone is left out by itself; a run of neighbours blocked only together (every line of
     it passes alone) is left out whole, unless its lines are trusted unequally: then as few of the less trusted lines
@@ -123,7 +124,9 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
             alone[i] = BLOCK
     keep = [level < BLOCK for level in alone]
     # unconfirmed lines the scanner finds nothing in alone: an unsure verdict on a run of them counts
-    loose = [unsure_below is not None and r < unsure_below and level == PASS for r, level in zip(rank, alone)]
+    unconfirmed = (list(unsure_below) if isinstance(unsure_below, (list, tuple)) else
+                   [unsure_below is None or r < unsure_below for r in rank])  # by_author's, when unsure_below is None
+    loose = [unsure_below is not None and u and level == PASS for u, level in zip(unconfirmed, alone)]
     author = list(authors) if authors is not None else [""] * len(plain)
     joinable = [_MARKER.sub("", text, count=2) for text in plain]  # "(1/8) Ignore", "(2/8) all": read as joined
     for reading in (joinable, plain) if joinable != plain else (plain,):  # "p.r.e.v.i.o.u.s": no marker to cut
@@ -132,7 +135,7 @@ def gate_lines(lines: Sequence[str], ranks: Sequence[int] | None = None, *,
         for unsure in (False, True):
             gate = _Gate(reading, keep, rank, loose if unsure else [False] * len(loose), alone, author,
                          list(by_author) if not isinstance(by_author, bool) else
-                         by_author and [unsure_below is None or r < unsure_below for r in rank])
+                         by_author and unconfirmed)
             while gate.one_run():  # runs of the lines kept, as the prompt will join them: a line's leaving makes its
                 pass  # neighbours new neighbours, read again
             gate.longer_runs()
