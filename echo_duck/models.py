@@ -24,6 +24,12 @@ PROVENANCE = {"legacy": 0, "model_inferred": 1, "consolidated": 2, "user_stated"
 PROVENANCE_NAMES = {v: k for k, v in PROVENANCE.items()}
 
 
+def memory_author(agent_id: str, by_host: bool | None) -> str:
+    """Who wrote a memory, as disputes and the shared block count authors (sql macro memory_author): its agent, or
+    the host for what the host wrote itself (memories.by_host: an agent handle may carry the host's agent id)."""
+    return f"{agent_id}\x00host" if by_host else agent_id
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, uuid.UUID):
         return str(value)

@@ -62,7 +62,7 @@ def both_rankings(mem, query: str, k: int, include_archived: bool, time: fusion.
     caller = mem.caller
     teams, tenants, settings = mem.recaller.caller_context(caller.agent_id)
     who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
-               p_caller_tenants=tenants)
+               p_caller_tenants=tenants, p_caller_host=caller.admin)
     counted = mem.recaller.eligibility.counted("keyword", who)
     keyword = mem.indexer.keyword_search.search(query_text(query), keyword_cut(settings), counted=counted)
     vector = vector_arm(mem, query, int(settings["vector_pool"]) * OVERFETCH,
@@ -311,7 +311,7 @@ def test_filtered_in_process_ranking_equals_the_sql_macro(world, include_archive
     teams, tenants, settings = world.recaller.caller_context(caller.agent_id)
     vector_pool = int(settings["vector_pool"])
     who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
-               p_caller_tenants=tenants)
+               p_caller_tenants=tenants, p_caller_host=caller.admin)
     compared = 0
     for f in FILTERED:
         params = {f"p_{name}": f.get(name) for name in ("types", "tiers", "tags", "entities", "since", "until", "session")}

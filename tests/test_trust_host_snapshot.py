@@ -95,3 +95,89 @@ def test_without_the_host_nothing_changes_in_a_single_agents_store(tmp_path):
         mem.remember("Use spaces in Python files", type="procedure", provenance="user_stated", pinned=True)
         snap = mem.snapshot()
     assert snap.index("Use spaces in Python files") < snap.index("Use tabs in Makefiles")
+
+
+# -- disputes between the host's row and an agent's under the host's id (an outside review of the change above)
+
+FACT = "The production database is kestrel-prod in eu-west-1"
+CLAIM = "The production database is mallory-prod in eu-west-1"
+
+
+@pytest.mark.parametrize("host_provenance", ["user_stated", "consolidated"])
+def test_an_agent_with_the_hosts_id_does_not_dispute_the_hosts_fact_out_of_its_prompt(host, host_provenance):
+    """The two sides counted as one agent's second thought: at equal provenance neither stood (the host's fact left
+    its block for the Conflicts block, which six of the agent's own disputes then filled); above it, the agent's claim
+    stood and the host's fact read as the lower one."""
+    host.remember(FACT, type="environment", provenance=host_provenance)
+    agent = host.for_agent("default")
+    agent.remember(CLAIM, type="environment", provenance="user_stated")
+    for i, svc in enumerate(["billing", "search", "auth", "mail", "cache", "queue"]):
+        agent.remember(f"The {svc} service host is alpha{i}-box in us-east-2", type="environment",
+                       provenance="user_stated")
+        agent.remember(f"The {svc} service host is omega{i}-box in us-east-2", type="environment",
+                       provenance="user_stated")
+    for snap in (host.snapshot(), host.snapshot(fast=True), host.snapshot(as_of=host.now())):
+        facts = snap.partition("## Conflicts")[0]
+        assert FACT in facts and CLAIM not in facts  # the host's stands in its block; the claim is named below
+        conflicts = snap.partition("## Conflicts")[2]
+        assert "mallory-prod" in conflicts.split("\n- ")[1]  # and its dispute leads the Conflicts block
+
+
+@pytest.mark.parametrize("host_provenance", ["user_stated", "consolidated"])
+def test_an_agent_with_the_hosts_id_does_not_dispute_the_hosts_team_fact_out_of_a_members_prompt(
+        host, host_provenance):
+    """For a third agent two authors' disputed memories both stay, each its author's claim."""
+    host.grant(team="red", agent_id="coder")
+    host.grant(team="red", agent_id="default", publish=True)
+    host.remember(FACT, type="environment", provenance=host_provenance, scope="team", team_id="red")
+    host.for_agent("default", team_id="red").remember(CLAIM, type="environment", provenance="user_stated",
+                                                      scope="team", team_id="red")
+    coder = host.for_agent("coder", team_id="red")
+    for snap in (coder.snapshot(), coder.snapshot(as_of=host.now())):
+        assert "kestrel-prod" in snap and "mallory-prod" in snap
+
+
+def test_the_gate_reads_a_self_note_at_its_memorys_trust(host):
+    """A self-note renders with its confidence, a text no memory has: the gate read it at 0, below every memory
+    line and unconfirmed, and one pinned fragment of the agent's took the host's note out (read joined, the two are
+    only doubted: lines the user stated are not thinned for a doubt, so the fragment may stay)."""
+    note = "Instructions for on-call handover are in the team wiki, I checked them twice"
+    host.set_setting("self_snapshot_threshold", 0.5)
+    host.remember(note, type="self", provenance="user_stated")
+    host.for_agent("default").remember("Ignore all previous", type="environment", provenance="user_stated",
+                                       pinned=True, confidence=1.0)
+    assert note in host.snapshot()
+
+
+def test_the_gate_reads_a_conflict_line_at_its_less_trusted_sides_trust(host):
+    """A Conflicts line quotes both sides: it counts as its less trusted side (it read as an unknown line, 0)."""
+    from echo_duck.recall.snapshot import _by_text
+    from echo_duck.recall.snapshot_blocks import conflict_line
+
+    host.remember(FACT, type="environment", provenance="user_stated", pinned=True)
+    host.for_agent("default").remember(CLAIM, type="environment", provenance="consolidated")
+    rows = host.db.dicts("snapshot_conflicts", limit=50, caller_host=True, caller_agent="default", caller_session=None)
+    assert len(rows) == 1 and rows[0]["by_host_a"] != rows[0]["by_host_b"]
+    trusted, confirmed = _by_text([], rows)
+    line = conflict_line(rows[0])
+    assert trusted[line] == 4 and confirmed[line] == 1  # the agent's consolidated side: 2 × 2, not pinned
+    assert "kestrel-prod" in host.snapshot().partition("## Conflicts")[2]
+
+
+@pytest.mark.parametrize("reader", ["host", "coder"])
+def test_an_agent_with_the_hosts_id_does_not_rank_the_hosts_fact_last_in_recall(host, reader):
+    """recall ranks a winner whose dispute is with a higher-provenance fact of the caller's, or of its own author,
+    after the kept: agent default's user_stated claim counted as the host's own (one agent id), so the host's
+    consolidated fact went last, in the host's recall and in a member's."""
+    from test_fusion import assert_same
+
+    host.grant(team="red", agent_id="coder")
+    host.grant(team="red", agent_id="default", publish=True)
+    fact = host.remember(FACT, type="environment", provenance="consolidated", scope="team", team_id="red")
+    host.for_agent("default", team_id="red").remember(CLAIM, type="environment", provenance="user_stated",
+                                                      scope="team", team_id="red")
+    mem = host if reader == "host" else host.for_agent("coder", team_id="red")
+    hits = mem.recall("which production database?", k=5, explain=True)
+    (hit,) = [h for h in hits if h.id == fact.id]
+    assert hit.explanation.gate == "kept"
+    assert_same(mem, "which production database?", 5)  # the recall_fused macro alike

@@ -61,8 +61,9 @@ class TimeTravel:
         """The snapshot's candidate rows and conflicts as they were at ``ts`` (the facade renders them)."""
         with self.db.reading():
             rows = self.db.dicts("snapshot_candidates_as_of", min_confidence=min_confidence, limit=limit, ts=ts,
-                                 **_who(caller))
-            conflicts = self.db.dicts("snapshot_conflicts_as_of", limit=50, ts=ts, **_who(caller))
+                                 caller_host=caller.admin, **_who(caller))
+            conflicts = self.db.dicts("snapshot_conflicts_as_of", limit=50, ts=ts, caller_host=caller.admin,
+                                      **_who(caller))
         return rows, conflicts
 
     def recall(self, caller: Caller, query: RecallQuery, ts: datetime, *, explain: bool = False,

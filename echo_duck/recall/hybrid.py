@@ -23,6 +23,7 @@ import numpy as np
 from ..index.indexing import Indexer
 from ..index.keyword import query_text
 from ..index.keyword_search import NO_MATCH
+from ..models import memory_author
 from ..storage.db import Db
 from ..text import segment, when
 from ..write.writer import Caller
@@ -84,7 +85,7 @@ class Recaller:
         with self.db.reading(catch_up=False):  # queued bookkeeping (recall_log.py) stays queued: see _fused_*
             teams, tenants, settings = self.caller_context(caller.agent_id)
             who = dict(p_caller_agent=caller.agent_id, p_caller_session=caller.session_id, p_caller_teams=teams,
-                       p_caller_tenants=tenants)
+                       p_caller_tenants=tenants, p_caller_host=caller.admin)
             # both arms' statistics count the rows the caller may see (counted_memories), and only those match
             counted = self.eligibility.counted("keyword", who)
             # Inside a transaction only SQL sees its uncommitted rows, so a filtered recall there runs
@@ -201,7 +202,7 @@ class Recaller:
             row = stored[side]
             row["conflicts_with"] = [*(row["conflicts_with"] or []), other]  # as recall_fused's list, NULL if none
         outranked = self._outranked([(s, str(o)) for s, o, p in pairs if p and str(o) in seen], stored,
-                                    who["p_caller_agent"])
+                                    memory_author(who["p_caller_agent"], who["p_caller_host"]))
         if outranked:  # recall_fused's outranked step: after the kept, among the k winners
             ranked = sorted((replace(f, gate=fusion.OUTRANKED) if f.gate == fusion.KEPT and f.memory_id in outranked
                              else f for f in ranked), key=lambda f: (f.gate != fusion.KEPT, -f.score, f.memory_id))
@@ -212,13 +213,17 @@ class Recaller:
 
     def _outranked(self, pending: list[tuple[str, str]], stored: Mapping[str, dict], caller: str) -> set[str]:
         """The winners whose pending dispute is with a live fact of higher provenance the caller may see, its own or
-        the winner's author's (``pending``: (winner, other) pairs, the other already known visible)."""
+        the winner's author's (``pending``: (winner, other) pairs, the other already known visible; ``caller`` and
+        authors as memory_author names them)."""
         if not pending:
             return set()
         others = self.eligibility.winners_rows(list({o for _, o in pending}))
+
+        def author(row: Mapping[str, Any]) -> str:
+            return memory_author(row["agent_id"], row.get("by_host"))
         return {side for side, other in pending if other in others and others[other]["status"] == "active"
                 and others[other]["provenance"] > stored[side]["provenance"]
-                and others[other]["agent_id"] in (caller, stored[side]["agent_id"])}
+                and author(others[other]) in (caller, author(stored[side]))}
 
     def _fused_in_sql(self, q_tokens, vector, who, filters, time, min_score, fetch, b_tokens=None,
                       asked=None) -> list[dict]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..models import PROVENANCE, Memory
+from ..models import PROVENANCE, Memory, memory_author
 from ..write.scan import gate_lines
 from ..write.scan.fences import neutralise
 from .snapshot_blocks import OUTSIDE_RULE
@@ -80,7 +80,7 @@ def claim_ranks(memories: Sequence[Memory]) -> list[int]:
 def author_of(memory: Memory) -> str:
     """Who a shared line counts as in the gate: its agent, or the host for what the host wrote itself (an agent handle
     may carry the host's own agent id; its lines are not the host's)."""
-    return f"{memory.agent_id}\x00host" if memory.by_host else memory.agent_id
+    return memory_author(memory.agent_id, memory.by_host)
 
 
 def own_tail(own_block: str) -> list[str]:

@@ -27,13 +27,13 @@ background data, and content cannot close the fence. Format (blocks without cont
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Sequence
 
 from ..models import Memory
 from ..write.scan import gate_lines, labels_pass
 from ..write.validate import section_name
-from .snapshot_blocks import (BLOCKS, OUTSIDE_RULE, Budgets, fence_safe, one_line, profile_lines,
-                              select, trust, unconfirmed)
+from .snapshot_blocks import (BLOCKS, OUTSIDE_RULE, Budgets, conflict_line, conflict_trust, fence_safe, one_line,
+                              profile_lines, select, self_line, trust, unconfirmed)
 
 __all__ = ["OPEN", "CLOSE", "PREAMBLE", "Budgets", "render", "fence_safe"]
 
@@ -48,11 +48,10 @@ def render(candidates: Sequence[tuple[str, Memory]], budgets: Budgets, limit: in
     """Compose the blocks: ``candidates`` are (block, memory) in SQL's order, ``limit`` caps the fact
     lines (user + environment: 15, or 5 on the fast path). The rendered lines are re-scanned as the
     prompt joins them (issue 19): a line, or a run of lines, the scanner refuses is left out."""
-    selection = select(candidates, _named_sources(conflicts), limit)
+    named = _named_sources(conflicts)
+    selection = select(candidates, named, limit)
     blocks = [(title, block(selection, getattr(budgets, budget_field))) for _, title, block, budget_field in BLOCKS]
-    memories = [m for _, m in candidates]
-    blocks = _gated(_named_sections(blocks), _by_text(memories, trust),
-                    _by_text(memories, lambda m: int(not unconfirmed(m))))
+    blocks = _gated(_named_sections(blocks), *_by_text(candidates, named))
     parts: list[str] = []
     for title, lines in blocks:
         if lines:
@@ -90,19 +89,31 @@ def _rendered(line: str) -> str:
     return line.strip().removeprefix("- ").removeprefix("### ")
 
 
-def _by_text(memories: Iterable[Memory], value: Callable[[Memory], int]) -> dict[str, int]:
-    """The most of ``value`` (trust, or whether confirmed) of the memories rendering each line's text (snapshot_blocks.py:
-    a fact or rule is one line, a profile section one per line of its content and its name as the heading): the
-    gate reads rendered lines."""
-    out: dict[str, int] = {}
-    for m in memories:
+def _by_text(candidates: Sequence[tuple[str, Memory]], conflicts: Sequence[dict[str, Any]]
+             ) -> tuple[dict[str, int], dict[str, int]]:
+    """Each rendered line's trust and whether it is confirmed (1) or not (0), by its text, the most of the memories
+    rendering it (snapshot_blocks.py: a fact or rule is one line, a profile section one per line of its content and
+    its name as the heading, a self-note its words and confidence, a conflict its two sides'): the gate reads
+    rendered lines."""
+    trusted: dict[str, int] = {}
+    confirmed: dict[str, int] = {}
+
+    def put(text: str, value: int, sure: bool) -> None:
+        key = one_line(text)
+        trusted[key] = max(trusted.get(key, 0), value)
+        confirmed[key] = max(confirmed.get(key, 0), int(sure))
+
+    for block, m in candidates:
         texts = [m.content, *profile_lines(m.content)]
         if m.key and m.key.startswith("profile:"):
             texts.append(section_name(m.key.split(":", 1)[1]))
+        if block == "self":
+            texts.append(self_line(m))
         for text in texts:
-            key = one_line(text)
-            out[key] = max(out.get(key, 0), value(m))
-    return out
+            put(text, trust(m), not unconfirmed(m))
+    for c in conflicts:
+        put(conflict_line(c), *conflict_trust(c))
+    return trusted, confirmed
 
 
 def _trust_of(line: str, trusted: dict[str, int]) -> int:

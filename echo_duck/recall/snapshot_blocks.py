@@ -18,8 +18,9 @@ in ``BLOCKS``.
 - conflicts:   disputed facts, marked as such, with both sources: pending ones (neither side is
                asserted elsewhere in the snapshot, unless one stands (dispute_stands in 50_snapshot.sql:
                the higher provenance of one agent's two memories, or the caller's own against another
-               agent's claim): it keeps its block, and the other is named as a claim against it) and ones
-               settled by recency that nobody reviewed.
+               agent's claim; the host's rows and an agent's under its id are two authors): it keeps its
+               block, and the other is named as a claim against it) and ones settled by recency that nobody
+               reviewed. The gate reads each line at its memory's trust (a conflict's: its less trusted side's).
 """
 
 from __future__ import annotations
@@ -79,7 +80,12 @@ def trust(memory: Memory) -> int:
     wrote it itself (memories.by_host: an agent handle may carry the host's agent id, and its pinned user_stated lines
     must not rank above the host's own word), then its provenance, then its pin. Whether the line is unconfirmed goes
     by provenance alone (``unconfirmed``)."""
-    return 2 * memory.provenance + int(memory.pinned) + (HOST_ABOVE if memory.by_host else 0)
+    return rank(memory.provenance, memory.pinned, memory.by_host)
+
+
+def rank(provenance: int, pinned: bool, by_host: bool) -> int:
+    """trust() of a memory with these fields."""
+    return 2 * provenance + int(bool(pinned)) + (HOST_ABOVE if by_host else 0)
 
 
 def unconfirmed(memory: Memory) -> bool:
@@ -164,24 +170,38 @@ def rules_block(sel: Selection, budget: int) -> list[str]:
 
 def self_block(sel: Selection, budget: int) -> list[str]:
     notes = sel.by_block.get("self", [])[:MAX_SELF_NOTES]
-    return _fit([f"- {one_line(m.content)} (confidence {m.confidence:.2f})\n" for m in notes], budget)[0]
+    return _fit([f"- {self_line(m)}\n" for m in notes], budget)[0]
+
+
+def self_line(memory: Memory) -> str:
+    """A self-note as its block shows it (after "- "): its words and the confidence it earned."""
+    return f"{one_line(memory.content)} (confidence {memory.confidence:.2f})"
 
 
 def conflicts_block(sel: Selection, budget: int) -> list[str]:
-    lines = []
-    for c in sel.conflicts[:MAX_CONFLICTS]:
-        a = f"\"{one_line(c['content_a'])}\" (from {one_line(str(c['source_a']))})"
-        b = f"\"{one_line(c['content_b'])}\" (from {one_line(str(c['source_b']))})"
-        if c["status"] == "pending" and c.get("stands_a") != c.get("stands_b"):  # one side keeps its block
-            high, low = (a, b) if c.get("stands_a") else (b, a)
-            why = "higher provenance" if c.get("same_agent") else "your own memory; the other is another agent's claim"
-            lines.append(f"- Disputed: {high} stands ({why}); {low} disagrees. Ask the user if it matters.\n")
-        elif c["status"] == "pending":
-            lines.append(f"- Disputed, unresolved: {a} vs {b}. Neither is confirmed; ask the user before relying on either.\n")
-        else:
-            newer, older = (a, b) if str(c["winner"]) == str(c["memory_a"]) else (b, a)
-            lines.append(f"- Settled by recency, not reviewed: {newer} replaced {older}.\n")
-    return _fit(lines, budget)[0]
+    return _fit([f"- {conflict_line(c)}\n" for c in sel.conflicts[:MAX_CONFLICTS]], budget)[0]
+
+
+def conflict_line(c: dict[str, Any]) -> str:
+    """A conflict (a snapshot_conflicts row) as its block shows it (after "- "): both sides, quoted, with sources."""
+    a = f"\"{one_line(c['content_a'])}\" (from {one_line(str(c['source_a']))})"
+    b = f"\"{one_line(c['content_b'])}\" (from {one_line(str(c['source_b']))})"
+    if c["status"] == "pending" and c.get("stands_a") != c.get("stands_b"):  # one side keeps its block
+        high, low = (a, b) if c.get("stands_a") else (b, a)
+        why = "higher provenance" if c.get("same_agent") else "your own memory; the other is another agent's claim"
+        return f"Disputed: {high} stands ({why}); {low} disagrees. Ask the user if it matters."
+    if c["status"] == "pending":
+        return f"Disputed, unresolved: {a} vs {b}. Neither is confirmed; ask the user before relying on either."
+    newer, older = (a, b) if str(c["winner"]) == str(c["memory_a"]) else (b, a)
+    return f"Settled by recency, not reviewed: {newer} replaced {older}."
+
+
+def conflict_trust(c: dict[str, Any]) -> tuple[int, bool]:
+    """A Conflicts line's trust in the gate, and whether it is confirmed: its less trusted side's (the line quotes
+    both sides' words; an unknown line ranked 0, below every memory line, so one fragment took out a dispute)."""
+    sides = [(rank(c.get(f"provenance_{s}", 0), c.get(f"pinned_{s}"), c.get(f"by_host_{s}")), c.get(f"provenance_{s}", 0))
+             for s in "ab"]  # a row without provenance (render() called by hand) as the least trusted
+    return min(t for t, _ in sides), min(p for _, p in sides) >= PROVENANCE["consolidated"]
 
 
 # (block name, heading, function, budget field): the order of the snapshot.

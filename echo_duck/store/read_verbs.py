@@ -153,8 +153,9 @@ class ReadVerbs:
             rows, conflicts = self.travel.snapshot_rows(self.caller, limit, min_confidence, _as_of(as_of))
         else:
             with self.db.reading():
-                rows = self.db.dicts("snapshot_candidates", min_confidence=min_confidence, limit=limit, **self._who())
-                conflicts = self.db.dicts("snapshot_conflicts", limit=50, **self._who())
+                rows = self.db.dicts("snapshot_candidates", min_confidence=min_confidence, limit=limit,
+                                     caller_host=self.caller.admin, **self._who())
+                conflicts = self.db.dicts("snapshot_conflicts", limit=50, caller_host=self.caller.admin, **self._who())
         own, others = split_by_author([(r["block"], Memory.from_row(r)) for r in rows], self.caller.agent_id)
         mine = render_snapshot(own, budgets, limit, conflicts)  # the shared block is gated read after its last lines
         return mine + render_shared(others, shared_budget, 2 if fast else 5, own_tail(mine))

@@ -189,14 +189,16 @@ CREATE OR REPLACE MACRO query_similarity_stats(p_qvec, p_model, p_caller_agent, 
 -- bridge, keyword_candidates' ids, covered and query_idf_all for the question's bridged words (NULL: no
 -- bridge_coverage); p_asks_when (states_time's boost); p_upd_model, the model whose vectors link a change to what it
 -- changes (update_credit; NULL: none); p_asked, the hits asked for (NULL: p_k), half of which is kept for the caller's
--- own (a reranker reads more than it returns).
+-- own (a reranker reads more than it returns); p_caller_host, the caller is an admin handle (the host: whose facts
+-- count in the outranked step, memory_author).
 CREATE OR REPLACE MACRO recall_fused(p_kw_ids, p_kw_scores, p_kw_rarest, p_kw_covered, p_kw_idf_all,
                                      p_vec_ids, p_vec_sims, p_vec_scripts, p_vec_stats, p_vec_query_script,
                                      p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants, p_k,
                                      p_recency, p_time_from, p_time_to, p_min_score, p_types, p_tiers,
                                      p_tags, p_entities, p_since, p_until, p_session, p_include_superseded,
                                      p_now, p_br_ids := NULL, p_br_covered := NULL, p_br_idf_all := NULL,
-                                     p_asks_when := NULL, p_upd_model := NULL, p_asked := NULL) AS TABLE
+                                     p_asks_when := NULL, p_upd_model := NULL, p_asked := NULL,
+                                     p_caller_host := NULL) AS TABLE
 WITH
     cfg AS MATERIALIZED (SELECT r.*, unnest(calibration_constants()) FROM ranking_settings() r),
     keyword_arm AS (
@@ -401,7 +403,8 @@ WITH
     -- A winner whose pending dispute is with a live fact of higher provenance the caller may see is ranked after the
     -- kept: the snapshot says that fact stands, so recall must not put the claim disputing it first. Only a fact of
     -- the caller's own or of the claim's own author counts: another agent's provenance is its claim, and a teammate
-    -- claiming user_stated must not push a third agent's fact down in the caller's recall.
+    -- claiming user_stated must not push a third agent's fact down in the caller's recall. Authors as memory_author
+    -- names them: an agent under the host's agent id claiming user_stated pushed the host's fact down.
     outranked AS (
         SELECT DISTINCT s.side AS id
         FROM (SELECT memory_a AS side, memory_b AS other FROM contradictions WHERE status = 'pending'
@@ -411,7 +414,8 @@ WITH
         JOIN memories me ON me.id = s.side
         JOIN memories o ON o.id = s.other
         WHERE o.status = 'active' AND o.provenance > me.provenance
-          AND (o.agent_id = p_caller_agent OR o.agent_id = me.agent_id)
+          AND memory_author(o.agent_id, o.by_host) IN (memory_author(p_caller_agent, p_caller_host),
+                                                       memory_author(me.agent_id, me.by_host))
           AND can_see_as(o.scope, o.agent_id, o.team_id, o.tenant_id, o.source_session, o.tags, o.sensitivity,
                          p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants)
     )
@@ -428,7 +432,8 @@ ORDER BY top.gate = 'kept' AND outranked.id IS NULL DESC, top.score DESC, m.id;
 CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_caller_session, p_k, p_recency,
                                     p_time_from, p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until,
                                     p_session, p_include_superseded, p_now, p_bridge := NULL,
-                                    p_query_script := NULL, p_asks_when := NULL, p_asked := NULL) AS TABLE
+                                    p_query_script := NULL, p_asks_when := NULL, p_asked := NULL,
+                                    p_caller_host := NULL) AS TABLE
     WITH g AS MATERIALIZED (SELECT * FROM caller_groups(p_caller_agent)),
     br AS MATERIALIZED (SELECT * FROM keyword_candidates(p_bridge, true, p_caller_agent, p_caller_session,
                                                          (SELECT teams FROM g), (SELECT tenants FROM g))
@@ -462,7 +467,8 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_
                                p_include_superseded, p_now, p_br_ids := (SELECT ids FROM br),
                                p_br_covered := (SELECT covered FROM br), p_br_idf_all := (SELECT query_idf_all FROM br),
                                p_asks_when := p_asks_when,
-                               p_upd_model := CASE WHEN p_qvec IS NOT NULL THEN p_model END, p_asked := p_asked);
+                               p_upd_model := CASE WHEN p_qvec IS NOT NULL THEN p_model END, p_asked := p_asked,
+                               p_caller_host := p_caller_host);
 
 -- eligibility_rows() -> per memory, the columns recall_fused's eligible step reads (status, can_see_as,
 -- the filters, effective_importance, tier and feedback weights), for the in-process copy

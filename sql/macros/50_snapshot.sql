@@ -7,8 +7,16 @@
 CREATE OR REPLACE MACRO memory_source(m_source_session, m_source_refs, m_agent_id) AS
     coalesce(m_source_session, m_source_refs[1], 'agent ' || m_agent_id);
 
+-- memory_author(p_agent, p_by_host) -> VARCHAR: who wrote a memory, as the snapshot's disputes count authors: its agent,
+-- or the host for what the host wrote itself (memories.by_host: an agent handle may carry the host's agent id, and
+-- its claim against the host's fact counted as one agent's second thought). The caller is
+-- memory_author(agent, admin): on an admin handle, the host.
+CREATE OR REPLACE MACRO memory_author(p_agent, p_by_host) AS
+    CASE WHEN coalesce(p_by_host, false) THEN p_agent || chr(0) || 'host' ELSE p_agent END;
+
 -- dispute_stands(p_agent, p_provenance, p_other_agent, p_other_provenance, p_caller_agent) -> BOOLEAN: whether
--- a memory on one side of a pending contradiction stays in the caller's prompt. Between two memories of one
+-- a memory on one side of a pending contradiction stays in the caller's prompt (the agents are authors,
+-- memory_author). Between two memories of one
 -- agent, the side of higher provenance stands. Provenance is what the writer claims, so between two agents it
 -- decides nothing: the caller's own memory stands against another agent's claim (the claim leaves the shared
 -- block; the Conflicts block names it), and two other agents' memories both stay in the shared block, each the
@@ -18,7 +26,7 @@ CREATE OR REPLACE MACRO dispute_stands(p_agent, p_provenance, p_other_agent, p_o
     CASE WHEN p_agent = p_other_agent THEN p_provenance > p_other_provenance
          ELSE p_other_agent IS DISTINCT FROM p_caller_agent END;
 
--- snapshot_candidates(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold) -> the live,
+-- snapshot_candidates(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold, p_caller_host) -> the live,
 -- visible, non-episodic memories that may enter the snapshot, each with its block:
 --   profile      USER memories keyed 'profile:<section>' (the user profile, injected whole, by section)
 --   user         other USER memories (facts about the user)
@@ -32,10 +40,12 @@ CREATE OR REPLACE MACRO dispute_stands(p_agent, p_provenance, p_other_agent, p_o
 -- agent id, and its pinned user_stated rules filled the host's rules block), then provenance (a pin never lifts a
 -- lower-trust memory above what the user stated: an agent or an import may pin), then pinned, confidence, recency
 -- (last access or update).
-CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold) AS TABLE
+CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold,
+                                            p_caller_host := NULL) AS TABLE
     WITH open_conflicts AS (  -- pending, between two live memories (a lower-provenance claim awaiting
         SELECT c.memory_a, c.memory_b,  -- review has status 'pending' and never disputes a live fact here)
-               a.provenance AS provenance_a, b.provenance AS provenance_b, a.agent_id AS agent_a, b.agent_id AS agent_b
+               a.provenance AS provenance_a, b.provenance AS provenance_b,
+               memory_author(a.agent_id, a.by_host) AS agent_a, memory_author(b.agent_id, b.by_host) AS agent_b
         FROM contradictions c JOIN memories a ON a.id = c.memory_a JOIN memories b ON b.id = c.memory_b
         WHERE c.status = 'pending' AND a.status = 'active' AND b.status = 'active'
           -- a dispute the caller can see both sides of: a hidden memory neither takes the caller's fact out of
@@ -49,9 +59,9 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
     -- never takes what the user stated out of the prompt, and another agent's claim never takes the caller's own
     disputed AS (
         SELECT memory_a AS id FROM open_conflicts
-        WHERE NOT dispute_stands(agent_a, provenance_a, agent_b, provenance_b, p_caller_agent)
+        WHERE NOT dispute_stands(agent_a, provenance_a, agent_b, provenance_b, memory_author(p_caller_agent, p_caller_host))
         UNION SELECT memory_b FROM open_conflicts
-        WHERE NOT dispute_stands(agent_b, provenance_b, agent_a, provenance_a, p_caller_agent))
+        WHERE NOT dispute_stands(agent_b, provenance_b, agent_a, provenance_a, memory_author(p_caller_agent, p_caller_host)))
     SELECT m.*,
            CASE WHEN m.type = 'user' AND starts_with(coalesce(m.key, ''), 'profile:') THEN 'profile'
                 WHEN m.type = 'user' THEN 'user'
@@ -68,30 +78,30 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
     ORDER BY coalesce(m.by_host, false) DESC, m.provenance DESC, m.pinned DESC, m.confidence DESC,
              coalesce(m.last_accessed, m.updated_at) DESC, m.id;
 
--- snapshot_conflicts(p_caller_agent, p_caller_session) -> the conflicts to show in the snapshot, the caller's own
--- first, then other agents' claims by turns, newest first:
+-- snapshot_conflicts(p_caller_agent, p_caller_session, p_caller_host) -> the conflicts to show in the snapshot, the
+-- caller's own first, then other authors' claims by turns, newest first:
 -- pending contradictions between two live memories (both sides, neither is asserted), and
 -- conflicts settled by recency that nobody reviewed yet (the newer side stands; the older is named).
 -- Only conflicts whose both sides the caller may see and one side is the caller's own: two other agents'
 -- dispute is theirs (both sides stay in the shared block as claims), and listing it as unconfirmed in the caller's
--- own block would let one agent cast doubt on, or crowd out, what others told it. resolution is NULL while
--- pending; stands_a / stands_b: the
--- side that keeps its block (dispute_stands); same_agent: both sides are one agent's.
-CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session) AS TABLE
+-- own block would let one agent cast doubt on, or crowd out, what others told it. Authors are memory_author's (the
+-- host's own rows and an agent's under the host's agent id are two). resolution is NULL while pending; stands_a /
+-- stands_b: the side that keeps its block (dispute_stands); same_agent: both sides are one author's.
+CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session, p_caller_host := NULL) AS TABLE
     SELECT c.id, c.status, c.resolution, c.winner, c.detected_at,
            a.id AS memory_a, a.content AS content_a, a.type AS type_a,
            coalesce(c.source_a, memory_source(a.source_session, a.source_refs, a.agent_id)) AS source_a,
            b.id AS memory_b, b.content AS content_b, b.type AS type_b,
            coalesce(c.source_b, memory_source(b.source_session, b.source_refs, b.agent_id)) AS source_b,
            a.provenance AS provenance_a, b.provenance AS provenance_b,
-           c.status = 'pending' AND dispute_stands(a.agent_id, a.provenance, b.agent_id, b.provenance, p_caller_agent)
-               AS stands_a,
-           c.status = 'pending' AND dispute_stands(b.agent_id, b.provenance, a.agent_id, a.provenance, p_caller_agent)
-               AS stands_b,
-           a.agent_id = b.agent_id AS same_agent
-    FROM contradictions c
-    JOIN memories a ON a.id = c.memory_a
-    JOIN memories b ON b.id = c.memory_b
+           a.pinned AS pinned_a, b.pinned AS pinned_b, coalesce(a.by_host, false) AS by_host_a,
+           coalesce(b.by_host, false) AS by_host_b,
+           c.status = 'pending' AND dispute_stands(a.author, a.provenance, b.author, b.provenance, c.caller) AS stands_a,
+           c.status = 'pending' AND dispute_stands(b.author, b.provenance, a.author, a.provenance, c.caller) AS stands_b,
+           a.author = b.author AS same_agent
+    FROM (SELECT *, memory_author(p_caller_agent, p_caller_host) AS caller FROM contradictions) c
+    JOIN (SELECT *, memory_author(agent_id, by_host) AS author FROM memories) a ON a.id = c.memory_a
+    JOIN (SELECT *, memory_author(agent_id, by_host) AS author FROM memories) b ON b.id = c.memory_b
     WHERE ((c.status = 'pending' AND a.status = 'active' AND b.status = 'active')
            OR (c.status = 'resolved' AND c.resolution = 'newer'
                AND (CASE WHEN c.winner = a.id THEN a.status ELSE b.status END) = 'active'))
@@ -101,13 +111,15 @@ CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session) AS 
                   p_caller_agent, p_caller_session)
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
                   p_caller_agent, p_caller_session)
-    -- the caller's own disputes first (both sides its own: the user's word contested), the most trusted (the lower
-    -- side's provenance, then the higher's) first, then other agents' claims against its memories taking turns, one
-    -- per author, newest first: six claims by a member, or the agent's own inferences against the user's facts, must
-    -- not push the user's own dispute (user_stated against user_stated) out of the block's five lines
-    ORDER BY a.agent_id = b.agent_id DESC,
-             CASE WHEN a.agent_id = b.agent_id THEN least(a.provenance, b.provenance) END DESC NULLS LAST,
-             CASE WHEN a.agent_id = b.agent_id THEN greatest(a.provenance, b.provenance) END DESC NULLS LAST,
-             row_number() OVER (PARTITION BY CASE WHEN a.agent_id = p_caller_agent THEN b.agent_id ELSE a.agent_id END
+    -- the disputes touching the caller's own words first (on an admin handle the host's: an agent under the host's
+    -- id disputing its own facts filled the block), of those the caller's own (both sides its own: the user's word
+    -- contested), the most trusted (the lower side's provenance, then the higher's) first, then other authors'
+    -- claims against its memories taking turns, one per author, newest first: six claims by a member, or the agent's
+    -- own inferences against the user's facts, must not push the user's own dispute (user_stated against
+    -- user_stated) out of the block's five lines
+    ORDER BY c.caller IN (a.author, b.author) DESC, a.author = b.author DESC,
+             CASE WHEN a.author = b.author THEN least(a.provenance, b.provenance) END DESC NULLS LAST,
+             CASE WHEN a.author = b.author THEN greatest(a.provenance, b.provenance) END DESC NULLS LAST,
+             row_number() OVER (PARTITION BY CASE WHEN a.author = c.caller THEN b.author ELSE a.author END
                                 ORDER BY c.detected_at DESC, c.id),
              c.detected_at DESC, c.id;

@@ -69,11 +69,11 @@ CREATE OR REPLACE MACRO memories_as_of(p_ts) AS TABLE
 -- snapshot_candidates_as_of(…, p_ts): snapshot_candidates (50_snapshot.sql) over the memories as they were
 -- at p_ts and the contradictions open then (found by p_ts, not resolved by p_ts).
 CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold,
-                                                  p_ts) AS TABLE
+                                                  p_ts, p_caller_host := NULL) AS TABLE
     WITH state AS MATERIALIZED (SELECT * FROM memories_as_of(p_ts)),
     open_conflicts AS (
         SELECT c.memory_a, c.memory_b, a.provenance AS provenance_a, b.provenance AS provenance_b,
-               a.agent_id AS agent_a, b.agent_id AS agent_b
+               memory_author(a.agent_id, a.by_host) AS agent_a, memory_author(b.agent_id, b.by_host) AS agent_b
         FROM contradictions c JOIN state a ON a.id = c.memory_a JOIN state b ON b.id = c.memory_b
         WHERE c.detected_at <= p_ts AND (c.resolved_at IS NULL OR c.resolved_at > p_ts)
           AND a.status = 'active' AND b.status = 'active'
@@ -84,9 +84,9 @@ CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_sessi
     ),
     disputed AS (  -- as snapshot_candidates
         SELECT memory_a AS id FROM open_conflicts
-        WHERE NOT dispute_stands(agent_a, provenance_a, agent_b, provenance_b, p_caller_agent)
+        WHERE NOT dispute_stands(agent_a, provenance_a, agent_b, provenance_b, memory_author(p_caller_agent, p_caller_host))
         UNION SELECT memory_b FROM open_conflicts
-        WHERE NOT dispute_stands(agent_b, provenance_b, agent_a, provenance_a, p_caller_agent))
+        WHERE NOT dispute_stands(agent_b, provenance_b, agent_a, provenance_a, memory_author(p_caller_agent, p_caller_host)))
     SELECT m.*,
            CASE WHEN m.type = 'user' AND starts_with(coalesce(m.key, ''), 'profile:') THEN 'profile'
                 WHEN m.type = 'user' THEN 'user'
@@ -104,8 +104,8 @@ CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_sessi
              coalesce(m.last_accessed, m.updated_at) DESC, m.id;
 
 -- snapshot_conflicts_as_of(…, p_ts): snapshot_conflicts (50_snapshot.sql) as it stood at p_ts.
-CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_session, p_ts) AS TABLE
-    WITH state AS MATERIALIZED (SELECT * FROM memories_as_of(p_ts))
+CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_session, p_ts, p_caller_host := NULL) AS TABLE
+    WITH state AS MATERIALIZED (SELECT *, memory_author(agent_id, by_host) AS author FROM memories_as_of(p_ts))
     SELECT c.id, CASE WHEN c.resolved_at IS NULL OR c.resolved_at > p_ts THEN 'pending' ELSE c.status END AS status,
            CASE WHEN c.resolved_at IS NULL OR c.resolved_at > p_ts THEN NULL ELSE c.resolution END AS resolution,
            c.winner, c.detected_at,
@@ -114,12 +114,14 @@ CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_sessio
            b.id AS memory_b, b.content AS content_b, b.type AS type_b,
            coalesce(c.source_b, memory_source(b.source_session, b.source_refs, b.agent_id)) AS source_b,
            a.provenance AS provenance_a, b.provenance AS provenance_b,
+           a.pinned AS pinned_a, b.pinned AS pinned_b, coalesce(a.by_host, false) AS by_host_a,
+           coalesce(b.by_host, false) AS by_host_b,
            (c.resolved_at IS NULL OR c.resolved_at > p_ts)
-               AND dispute_stands(a.agent_id, a.provenance, b.agent_id, b.provenance, p_caller_agent) AS stands_a,
+               AND dispute_stands(a.author, a.provenance, b.author, b.provenance, c.caller) AS stands_a,
            (c.resolved_at IS NULL OR c.resolved_at > p_ts)
-               AND dispute_stands(b.agent_id, b.provenance, a.agent_id, a.provenance, p_caller_agent) AS stands_b,
-           a.agent_id = b.agent_id AS same_agent
-    FROM contradictions c
+               AND dispute_stands(b.author, b.provenance, a.author, a.provenance, c.caller) AS stands_b,
+           a.author = b.author AS same_agent
+    FROM (SELECT *, memory_author(p_caller_agent, p_caller_host) AS caller FROM contradictions) c
     JOIN state a ON a.id = c.memory_a
     JOIN state b ON b.id = c.memory_b
     WHERE c.detected_at <= p_ts
@@ -132,13 +134,10 @@ CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_sessio
                   p_caller_agent, p_caller_session)
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
                   p_caller_agent, p_caller_session)
-    -- the caller's own disputes first (both sides its own: the user's word contested), the most trusted (the lower
-    -- side's provenance, then the higher's) first, then other agents' claims against its memories taking turns, one
-    -- per author, newest first: six claims by a member, or the agent's own inferences against the user's facts, must
-    -- not push the user's own dispute (user_stated against user_stated) out of the block's five lines
-    ORDER BY a.agent_id = b.agent_id DESC,
-             CASE WHEN a.agent_id = b.agent_id THEN least(a.provenance, b.provenance) END DESC NULLS LAST,
-             CASE WHEN a.agent_id = b.agent_id THEN greatest(a.provenance, b.provenance) END DESC NULLS LAST,
-             row_number() OVER (PARTITION BY CASE WHEN a.agent_id = p_caller_agent THEN b.agent_id ELSE a.agent_id END
+    -- as snapshot_conflicts
+    ORDER BY c.caller IN (a.author, b.author) DESC, a.author = b.author DESC,
+             CASE WHEN a.author = b.author THEN least(a.provenance, b.provenance) END DESC NULLS LAST,
+             CASE WHEN a.author = b.author THEN greatest(a.provenance, b.provenance) END DESC NULLS LAST,
+             row_number() OVER (PARTITION BY CASE WHEN a.author = c.caller THEN b.author ELSE a.author END
                                 ORDER BY c.detected_at DESC, c.id),
              c.detected_at DESC, c.id;

@@ -96,7 +96,8 @@ SELECT * EXCLUDE (block_rank, author_turn) FROM (
                                        ORDER BY c.provenance DESC, c.pinned DESC, c.confidence DESC,
                                                 coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS author_turn
         FROM snapshot_candidates_as_of($caller_agent, $caller_session::VARCHAR, $min_confidence,
-                                       setting('self_snapshot_threshold'), $ts::TIMESTAMP) c
+                                       setting('self_snapshot_threshold'), $ts::TIMESTAMP,
+                                       p_caller_host := $caller_host::BOOLEAN) c
         -- each author's first few per block are all the outer ranking can take (and all it has to sort)
         QUALIFY author_turn <= CASE WHEN c.block IN ('profile', 'rules') THEN 100 ELSE $limit END
     )
@@ -105,4 +106,5 @@ WHERE block_rank <= CASE WHEN block IN ('profile', 'rules') THEN 100 ELSE $limit
 ORDER BY coalesce(by_host, false) DESC, provenance DESC, pinned DESC, confidence DESC, coalesce(last_accessed, updated_at) DESC, id;
 
 -- name: snapshot_conflicts_as_of
-SELECT * FROM snapshot_conflicts_as_of($caller_agent, $caller_session::VARCHAR, $ts::TIMESTAMP) LIMIT $limit;
+SELECT * FROM snapshot_conflicts_as_of($caller_agent, $caller_session::VARCHAR, $ts::TIMESTAMP,
+                                       p_caller_host := $caller_host::BOOLEAN) LIMIT $limit;

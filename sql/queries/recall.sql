@@ -34,7 +34,8 @@ SELECT * FROM recall_fused(
     $p_types::VARCHAR[], $p_tiers::VARCHAR[], $p_tags::VARCHAR[], $p_entities::VARCHAR[],
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP,
     p_br_ids := $p_br_ids::VARCHAR, p_br_covered := $p_br_covered::VARCHAR, p_br_idf_all := $p_br_idf_all::DOUBLE,
-    p_asks_when := $p_asks_when::BOOLEAN, p_upd_model := $p_upd_model::VARCHAR, p_asked := $p_asked::INTEGER);
+    p_asks_when := $p_asks_when::BOOLEAN, p_upd_model := $p_upd_model::VARCHAR, p_asked := $p_asked::INTEGER,
+    p_caller_host := $p_caller_host::BOOLEAN);
 
 -- The ranking tunables, as they are: the in-process fusion reads them by name (a pivot like
 -- ranking_settings() costs ~2.5 ms of planning per recall).
@@ -123,7 +124,7 @@ SELECT * FROM recall_fused(
     $p_since::TIMESTAMP, $p_until::TIMESTAMP, $p_session::VARCHAR, $p_include_superseded, $p_now::TIMESTAMP,
     p_br_ids := (SELECT ids FROM br), p_br_covered := (SELECT covered FROM br),
     p_br_idf_all := (SELECT query_idf_all FROM br), p_asks_when := $p_asks_when::BOOLEAN,
-    p_upd_model := $p_upd_model::VARCHAR, p_asked := $p_asked::INTEGER);
+    p_upd_model := $p_upd_model::VARCHAR, p_asked := $p_asked::INTEGER, p_caller_host := $p_caller_host::BOOLEAN);
 
 -- Recall bookkeeping, written behind the recall for every queued recall at once (echo_duck/recall/recall_log.py).
 -- name: next_recall_id
@@ -230,7 +231,7 @@ SELECT * EXCLUDE (block_rank, author_turn) FROM (
                                        ORDER BY c.provenance DESC, c.pinned DESC, c.confidence DESC,
                                                 coalesce(c.last_accessed, c.updated_at) DESC, c.id) AS author_turn
         FROM snapshot_candidates($caller_agent, $caller_session::VARCHAR, $min_confidence,
-                                 setting('self_snapshot_threshold')) c
+                                 setting('self_snapshot_threshold'), p_caller_host := $caller_host::BOOLEAN) c
         -- each author's first few per block are all the outer ranking can take (and all it has to sort)
         QUALIFY author_turn <= CASE WHEN c.block IN ('profile', 'rules') THEN 100 ELSE $limit END
     )
@@ -239,7 +240,8 @@ WHERE block_rank <= CASE WHEN block IN ('profile', 'rules') THEN 100 ELSE $limit
 ORDER BY coalesce(by_host, false) DESC, provenance DESC, pinned DESC, confidence DESC, coalesce(last_accessed, updated_at) DESC, id;
 
 -- name: snapshot_conflicts
-SELECT * FROM snapshot_conflicts($caller_agent, $caller_session::VARCHAR) LIMIT $limit;
+SELECT * FROM snapshot_conflicts($caller_agent, $caller_session::VARCHAR, p_caller_host := $caller_host::BOOLEAN)
+LIMIT $limit;
 
 -- Whose recall $id was (NULL: collected by gc, or an id no recall used; the journal refuses one not handed out yet):
 -- mark(recall_id=) names one of the caller's own recalls.
