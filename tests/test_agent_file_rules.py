@@ -79,7 +79,8 @@ def test_an_agents_export_never_replaces_a_file(guarded, tmp_path, clock, export
         assert [m.content for m in o.find()] == ["Other team's fact"]
     assert export(bob, tmp_path / "bob.out").rows == 1  # a new file is written
     assert "writes only new files" in _refusal(lambda: export(bob, tmp_path / "bob.out"))  # and not replaced
-    assert export(host, tmp_path / "bob.out").rows == 0  # the host replaces what it likes (it has no memories)
+    # the host replaces what it likes, with its backup: every agent's memories (bob's two)
+    assert export(host, tmp_path / "bob.out").rows == 2
 
 
 def test_an_agents_export_writes_nothing_inside_the_protected_paths(guarded):

@@ -325,18 +325,33 @@ def test_jsonl_history_export_keeps_old_versions_which_import_chains(loaded, tmp
         assert contents(fresh) == contents(loaded)
 
 
-def test_export_holds_only_what_the_caller_may_see(tmp_path):
+def test_an_agents_export_holds_only_what_it_may_see_and_the_hosts_holds_everything(tmp_path):
+    """An admin handle's export is the host's backup (it was agent "default"'s view: a restore lost every other
+    agent's private, team and sensitive memories and the archived versions, an outside review)."""
     path = tmp_path / "shared.duckdb"
     with echo_duck.open(path, agent_id="alice", embedder="hash", admin=True) as alice:
         alice.remember("Alice's private note", type="user")
         alice.remember("A public fact", type="environment", scope="public")
-    with echo_duck.open(path, agent_id="bob", embedder="hash", admin=True) as bob:
+        alice.remember("Alice's user is diabetic", type="user", scope="public", sensitivity="sensitive")
+    with echo_duck.open(path, agent_id="bob", embedder="hash") as bob:
         bob.remember("Bob's note", type="user")
         export_jsonl(bob, tmp_path / "bob.jsonl")
         export_parquet(bob, tmp_path / "bob.parquet")
     exported = [json.loads(line)["content"] for line in (tmp_path / "bob.jsonl").read_text(encoding="utf-8").splitlines()]
     assert sorted(exported) == ["A public fact", "Bob's note"]
     assert sorted(pq.read_table(tmp_path / "bob.parquet").column("content").to_pylist()) == sorted(exported)
+    with echo_duck.open(path, agent_id="bob", embedder="hash", admin=True) as host:
+        old = host.remember("CI runs on Jenkins", type="environment", key="ci")
+        host.update(old.id, content="CI runs on GitHub Actions")
+        host.archive(older_than_days=0)
+        assert host.sql("SELECT count(*) AS n FROM memories WHERE id = ?", params=[old.id])["n"][0] == 0  # archived
+        report = export_parquet(host, tmp_path / "backup.parquet", include_history=True)
+        everything = sorted(host.sql("SELECT content FROM memories_all")["content"].to_list())
+    assert report.rows == 6 and sorted(pq.read_table(tmp_path / "backup.parquet").column("content").to_pylist()) == everything
+    with echo_duck.open(tmp_path / "restored.duckdb", embedder="hash", admin=True) as restored:
+        import_file(restored, tmp_path / "backup.parquet", trusted=True, provenance="keep")
+        rows = restored.sql("SELECT agent_id, content, status FROM memories ORDER BY content").rows()
+    assert ("alice", "Alice's private note", "active") in rows and ("bob", "CI runs on Jenkins", "superseded") in rows
 
 
 def test_failed_export_leaves_no_file(mem, tmp_path):

@@ -46,8 +46,9 @@ def import_(paths, format_, provenance, dry_run, trusted, db, agent, lock_timeou
 @click.option("--history", is_flag=True, help="Include superseded and forgotten versions.")
 @common
 def export(path, format_, history, db, agent, lock_timeout, as_json):
-    """Export the memories this agent can see to JSONL or Parquet. Without --admin, PATH must be a new file
-    (an agent handle never writes over one) outside the store's protected paths.
+    """Export the memories this agent can see to JSONL or Parquet; with --admin, every agent's (a backup that
+    `import --trusted --admin` restores; with --history, archived versions too). Without --admin, PATH must be a
+    new file (an agent handle never writes over one) outside the store's protected paths.
 
     Example:  echo-duck export memories.parquet
     """

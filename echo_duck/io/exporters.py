@@ -1,10 +1,14 @@
 """Export the memories a caller can see to JSONL or Parquet (SPEC I5).
 
-Both read the documented ``visible_memories(agent, session)`` macro, so an export never contains a
-memory the caller may not see (nor another agent's sensitive or unshared personal memory). One row per memory with every column of ``memories``
+An agent handle's export reads the documented ``visible_memories(agent, session)`` macro, so it never contains a
+memory the agent may not see (nor another agent's sensitive or unshared personal memory). An admin handle's is the
+host's backup: every agent's memories, whatever their scope or sensitivity, and with ``include_history`` the
+versions moved to the Parquet archive too (``memories_all``); ``import_file(..., trusted=True)`` restores it,
+each record under its owner (it was agent "default"'s view, and a restore lost every other agent's private and
+group memories). One row per memory with every column of ``memories``
 (provenance by name in JSONL); vectors are not exported (they belong to one model and are rebuilt on
 import). ``include_history=True`` adds superseded, pending, flagged and forgotten rows; otherwise only
-active ones. Files are written next to their target (a new file, readable by its owner only: an export holds
+active ones. Rows held for review (quarantined) are never exported. Files are written next to their target (a new file, readable by its owner only: an export holds
 memories) and renamed into place, so a failed export never leaves a half-written file under the requested name. No
 handle, admin included, may export onto the store's own files (the store file, its .wal, anything in its Parquet
 archive folder; ``store_files.py``); an agent handle writes nothing inside the store's ``protected_paths`` and
@@ -27,9 +31,6 @@ from ..errors import InvalidInput
 from ..models import PROVENANCE_NAMES, Memory
 from ..write import validate
 from .store_files import refuse_store_file
-
-_QUERY = ("SELECT * FROM visible_memories($agent, $session) WHERE ($history AND status <> 'quarantined') OR status = 'active' "
-          "ORDER BY created_at, id")
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,14 @@ def export_parquet(mem: Any, path: str | Path, *, include_history: bool = False)
 
 
 def _rows(mem: Any, include_history: bool) -> pl.DataFrame:
-    params = dict(agent=mem.caller.agent_id, session=mem.caller.session_id,
-                  history=validate.flag(include_history, "include_history"))
-    return mem._select(_QUERY, params)
+    history = validate.flag(include_history, "include_history")
+    with mem.db.reading():
+        if mem.caller.admin:  # the host's backup: every agent's rows (sql/queries/memories.sql)
+            table = mem.db.arrow("export_everything", history=history)
+        else:
+            table = mem.db.arrow("export_visible", agent=mem.caller.agent_id, session=mem.caller.session_id,
+                                 history=history)
+    return pl.from_arrow(table)
 
 
 class _replacing:

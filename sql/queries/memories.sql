@@ -206,6 +206,19 @@ SELECT agent_id, scope, key, type, content, coalesce(by_host, false) AS by_host
 FROM memories
 WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::VARCHAR[], content);
 
+-- An export (echo_duck/io/exporters.py): the memories the caller may see, the live ones or ($history) every version
+-- but those held for review, oldest first.
+-- name: export_visible
+SELECT * FROM visible_memories($agent, $session) WHERE ($history AND status <> 'quarantined') OR status = 'active'
+ORDER BY created_at, id;
+
+-- The host's export (an admin handle: a backup, restored by a trusted import): every agent's memories, whatever their
+-- scope or sensitivity, with $history also the versions moved to the Parquet archive (memories_all), but those held
+-- for review, oldest first.
+-- name: export_everything
+SELECT * FROM memories_all WHERE ($history AND status <> 'quarantined') OR status = 'active'
+ORDER BY created_at, id;
+
 -- Usage an import carries over (echo_duck/io/import_trust.py): added to the counts, the later last access kept.
 -- name: usage_of
 SELECT access_count, last_accessed FROM memories WHERE id = $id;
