@@ -165,19 +165,23 @@ def test_the_gate_reads_a_conflict_line_at_its_less_trusted_sides_trust(host):
 
 
 @pytest.mark.parametrize("reader", ["host", "coder"])
-def test_an_agent_with_the_hosts_id_does_not_rank_the_hosts_fact_last_in_recall(host, reader):
+def test_an_agent_with_the_hosts_id_does_not_rank_the_hosts_fact_last_in_recall(tmp_path, reader):
     """recall ranks a winner whose dispute is with a higher-provenance fact of the caller's, or of its own author,
     after the kept: agent default's user_stated claim counted as the host's own (one agent id), so the host's
     consolidated fact went last, in the host's recall and in a member's."""
+    from datetime import datetime
+
     from test_fusion import assert_same
 
-    host.grant(team="red", agent_id="coder")
-    host.grant(team="red", agent_id="default", publish=True)
-    fact = host.remember(FACT, type="environment", provenance="consolidated", scope="team", team_id="red")
-    host.for_agent("default", team_id="red").remember(CLAIM, type="environment", provenance="user_stated",
-                                                      scope="team", team_id="red")
-    mem = host if reader == "host" else host.for_agent("coder", team_id="red")
-    hits = mem.recall("which production database?", k=5, explain=True)
-    (hit,) = [h for h in hits if h.id == fact.id]
-    assert hit.explanation.gate == "kept"
-    assert_same(mem, "which production database?", 5)  # the recall_fused macro alike
+    # a fixed clock: the in-process and SQL rankings are compared to the last bit (decay reads the time)
+    with echo_duck.open(tmp_path / "f.duckdb", admin=True, embedder="hash", now=lambda: datetime(2026, 1, 1, 12)) as host:
+        host.grant(team="red", agent_id="coder")
+        host.grant(team="red", agent_id="default", publish=True)
+        fact = host.remember(FACT, type="environment", provenance="consolidated", scope="team", team_id="red")
+        host.for_agent("default", team_id="red").remember(CLAIM, type="environment", provenance="user_stated",
+                                                          scope="team", team_id="red")
+        mem = host if reader == "host" else host.for_agent("coder", team_id="red")
+        hits = mem.recall("which production database?", k=5, explain=True)
+        (hit,) = [h for h in hits if h.id == fact.id]
+        assert hit.explanation.gate == "kept"
+        assert_same(mem, "which production database?", 5)  # the recall_fused macro alike
