@@ -294,9 +294,15 @@ def _mixed(rng: random.Random) -> list[tuple[str, object]]:
 def test_a_long_supersede_chain_is_ordered_in_linear_work(tmp_path):
     """chain_order walked every chain anew for every record: n=800 took 24 s (n^3 reads of the records)."""
     rng = random.Random(36)
+    cycles = {"c1", "c2", "self"}  # no live version ends them: no longer kept (session 52: a chain whose newest
+    # version was forgotten came back live)
+
+    def outside(ordered):
+        return [item for item in ordered if not (isinstance(item[1], dict) and item[1].get("id") in cycles)]
     for _ in range(30):  # the order is the one the old code gave, on every shape it handled
         items = _mixed(rng)
-        assert import_trust.chain_order(items) == _old_chain_order(items)
+        (ordered, kept), (old_ordered, old_kept) = import_trust.chain_order(items), _old_chain_order(items)
+        assert kept == old_kept - cycles and outside(ordered) == outside(old_ordered)
     shuffled = [(f"item {i}", o) for i, o in enumerate(rng.sample(_chain(5), 5))]
     ordered, kept = import_trust.chain_order(shuffled)
     assert [o["id"] for _, o in ordered] == ["r0", "r1", "r2", "r3", "r4"] and kept == {"r0", "r1", "r2", "r3"}

@@ -27,8 +27,9 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, PermissionDenied
 from ..models import PROVENANCE_NAMES, Memory
+from ..storage.agent_files import HOST_BACKUP
 from ..write import validate
 from .store_files import refuse_store_file
 
@@ -47,12 +48,13 @@ def export_jsonl(mem: Any, path: str | Path, *, include_history: bool = False) -
     """One JSON object per line, oldest first, timestamps in ISO format, UTF-8 (Chinese kept as is)."""
     target = _replacing(mem, path)
     frame = _rows(mem, include_history)
+    mark = {HOST_BACKUP: True} if mem.caller.admin else {}  # an agent handle may not read it (agent_files)
     with target as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
             for row in frame.iter_rows(named=True):
                 record = Memory.from_row(row).to_dict()
                 record["provenance"] = PROVENANCE_NAMES[record["provenance"]]
-                f.write(json.dumps(record, ensure_ascii=False) + "\n")
+                f.write(json.dumps({**record, **mark}, ensure_ascii=False) + "\n")
     return ExportReport(str(path), "jsonl", frame.height)
 
 
@@ -61,10 +63,12 @@ def export_parquet(mem: Any, path: str | Path, *, include_history: bool = False)
     import pyarrow.parquet as pq
 
     target = _replacing(mem, path)
-    frame = _rows(mem, include_history)
+    table = _rows(mem, include_history).to_arrow()
+    if mem.caller.admin:  # marked: an agent handle may not read it (agent_files)
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), HOST_BACKUP.encode(): b"true"})
     with target as tmp:
-        pq.write_table(frame.to_arrow(), tmp, compression="zstd")
-    return ExportReport(str(path), "parquet", frame.height)
+        pq.write_table(table, tmp, compression="zstd")
+    return ExportReport(str(path), "parquet", table.num_rows)
 
 
 def _rows(mem: Any, include_history: bool) -> pl.DataFrame:
@@ -87,6 +91,7 @@ class _replacing:
     def __init__(self, mem: Any, path: str | Path):
         self.path = Path(path)
         rules = mem._agent_files() if hasattr(mem, "_agent_files") else None
+        self.new_only = rules is not None
         if rules is not None:  # before the path is looked up
             rules.check_write(self.path)
         if self.path.is_dir():
@@ -104,7 +109,32 @@ class _replacing:
 
     def __exit__(self, exc_type, *_: Any) -> None:
         assert self.tmp is not None
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
+        if exc_type is not None:
             self.tmp.unlink(missing_ok=True)
+        elif self.new_only:  # an agent's: linked in only where nothing is (a file that came since is never replaced)
+            try:
+                _link_new(self.tmp, self.path)
+            finally:
+                self.tmp.unlink(missing_ok=True)
+        else:
+            os.replace(self.tmp, self.path)
+
+
+def _link_new(tmp: Path, path: Path) -> None:
+    """Put ``tmp`` at ``path`` only if nothing is there: a hard link (atomic), or where the file system has none, a
+    name claimed exclusively and then replaced (a file that came since the check is never replaced)."""
+    try:
+        os.link(tmp, path)
+        return
+    except FileExistsError:
+        pass
+    except OSError:  # no hard links here
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except FileExistsError:
+            pass
+        else:
+            os.replace(tmp, path)
+            return
+    raise PermissionDenied(f"{path} appeared while exporting: an agent handle writes only new files, never over one "
+                           "that is there; pick a new name")

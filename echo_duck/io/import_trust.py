@@ -77,6 +77,7 @@ def chain_order(objects: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], 
             successor = by_id.get(str(o["superseded_by"]))
             if successor is not None and successor.get("key") == o.get("key"):
                 kept.add(str(o["id"]))
+    kept = _ending_live(kept, by_id)
 
     # Each record's predecessor: the first kept record (in by_id's order) that it supersedes. Each record's depth
     # (how many kept versions come before it, at most _CHAIN_CAP; a cycle of L records counts L + 1) is computed
@@ -111,6 +112,31 @@ def chain_order(objects: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], 
 
     ordered = sorted(enumerate(objects), key=lambda p: (depth(p[1][1]) if isinstance(p[1][1], dict) else 0, p[0]))
     return [item for _, item in ordered], kept
+
+
+def _ending_live(kept: set[str], by_id: dict[str, Any]) -> set[str]:
+    """The kept versions whose chain ends in a record the import writes (a live one): a chain whose newest version
+    was forgotten is not restored (its older version came back live, nothing left to supersede it)."""
+    memo: dict[str, bool] = {}
+    for start in kept:
+        path: list[str] = []
+        cur = start
+        while cur in kept and cur not in memo and cur not in path and by_id[cur].get("superseded_by") \
+                and by_id[cur].get("active") is not False:
+            path.append(cur)
+            cur = str(by_id[cur].get("superseded_by"))
+        if cur in memo:
+            ends = memo[cur]
+        elif cur in path:  # a cycle: nothing live ends it
+            ends = False
+        else:
+            o = by_id.get(cur)
+            ends = o is not None and not o.get("superseded_by") and o.get("active") is not False \
+                and str(o.get("status") or "active").lower() == "active"
+        for k in path:
+            memo[k] = ends
+        memo.setdefault(start, ends)  # a kept id whose record (of two with that id) names no successor: the end
+    return {k for k in kept if memo[k]}
 
 
 def parse_history(path: Path, text: str) -> list[tuple[str, dict[str, Any] | None, tuple[str, str] | None]]:

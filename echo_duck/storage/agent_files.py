@@ -10,13 +10,17 @@ The host (an admin handle) is trusted with its process's files. An agent handle 
 - it reads no file with more than one hard link: a second name for a file that may live anywhere (a credentials
   file, another user's notes), which nothing in the folder shows;
 - it writes only a new file: an export never replaces a file that is there (another store, the host's backup, a
-  config file the host process may write), nor writes through a symlink.
+  config file the host process may write), nor writes through a symlink;
+- it reads no host's backup: an admin handle's export holds every agent's memories and says so (``HOST_BACKUP``,
+  io/exporters.py), wherever it was written (the store's own folder is not refused: a project keeps its
+  documents there).
 
 Every refusal is ``PermissionDenied`` naming the path the caller gave.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +29,7 @@ from pathlib import Path
 from ..errors import PermissionDenied
 
 _HOST = "the host (an admin handle)"
+HOST_BACKUP = "host_backup"  # an admin export's mark: a key of each JSONL record, of a Parquet file's metadata
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,10 @@ class AgentFiles:
         if not os.path.isdir(path) and st.st_nlink > 1:
             raise PermissionDenied(f"{os.fspath(path)} has {st.st_nlink} hard links: an agent handle may not {doing} "
                                    f"a file that is also reachable under another name; copy it, or {_HOST} does it")
+        if not os.path.isdir(path) and is_host_backup(path):
+            raise PermissionDenied(f"{os.fspath(path)} is the host's backup (an admin export: every agent's "
+                                   f"memories): an agent handle may not {doing} it; {_HOST} restores it "
+                                   "(import --trusted --admin)")
 
     def check_write(self, path: str | os.PathLike[str]) -> None:
         """``refuse``, then PermissionDenied for a path that exists (or is a symlink, dangling or not)."""
@@ -62,6 +71,22 @@ class AgentFiles:
         if os.path.lexists(path):
             raise PermissionDenied(f"{os.fspath(path)} exists: an agent handle writes only new files, never over one "
                                    f"that is there; remove it first, pick a new name, or {_HOST} exports")
+
+
+def is_host_backup(path: str | os.PathLike[str]) -> bool:
+    """Whether the file is marked an admin export (``HOST_BACKUP``): its Parquet metadata, or its first JSON line.
+    A file that cannot be read or parsed is not (its reader's own error follows)."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) == b"PAR1":
+                import pyarrow.parquet as pq
+
+                return HOST_BACKUP.encode() in (pq.read_schema(path).metadata or {})
+            f.seek(0)
+            first = json.loads(f.readline(1 << 20).decode("utf-8-sig"))
+    except Exception:  # noqa: BLE001 - not a backup we can read: the import or kb reader reports what is wrong
+        return False
+    return isinstance(first, dict) and first.get(HOST_BACKUP) is True
 
 
 def agent_files(refused: Sequence[str]) -> AgentFiles:

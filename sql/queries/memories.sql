@@ -195,7 +195,8 @@ ORDER BY created_at DESC, version DESC
 LIMIT 1;
 
 -- An import's duplicate check (echo_duck/io/importers.py): the live (or $statuses) memories the importing caller may
--- see whose content is one of $contents; a trusted restore (admin) reads every owner's (import_stored_any_owner).
+-- see whose content is one of $contents; a trusted restore (admin) reads every owner's, archived versions too
+-- (import_stored_any_owner: restoring a backup into its own store wrote them again, over the live fact).
 -- name: import_stored
 SELECT agent_id, scope, key, type, content, coalesce(by_host, false) AS by_host
 FROM visible_memories($agent, $session::VARCHAR)
@@ -203,7 +204,7 @@ WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::V
 
 -- name: import_stored_any_owner
 SELECT agent_id, scope, key, type, content, coalesce(by_host, false) AS by_host
-FROM memories
+FROM memories_all
 WHERE list_contains($statuses::VARCHAR[], status) AND list_contains($contents::VARCHAR[], content);
 
 -- An export (echo_duck/io/exporters.py): the memories the caller may see, the live ones or ($history) every version

@@ -1,0 +1,96 @@
+"""The host's backup: an admin export (every agent's memories) and its trusted restore.
+
+An outside review (session 52) of the change that made an admin export the host's backup found four holes: an agent
+handle imported the backup and read every agent's memories; a restored chain whose newest version was forgotten came
+back live; restoring into the store it came from wrote archived versions again over the live fact; and an agent's
+export, checked "new file only" at its start, replaced a file that appeared while it ran. Real stores in tmp_path;
+each test fails on the code before.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+import echo_duck
+from echo_duck.io import exporters
+from echo_duck.io.exporters import export_jsonl, export_parquet
+from echo_duck.io.importers import import_file
+
+
+@pytest.fixture
+def team(tmp_path):
+    with echo_duck.open(tmp_path / "team.duckdb", admin=True, embedder="hash") as host:
+        host.grant(team="blue", agent_id="carol", publish=True)
+        host.for_agent("bob").remember("Bob was diagnosed with diabetes last spring", type="user",
+                                       sensitivity="sensitive")
+        host.for_agent("carol", team_id="blue").remember("Blue team deploys on Fridays", type="environment",
+                                                         scope="team", team_id="blue")
+        yield host
+
+
+@pytest.mark.parametrize("export", [export_jsonl, export_parquet])
+def test_an_agent_may_not_import_nor_add_the_hosts_backup(team, tmp_path, export):
+    backup = tmp_path / ("team-backup.jsonl" if export is export_jsonl else "team-backup.parquet")
+    assert export(team, backup).rows == 2
+    mallory = team.for_agent("mallory")
+    with pytest.raises(echo_duck.PermissionDenied, match="the host's backup"):
+        import_file(mallory, backup)
+    copy = tmp_path / "notes.txt"  # named like a document: the knowledge base refuses it too
+    copy.write_bytes(backup.read_bytes())
+    if export is export_jsonl:
+        with pytest.raises(echo_duck.PermissionDenied, match="the host's backup"):
+            mallory.kb_add(copy)
+    assert mallory.find() == [] and mallory.recall("diabetes") == []
+    # the host restores it (and an agent's own export is no backup: another agent may import it)
+    with echo_duck.open(tmp_path / "fresh.duckdb", admin=True, embedder="hash") as fresh:
+        assert import_file(fresh, backup, trusted=True, provenance="keep").stored == 2
+    mine = tmp_path / "mallory.jsonl"
+    mallory.remember("Mallory likes tea", type="user")
+    export_jsonl(mallory, mine)
+    assert "host_backup" not in mine.read_text() and import_file(team.for_agent("eve"), mine).stored == 1
+    if export is export_parquet:
+        assert pq.read_schema(backup).metadata[b"host_backup"] == b"true"
+
+
+def test_a_chain_whose_newest_version_was_forgotten_is_not_restored(team, tmp_path):
+    bob = team.for_agent("bob")
+    bob.remember("Bob's address is 1 Elm Street", type="user", key="addr")
+    newer = bob.update("addr", "Bob's address is 2 Oak Avenue")
+    bob.forget(newer.id, provenance="user_stated")
+    export_jsonl(team, tmp_path / "backup.jsonl", include_history=True)
+    with echo_duck.open(tmp_path / "fresh.duckdb", admin=True, embedder="hash") as fresh:
+        report = import_file(fresh, tmp_path / "backup.jsonl", trusted=True, provenance="keep")
+        assert fresh.sql("SELECT count(*) AS n FROM memories WHERE key = 'addr'")["n"][0] == 0
+        assert report.by_reason.get("superseded") == 1 and "Elm Street" not in fresh.for_agent("bob").snapshot()
+
+
+def test_restoring_into_the_same_store_does_not_write_archived_versions_again(team, tmp_path):
+    team.remember("The staging database port is 5432", type="environment", key="port", provenance="user_stated")
+    team.update("port", "The staging database port is 6543", provenance="user_stated")
+    team.update("port", "The staging database port is 7654", provenance="user_stated")
+    team.archive(older_than_days=0)
+    export_jsonl(team, tmp_path / "backup.jsonl", include_history=True)
+    report = import_file(team, tmp_path / "backup.jsonl", trusted=True, provenance="keep")
+    assert report.stored == 0
+    assert [m.content for m in team.find(key="port")] == ["The staging database port is 7654"]
+
+
+def test_an_agents_export_never_replaces_a_file_that_appears_while_it_runs(team, tmp_path, monkeypatch):
+    backup = tmp_path / "nightly-backup.jsonl"
+    real_rows = exporters._rows
+
+    def rows_then_the_host_exports(mem, history):
+        frame = real_rows(mem, history)
+        if not mem.caller.admin:  # meanwhile the host's scheduled backup lands at that name
+            monkeypatch.setattr(exporters, "_rows", real_rows)
+            export_jsonl(team, backup, include_history=True)
+        return frame
+
+    monkeypatch.setattr(exporters, "_rows", rows_then_the_host_exports)
+    with pytest.raises(echo_duck.PermissionDenied, match="appeared while exporting"):
+        export_jsonl(team.for_agent("mallory"), backup)
+    owners = {json.loads(line)["agent_id"] for line in backup.read_text().splitlines()}
+    assert owners == {"bob", "carol"} and not list(tmp_path.glob(".nightly-backup*"))
