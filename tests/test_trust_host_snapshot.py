@@ -126,7 +126,8 @@ def test_an_agent_with_the_hosts_id_does_not_dispute_the_hosts_fact_out_of_its_p
 @pytest.mark.parametrize("host_provenance", ["user_stated", "consolidated"])
 def test_an_agent_with_the_hosts_id_does_not_dispute_the_hosts_team_fact_out_of_a_members_prompt(
         host, host_provenance):
-    """For a third agent two authors' disputed memories both stay, each its author's claim."""
+    """For a third agent the host's stands against an agent's claim under the host's id (at equal provenance both
+    left the member's shared block, silently; below it, the agent's claim stood alone)."""
     host.grant(team="red", agent_id="coder")
     host.grant(team="red", agent_id="default", publish=True)
     host.remember(FACT, type="environment", provenance=host_provenance, scope="team", team_id="red")
@@ -134,7 +135,7 @@ def test_an_agent_with_the_hosts_id_does_not_dispute_the_hosts_team_fact_out_of_
                                                       scope="team", team_id="red")
     coder = host.for_agent("coder", team_id="red")
     for snap in (coder.snapshot(), coder.snapshot(as_of=host.now())):
-        assert "kestrel-prod" in snap and "mallory-prod" in snap
+        assert "kestrel-prod" in snap and "mallory-prod" not in snap
 
 
 def test_the_gate_reads_a_self_note_at_its_memorys_trust(host):
@@ -185,3 +186,52 @@ def test_an_agent_with_the_hosts_id_does_not_rank_the_hosts_fact_last_in_recall(
         (hit,) = [h for h in hits if h.id == fact.id]
         assert hit.explanation.gate == "kept"
         assert_same(mem, "which production database?", 5)  # the recall_fused macro alike
+
+
+# -- a second review: agent "default" as its own reader, disputes of two other authors, and the sources shown
+
+@pytest.mark.parametrize("claim", ["model_inferred", "user_stated"])
+def test_the_hosts_fact_stands_in_the_prompt_and_recall_of_an_agent_with_its_id(tmp_path, claim):
+    """As two authors, agent default's own claim stood against the host's fact in its own prompt (the caller's own
+    memory stands), whatever it claimed: the host's fact now stands for every reader, and recall ranks the claim
+    after it (in process and in SQL alike)."""
+    from datetime import datetime
+
+    from test_fusion import assert_same
+
+    with echo_duck.open(tmp_path / "f.duckdb", admin=True, embedder="hash", now=lambda: datetime(2026, 1, 1, 12)) as host:
+        host.remember(FACT, type="environment", provenance="user_stated", pinned=True)
+        agent = host.for_agent("default")
+        claim_row = agent.remember(CLAIM, type="environment", provenance=claim)
+        for snap in (agent.snapshot(), agent.snapshot(fast=True)):  # (as_of on a clock that stands still: ties)
+            facts, _, conflicts = snap.partition("## Conflicts")
+            assert FACT in facts and CLAIM not in facts
+            assert "the host's word" in conflicts and '(from host, user_stated) stands' in conflicts
+        hits = agent.recall("which production database?", k=5, explain=True)
+        assert [h.explanation.gate for h in hits if h.id == claim_row.id] == [
+            "ranked last: disputed by a higher-provenance fact"]
+        assert_same(agent, "which production database?", 5)
+
+
+def test_the_hosts_conflicts_do_not_list_an_agents_dispute_with_a_member(host):
+    """agent default's claim against a member's team fact is two other authors' dispute: the host's Conflicts block
+    marked the member's fact "Neither is confirmed"."""
+    host.grant(team="red", agent_id="coder", publish=True)
+    host.grant(team="red", agent_id="default", publish=True)
+    host.for_agent("coder", team_id="red").remember(FACT, type="environment", provenance="user_stated",
+                                                    scope="team", team_id="red")
+    host.for_agent("default", team_id="red").remember(CLAIM, type="environment", provenance="model_inferred",
+                                                      scope="team", team_id="red")
+    assert host.sql("SELECT count(*) AS n FROM contradictions WHERE status = 'pending'")["n"][0] == 1
+    assert "## Conflicts" not in host.snapshot()
+
+
+def test_a_conflicts_line_names_its_author_not_the_source_a_writer_chose(host):
+    host.grant(team="red", agent_id="default", publish=True)
+    host.grant(team="red", agent_id="mallory", publish=True)
+    host.remember(FACT, type="environment", provenance="user_stated", scope="team", team_id="red")
+    host.for_agent("mallory", team_id="red").remember(CLAIM, type="environment", provenance="user_stated",
+                                                      scope="team", team_id="red", source_refs=["host"])
+    conflicts = host.snapshot().partition("## Conflicts")[2]
+    assert f'"{FACT}" (from host, user_stated)' in conflicts
+    assert f'"{CLAIM}" (from agent mallory via host' in conflicts

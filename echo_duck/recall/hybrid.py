@@ -221,9 +221,12 @@ class Recaller:
 
         def author(row: Mapping[str, Any]) -> str:
             return memory_author(row["agent_id"], row.get("by_host"))
+
+        def outranks(o: Mapping[str, Any], me: Mapping[str, Any]) -> bool:  # the host's over an agent's under its id
+            return (o["provenance"] > me["provenance"] and author(o) in (caller, author(me))) or \
+                (o["agent_id"] == me["agent_id"] and bool(o.get("by_host")) and not me.get("by_host"))
         return {side for side, other in pending if other in others and others[other]["status"] == "active"
-                and others[other]["provenance"] > stored[side]["provenance"]
-                and author(others[other]) in (caller, author(stored[side]))}
+                and outranks(others[other], stored[side])}
 
     def _fused_in_sql(self, q_tokens, vector, who, filters, time, min_score, fetch, b_tokens=None,
                       asked=None) -> list[dict]:

@@ -184,16 +184,35 @@ def conflicts_block(sel: Selection, budget: int) -> list[str]:
 
 def conflict_line(c: dict[str, Any]) -> str:
     """A conflict (a snapshot_conflicts row) as its block shows it (after "- "): both sides, quoted, with sources."""
-    a = f"\"{one_line(c['content_a'])}\" (from {one_line(str(c['source_a']))})"
-    b = f"\"{one_line(c['content_b'])}\" (from {one_line(str(c['source_b']))})"
+    a, b = (f"\"{one_line(c[f'content_{s}'])}\" ({_source(c, s)})" for s in "ab")
     if c["status"] == "pending" and c.get("stands_a") != c.get("stands_b"):  # one side keeps its block
-        high, low = (a, b) if c.get("stands_a") else (b, a)
-        why = "higher provenance" if c.get("same_agent") else "your own memory; the other is another agent's claim"
+        stands, other = ("a", "b") if c.get("stands_a") else ("b", "a")
+        high, low = (a, b) if stands == "a" else (b, a)
+        if c.get("same_agent"):
+            why = "higher provenance"
+        elif c.get("same_id") and c.get(f"by_host_{stands}") and not c.get(f"by_host_{other}"):
+            why = "the host's word; the other is an agent's claim under the host's agent id"
+        else:
+            why = "your own memory; the other is another agent's claim"
         return f"Disputed: {high} stands ({why}); {low} disagrees. Ask the user if it matters."
     if c["status"] == "pending":
         return f"Disputed, unresolved: {a} vs {b}. Neither is confirmed; ask the user before relying on either."
     newer, older = (a, b) if str(c["winner"]) == str(c["memory_a"]) else (b, a)
     return f"Settled by recency, not reviewed: {newer} replaced {older}."
+
+
+def _source(c: dict[str, Any], side: str) -> str:
+    """Who wrote a conflict's side, then where it came from: "from host, user_stated", "from agent bob, legacy", or
+    "from agent bob via <its source>". The author comes from the row (agent id, by_host), never from the source text
+    a writer chose (a member's source_refs=["host"] read "(from host, …)"). A row without an agent (render() called
+    by hand): "from <source>"."""
+    source = one_line(str(c[f"source_{side}"]))
+    agent = c.get(f"agent_{side}")
+    if agent is None:
+        return f"from {source}"
+    who = "host" if c.get(f"by_host_{side}") else f"agent {one_line(str(agent))[:60]}"
+    default = f"agent {one_line(str(agent))}"  # memory_source's label when the memory names no source
+    return f"from {who}" + (source[len(default):] if source.startswith(default) else f" via {source}")
 
 
 def conflict_trust(c: dict[str, Any]) -> tuple[int, bool]:

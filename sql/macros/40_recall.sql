@@ -404,7 +404,8 @@ WITH
     -- kept: the snapshot says that fact stands, so recall must not put the claim disputing it first. Only a fact of
     -- the caller's own or of the claim's own author counts: another agent's provenance is its claim, and a teammate
     -- claiming user_stated must not push a third agent's fact down in the caller's recall. Authors as memory_author
-    -- names them: an agent under the host's agent id claiming user_stated pushed the host's fact down.
+    -- names them: an agent under the host's agent id claiming user_stated pushed the host's fact down; and the host's
+    -- fact outranks such an agent's claim whatever their provenance (dispute_stands).
     outranked AS (
         SELECT DISTINCT s.side AS id
         FROM (SELECT memory_a AS side, memory_b AS other FROM contradictions WHERE status = 'pending'
@@ -413,9 +414,12 @@ WITH
         JOIN top ON top.memory_id = s.side
         JOIN memories me ON me.id = s.side
         JOIN memories o ON o.id = s.other
-        WHERE o.status = 'active' AND o.provenance > me.provenance
-          AND memory_author(o.agent_id, o.by_host) IN (memory_author(p_caller_agent, p_caller_host),
-                                                       memory_author(me.agent_id, me.by_host))
+        WHERE o.status = 'active'
+          AND ((o.provenance > me.provenance
+                AND memory_author(o.agent_id, o.by_host) IN (memory_author(p_caller_agent, p_caller_host),
+                                                             memory_author(me.agent_id, me.by_host)))
+               -- the host's memory against an agent's under its agent id stands, as dispute_stands says
+               OR (o.agent_id = me.agent_id AND coalesce(o.by_host, false) AND NOT coalesce(me.by_host, false)))
           AND can_see_as(o.scope, o.agent_id, o.team_id, o.tenant_id, o.source_session, o.tags, o.sensitivity,
                          p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants)
     )

@@ -21,9 +21,13 @@ CREATE OR REPLACE MACRO memory_author(p_agent, p_by_host) AS
 -- decides nothing: the caller's own memory stands against another agent's claim (the claim leaves the shared
 -- block; the Conflicts block names it), and two other agents' memories both stay in the shared block, each the
 -- claim of its author (a dispute an agent starts must not take a third agent's, or the host's, rules out of the
--- prompt).
+-- prompt). Between the host's memory and an agent's under the host's agent id (agent "default"), the host's stands
+-- for every caller, that agent included: the agent's claim, whatever it claims, is not the host's word (as its own
+-- memory against the host's, it took the host's fact out of its own prompt).
 CREATE OR REPLACE MACRO dispute_stands(p_agent, p_provenance, p_other_agent, p_other_provenance, p_caller_agent) AS
     CASE WHEN p_agent = p_other_agent THEN p_provenance > p_other_provenance
+         WHEN split_part(p_agent, chr(0), 1) = split_part(p_other_agent, chr(0), 1)
+             THEN ends_with(p_agent, chr(0) || 'host')
          ELSE p_other_agent IS DISTINCT FROM p_caller_agent END;
 
 -- snapshot_candidates(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold, p_caller_host) -> the live,
@@ -82,11 +86,13 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
 -- caller's own first, then other authors' claims by turns, newest first:
 -- pending contradictions between two live memories (both sides, neither is asserted), and
 -- conflicts settled by recency that nobody reviewed yet (the newer side stands; the older is named).
--- Only conflicts whose both sides the caller may see and one side is the caller's own: two other agents'
+-- Only conflicts whose both sides the caller may see and one side is the caller's own (its author's: on an admin
+-- handle the host's, so agent "default"'s dispute with a member is not the host's to doubt): two other agents'
 -- dispute is theirs (both sides stay in the shared block as claims), and listing it as unconfirmed in the caller's
 -- own block would let one agent cast doubt on, or crowd out, what others told it. Authors are memory_author's (the
 -- host's own rows and an agent's under the host's agent id are two). resolution is NULL while pending; stands_a /
--- stands_b: the side that keeps its block (dispute_stands); same_agent: both sides are one author's.
+-- stands_b: the side that keeps its block (dispute_stands); same_agent: both sides are one author's; same_id: one
+-- agent id's (the host's and an agent's under it, when same_agent is not); agent_a / agent_b: the sides' agents.
 CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session, p_caller_host := NULL) AS TABLE
     SELECT c.id, c.status, c.resolution, c.winner, c.detected_at,
            a.id AS memory_a, a.content AS content_a, a.type AS type_a,
@@ -98,7 +104,8 @@ CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session, p_c
            coalesce(b.by_host, false) AS by_host_b,
            c.status = 'pending' AND dispute_stands(a.author, a.provenance, b.author, b.provenance, c.caller) AS stands_a,
            c.status = 'pending' AND dispute_stands(b.author, b.provenance, a.author, a.provenance, c.caller) AS stands_b,
-           a.author = b.author AS same_agent
+           a.author = b.author AS same_agent, a.agent_id = b.agent_id AS same_id, a.agent_id AS agent_a,
+           b.agent_id AS agent_b
     FROM (SELECT *, memory_author(p_caller_agent, p_caller_host) AS caller FROM contradictions) c
     JOIN (SELECT *, memory_author(agent_id, by_host) AS author FROM memories) a ON a.id = c.memory_a
     JOIN (SELECT *, memory_author(agent_id, by_host) AS author FROM memories) b ON b.id = c.memory_b
@@ -106,7 +113,7 @@ CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session, p_c
            OR (c.status = 'resolved' AND c.resolution = 'newer'
                AND (CASE WHEN c.winner = a.id THEN a.status ELSE b.status END) = 'active'))
       AND a.tier <> 'episodic' AND b.tier <> 'episodic'
-      AND (a.agent_id = p_caller_agent OR b.agent_id = p_caller_agent)
+      AND (a.agent_id = p_caller_agent OR b.agent_id = p_caller_agent) AND c.caller IN (a.author, b.author)
       AND can_see(a.scope, a.agent_id, a.team_id, a.tenant_id, a.source_session, a.tags, a.sensitivity,
                   p_caller_agent, p_caller_session)
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,

@@ -120,7 +120,8 @@ CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_sessio
                AND dispute_stands(a.author, a.provenance, b.author, b.provenance, c.caller) AS stands_a,
            (c.resolved_at IS NULL OR c.resolved_at > p_ts)
                AND dispute_stands(b.author, b.provenance, a.author, a.provenance, c.caller) AS stands_b,
-           a.author = b.author AS same_agent
+           a.author = b.author AS same_agent, a.agent_id = b.agent_id AS same_id, a.agent_id AS agent_a,
+           b.agent_id AS agent_b
     FROM (SELECT *, memory_author(p_caller_agent, p_caller_host) AS caller FROM contradictions) c
     JOIN state a ON a.id = c.memory_a
     JOIN state b ON b.id = c.memory_b
@@ -129,7 +130,7 @@ CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_sessio
            OR (c.resolved_at <= p_ts AND c.resolution = 'newer'
                AND (CASE WHEN c.winner = a.id THEN a.status ELSE b.status END) = 'active'))
       AND a.tier <> 'episodic' AND b.tier <> 'episodic'
-      AND (a.agent_id = p_caller_agent OR b.agent_id = p_caller_agent)
+      AND (a.agent_id = p_caller_agent OR b.agent_id = p_caller_agent) AND c.caller IN (a.author, b.author)
       AND can_see(a.scope, a.agent_id, a.team_id, a.tenant_id, a.source_session, a.tags, a.sensitivity,
                   p_caller_agent, p_caller_session)
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
