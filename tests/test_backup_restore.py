@@ -94,3 +94,33 @@ def test_an_agents_export_never_replaces_a_file_that_appears_while_it_runs(team,
         export_jsonl(team.for_agent("mallory"), backup)
     owners = {json.loads(line)["agent_id"] for line in backup.read_text().splitlines()}
     assert owners == {"bob", "carol"} and not list(tmp_path.glob(".nightly-backup*"))
+
+
+# -- a third review: the mark read whole, and a forgotten old version
+
+def test_the_mark_is_read_on_a_first_record_of_any_length(tmp_path):
+    """The first line was read up to 1 MiB: an agent's oldest note made longer than that (5,600 source refs) read
+    as no backup. A memory now carries at most 200 refs, and the first record is read whole."""
+    from echo_duck.storage.agent_files import is_host_backup
+
+    with echo_duck.open(tmp_path / "s.duckdb", embedder="hash") as mem, \
+            pytest.raises(echo_duck.InvalidInput, match="source_refs has 5600 values; the limit is 200"):
+        mem.remember("a note", type="user", source_refs=[f"ref:{i:0>190}" for i in range(5600)])
+    long_first = tmp_path / "backup.jsonl"
+    long_first.write_text("\n" + json.dumps({"content": "x" * (2 << 20), "host_backup": True}) + "\n"
+                          + json.dumps({"content": "y", "host_backup": True}) + "\n", encoding="utf-8")
+    assert is_host_backup(long_first)
+    with echo_duck.open(tmp_path / "s.duckdb", embedder="hash") as mem, \
+            pytest.raises(echo_duck.PermissionDenied, match="the host's backup"):
+        import_file(mem, long_first)
+
+
+def test_a_forgotten_old_version_stays_forgotten_on_a_restore(team, tmp_path):
+    old = team.remember("Home address is 12 Elm Street", type="user", key="address", provenance="user_stated")
+    team.update("address", content="Home address is 7 Oak Lane", provenance="user_stated")
+    team.forget(old.id, reason="the user asked to forget the old address", provenance="user_stated")
+    export_jsonl(team, tmp_path / "backup.jsonl", include_history=True)
+    with echo_duck.open(tmp_path / "restored.duckdb", admin=True, embedder="hash") as restored:
+        import_file(restored, tmp_path / "backup.jsonl", trusted=True, provenance="keep")
+        found = [h.memory.content for h in restored.recall("home address Elm Street", k=5, include_archived=True)]
+        assert "Home address is 12 Elm Street" not in found and "Home address is 7 Oak Lane" in found

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 import echo_duck
+from echo_duck.recall import fusion
 
 RULE = ("Never deploy on Fridays without the on-call lead's written sign-off in the release channel and a rollback "
         "plan attached to the ticket")
@@ -209,7 +210,7 @@ def test_the_hosts_fact_stands_in_the_prompt_and_recall_of_an_agent_with_its_id(
             assert "the host's word" in conflicts and '(from host, user_stated) stands' in conflicts
         hits = agent.recall("which production database?", k=5, explain=True)
         assert [h.explanation.gate for h in hits if h.id == claim_row.id] == [
-            "ranked last: disputed by a higher-provenance fact"]
+            fusion.OUTRANKED]
         assert_same(agent, "which production database?", 5)
 
 

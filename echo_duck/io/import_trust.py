@@ -73,7 +73,9 @@ def chain_order(objects: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], 
     by_id = {str(o["id"]): o for _, o in objects if isinstance(o, dict) and o.get("id") is not None}
     kept: set[str] = set()
     for _, o in objects:
-        if isinstance(o, dict) and o.get("superseded_by") and o.get("key"):
+        # a version, superseded (a forgotten one stays forgotten: it came back on a restore, found by recall)
+        if isinstance(o, dict) and o.get("superseded_by") and o.get("key") \
+                and str(o.get("status") or "superseded").lower() in ("superseded", "active"):
             successor = by_id.get(str(o["superseded_by"]))
             if successor is not None and successor.get("key") == o.get("key"):
                 kept.add(str(o["id"]))

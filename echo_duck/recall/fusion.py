@@ -26,7 +26,7 @@ from .decay_terms import micros
 KEPT = "kept"
 COMMON_ONLY = "ranked last: only common keywords"
 WEAK_MEANING = "ranked last: weak meaning match"
-OUTRANKED = "ranked last: disputed by a higher-provenance fact"
+OUTRANKED = "ranked last: disputed by a higher-provenance fact or the host's"
 CROWDED = "ranked last: half the list is kept for your own"
 
 # sql/macros/20_ranking.sql calibration_constants(): fitted on LoCoMo conversations 0-4 and LongMemEval

@@ -74,8 +74,9 @@ class AgentFiles:
 
 
 def is_host_backup(path: str | os.PathLike[str]) -> bool:
-    """Whether the file is marked an admin export (``HOST_BACKUP``): its Parquet metadata, or its first JSON line.
-    A file that cannot be read or parsed is not (its reader's own error follows)."""
+    """Whether the file is marked an admin export (``HOST_BACKUP``): its Parquet metadata, or its first JSON line,
+    read whole (a record made longer than a fixed prefix read as no backup). A file that cannot be read or parsed is
+    not (its reader's own error follows)."""
     try:
         with open(path, "rb") as f:
             if f.read(4) == b"PAR1":
@@ -83,7 +84,12 @@ def is_host_backup(path: str | os.PathLike[str]) -> bool:
 
                 return HOST_BACKUP.encode() in (pq.read_schema(path).metadata or {})
             f.seek(0)
-            first = json.loads(f.readline(1 << 20).decode("utf-8-sig"))
+            line = b""
+            while not line.strip(b" \t\r\n\xef\xbb\xbf"):  # the first line with anything on it (a BOM aside)
+                line = f.readline()
+                if not line:
+                    return False
+            first = json.loads(line.decode("utf-8-sig"))
     except Exception:  # noqa: BLE001 - not a backup we can read: the import or kb reader reports what is wrong
         return False
     return isinstance(first, dict) and first.get(HOST_BACKUP) is True

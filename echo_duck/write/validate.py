@@ -16,6 +16,7 @@ MAX_CONTENT_CHARS = 100_000
 MAX_KEY_CHARS = 200
 MAX_TAG_CHARS = 100
 MAX_TAGS = 64
+MAX_REFS = 200  # source_refs per memory (a restatement keeps at most this many too)
 
 
 def text(value: Any, name: str, *, max_chars: int = MAX_CONTENT_CHARS, allow_empty: bool = False) -> str:
@@ -148,7 +149,10 @@ def refs(values: Any, name: str = "source_refs") -> list[str]:
         return []
     if isinstance(values, str):
         raise InvalidInput(f"{name} must be a list of strings such as 'message:<id>', not one string")
-    return [text(v, f"each of {name}", max_chars=MAX_KEY_CHARS) for v in _iterable(values, name)]
+    out = [text(v, f"each of {name}", max_chars=MAX_KEY_CHARS) for v in _iterable(values, name)]
+    if len(out) > MAX_REFS:
+        raise InvalidInput(f"{name} has {len(out)} values; the limit is {MAX_REFS}")
+    return out
 
 
 def key(value: Any) -> str | None:

@@ -300,7 +300,7 @@ class Writer:
         merged = _merged(spec, old)
         refs = list(dict.fromkeys([*merged.source_refs,
                                    *([f"session:{spec.source_session}"] if spec.source_session
-                                     and spec.source_session != old["source_session"] else [])]))[:200]
+                                     and spec.source_session != old["source_session"] else [])]))[:validate.MAX_REFS]
         before = self.db.scalar("memory_json", id=old["id"])
         sensitivity, tags = merged.sensitivity, list(merged.tags)
         provenance = max(old["provenance"], spec.provenance)

@@ -42,7 +42,7 @@
 --              returns its best guess and lists are never cut short. Among the k winners, one whose pending
 --              dispute is with a live, visible fact of higher provenance (the caller's or the claim author's) is ranked
 --              after the kept too
---              ('disputed by a higher-provenance fact'); half the list is kept for the caller's own kept
+--              ('disputed by a higher-provenance fact or the host's'); half the list is kept for the caller's own kept
 --              candidates when there are that many: other agents' past the rest are ranked after the kept
 --              ('half the list is kept for your own')
 --   session    a kept candidate with a source_session takes session_credit when that is more: follow_weight
@@ -426,7 +426,7 @@ WITH
 -- Only the k winners fetch every column of their memory row.
 SELECT top.* EXCLUDE (memory_id)
            REPLACE (CASE WHEN top.gate = 'kept' AND outranked.id IS NOT NULL
-                         THEN 'ranked last: disputed by a higher-provenance fact' ELSE top.gate END AS gate),
+                         THEN 'ranked last: disputed by a higher-provenance fact or the host''s' ELSE top.gate END AS gate),
        m.*, conflicts.conflicts_with
 FROM top JOIN memories m ON m.id = top.memory_id
 LEFT JOIN conflicts ON conflicts.id = top.memory_id
