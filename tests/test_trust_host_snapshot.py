@@ -236,3 +236,29 @@ def test_a_conflicts_line_names_its_author_not_the_source_a_writer_chose(host):
     conflicts = host.snapshot().partition("## Conflicts")[2]
     assert f'"{FACT}" (from host, user_stated)' in conflicts
     assert f'"{CLAIM}" (from agent mallory via host' in conflicts
+
+
+# -- a fourth review: the host's block and its own agent's disputes
+
+DEPLOY_A = "The deploy target for the app is heron-prod in eu-west-1"
+DEPLOY_B = "The deploy target for the app is kestrel-prod in eu-west-1"
+
+
+@pytest.mark.parametrize("how", ["tool", "before_0010"])
+def test_a_dispute_between_rows_under_the_hosts_id_is_listed_in_the_hosts_prompt(host, how):
+    """Listed only by the host's author, a dispute of two tool writes on the host's handle (or of two rows from
+    before migration 0010) took both sides out of the host's prompt and left no Conflicts line."""
+    from echo_duck.store import tools
+
+    for text, key in ((DEPLOY_A, "deploy_target"), (DEPLOY_B, "deploy_host")):
+        if how == "tool":
+            assert tools.call(host, "memory_write", {"content": text, "type": "environment", "key": key,
+                                                     "provenance": "user_stated"})["ok"]
+        else:
+            host.remember(text, type="environment", key=key, provenance="user_stated")
+    if how == "before_0010":
+        host.sql("UPDATE memories SET by_host = NULL", write=True)
+    assert [c.status for c in host.contradictions()] == ["pending"]
+    for snap in (host.snapshot(), host.snapshot(as_of=host.now())):
+        conflicts = snap.partition("## Conflicts")[2]
+        assert "heron-prod" in conflicts and "kestrel-prod" in conflicts

@@ -87,7 +87,9 @@ CREATE OR REPLACE MACRO snapshot_candidates(p_caller_agent, p_caller_session, p_
 -- pending contradictions between two live memories (both sides, neither is asserted), and
 -- conflicts settled by recency that nobody reviewed yet (the newer side stands; the older is named).
 -- Only conflicts whose both sides the caller may see and one side is the caller's own (its author's: on an admin
--- handle the host's, so agent "default"'s dispute with a member is not the host's to doubt): two other agents'
+-- handle the host's, so agent "default"'s dispute with a member is not the host's to doubt; or both sides are one
+-- author's under the caller's agent id: agent "default"'s own dispute, which takes both sides out of the host's
+-- block, is listed there, or a tool's claim replaced a fact in the host's prompt without a trace): two other agents'
 -- dispute is theirs (both sides stay in the shared block as claims), and listing it as unconfirmed in the caller's
 -- own block would let one agent cast doubt on, or crowd out, what others told it. Authors are memory_author's (the
 -- host's own rows and an agent's under the host's agent id are two). resolution is NULL while pending; stands_a /
@@ -113,7 +115,8 @@ CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session, p_c
            OR (c.status = 'resolved' AND c.resolution = 'newer'
                AND (CASE WHEN c.winner = a.id THEN a.status ELSE b.status END) = 'active'))
       AND a.tier <> 'episodic' AND b.tier <> 'episodic'
-      AND (a.agent_id = p_caller_agent OR b.agent_id = p_caller_agent) AND c.caller IN (a.author, b.author)
+      AND (a.agent_id = p_caller_agent OR b.agent_id = p_caller_agent)
+      AND (c.caller IN (a.author, b.author) OR a.author = b.author)
       AND can_see(a.scope, a.agent_id, a.team_id, a.tenant_id, a.source_session, a.tags, a.sensitivity,
                   p_caller_agent, p_caller_session)
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,

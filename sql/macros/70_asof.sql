@@ -130,7 +130,8 @@ CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_sessio
            OR (c.resolved_at <= p_ts AND c.resolution = 'newer'
                AND (CASE WHEN c.winner = a.id THEN a.status ELSE b.status END) = 'active'))
       AND a.tier <> 'episodic' AND b.tier <> 'episodic'
-      AND (a.agent_id = p_caller_agent OR b.agent_id = p_caller_agent) AND c.caller IN (a.author, b.author)
+      AND (a.agent_id = p_caller_agent OR b.agent_id = p_caller_agent)
+      AND (c.caller IN (a.author, b.author) OR a.author = b.author)
       AND can_see(a.scope, a.agent_id, a.team_id, a.tenant_id, a.source_session, a.tags, a.sensitivity,
                   p_caller_agent, p_caller_session)
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
