@@ -119,9 +119,8 @@ def test_an_agent_with_the_hosts_id_does_not_dispute_the_hosts_fact_out_of_its_p
                        provenance="user_stated")
     for snap in (host.snapshot(), host.snapshot(fast=True), host.snapshot(as_of=host.now())):
         facts = snap.partition("## Conflicts")[0]
-        assert FACT in facts and CLAIM not in facts  # the host's stands in its block; the claim is named below
-        conflicts = snap.partition("## Conflicts")[2]
-        assert "mallory-prod" in conflicts.split("\n- ")[1]  # and its dispute leads the Conflicts block
+        assert FACT in facts and CLAIM not in facts  # the host's stands in its block (the block's lines go first
+        # to the agent's own disputes, both sides of which left the host's block)
 
 
 @pytest.mark.parametrize("host_provenance", ["user_stated", "consolidated"])
@@ -262,3 +261,73 @@ def test_a_dispute_between_rows_under_the_hosts_id_is_listed_in_the_hosts_prompt
     for snap in (host.snapshot(), host.snapshot(as_of=host.now())):
         conflicts = snap.partition("## Conflicts")[2]
         assert "heron-prod" in conflicts and "kestrel-prod" in conflicts
+
+
+# -- a fifth review: recall for the agent with the host's id, and what the Conflicts block's five lines keep
+
+def ticking():
+    """A clock that moves a second per read: writes and disputes in order, the same instant never read twice."""
+    from datetime import datetime, timedelta
+
+    now = [datetime(2026, 1, 1, 12)]
+
+    def clock():
+        now[0] += timedelta(seconds=1)
+        return now[0]
+    return clock
+
+
+@pytest.mark.parametrize("host_provenance", ["consolidated", "model_inferred"])
+def test_an_agent_with_the_hosts_id_does_not_push_the_hosts_lower_fact_down_its_own_recall(tmp_path, host_provenance):
+    """Its user_stated claim counted as the caller's own higher-provenance fact and ranked the host's fact last in
+    agent default's recall (its prompt showed the host's fact standing)."""
+    from datetime import datetime
+
+    from test_fusion import assert_same
+
+    with echo_duck.open(tmp_path / "f.duckdb", admin=True, embedder="hash", now=lambda: datetime(2026, 1, 1, 12)) as host:
+        fact = host.remember(FACT, type="environment", provenance=host_provenance)
+        agent = host.for_agent("default")
+        agent.remember(CLAIM, type="environment", provenance="user_stated")
+        gates = {h.id: h.explanation.gate for h in agent.recall("which production database?", k=5, explain=True)}
+        assert gates[fact.id] == "kept"
+        assert_same(agent, "which production database?", 5)
+
+
+def test_a_members_claims_do_not_crowd_the_hosts_own_agents_dispute_out_of_the_hosts_prompt(tmp_path):
+    """Both sides of a dispute of two tool writes on the host's handle leave the host's blocks; a member's two claims
+    against the host's team facts (the host's side stands) filled the 800-character block first."""
+    from echo_duck.store import tools
+
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=ticking()) as host:
+        host.grant(team="red", agent_id="default", publish=True)
+        host.grant(team="red", agent_id="mallory", publish=True)
+        for text, key in ((DEPLOY_A, "deploy_target"), (DEPLOY_B, "deploy_host")):
+            assert tools.call(host, "memory_write", {"content": text, "type": "environment", "key": key,
+                                                     "provenance": "user_stated"})["ok"]
+        mallory = host.for_agent("mallory", team_id="red")
+        for i, svc in enumerate(["billing", "search"]):
+            host.remember(f"The {svc} service host is alpha{i}-box in us-east-2", type="environment",
+                          provenance="user_stated", scope="team", team_id="red")
+            mallory.remember(f"The {svc} service host is omega{i}-box in us-east-2", type="environment",
+                             provenance="model_inferred", scope="team", team_id="red")
+        for snap in (host.snapshot(), host.snapshot(fast=True)):
+            assert "heron-prod" in snap and "kestrel-prod" in snap
+
+
+def test_newer_claims_do_not_push_the_line_naming_the_hosts_fact_out_of_a_members_prompt(tmp_path):
+    """A member's own claim takes the host's team fact out of its prompt (its own memory stands) and the Conflicts
+    block names the host's fact; two other authors' newer claims pushed that line out."""
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=ticking()) as host:
+        for agent in ("default", "coder", "mallory"):
+            host.grant(team="red", agent_id=agent, publish=True)
+        team = dict(type="environment", scope="team", team_id="red")
+        coder = host.for_agent("coder", team_id="red")
+        host.remember(FACT, provenance="user_stated", **team)
+        coder.remember("The production database is coder-prod in eu-west-1", provenance="model_inferred", **team)
+        for i, (svc, who) in enumerate((("billing", "mallory"), ("search", "default"))):
+            coder.remember(f"The {svc} service host is alpha{i}-box in us-east-2", provenance="user_stated", **team)
+            host.for_agent(who, team_id="red").remember(f"The {svc} service host is omega{i}-box in us-east-2",
+                                                        provenance="model_inferred", **team)
+        for snap in (coder.snapshot(), coder.snapshot(fast=True)):
+            assert "kestrel-prod" in snap

@@ -222,9 +222,10 @@ class Recaller:
         def author(row: Mapping[str, Any]) -> str:
             return memory_author(row["agent_id"], row.get("by_host"))
 
-        def outranks(o: Mapping[str, Any], me: Mapping[str, Any]) -> bool:  # the host's over an agent's under its id
-            return (o["provenance"] > me["provenance"] and author(o) in (caller, author(me))) or \
-                (o["agent_id"] == me["agent_id"] and bool(o.get("by_host")) and not me.get("by_host"))
+        def outranks(o: Mapping[str, Any], me: Mapping[str, Any]) -> bool:
+            if o["agent_id"] == me["agent_id"] and bool(o.get("by_host")) != bool(me.get("by_host")):
+                return bool(o.get("by_host"))  # the host's over an agent's under its id, whatever their provenance
+            return o["provenance"] > me["provenance"] and author(o) in (caller, author(me))
         return {side for side, other in pending if other in others and others[other]["status"] == "active"
                 and outranks(others[other], stored[side])}
 

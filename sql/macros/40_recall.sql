@@ -415,11 +415,14 @@ WITH
         JOIN memories me ON me.id = s.side
         JOIN memories o ON o.id = s.other
         WHERE o.status = 'active'
-          AND ((o.provenance > me.provenance
-                AND memory_author(o.agent_id, o.by_host) IN (memory_author(p_caller_agent, p_caller_host),
-                                                             memory_author(me.agent_id, me.by_host)))
-               -- the host's memory against an agent's under its agent id stands, as dispute_stands says
-               OR (o.agent_id = me.agent_id AND coalesce(o.by_host, false) AND NOT coalesce(me.by_host, false)))
+          AND CASE WHEN o.agent_id = me.agent_id AND coalesce(o.by_host, false) <> coalesce(me.by_host, false)
+                   -- the host's memory against an agent's under its agent id stands, whatever their provenance and
+                   -- whoever reads, as dispute_stands says (agent default's user_stated claim pushed the host's
+                   -- consolidated fact down agent default's own recall)
+                   THEN coalesce(o.by_host, false)
+                   ELSE o.provenance > me.provenance
+                        AND memory_author(o.agent_id, o.by_host) IN (memory_author(p_caller_agent, p_caller_host),
+                                                                     memory_author(me.agent_id, me.by_host)) END
           AND can_see_as(o.scope, o.agent_id, o.team_id, o.tenant_id, o.source_session, o.tags, o.sensitivity,
                          p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants)
     )

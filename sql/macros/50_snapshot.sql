@@ -121,15 +121,21 @@ CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session, p_c
                   p_caller_agent, p_caller_session)
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
                   p_caller_agent, p_caller_session)
-    -- the disputes touching the caller's own words first (on an admin handle the host's: an agent under the host's
-    -- id disputing its own facts filled the block), of those the caller's own (both sides its own: the user's word
-    -- contested), the most trusted (the lower side's provenance, then the higher's) first, then other authors'
-    -- claims against its memories taking turns, one per author, newest first: six claims by a member, or the agent's
-    -- own inferences against the user's facts, must not push the user's own dispute (user_stated against
+    -- the disputes neither side of which stands first (both sides left the caller's blocks: unlisted, a fact left
+    -- the prompt without a trace; a member's claims against the host's facts crowded out agent "default"'s own
+    -- dispute in the host's block), then those touching the caller's own words (on an admin handle the host's: an
+    -- agent under the host's id disputing its own facts filled the block), of those the caller's own (both sides its
+    -- own: the user's word contested), the most trusted (the lower side's provenance, then the higher's) first, then
+    -- other authors' claims against its memories, the host's first (its fact left a member's prompt, and two newer
+    -- claims pushed the line naming it out), taking turns, one per author, newest first: six claims by a member, or
+    -- the agent's own inferences against the user's facts, must not push the user's own dispute (user_stated against
     -- user_stated) out of the block's five lines
-    ORDER BY c.caller IN (a.author, b.author) DESC, a.author = b.author DESC,
+    ORDER BY c.status = 'pending' AND NOT dispute_stands(a.author, a.provenance, b.author, b.provenance, c.caller)
+                 AND NOT dispute_stands(b.author, b.provenance, a.author, a.provenance, c.caller) DESC,
+             c.caller IN (a.author, b.author) DESC, a.author = b.author DESC,
              CASE WHEN a.author = b.author THEN least(a.provenance, b.provenance) END DESC NULLS LAST,
              CASE WHEN a.author = b.author THEN greatest(a.provenance, b.provenance) END DESC NULLS LAST,
+             coalesce(a.by_host, false) OR coalesce(b.by_host, false) DESC,
              row_number() OVER (PARTITION BY CASE WHEN a.author = c.caller THEN b.author ELSE a.author END
                                 ORDER BY c.detected_at DESC, c.id),
              c.detected_at DESC, c.id;
