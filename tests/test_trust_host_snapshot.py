@@ -321,7 +321,7 @@ def test_newer_claims_do_not_push_the_line_naming_the_hosts_fact_out_of_a_member
     with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=ticking()) as host:
         for agent in ("default", "coder", "mallory"):
             host.grant(team="red", agent_id=agent, publish=True)
-        team = dict(type="environment", scope="team", team_id="red")
+        team = {"type": "environment", "scope": "team", "team_id": "red"}
         coder = host.for_agent("coder", team_id="red")
         host.remember(FACT, provenance="user_stated", **team)
         coder.remember("The production database is coder-prod in eu-west-1", provenance="model_inferred", **team)

@@ -8,8 +8,9 @@ each record under its owner (it was agent "default"'s view, and a restore lost e
 group memories). One row per memory with every column of ``memories``
 (provenance by name in JSONL); vectors are not exported (they belong to one model and are rebuilt on
 import). ``include_history=True`` adds superseded, pending, flagged and forgotten rows; otherwise only
-active ones. Rows held for review (quarantined) are never exported. Files are written next to their target (a new file, readable by its owner only: an export holds
-memories) and renamed into place, so a failed export never leaves a half-written file under the requested name. No
+active ones. Rows held for review (quarantined) are never exported. Files are written next to their target (a new
+file, readable by its owner only: an export holds memories) and renamed into place (an agent handle's linked in
+only where nothing is), so a failed export never leaves a half-written file under the requested name. No
 handle, admin included, may export onto the store's own files (the store file, its .wal, anything in its Parquet
 archive folder; ``store_files.py``); an agent handle writes nothing inside the store's ``protected_paths`` and
 never over an existing file (``storage/agent_files.py``): ``PermissionDenied``, nothing written.

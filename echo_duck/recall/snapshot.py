@@ -117,9 +117,9 @@ def _by_text(candidates: Sequence[tuple[str, Memory]], conflicts: Sequence[dict[
 
 
 def _trust_of(line: str, trusted: dict[str, int]) -> int:
-    """A rendered line's trust (or whether confirmed): its memory's, found by its text; a line cut short ("…") by the start of its text,
-    the most of the memories it may be (what it shows is that memory's words, whoever else starts the same way: a
-    low-trust copy of the user's first words must not pull the user's cut line down). Unknown: 0."""
+    """A rendered line's trust (or whether confirmed): its memory's, found by its text; a line cut short ("…") by the
+    start of its text, the most of the memories it may be (what it shows is that memory's words, whoever else starts
+    the same way: a low-trust copy of the user's first words must not pull the user's cut line down). Unknown: 0."""
     text = _rendered(line)
     if text in trusted:
         return trusted[text]

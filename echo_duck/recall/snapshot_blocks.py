@@ -94,8 +94,6 @@ def unconfirmed(memory: Memory) -> bool:
     return memory.provenance < PROVENANCE["consolidated"]
 
 
-
-
 def _fit(lines: Iterable[str], budget: int, *, cut_first: bool = True) -> tuple[list[str], int]:
     """The lines that fit in ``budget``, in order, skipping ones too long for the room left (a later,
     shorter one may fit); the very first line may be cut with an ellipsis. Returns (lines, skipped)."""
@@ -218,9 +216,9 @@ def _source(c: dict[str, Any], side: str) -> str:
 def conflict_trust(c: dict[str, Any]) -> tuple[int, bool]:
     """A Conflicts line's trust in the gate, and whether it is confirmed: its less trusted side's (the line quotes
     both sides' words; an unknown line ranked 0, below every memory line, so one fragment took out a dispute)."""
-    sides = [(rank(c.get(f"provenance_{s}", 0), c.get(f"pinned_{s}"), c.get(f"by_host_{s}")), c.get(f"provenance_{s}", 0))
-             for s in "ab"]  # a row without provenance (render() called by hand) as the least trusted
-    return min(t for t, _ in sides), min(p for _, p in sides) >= PROVENANCE["consolidated"]
+    provenance = {s: c.get(f"provenance_{s}", 0) for s in "ab"}  # none (render() called by hand): the least trusted
+    trusts = [rank(provenance[s], c.get(f"pinned_{s}"), c.get(f"by_host_{s}")) for s in "ab"]
+    return min(trusts), min(provenance.values()) >= PROVENANCE["consolidated"]
 
 
 # (block name, heading, function, budget field): the order of the snapshot.
