@@ -331,3 +331,45 @@ def test_newer_claims_do_not_push_the_line_naming_the_hosts_fact_out_of_a_member
                                                         provenance="model_inferred", **team)
         for snap in (coder.snapshot(), coder.snapshot(fast=True)):
             assert "kestrel-prod" in snap
+
+
+# -- a sixth review: the Conflicts block's first lines go to what took the most trusted memory out
+
+SERVICES = ["billing", "search", "auth", "cache", "queue", "mail"]
+
+
+def test_an_agents_own_disputes_do_not_push_the_hosts_dispute_out_of_its_prompt(tmp_path):
+    """Both sides of the host's dispute leave every prompt under its agent id; agent default's six pairs of its own
+    contradicting inferences took the block's five lines in its own prompt first."""
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=ticking()) as host:
+        host.remember(DEPLOY_A, type="environment", key="deploy_target", provenance="user_stated")
+        host.remember(DEPLOY_B, type="environment", key="deploy_host", provenance="user_stated")
+        agent = host.for_agent("default")
+        for i, svc in enumerate(SERVICES):
+            for word in ("alpha", "omega"):
+                agent.remember(f"The {svc} service host is {word}{i}-box in us-east-2", type="environment",
+                               key=f"{svc}_{word}", provenance="model_inferred")
+        for snap in (agent.snapshot(), agent.snapshot(fast=True)):
+            assert "heron-prod" in snap and "kestrel-prod" in snap
+
+
+def test_a_members_imports_do_not_push_out_the_line_naming_the_hosts_fact(tmp_path):
+    """A member's claim took the host's team fact out of its prompt (the Conflicts block names it); two imported
+    files contradicting each other at equal provenance made five disputes that pushed that line out."""
+    import json
+
+    from echo_duck.io.importers import import_file
+
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=ticking()) as host:
+        for agent in ("default", "coder"):
+            host.grant(team="red", agent_id=agent, publish=True)
+        coder = host.for_agent("coder", team_id="red")
+        host.remember(FACT, type="environment", provenance="user_stated", scope="team", team_id="red")
+        coder.remember(CLAIM, type="environment", provenance="model_inferred", scope="team", team_id="red")
+        for n, word in ((1, "alpha"), (2, "omega")):
+            path = tmp_path / f"notes{n}.jsonl"
+            path.write_text("".join(json.dumps({"content": f"The {svc} service host is {word}{i}-box in us-east-2",
+                                                "type": "environment"}) + "\n" for i, svc in enumerate(SERVICES)))
+            import_file(coder, path)
+        for snap in (coder.snapshot(), coder.snapshot(fast=True)):
+            assert FACT in snap

@@ -121,17 +121,25 @@ CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session, p_c
                   p_caller_agent, p_caller_session)
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
                   p_caller_agent, p_caller_session)
-    -- the disputes neither side of which stands first (both sides left the caller's blocks: unlisted, a fact left
-    -- the prompt without a trace; a member's claims against the host's facts crowded out agent "default"'s own
-    -- dispute in the host's block), then those touching the caller's own words (on an admin handle the host's: an
+    -- first the disputes that took the most trusted memory out of the caller's prompt (a side that does not stand,
+    -- or the one a newer fact replaced: the host's first, then by provenance; unlisted, a fact left the prompt without a trace: a member's claims
+    -- against the host's facts crowded out agent "default"'s own dispute in the host's block, a member's imports
+    -- the line naming the host's fact its claim took out, agent default's own pairs the host's dispute in its own
+    -- prompt), then those touching the caller's own words (on an admin handle the host's: an
     -- agent under the host's id disputing its own facts filled the block), of those the caller's own (both sides its
     -- own: the user's word contested), the most trusted (the lower side's provenance, then the higher's) first, then
     -- other authors' claims against its memories, the host's first (its fact left a member's prompt, and two newer
     -- claims pushed the line naming it out), taking turns, one per author, newest first: six claims by a member, or
     -- the agent's own inferences against the user's facts, must not push the user's own dispute (user_stated against
     -- user_stated) out of the block's five lines
-    ORDER BY c.status = 'pending' AND NOT dispute_stands(a.author, a.provenance, b.author, b.provenance, c.caller)
-                 AND NOT dispute_stands(b.author, b.provenance, a.author, a.provenance, c.caller) DESC,
+    ORDER BY greatest(CASE WHEN CASE WHEN c.status = 'pending'
+                                     THEN NOT dispute_stands(a.author, a.provenance, b.author, b.provenance, c.caller)
+                                     ELSE c.winner IS DISTINCT FROM a.id END
+                           THEN 10 * coalesce(a.by_host, false)::INTEGER + a.provenance END,
+                      CASE WHEN CASE WHEN c.status = 'pending'
+                                     THEN NOT dispute_stands(b.author, b.provenance, a.author, a.provenance, c.caller)
+                                     ELSE c.winner IS DISTINCT FROM b.id END
+                           THEN 10 * coalesce(b.by_host, false)::INTEGER + b.provenance END) DESC NULLS LAST,
              c.caller IN (a.author, b.author) DESC, a.author = b.author DESC,
              CASE WHEN a.author = b.author THEN least(a.provenance, b.provenance) END DESC NULLS LAST,
              CASE WHEN a.author = b.author THEN greatest(a.provenance, b.provenance) END DESC NULLS LAST,
