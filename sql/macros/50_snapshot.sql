@@ -30,6 +30,14 @@ CREATE OR REPLACE MACRO dispute_stands(p_agent, p_provenance, p_other_agent, p_o
              THEN ends_with(p_agent, chr(0) || 'host')
          ELSE p_other_agent IS DISTINCT FROM p_caller_agent END;
 
+-- dispute_loss(p_pending, p_stands, p_winner, p_id, p_by_host, p_provenance) -> INTEGER: how trusted the memory on
+-- one side of a contradiction is (10 for the host's own, then its provenance) when the dispute took it out of the
+-- caller's prompt (pending: it does not stand; resolved: a newer fact replaced it), else NULL. The Conflicts block
+-- lists the disputes that took the most trusted memory out first.
+CREATE OR REPLACE MACRO dispute_loss(p_pending, p_stands, p_winner, p_id, p_by_host, p_provenance) AS
+    CASE WHEN CASE WHEN p_pending THEN NOT p_stands ELSE p_winner IS DISTINCT FROM p_id END
+         THEN 10 * coalesce(p_by_host, false)::INTEGER + p_provenance END;
+
 -- snapshot_candidates(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold, p_caller_host) -> the live,
 -- visible, non-episodic memories that may enter the snapshot, each with its block:
 --   profile      USER memories keyed 'profile:<section>' (the user profile, injected whole, by section)
@@ -132,14 +140,9 @@ CREATE OR REPLACE MACRO snapshot_conflicts(p_caller_agent, p_caller_session, p_c
     -- claims pushed the line naming it out), taking turns, one per author, newest first: six claims by a member, or
     -- the agent's own inferences against the user's facts, must not push the user's own dispute (user_stated against
     -- user_stated) out of the block's five lines
-    ORDER BY greatest(CASE WHEN CASE WHEN c.status = 'pending'
-                                     THEN NOT dispute_stands(a.author, a.provenance, b.author, b.provenance, c.caller)
-                                     ELSE c.winner IS DISTINCT FROM a.id END
-                           THEN 10 * coalesce(a.by_host, false)::INTEGER + a.provenance END,
-                      CASE WHEN CASE WHEN c.status = 'pending'
-                                     THEN NOT dispute_stands(b.author, b.provenance, a.author, a.provenance, c.caller)
-                                     ELSE c.winner IS DISTINCT FROM b.id END
-                           THEN 10 * coalesce(b.by_host, false)::INTEGER + b.provenance END) DESC NULLS LAST,
+    ORDER BY greatest(dispute_loss(c.status = 'pending', stands_a, c.winner, a.id, a.by_host, a.provenance),
+                      dispute_loss(c.status = 'pending', stands_b, c.winner, b.id, b.by_host, b.provenance))
+                 DESC NULLS LAST,
              c.caller IN (a.author, b.author) DESC, a.author = b.author DESC,
              CASE WHEN a.author = b.author THEN least(a.provenance, b.provenance) END DESC NULLS LAST,
              CASE WHEN a.author = b.author THEN greatest(a.provenance, b.provenance) END DESC NULLS LAST,

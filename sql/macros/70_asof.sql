@@ -137,14 +137,10 @@ CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_sessio
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
                   p_caller_agent, p_caller_session)
     -- as snapshot_conflicts
-    ORDER BY greatest(CASE WHEN CASE WHEN (c.resolved_at IS NULL OR c.resolved_at > p_ts)
-                                     THEN NOT dispute_stands(a.author, a.provenance, b.author, b.provenance, c.caller)
-                                     ELSE c.winner IS DISTINCT FROM a.id END
-                           THEN 10 * coalesce(a.by_host, false)::INTEGER + a.provenance END,
-                      CASE WHEN CASE WHEN (c.resolved_at IS NULL OR c.resolved_at > p_ts)
-                                     THEN NOT dispute_stands(b.author, b.provenance, a.author, a.provenance, c.caller)
-                                     ELSE c.winner IS DISTINCT FROM b.id END
-                           THEN 10 * coalesce(b.by_host, false)::INTEGER + b.provenance END) DESC NULLS LAST,
+    ORDER BY greatest(dispute_loss(c.resolved_at IS NULL OR c.resolved_at > p_ts, stands_a, c.winner, a.id, a.by_host,
+                                   a.provenance),
+                      dispute_loss(c.resolved_at IS NULL OR c.resolved_at > p_ts, stands_b, c.winner, b.id, b.by_host,
+                                   b.provenance)) DESC NULLS LAST,
              c.caller IN (a.author, b.author) DESC, a.author = b.author DESC,
              CASE WHEN a.author = b.author THEN least(a.provenance, b.provenance) END DESC NULLS LAST,
              CASE WHEN a.author = b.author THEN greatest(a.provenance, b.provenance) END DESC NULLS LAST,
