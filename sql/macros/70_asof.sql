@@ -66,6 +66,18 @@ CREATE OR REPLACE MACRO memories_as_of(p_ts) AS TABLE
     LEFT JOIN memories n ON n.id = f.id  -- and the live row (a store narrowed before 'narrow' events were logged)
     WHERE f.content IS NOT NULL AND f.created_at IS NOT NULL AND f.created_at <= p_ts;
 
+-- contradictions_as_of(p_ts) -> the contradictions found by p_ts as they stood then: status, resolution, winner and
+-- resolved_at from the last decision made by p_ts (contradiction_decisions, migration 0012: a later review must not
+-- change what an earlier instant reads), pending while none was.
+CREATE OR REPLACE MACRO contradictions_as_of(p_ts) AS TABLE
+    SELECT c.* REPLACE (CASE WHEN d.decided_at IS NULL THEN 'pending' ELSE 'resolved' END AS status,
+                        d.resolution AS resolution, d.winner AS winner, d.decided_at AS resolved_at)
+    FROM contradictions c
+    LEFT JOIN (SELECT * FROM contradiction_decisions WHERE decided_at <= p_ts
+               QUALIFY row_number() OVER (PARTITION BY contradiction_id ORDER BY decided_at DESC, seq DESC) = 1) d
+           ON d.contradiction_id = c.id
+    WHERE c.detected_at <= p_ts;
+
 -- snapshot_candidates_as_of(…, p_ts): snapshot_candidates (50_snapshot.sql) over the memories as they were
 -- at p_ts and the contradictions open then (found by p_ts, not resolved by p_ts).
 CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold,
@@ -74,9 +86,8 @@ CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_sessi
     open_conflicts AS (
         SELECT c.memory_a, c.memory_b, a.provenance AS provenance_a, b.provenance AS provenance_b,
                memory_author(a.agent_id, a.by_host) AS agent_a, memory_author(b.agent_id, b.by_host) AS agent_b
-        FROM contradictions c JOIN state a ON a.id = c.memory_a JOIN state b ON b.id = c.memory_b
-        WHERE c.detected_at <= p_ts AND (c.resolved_at IS NULL OR c.resolved_at > p_ts)
-          AND a.status = 'active' AND b.status = 'active'
+        FROM contradictions_as_of(p_ts) c JOIN state a ON a.id = c.memory_a JOIN state b ON b.id = c.memory_b
+        WHERE c.status = 'pending' AND a.status = 'active' AND b.status = 'active'
           AND can_see(a.scope, a.agent_id, a.team_id, a.tenant_id, a.source_session, a.tags, a.sensitivity,
                       p_caller_agent, p_caller_session)  -- both sides the caller's to see, as snapshot_candidates
           AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
@@ -106,9 +117,7 @@ CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_sessi
 -- snapshot_conflicts_as_of(…, p_ts): snapshot_conflicts (50_snapshot.sql) as it stood at p_ts.
 CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_session, p_ts, p_caller_host := NULL) AS TABLE
     WITH state AS MATERIALIZED (SELECT *, memory_author(agent_id, by_host) AS author FROM memories_as_of(p_ts))
-    SELECT c.id, CASE WHEN c.resolved_at IS NULL OR c.resolved_at > p_ts THEN 'pending' ELSE c.status END AS status,
-           CASE WHEN c.resolved_at IS NULL OR c.resolved_at > p_ts THEN NULL ELSE c.resolution END AS resolution,
-           c.winner, c.detected_at,
+    SELECT c.id, c.status, c.resolution, c.winner, c.detected_at,
            a.id AS memory_a, a.content AS content_a, a.type AS type_a,
            coalesce(c.source_a, memory_source(a.source_session, a.source_refs, a.agent_id)) AS source_a,
            b.id AS memory_b, b.content AS content_b, b.type AS type_b,
@@ -116,18 +125,15 @@ CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_sessio
            a.provenance AS provenance_a, b.provenance AS provenance_b,
            a.pinned AS pinned_a, b.pinned AS pinned_b, coalesce(a.by_host, false) AS by_host_a,
            coalesce(b.by_host, false) AS by_host_b,
-           (c.resolved_at IS NULL OR c.resolved_at > p_ts)
-               AND dispute_stands(a.author, a.provenance, b.author, b.provenance, c.caller) AS stands_a,
-           (c.resolved_at IS NULL OR c.resolved_at > p_ts)
-               AND dispute_stands(b.author, b.provenance, a.author, a.provenance, c.caller) AS stands_b,
+           c.status = 'pending' AND dispute_stands(a.author, a.provenance, b.author, b.provenance, c.caller) AS stands_a,
+           c.status = 'pending' AND dispute_stands(b.author, b.provenance, a.author, a.provenance, c.caller) AS stands_b,
            a.author = b.author AS same_agent, a.agent_id = b.agent_id AS same_id, a.agent_id AS agent_a,
            b.agent_id AS agent_b
-    FROM (SELECT *, memory_author(p_caller_agent, p_caller_host) AS caller FROM contradictions) c
+    FROM (SELECT *, memory_author(p_caller_agent, p_caller_host) AS caller FROM contradictions_as_of(p_ts)) c
     JOIN state a ON a.id = c.memory_a
     JOIN state b ON b.id = c.memory_b
-    WHERE c.detected_at <= p_ts
-      AND (((c.resolved_at IS NULL OR c.resolved_at > p_ts) AND a.status = 'active' AND b.status = 'active')
-           OR (c.resolved_at <= p_ts AND c.resolution = 'newer'
+    WHERE ((c.status = 'pending' AND a.status = 'active' AND b.status = 'active')
+           OR (c.status = 'resolved' AND c.resolution = 'newer'
                AND (CASE WHEN c.winner = a.id THEN a.status ELSE b.status END) = 'active'))
       AND a.tier <> 'episodic' AND b.tier <> 'episodic'
       AND (a.agent_id = p_caller_agent OR b.agent_id = p_caller_agent)
@@ -137,10 +143,9 @@ CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_sessio
       AND can_see(b.scope, b.agent_id, b.team_id, b.tenant_id, b.source_session, b.tags, b.sensitivity,
                   p_caller_agent, p_caller_session)
     -- as snapshot_conflicts
-    ORDER BY greatest(dispute_loss(c.resolved_at IS NULL OR c.resolved_at > p_ts, stands_a, c.winner, a.id, a.by_host,
-                                   a.provenance),
-                      dispute_loss(c.resolved_at IS NULL OR c.resolved_at > p_ts, stands_b, c.winner, b.id, b.by_host,
-                                   b.provenance)) DESC NULLS LAST,
+    ORDER BY greatest(dispute_loss(c.status = 'pending', stands_a, c.winner, a.id, a.by_host, a.provenance),
+                      dispute_loss(c.status = 'pending', stands_b, c.winner, b.id, b.by_host, b.provenance))
+                 DESC NULLS LAST,
              c.caller IN (a.author, b.author) DESC, a.author = b.author DESC,
              CASE WHEN a.author = b.author THEN least(a.provenance, b.provenance) END DESC NULLS LAST,
              CASE WHEN a.author = b.author THEN greatest(a.provenance, b.provenance) END DESC NULLS LAST,

@@ -68,9 +68,8 @@ LIMIT $limit;
 -- The contradictions open at $ts touching $ids: found by then and not yet resolved (pending), or settled
 -- by recency by then and not reviewed since.
 -- name: conflicts_as_of
-SELECT memory_a, memory_b, detected_at, resolved_at IS NULL OR resolved_at > $ts::TIMESTAMP AS pending FROM contradictions
-WHERE detected_at <= $ts::TIMESTAMP
-  AND (resolved_at IS NULL OR resolved_at > $ts::TIMESTAMP OR resolution = 'newer')
+SELECT memory_a, memory_b, detected_at, status = 'pending' AS pending FROM contradictions_as_of($ts::TIMESTAMP)
+WHERE (status = 'pending' OR resolution = 'newer')
   AND (list_contains($ids::VARCHAR::UUID[], memory_a) OR list_contains($ids::VARCHAR::UUID[], memory_b));
 
 -- name: snapshot_candidates_as_of

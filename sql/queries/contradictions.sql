@@ -39,6 +39,8 @@ INSERT INTO contradictions (id, memory_a, memory_b, description, confidence, det
                             status, resolution, winner, resolved_at, source_a, source_b)
 VALUES ($id, $memory_a, $memory_b, $description, $confidence, $detected_by, $now,
         $status, $resolution, $winner, CASE WHEN $status = 'resolved' THEN $now::TIMESTAMP END, $source_a, $source_b);
+INSERT INTO contradiction_decisions (contradiction_id, decided_at, resolution, winner)
+SELECT id, resolved_at, resolution, winner FROM contradictions WHERE id = $id AND status = 'resolved';
 
 -- Of the memories $ids ('[uuid, …]' text), the new versions whose predecessor came from another source
 -- (memory_source: session, first ref, agent) with other content: old_* and new_* columns.
@@ -67,9 +69,12 @@ WHERE id = $id AND status = 'pending';
 -- name: contradiction_by_id
 SELECT * FROM contradictions WHERE id = $id;
 
+-- The current decision on the row, and every decision appended (contradiction_decisions: as-of reads).
 -- name: resolve_contradiction
 UPDATE contradictions SET status = 'resolved', resolution = $resolution, winner = $winner, resolved_at = $now
 WHERE id = $id;
+INSERT INTO contradiction_decisions (contradiction_id, decided_at, resolution, winner)
+SELECT id, resolved_at, resolution, winner FROM contradictions WHERE id = $id;
 
 -- The loser of a contradiction leaves recall: superseded by the winner, archived, history kept.
 -- name: supersede_by_winner

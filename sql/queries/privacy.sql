@@ -62,6 +62,9 @@ GROUP BY e.id;
 INSERT INTO bm25_dead SELECT doc FROM bm25_docs WHERE memory_id IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);
 DELETE FROM bm25_docs WHERE memory_id IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);
 DELETE FROM memory_vectors WHERE memory_id IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);
+DELETE FROM contradiction_decisions WHERE contradiction_id IN (
+    SELECT id FROM contradictions WHERE memory_a IN (SELECT memory_id::UUID FROM echo_duck_purge_stage)
+                                     OR memory_b IN (SELECT memory_id::UUID FROM echo_duck_purge_stage));
 DELETE FROM contradictions WHERE memory_a IN (SELECT memory_id::UUID FROM echo_duck_purge_stage)
                               OR memory_b IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);
 DELETE FROM memory_feedback WHERE memory_id IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);

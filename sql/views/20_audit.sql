@@ -151,7 +151,8 @@ SELECT (SELECT count(*) FROM seen WHERE status = 'active') AS live_memories,
        (SELECT round(coalesce(avg(CASE WHEN EXISTS (
                    SELECT 1 FROM contradictions c
                    WHERE (c.memory_a = h.memory_id OR c.memory_b = h.memory_id) AND c.detected_at <= h.occurred_at
-                     AND (c.resolved_at IS NULL OR c.resolved_at > h.occurred_at)
+                     AND NOT EXISTS (SELECT 1 FROM contradiction_decisions d  -- not yet decided then (0012)
+                                     WHERE d.contradiction_id = c.id AND d.decided_at <= h.occurred_at)
                      AND (p_agent IS NULL OR (c.memory_a IN (SELECT id FROM seen) AND c.memory_b IN (SELECT id FROM seen))))
                    THEN 1.0 ELSE 0.0 END), 0), 4)
         FROM recalled h WHERE NOT h.include_archived) AS contradiction_rate,

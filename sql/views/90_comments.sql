@@ -168,6 +168,12 @@ COMMENT ON COLUMN episodes.created_at IS 'when consolidation wrote it';
 COMMENT ON COLUMN episodes.status IS 'active | flagged (derived from deleted content) | forgotten';
 
 -- contradictions
+COMMENT ON TABLE contradiction_decisions IS 'Every decision on a contradiction (by provenance, by recency, a user''s decision or review), appended: contradictions holds the current one, as-of reads the last one made by their instant (contradictions_as_of)';
+COMMENT ON COLUMN contradiction_decisions.seq IS 'order of the decisions (two at one instant: the later one counts)';
+COMMENT ON COLUMN contradiction_decisions.contradiction_id IS 'the contradiction decided (contradictions.id)';
+COMMENT ON COLUMN contradiction_decisions.decided_at IS 'when (naive UTC)';
+COMMENT ON COLUMN contradiction_decisions.resolution IS 'higher_provenance | newer | user | dismissed';
+COMMENT ON COLUMN contradiction_decisions.winner IS 'the memory that stayed true by this decision (NULL: dismissed)';
 COMMENT ON COLUMN contradictions.id IS 'contradiction id (resolve(id, winner))';
 COMMENT ON COLUMN contradictions.memory_a IS 'one side (memories.id)';
 COMMENT ON COLUMN contradictions.memory_b IS 'the other side (memories.id)';
@@ -442,4 +448,5 @@ COMMENT ON COLUMN kb_stale_vectors.vector_model IS 'model of its current vector;
 COMMENT ON COLUMN kb_stale_vectors.current_model IS 'the store''s embedding model';
 COMMENT ON MACRO TABLE memories_as_of IS 'memories_as_of(ts) -> every memory that existed at ts as it was then (content, status, tier, confidence, importance, pins, counts, versions), rebuilt from memory_events alone: versions exported to Parquet or removed by gc come back, purged ones never. Who may see a version is the narrower of then and now (a later version that made it sensitive or unshared it narrows it at every instant). Example: SELECT key, content, status FROM memories_as_of(TIMESTAMP ''2026-01-01'')';
 COMMENT ON MACRO TABLE snapshot_candidates_as_of IS 'snapshot_candidates_as_of(caller_agent, caller_session, min_confidence, self_threshold, ts, caller_host := NULL) -> snapshot_candidates over the memories and contradictions as they were at ts';
+COMMENT ON MACRO TABLE contradictions_as_of IS 'contradictions_as_of(ts) -> the contradictions found by ts as they stood then: status, resolution, winner and resolved_at from the last decision made by ts (contradiction_decisions), pending while none was';
 COMMENT ON MACRO TABLE snapshot_conflicts_as_of IS 'snapshot_conflicts_as_of(caller_agent, caller_session, ts, caller_host := NULL) -> snapshot_conflicts as they stood at ts';
