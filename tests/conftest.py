@@ -70,6 +70,20 @@ def copy_store(src, dst) -> None:
         shutil.copytree(archive, dst.with_name(f"{dst.stem}_archive"))
 
 
+def plain_connection(path, *, read_only: bool = False):
+    """A plain duckdb connection on a closed store, extensions loaded as echo_duck does: a test that makes a store
+    look older, or reads it as an analyst would."""
+    import duckdb
+
+    from echo_duck.storage.extensions import load_extensions, quote_literal
+
+    con = duckdb.connect(":memory:")
+    load_extensions(con)
+    con.execute(f"ATTACH {quote_literal(str(path))} AS mem" + (" (READ_ONLY)" if read_only else ""))
+    con.execute("USE mem")
+    return con
+
+
 @pytest.fixture(scope="module")
 def rules_only():
     """The write scanner's rules without the model (the classifier's embedder is missing on purpose)."""

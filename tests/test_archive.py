@@ -18,14 +18,13 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
+from conftest import plain_connection
 
 import echo_duck
-from echo_duck.storage.extensions import load_extensions
 
 
 def open_store(path, clock, **options):
@@ -68,15 +67,6 @@ def make_archivable(mem, clock, n: int, *, prefix: str = "fact") -> list[str]:
     assert mem.decay().archived >= n
     clock.advance(days=100)
     return [m.id for m in made]
-
-
-def raw_connection(db_path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """A plain duckdb connection on a closed store (extensions loaded as echo_duck does)."""
-    con = duckdb.connect(":memory:")
-    load_extensions(con)
-    con.execute(f"ATTACH '{db_path}' AS mem" + (" (READ_ONLY)" if read_only else ""))
-    con.execute("USE mem")
-    return con
 
 
 # -- the export -------------------------------------------------------------------------------
@@ -169,7 +159,7 @@ def test_a_writable_open_rebuilds_memories_all_only_when_its_definition_changed(
         assert mem.db.writes == 1  # rebuilt over the archive's new place
         assert count(mem, "SELECT count(*) FROM memories_all WHERE storage = 'archive'") == 2
     for damage in ("DROP VIEW memories_all", "UPDATE store_info SET value = 'stale' WHERE name = 'memories_all_definition'"):
-        con = raw_connection(moved)
+        con = plain_connection(moved)
         con.execute(damage)
         con.close()
         with open_store(moved, clock) as mem:
@@ -251,7 +241,7 @@ def leave_interrupted_export(db_path: Path, status: str, *, staging_files: bool,
     """Leave what an export interrupted after its `status` step leaves (the store must be closed)."""
     root = archive_root(db_path)
     export_id = uuid.uuid4()
-    con = raw_connection(db_path)
+    con = plain_connection(db_path)
     try:
         batch = con.execute("SELECT * FROM memories WHERE status = 'active' AND tier = 'archival' "
                             "ORDER BY agent_id, created_at, id").to_arrow_table()
@@ -406,7 +396,7 @@ def check_every_memory_in_exactly_one_place(db_path: Path, expected: set[str]) -
 
 def state_after_crash(db_path: Path) -> str:
     """What the killed process left: export statuses and live row count (read before any recovery)."""
-    con = raw_connection(db_path, read_only=True)
+    con = plain_connection(db_path, read_only=True)
     try:
         statuses = [r[0] for r in con.execute("SELECT status FROM archive_exports").fetchall()]
         live = con.execute("SELECT count(*) FROM memories").fetchone()[0]

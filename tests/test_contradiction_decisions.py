@@ -1,27 +1,14 @@
 """Every decision on a contradiction is kept (contradiction_decisions, migration 0012): a later review must not change
 what a read as of an earlier instant returns (snapshot, recall, the audit's contradiction rate)."""
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-import duckdb
+from conftest import Clock, plain_connection
 
 import echo_duck
 from echo_duck.lifecycle.verify import Verdict
-from echo_duck.storage.extensions import load_extensions, quote_literal
 from echo_duck.storage.schema import current_version
 
 OLD, NEW = "The staging database listens on port 5432", "The staging database listens on port 6543"
-
-
-class Clock:
-    def __init__(self):
-        self.t = datetime(2026, 1, 1, 12)
-
-    def __call__(self):
-        return self.t
-
-    def step(self, **delta) -> datetime:
-        self.t += timedelta(**delta)
-        return self.t
 
 
 def unsure(a, b):  # under contradiction_auto_confidence: the dispute waits for the user
@@ -31,9 +18,9 @@ def unsure(a, b):  # under contradiction_auto_confidence: the dispute waits for 
 def _settled_by_recency(path, clock):
     mem = echo_duck.open(path, agent_id="alice", embedder="hash", now=clock)
     mem.remember(OLD, type="environment", tags=["db"])
-    clock.step(hours=1)
+    clock.advance(hours=1)
     mem.remember(NEW, type="environment", tags=["db"])
-    clock.step(hours=1)
+    clock.advance(hours=1)
     (c,) = mem.contradictions("resolved")
     assert c.resolution == "newer"
     return mem, c
@@ -43,12 +30,12 @@ def test_a_review_keeps_the_recency_decision_readable_as_of_before_it(tmp_path):
     clock = Clock()
     mem, c = _settled_by_recency(tmp_path / "s.duckdb", clock)
     with mem:
-        between = clock.t
+        between = clock.now
         before = mem.snapshot(as_of=between)
         assert "Settled by recency, not reviewed" in before
-        clock.step(days=1)
+        clock.advance(days=1)
         mem.resolve(c.id, c.winner)  # the user confirms it a day later
-        clock.step(hours=1)
+        clock.advance(hours=1)
         assert mem.snapshot(as_of=between) == before
         assert "Settled by recency" not in mem.snapshot()  # reviewed now
 
@@ -57,13 +44,14 @@ def test_a_reversal_does_not_reopen_the_dispute_in_an_earlier_recall(tmp_path):
     clock = Clock()
     with echo_duck.open(tmp_path / "s.duckdb", agent_id="alice", embedder="hash", now=clock, verifier=unsure) as mem:
         old = mem.remember(OLD, type="environment", tags=["db"])
-        clock.step(hours=1)
+        clock.advance(hours=1)
         new = mem.remember(NEW, type="environment", tags=["db"])
-        clock.step(hours=1)
+        clock.advance(hours=1)
         (c,) = mem.contradictions("pending")
-        during = clock.t - timedelta(minutes=30)
+        during = clock.now - timedelta(minutes=30)
         mem.resolve(c.id, new.id)  # the user picks the new port
-        between = clock.step(hours=1)
+        clock.advance(hours=1)
+        between = clock.now
 
         def read(ts):
             return [(h.content, bool(h.conflicts_with)) for h in mem.recall("staging database port", as_of=ts)]
@@ -71,9 +59,9 @@ def test_a_reversal_does_not_reopen_the_dispute_in_an_earlier_recall(tmp_path):
         assert read(during)[0] == (NEW, True)  # still open then
         before = read(between)
         assert before[0] == (NEW, False)
-        clock.step(days=1)
+        clock.advance(days=1)
         mem.resolve(c.id, old.id, provenance="user_stated")  # on review the old port was right after all
-        clock.step(hours=1)
+        clock.advance(hours=1)
         assert read(between) == before
         assert read(during)[0] == (NEW, True)
 
@@ -83,38 +71,30 @@ def test_the_past_contradiction_rate_stays_after_a_review(tmp_path):
     path = tmp_path / "s.duckdb"
     with echo_duck.open(path, agent_id="alice", embedder="hash", now=clock, verifier=unsure) as mem:
         old = mem.remember(OLD, type="environment", tags=["db"])
-        clock.step(hours=1)
+        clock.advance(hours=1)
         new = mem.remember(NEW, type="environment", tags=["db"])
-        clock.step(hours=1)
+        clock.advance(hours=1)
         (c,) = mem.contradictions("pending")
         mem.recall("staging database port")  # while open: counts
-        clock.step(minutes=5)
+        clock.advance(minutes=5)
         mem.resolve(c.id, new.id)
-        clock.step(minutes=5)
+        clock.advance(minutes=5)
         mem.recall("staging database port")  # decided: does not count
         rate = mem.audit()["memory_health"]["contradiction_rate"].item()
         assert 0 < rate < 1  # the hits of the first recall count, the second's not
-        clock.step(days=1)
+        clock.advance(days=1)
         mem.resolve(c.id, old.id, provenance="user_stated")
         assert mem.audit()["memory_health"]["contradiction_rate"].item() == rate
-
-
-def _plain(path):
-    con = duckdb.connect(":memory:")
-    load_extensions(con)
-    con.execute(f"ATTACH {quote_literal(str(path))} AS mem")
-    con.execute("USE mem")
-    return con
 
 
 def test_a_store_from_before_0012_keeps_its_decisions(tmp_path):
     clock = Clock()
     path = tmp_path / "s.duckdb"
     mem, c = _settled_by_recency(path, clock)
-    between = clock.t
+    between = clock.now
     with mem:
         before = mem.snapshot(as_of=between)
-    con = _plain(path)  # as a store written before migration 0012 looked
+    con = plain_connection(path)  # as a store written before migration 0012 looked
     con.execute("DROP TABLE contradiction_decisions")
     con.execute("DROP SEQUENCE contradiction_decision_seq")
     con.execute("DELETE FROM schema_version WHERE version = 12")

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import duckdb
+from conftest import plain_connection
 
 import echo_duck
 from echo_duck.storage.schema import current_version
-from echo_duck.storage.extensions import load_extensions, quote_literal
 
 
 def test_a_private_word_never_finds_a_teammates_view_of_a_team_memory(tmp_path, clock):
@@ -37,12 +36,6 @@ def test_a_private_word_never_finds_a_teammates_view_of_a_team_memory(tmp_path, 
         assert a1.recall("heliotrope", arms=["keyword"]) == []
 
 
-def _plain(path):
-    con = duckdb.connect(":memory:")
-    load_extensions(con)
-    con.execute(f"ATTACH {quote_literal(str(path))} AS mem")
-    con.execute("USE mem")
-    return con
 
 
 def test_a_store_indexed_with_neighbour_context_is_reindexed(tmp_path, clock):
@@ -56,7 +49,7 @@ def test_a_store_indexed_with_neighbour_context_is_reindexed(tmp_path, clock):
         alone = mem.remember("The office plant needs water", type="environment")
     # Make it what a store written before migration 0006 looked like: the context in the BM25 text,
     # the setting, an older keyword-index signature, schema version 5.
-    con = _plain(path)
+    con = plain_connection(path)
     con.execute("UPDATE bm25_docs SET tokens = 'we chose hetzner for the new servers ' || tokens WHERE memory_id = ?",
                 [second.id])
     con.execute("INSERT INTO settings VALUES ('context_neighbors', 1, 'old')")
