@@ -100,8 +100,8 @@ def test_conflicts_block_marks_pending_and_recency_decisions(db_path, clock):
         assert "noodle" not in block(snap, "Conflicts").split("Disputed")[0]
         assert "Environment and project" not in snap  # neither side is stated as a fact
         assert block(snap, "Conflicts") == (
-            "## Conflicts\n- Disputed, unresolved: \"Lunch is at the noodle bar\" (from host via standup, model_inferred) vs "
-            "\"Lunch is at the taco truck\" (from host via chat, model_inferred). Neither is confirmed; ask the user before "
+            "## Conflicts\n- Disputed, unresolved: \"Lunch is at the noodle bar\" (from host via \"standup\", model_inferred) vs "
+            "\"Lunch is at the taco truck\" (from host via \"chat\", model_inferred). Neither is confirmed; ask the user before "
             "relying on either.\n")
     with echo_duck.open(db_path.with_name("b.duckdb"), embedder="none", now=clock, verifier=sure(0.9), admin=True) as mem:
         mem.remember("The VPN is vpn1", type="environment", tags=["vpn"], source_session="wiki")
@@ -110,8 +110,8 @@ def test_conflicts_block_marks_pending_and_recency_decisions(db_path, clock):
         snap = mem.snapshot()
         assert block(snap, "Environment and project") == "## Environment and project\n- The VPN is vpn2\n"
         assert block(snap, "Conflicts") == (
-            "## Conflicts\n- Settled by recency, not reviewed: \"The VPN is vpn2\" (from host via ops, model_inferred) "
-            "replaced \"The VPN is vpn1\" (from host via wiki, model_inferred).\n")
+            "## Conflicts\n- Settled by recency, not reviewed: \"The VPN is vpn2\" (from host via \"ops\", model_inferred) "
+            "replaced \"The VPN is vpn1\" (from host via \"wiki\", model_inferred).\n")
 
 
 def test_composition_order_fence_and_gate(smem):

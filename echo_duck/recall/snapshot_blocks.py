@@ -25,6 +25,7 @@ in ``BLOCKS``.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -36,6 +37,7 @@ PROFILE_SECTIONS = ("基础特征", "身份与背景", "目标与方向", "工�
 _MIN_TRUNCATED = 24  # below this, a cut-down line carries too little to be worth its space
 MAX_SELF_NOTES = 5
 MAX_CONFLICTS = 5
+SOURCE_CHARS = 80  # a conflict side's source as its line shows it: at most this many characters
 HOST_ABOVE = 2 * max(PROVENANCE.values()) + 2  # trust(): the host's own line above any line of provenance and pin
 
 
@@ -181,8 +183,10 @@ def conflicts_block(sel: Selection, budget: int) -> list[str]:
 
 
 def conflict_line(c: dict[str, Any]) -> str:
-    """A conflict (a snapshot_conflicts row) as its block shows it (after "- "): both sides, quoted, with sources."""
-    a, b = (f"\"{one_line(c[f'content_{s}'])}\" ({_source(c, s)})" for s in "ab")
+    """A conflict (a snapshot_conflicts row) as its block shows it (after "- "): both sides, quoted, with sources. What
+    a writer chose (its words, its source) is quoted as a JSON string: a quote mark or parenthesis of its own must not
+    close the quote and write the rest of the line (a member's claim then read "… stands (the user corrected it)")."""
+    a, b = (f"{quoted(c[f'content_{s}'])} ({_source(c, s)})" for s in "ab")
     if c["status"] == "pending" and c.get("stands_a") != c.get("stands_b"):  # one side keeps its block
         stands, other = ("a", "b") if c.get("stands_a") else ("b", "a")
         high, low = (a, b) if stands == "a" else (b, a)
@@ -201,16 +205,24 @@ def conflict_line(c: dict[str, Any]) -> str:
 
 def _source(c: dict[str, Any], side: str) -> str:
     """Who wrote a conflict's side, then where it came from: "from host, user_stated", "from agent bob, legacy", or
-    "from agent bob via <its source>". The author comes from the row (agent id, by_host), never from the source text
-    a writer chose (a member's source_refs=["host"] read "(from host, …)"). A row without an agent (render() called
-    by hand): "from <source>"."""
+    "from agent bob via "<its source>", model_inferred". The author comes from the row (agent id, by_host), never from
+    the source text a writer chose (a member's source_refs=["host"] read "(from host, …)"), and that text is quoted
+    (``quoted``). A row without an agent (render() called by hand): "from <source>"."""
     source = one_line(str(c[f"source_{side}"]))
+    where, _, provenance = source.rpartition(", ")  # contradictions.source_*: "<where>, <provenance name>"
+    if provenance not in PROVENANCE:
+        where, provenance = source, ""
     agent = c.get(f"agent_{side}")
     if agent is None:
         return f"from {source}"
     who = "host" if c.get(f"by_host_{side}") else f"agent {one_line(str(agent))[:60]}"
-    default = f"agent {one_line(str(agent))}"  # memory_source's label when the memory names no source
-    return f"from {who}" + (source[len(default):] if source.startswith(default) else f" via {source}")
+    via = "" if where == f"agent {one_line(str(agent))}" else f" via {quoted(where[:SOURCE_CHARS])}"
+    return f"from {who}{via}" + (f", {provenance}" if provenance else "")
+
+
+def quoted(text: str) -> str:
+    """A writer's text on one line as a JSON string: its own quote marks and backslashes escaped."""
+    return json.dumps(one_line(text), ensure_ascii=False)
 
 
 def conflict_trust(c: dict[str, Any]) -> tuple[int, bool]:
