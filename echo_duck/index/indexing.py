@@ -197,4 +197,8 @@ def _resolve(choice: Any, store_model: str | None) -> Embedder | None:
             return None
     if isinstance(choice, str):
         return embedder_by_name(choice)
+    if not (callable(getattr(choice, "embed", None)) and isinstance(getattr(choice, "model_id", None), str)
+            and isinstance(getattr(choice, "dim", None), int)):
+        raise InvalidInput(f"embedder must be a name ('default', 'none', 'hash', a model's name) or an object with "
+                           f"embed(texts), model_id and dim, got {type(choice).__name__}")
     return choice  # an Embedder instance

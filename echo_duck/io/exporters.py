@@ -90,7 +90,7 @@ class _replacing:
     (``storage/agent_files.py``); all checked before anything is written."""
 
     def __init__(self, mem: Any, path: str | Path):
-        self.path = Path(path)
+        self.path = validate.path(path)
         rules = mem._agent_files() if hasattr(mem, "_agent_files") else None
         self.new_only = rules is not None
         if rules is not None:  # before the path is looked up
@@ -103,7 +103,10 @@ class _replacing:
         self.tmp: Path | None = None
 
     def __enter__(self) -> Path:
-        fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        except OSError as e:  # a folder that holds no files of ours (/proc, read-only, full)
+            raise InvalidInput(f"cannot write a file in {self.path.parent} ({e.strerror or e}); export elsewhere") from None
         os.close(fd)
         self.tmp = Path(name)
         return self.tmp

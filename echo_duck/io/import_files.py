@@ -206,7 +206,7 @@ def _parquet(path: Path) -> list[Record]:
 
     try:
         rows = pq.ParquetFile(path).read().to_pylist()  # one file: read_table would read a folder as a dataset
-    except (OSError, ValueError) as e:  # pyarrow raises ArrowInvalid (a ValueError) or OSError
+    except (OSError, ValueError, OverflowError) as e:  # ArrowInvalid (a ValueError), OSError; a timestamp past 9999
         raise InvalidInput(f"{path}: not a readable Parquet file ({e})") from None
     return _objects(path, ((f"row {i}", r) for i, r in enumerate(rows, 1)), ref_ids=False)
 

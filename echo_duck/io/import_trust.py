@@ -175,7 +175,13 @@ def _history_record(entry: dict[str, Any]):
     where = f"line {entry['line']} (history {entry['date']})"
     if not entry["lines"]:
         return where, None, ("empty", "the dated entry has no text")
-    observed = datetime.fromisoformat(entry["date"] + (f"T{entry['time']}" if entry["time"] else "T00:00"))
+    try:  # the heading's pattern takes 1-digit hours; the calendar decides the rest (2026-02-30, 25:00: skipped)
+        clock = [int(part) for part in (entry["time"] or "0:00").split(":")]
+        observed = datetime.fromisoformat(entry["date"]).replace(hour=clock[0], minute=clock[1],
+                                                                  second=clock[2] if len(clock) > 2 else 0)
+    except ValueError:
+        when = f"{entry['date']} {entry['time'] or ''}".strip()
+        return where, None, ("invalid", f"{when} is not a date and time of the calendar")
     label = entry["label"]
     fields: dict[str, Any] = {"content": " ".join(entry["lines"]), "type": "environment", "tier": "episodic",
                               "key": None, "tags": ["history"], "observed_at": observed}

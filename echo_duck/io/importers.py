@@ -118,7 +118,7 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
     agent's archived rows; nor a file inside the store's ``protected_paths``, nor one with a second hard link
     (``storage/agent_files.py``, as for ``kb_add``). An admin handle may (the trusted host; its ``sql`` reads the
     archive anyway)."""
-    path = Path(path)
+    path = validate.path(path)
     rules = mem._agent_files() if hasattr(mem, "_agent_files") else None
     if rules is not None:  # before the path is looked up: a refused path answers alike, there or not
         rules.check_read(path, "import")

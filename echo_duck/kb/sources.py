@@ -124,14 +124,16 @@ def read(path: Path) -> Document:
     if path.suffix.lower() not in SUFFIXES:
         raise InvalidInput(f"{path}: unsupported file type {path.suffix or '(none)'!r}; the knowledge base reads "
                            f"{', '.join(SUFFIXES)} files (convert it to markdown or text first)")
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise InvalidInput(f"{path} is {size:,} bytes; the limit for one document is {MAX_FILE_BYTES:,}; split it")
-    try:
+    try:  # a link whose target is gone, a file removed or made unreadable since the folder was listed
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise InvalidInput(f"{path} is {size:,} bytes; the limit for one document is {MAX_FILE_BYTES:,}; split it")
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InvalidInput(f"{path} is not UTF-8 text (bad byte at {e.start}); convert it to UTF-8 or leave it "
                            "out") from None
+    except OSError as e:
+        raise InvalidInput(f"{path} cannot be read ({e.strerror or e}); fix or remove it") from None
     if "\x00" in text:
         raise InvalidInput(f"{path} contains NUL bytes: it looks binary, not like a text document")
     return Document(path.as_posix(), text, path.suffix.lower() != ".txt")

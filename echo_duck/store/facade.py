@@ -310,6 +310,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         Only the memory's owner or an admin handle may forget it. ``provenance`` is who asks, as for
         writes: an agent's own conclusion (model_inferred) cannot forget what the user stated
         (ProvenanceConflict); pass ``provenance="user_stated"`` when the user asked."""
+        cascade = validate.choice(cascade, "cascade", privacy.CASCADES)  # also without purge: a typo is not ignored
         if not validate.flag(purge, "purge"):
             return self.writer.forget(self.caller, target, reason=reason, provenance=provenance)
         report = privacy.purge(self.db, self.writer, self.indexer, self.caller, target,
@@ -347,7 +348,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         self.indexer.switch_model()
         return reembed_stale(index, batch_size=validate.positive_int(batch_size, "batch_size", maximum=100_000),
                              limit=None if limit is None else validate.positive_int(limit, "limit", maximum=10**9),
-                             progress=progress)
+                             progress=validate.callback(progress))
 
     # -- helpers -------------------------------------------------------------------------------
 

@@ -47,7 +47,7 @@ class KnowledgeBaseVerbs:
         self._kb_writable("kb_add")
         self.indexer.check_model_for_writes()
         return self.kb.add(self.caller, path_or_text, source=source, tags=tags, scope=scope, team_id=team_id,
-                           tenant_id=tenant_id, sensitivity=sensitivity, progress=progress)
+                           tenant_id=tenant_id, sensitivity=sensitivity, progress=validate.callback(progress))
 
     def kb_search(self, query: str, k: int = 5, *, sources: Any = None, tags: Any = None,
                   explain: bool = False) -> list[KbHit]:
@@ -84,7 +84,7 @@ class KnowledgeBaseVerbs:
         self._require_admin("kb_reembed")
         self._kb_writable("kb_reembed")
         self.indexer.switch_model()
-        return self.kb.reembed(batch_size=batch_size, progress=progress)
+        return self.kb.reembed(batch_size=batch_size, progress=validate.callback(progress))
 
     def _agent_files(self) -> AgentFiles | None:
         """An agent handle's file rules for kb_add, import_file and the exports (None on an admin handle)."""

@@ -48,6 +48,7 @@ class LifecycleVerbs:
         Store-wide maintenance: admin handles only.
         """
         self._require_admin("archive")
+        progress = validate.callback(progress)
         if self.archive_dir is None:
             raise InvalidInput("an in-memory store has no folder for a Parquet archive; open a file")
         if older_than_days is None:
@@ -119,7 +120,8 @@ class LifecycleVerbs:
 
         ``progress(done, total)`` is called after each session.
         """
-        if all == (session is not None):
+        progress = validate.callback(progress)
+        if validate.flag(all, "all") == (session is not None):
             raise InvalidInput("give a session id or all=True")
         if session is not None:
             return [self.consolidator.consolidate(session)]

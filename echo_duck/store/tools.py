@@ -350,7 +350,7 @@ def _validated(tool: str, schema: dict[str, Any], args: Any) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise InvalidInput(f"{tool}: arguments must be a JSON object, got {_json_name(args)}")
     props = schema["properties"]
-    unknown = sorted(set(args) - set(props))
+    unknown = sorted(set(args) - set(props), key=repr)  # a framework's dict may mix key types
     if unknown:
         raise InvalidInput(f"{tool}: unknown argument {', '.join(map(repr, unknown))}; allowed: {', '.join(props)}")
     missing = [n for n in schema.get("required", ()) if args.get(n) is None]

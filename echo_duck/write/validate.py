@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 import unicodedata
 import uuid
 from datetime import date, datetime, timezone
+from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import InvalidInput
@@ -226,6 +228,25 @@ def timestamp(value: Any, name: str) -> datetime | None:
             value = value.astimezone(timezone.utc).replace(tzinfo=None)
         except OverflowError:  # 0001-01-01T00:30+05:00 is before year 1 in UTC
             raise InvalidInput(f"{name} is out of range in UTC (years 1 to 9999), got {value.isoformat()}") from None
+    return value
+
+
+def path(value: Any, name: str = "path") -> Path:
+    """One file path (str or os.PathLike), not empty, without NUL (the OS refuses it with a bare ValueError)."""
+    if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
+        raise InvalidInput(f"{name} must be a path (str or pathlib.Path), got {type(value).__name__}")
+    text_ = os.fspath(value)
+    if not isinstance(text_, str) or not text_.strip():
+        raise InvalidInput(f"{name} must be a non-empty path, got {value!r}")
+    if "\x00" in text_:
+        raise InvalidInput(f"{name} contains a NUL character (\\x00), which no file name may hold")
+    return Path(text_)
+
+
+def callback(value: Any, name: str = "progress") -> Any:
+    """None or a callable: checked before a long run starts (one that fails at its first call left the run half done)."""
+    if value is not None and not callable(value):
+        raise InvalidInput(f"{name} must be a function (or None), got {type(value).__name__}")
     return value
 
 

@@ -130,6 +130,7 @@ class Writer:
         """Replace a live memory (by id or key) with a new version carrying ``changes`` (fields of UPDATABLE only: a
         dict, so no name in it reaches this method's own keywords), kept under its owner (an admin's edit too); the
         host's mark as guards.new_words_by_host gives it."""
+        reason = None if reason is None else validate.text(reason, "reason", max_chars=1000)  # as forget()'s
         with self.db.reading():
             old = self.resolve_owned(caller, target, live_only=True, verb="update")
         fields = {name: old[name] for name in UPDATABLE}
