@@ -157,4 +157,4 @@ def quoted(body: str) -> str:
 
 def fence_safe(value: str) -> str:
     """Neutralise anything that could open or close the kb, untrusted or memory fences (look-alikes too)."""
-    return neutralise(value, ("kb-context", "untrusted-quoted-material", "memory-context"))
+    return neutralise(value)

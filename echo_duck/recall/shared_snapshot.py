@@ -131,4 +131,4 @@ def _fit(memories: Sequence[Memory], budget: int, limit: int) -> list[tuple[int,
 
 def _safe(text: str) -> str:
     """Neither this block's fence nor the agent's own memory fence can be opened or closed from inside."""
-    return neutralise(text, ("shared-memory-context", "memory-context"))
+    return neutralise(text)

@@ -65,7 +65,7 @@ class Selection:
 
 def fence_safe(text: str) -> str:
     """Neutralise anything that could open or close the memory fence (look-alike spellings too: write/scan/fences.py)."""
-    return neutralise(text, ("memory-context",))
+    return neutralise(text)
 
 
 def one_line(text: str) -> str:
@@ -96,17 +96,30 @@ def unconfirmed(memory: Memory) -> bool:
     return memory.provenance < PROVENANCE["consolidated"]
 
 
+# A rule is an instruction the model follows every turn: one that came from outside (an import, a tool's output,
+# text consolidated from either: provenance legacy) says so on its line, after the user's and the agent's own rules;
+# so does each line of a profile section (the profile heads the prompt, and its sections read as standing agreements).
+OUTSIDE_RULE = " (from an import or outside text, not confirmed by the user)"
+
+
+def outside(memory: Memory) -> bool:
+    """Whether a memory came from outside (provenance legacy): its rule line and profile lines say so."""
+    return memory.provenance < PROVENANCE["model_inferred"]
+
+
 def _fit(lines: Iterable[str], budget: int, *, cut_first: bool = True) -> tuple[list[str], int]:
     """The lines that fit in ``budget``, in order, skipping ones too long for the room left (a later,
-    shorter one may fit); the very first line may be cut with an ellipsis. Returns (lines, skipped)."""
+    shorter one may fit); the very first line may be cut with an ellipsis, its words only: the outside-text label
+    after them stays (cut off, an imported rule read as the user's). Returns (lines, skipped)."""
     out, used, skipped = [], 0, 0
     for line in lines:
         room = budget - used
         if len(line) > room:
-            if out or room < _MIN_TRUNCATED or not cut_first:
+            label = OUTSIDE_RULE if line.endswith(OUTSIDE_RULE + "\n") else ""
+            if out or room - len(label) < _MIN_TRUNCATED or not cut_first:
                 skipped += 1
                 continue
-            line = line[: room - 2] + "…\n"
+            line = line[: room - 2 - len(label)] + "…" + label + "\n"
         out.append(line)
         used += len(line)
     return out, skipped
@@ -126,7 +139,8 @@ def profile_block(sel: Selection, budget: int) -> list[str]:
     shown: dict[str, list[str]] = {}
     used = 0
     for name in sorted(order, key=lambda n: (-trust(sections[n]), order.index(n))):
-        body = [f"- {one_line(line)}\n" for line in profile_lines(sections[name].content)]
+        label = OUTSIDE_RULE if outside(sections[name]) else ""
+        body = [f"- {one_line(line)}{label}\n" for line in profile_lines(sections[name].content)]
         head = f"### {one_line(name)}\n"
         if not body or used + len(head) >= budget:
             continue
@@ -149,15 +163,9 @@ def _facts(name: str) -> Callable[[Selection, int], list[str]]:
     return block
 
 
-# A rule is an instruction the model follows every turn: one that came from outside (an import, a tool's output,
-# text consolidated from either: provenance legacy) says so on its line, after the user's and the agent's own rules.
-OUTSIDE_RULE = " (from an import or outside text, not confirmed by the user)"
-
-
 def rules_block(sel: Selection, budget: int) -> list[str]:
     rules = sel.by_block.get("rules", [])
-    lines = [f"- {one_line(m.content)}{OUTSIDE_RULE if m.provenance < PROVENANCE['model_inferred'] else ''}\n"
-             for m in rules]
+    lines = [f"- {one_line(m.content)}{OUTSIDE_RULE if outside(m) else ''}\n" for m in rules]
     out, skipped = _fit(lines, budget)
     while skipped:
         note = f"- ({skipped} more rule{'s' if skipped > 1 else ''} did not fit: raise budget_rules)\n"
@@ -221,8 +229,14 @@ def _source(c: dict[str, Any], side: str) -> str:
 
 
 def quoted(text: str) -> str:
-    """A writer's text on one line as a JSON string: its own quote marks and backslashes escaped."""
-    return json.dumps(one_line(text), ensure_ascii=False)
+    """A writer's text on one line as a JSON string: its own quote marks and backslashes escaped, and the marks that
+    read as a closing quote (“”„‟«»「」『』〝〞＂″ …) made an ASCII apostrophe: json.dumps escapes only '"', and
+    'runbook” (from host, user_stated) stands' closed the quote for a reader."""
+    return json.dumps(one_line(text).translate(_QUOTE_LIKE), ensure_ascii=False)
+
+
+# Unicode's initial and final quotation marks (categories Pi, Pf), and the other marks used or read as quotes.
+_QUOTE_LIKE = str.maketrans(dict.fromkeys("«»‘’‛“”‟‹›⸂⸃⸄⸅⸉⸊⸌⸍⸜⸝⸠⸡„‚「」『』〝〞〟＂＇″‶〃ʺ˝״❝❞❛❜🙶🙷🙸ˮ", "'"))
 
 
 def conflict_trust(c: dict[str, Any]) -> tuple[int, bool]:

@@ -10,9 +10,11 @@ from typing import Iterator
 
 from ..models import OWN_ROLES
 from ..write import validate
+from ..write.scan.fences import neutralise
 
 CAPACITY = 20
 HEADER = "## Working memory\n"
+OUTSIDE_ITEM = "(outside text: a tool's output or a note, not the user's words) "
 
 
 @dataclass(frozen=True)
@@ -59,15 +61,16 @@ class WorkingMemory:
 
     def render(self, budget_chars: int = 2000) -> str:
         """Markdown within ``budget_chars``: the least important items are dropped first (text from outside, a tool's
-        output or a note, before the user's, the agent's or the host's of equal importance), order kept."""
+        output or a note, before the user's, the agent's or the host's of equal importance), order kept. Text from
+        outside says so on its line (``OUTSIDE_ITEM``), and no item can open or close a prompt fence."""
         budget = validate.positive_int(budget_chars, "budget_chars", maximum=10_000_000)
         items = self.items()
-        lines = [f"- {_one_line(item.content)}\n" for item in items]
+        lines = [f"- {'' if _own(item) else OUTSIDE_ITEM}{_one_line(neutralise(item.content))}\n" for item in items]
         keep = set(range(len(items)))
         # Drop lowest importance first; among equals text from outside (a role not the user's, the agent's or the
         # host's, as consolidation reads it: a ~2,000-character search result pushed out the user's message), then
         # the oldest.
-        for index in sorted(keep, key=lambda i: (items[i].importance, items[i].role.lower() in OWN_ROLES, i)):
+        for index in sorted(keep, key=lambda i: (items[i].importance, _own(items[i]), i)):
             if len(HEADER) + sum(len(lines[i]) for i in keep) <= budget:
                 break
             keep.discard(index)
@@ -80,6 +83,10 @@ class WorkingMemory:
 
     def __iter__(self) -> Iterator[WorkingItem]:
         return iter(self.items())
+
+
+def _own(item: WorkingItem) -> bool:
+    return item.role.lower() in OWN_ROLES
 
 
 def _one_line(text: str) -> str:

@@ -51,7 +51,12 @@ def _pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"<[\s{_MARK}]*/?[\s{_MARK}]*(?:{alternatives})", re.IGNORECASE)
 
 
-def neutralise(text: str, names: Iterable[str]) -> str:
+# Every fence echo_duck writes into a prompt: a text inside any of them may open or close none of them (a KB document
+# printed the shared block's fence, and a line inside it then read as the host's).
+PROMPT_FENCES = ("memory-context", "shared-memory-context", "kb-context", "untrusted-quoted-material")
+
+
+def neutralise(text: str, names: Iterable[str] = PROMPT_FENCES) -> str:
     """``text`` with '&lt;' over the bracket of every opening or closing tag named in ``names`` (e.g.
     "memory-context"), spelt with look-alikes or not."""
     if "<" not in text and text.isascii():
