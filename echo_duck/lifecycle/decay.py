@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, MemoryNotFound
 from ..models import Memory
 from ..storage.db import Db
+from ..write.guards import require_owner
 from ..write.writer import Caller, Writer
+from . import returning
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,18 @@ def decay(db: Db, caller: Caller, now: datetime, *, dry_run: bool = False) -> De
     return DecayReport(now, count, False)
 
 
-def restore(db: Db, writer: Writer, caller: Caller, target: Any, now: datetime, reason: str) -> Memory:
-    """Bring an archived (decayed) memory back to its tier; its forgetting curve restarts."""
+def restore(db: Db, writer: Writer, caller: Caller, target: Any, now: datetime, reason: str,
+            archive_root: Path | None = None) -> Memory:
+    """Bring an archived (decayed) memory back to its tier, from the Parquet archive too (returning.py); its
+    forgetting curve restarts."""
     with db.transaction("restore"):
-        row = writer.resolve_owned(caller, target, live_only=False, verb="restore")
+        try:
+            row = writer.resolve_owned(caller, target, live_only=False, verb="restore")
+        except MemoryNotFound:  # exported past retention: still active in tier archival
+            row = returning.archived_row(db, caller, target, any_agent=caller.admin)
+            require_owner(caller, row, "restore")
+            if row["status"] == "active" and row["tier"] == "archival":
+                returning.bring_back(db, writer.indexer, row)
         if row["status"] != "active" or row["tier"] != "archival":
             raise InvalidInput(f"memory {row['id']} is {row['status']} in tier {row['tier']}; "
                                "only archived active memories can be restored (superseded versions stay history)")
@@ -55,7 +66,9 @@ def restore(db: Db, writer: Writer, caller: Caller, target: Any, now: datetime, 
         tier = db.scalar("tier_before_archive", id=row["id"])
         db.run("restore_memory", id=row["id"], tier=tier if tier != "archival" else "semantic", now=now)
         db.run("log_event", now=now, actor=caller.who, action="restore", memory_id=row["id"], reason=reason, before=before)
-        return Memory.from_row(db.dict("memory_by_id", id=row["id"]))
+        restored = Memory.from_row(db.dict("memory_by_id", id=row["id"]))
+    returning.finish(db, archive_root)
+    return restored
 
 
 @dataclass(frozen=True)

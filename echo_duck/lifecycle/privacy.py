@@ -99,7 +99,7 @@ def _resolve_anywhere(db: Db, writer: Writer, caller: Caller, target) -> dict:
     except MemoryNotFound:
         row = None
         if validate.looks_like_uuid(target):
-            row = db.dict("archived_memory_for_purge", id=validate.memory_id(target), caller_agent=caller.agent_id,
+            row = db.dict("archived_memory", id=validate.memory_id(target), caller_agent=caller.agent_id,
                           caller_session=caller.session_id, any_agent=caller.admin)
         if row is None:
             raise

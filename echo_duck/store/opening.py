@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..index.indexing import Indexer
-from ..lifecycle import archive, erasure
+from ..lifecycle import archive, erasure, returning
 from ..storage.db import Db
 from ..storage.template import keep_template
 from ..write import validate
@@ -32,6 +32,7 @@ def open_writable(db: Db, indexer: Indexer, archive_dir: Path | None, now: datet
     erasure.discard_leftovers(db.path)
     archive.recover(db, archive_dir, now)
     damaged = archive.refresh_view(db, archive_dir)
+    returning.finish(db, archive_dir)  # a restore from the archive a crash interrupted
     indexer.keyword.ensure_ready()
     if new_file and db.path is not None and (archive_dir is None or not archive_dir.exists()):
         with db.lock:  # no archive: its view reads no file, so every new file may start from this one

@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any, Iterable
 
 from ..errors import InvalidInput, MemoryNotFound
-from ..lifecycle import self_knowledge
+from ..lifecycle import returning, self_knowledge
 from ..models import PERSISTED_TIERS, SCOPES, STATUSES, TYPES, Event, History, Memory
 from ..recall.hits import Hit, RecallQuery
 from ..recall.shared_snapshot import own_tail, render_shared, split_by_author
@@ -25,8 +25,8 @@ class ReadVerbs:
     """get, find, history, recall, mark, snapshot (mixed into EchoDuck)."""
 
     def get(self, memory_id: Any, *, as_of: Any = None) -> Memory:
-        """The memory with this id, or a unique id prefix of at least 4 characters (``"8464cd72"``); as it
-        was at ``as_of``, when given (recall/asof.py)."""
+        """The memory with this id, or a unique id prefix of at least 4 characters (``"8464cd72"``), also one
+        exported to the Parquet archive; as it was at ``as_of``, when given (recall/asof.py)."""
         if as_of is not None:
             found = self.travel.get(self.caller, validate.memory_id(memory_id), _as_of(as_of))
             if found is None:
@@ -37,6 +37,9 @@ class ReadVerbs:
             if validate.id_prefix(memory_id):
                 return Memory.from_row(targets.by_id_prefix(self.writer.db, self.caller, memory_id))
             row = self.db.dict("visible_memory_by_id", id=validate.memory_id(memory_id), **self._who())
+            if row is None:  # exported to the Parquet archive past retention (its versions, a decayed fact)
+                row = self.db.dict("archived_memory", id=validate.memory_id(memory_id), any_agent=False,
+                                   **self._who())
         if row is None:
             raise MemoryNotFound(f"no memory with id {memory_id} is visible to agent {self.caller.agent_id!r}")
         return Memory.from_row(row)
@@ -76,7 +79,10 @@ class ReadVerbs:
 
     def _history(self, target: Any, as_of: Any) -> History:
         with self.db.reading():
-            row = self.writer.resolve(self.caller, target, live_only=False, any_agent=self.caller.admin)
+            try:
+                row = self.writer.resolve(self.caller, target, live_only=False, any_agent=self.caller.admin)
+            except MemoryNotFound:  # the whole chain exported to the Parquet archive
+                row = returning.archived_row(self.db, self.caller, target, any_agent=self.caller.admin)
             chain = self.db.dicts("version_chain", id=row["id"])
             if not self.caller.admin:
                 seen = {str(r["id"]) for r in self.db.dicts("visible_of_ids", ids=uuid_list([r["id"] for r in chain]),

@@ -1,11 +1,15 @@
 -- The Parquet cold archive (echo_duck/lifecycle/archive.py). Staged ids come from a registered Arrow table
 -- named echo_duck_archive_stage (memory_id VARCHAR).
 
--- Archived (decayed) and superseded rows untouched since the cutoff.
+-- Archived (decayed) and superseded rows untouched since the cutoff, but the loser of a decision by recency nobody
+-- reviewed: it stays live until reviewed (in Parquet its Conflicts line went, contradictions('resolved') lost it,
+-- and resolve() could no longer reverse the decision).
 -- name: archive_candidates
 SELECT * FROM memories
 WHERE updated_at < $cutoff
   AND (status = 'superseded' OR (status = 'active' AND tier = 'archival'))
+  AND id NOT IN (SELECT CASE WHEN winner = memory_a THEN memory_b ELSE memory_a END FROM contradictions
+                 WHERE status = 'resolved' AND resolution = 'newer' AND winner IS NOT NULL)
 ORDER BY agent_id, created_at, id;
 
 -- name: insert_archive_export
@@ -71,3 +75,18 @@ COMMENT ON VIEW memories_all IS 'Every memory, live and archived to Parquet, one
 -- Does memories_all exist (refresh_view skips rebuilding it while its recorded definition still holds)?
 -- name: memories_all_exists
 SELECT count(*) > 0 FROM duckdb_views() WHERE database_name = current_database() AND view_name = 'memories_all';
+
+-- The newest archived memory of key $key the caller can see, its own first (lifecycle/returning.py).
+-- name: archived_memory_by_key
+SELECT * FROM memories_all
+WHERE key = $key AND storage = 'archive' AND status = 'active'
+  AND ($any_agent OR can_see(scope, agent_id, team_id, tenant_id, source_session, tags, sensitivity,
+                              $caller_agent, $caller_session::VARCHAR))
+ORDER BY agent_id = $caller_agent DESC, created_at DESC, id
+LIMIT 1;
+
+-- A row of the Parquet archive back into the live table, with a new row_version (lifecycle/returning.py).
+-- name: insert_returned_memory
+INSERT INTO memories BY NAME
+SELECT * EXCLUDE (storage) REPLACE (nextval('memory_row_version_seq') AS row_version)
+FROM memories_all WHERE id = $id AND storage = 'archive';

@@ -40,8 +40,9 @@ SELECT DISTINCT id FROM chain;
 -- name: memories_all_by_ids
 SELECT * FROM memories_all WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
 
--- A memory already in the Parquet archive that the caller can see ($any_agent: an admin, any).
--- name: archived_memory_for_purge
+-- A memory already in the Parquet archive that the caller can see ($any_agent: an admin, any): to purge it, or to
+-- restore, get or show the history of one (lifecycle/returning.py).
+-- name: archived_memory
 SELECT * FROM memories_all
 WHERE id = $id AND storage = 'archive'
   AND ($any_agent OR can_see(scope, agent_id, team_id, tenant_id, source_session, tags, sensitivity,

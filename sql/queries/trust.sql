@@ -46,9 +46,14 @@ UPDATE settings SET value = $value WHERE name = $name;
 
 -- Which of these memories ($ids: text '[uuid, …]') the caller may see (history() of a shared fact
 -- whose older versions were sensitive).
+-- Of the memories $ids, live or in the Parquet archive (history() lists exported versions too), those the caller
+-- may see, as visible_memories decides.
 -- name: visible_of_ids
-SELECT id FROM visible_memories($caller_agent, $caller_session)
-WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
+SELECT m.id FROM memories_all m
+WHERE m.id IN (SELECT unnest($ids::VARCHAR::UUID[]))
+  AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
+              $caller_agent, $caller_session::VARCHAR)
+  AND NOT barred_from(m.id, m.status, m.agent_id, $caller_agent);
 
 -- Who wrote the episode $id (NULL: none): a memory's episode_id names one of its writer's own episodes.
 -- name: episode_owner

@@ -1,0 +1,121 @@
+"""Memory semantics over time a review found broken (session 53): a forgotten fact's earlier versions, an unreviewed
+decision by recency after archive(), and a decayed memory exported to Parquet (SPEC L2: restore brings it back)."""
+from __future__ import annotations
+
+import pyarrow.dataset as ds
+from conftest import Clock
+
+import echo_duck
+from echo_duck.lifecycle import returning
+from echo_duck.lifecycle.archive import archive_dir
+
+
+def test_forgetting_a_fact_forgets_its_earlier_versions(tmp_path):
+    clock = Clock()
+    with echo_duck.open(tmp_path / "s.duckdb", agent_id="alice", embedder="hash", now=clock) as mem:
+        mem.remember("The Zebulon project codename is Falcon", type="environment", key="codename")
+        clock.advance(hours=1)
+        mem.update("codename", "The Zebulon project codename is Osprey")
+        clock.advance(hours=1)
+        before = clock.now
+        clock.advance(hours=1)
+        mem.forget("codename", reason="the user asked", provenance="user_stated")
+        assert mem.recall("Zebulon project codename", include_archived=True) == []
+        versions = mem.history("codename").versions
+        assert [v.status for v in versions] == ["forgotten", "forgotten"]
+        assert [v.status for v in mem.history("codename", as_of=before).versions] == ["superseded", "active"]
+
+
+def test_forgetting_leaves_another_author_s_versions_alone(tmp_path):
+    clock = Clock()
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
+        host.grant(team="red", agent_id="alice", publish=True)
+        host.grant(team="red", agent_id="bob", publish=True)
+        alice, bob = host.for_agent("alice", team_id="red"), host.for_agent("bob", team_id="red")
+        mine = alice.remember("The staging database listens on port 5432", type="environment", scope="team",
+                              tags=["db"])
+        clock.advance(hours=1)
+        bob.remember("The staging database listens on port 6543", type="environment", scope="team", tags=["db"])
+        clock.advance(hours=1)
+        for c in alice.contradictions("pending"):
+            alice.resolve(c.id, next(s for s in (c.memory_a, c.memory_b) if s != mine.id), provenance="user_stated")
+        (theirs,) = bob.find(tags=["db"])
+        bob.forget(theirs.id, reason="bob was wrong")
+        assert alice.get(mine.id).status == "superseded"  # alice's claim is hers: bob's forget does not reach it
+
+
+def _superseded_by_recency(mem, clock):
+    mem.remember("The staging database listens on port 5432", type="environment", tags=["db"])
+    clock.advance(hours=1)
+    mem.remember("The staging database listens on port 6543", type="environment", tags=["db"])
+    (c,) = mem.contradictions("resolved")
+    return c
+
+
+def test_archive_keeps_the_loser_of_an_unreviewed_recency_decision(tmp_path):
+    clock = Clock()
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
+        alice = host.for_agent("alice")
+        c = _superseded_by_recency(alice, clock)
+        clock.advance(days=400)
+        host.archive()
+        assert "Settled by recency, not reviewed" in alice.snapshot()
+        assert [x.id for x in alice.contradictions("resolved")] == [c.id]
+        loser = c.memory_a if c.winner == c.memory_b else c.memory_b
+        alice.resolve(c.id, loser)  # the review can still reverse it
+        assert "5432" in alice.find(tags=["db"])[0].content
+        clock.advance(days=400)
+        host.archive()  # reviewed: its versions go to Parquet as any other's
+        assert host.sql("SELECT count(*) FROM memories_all WHERE storage = 'archive'").item() >= 1
+
+
+def _decayed_and_exported(tmp_path, clock):
+    host = echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock)
+    alice = host.for_agent("alice")
+    alice.remember("The cache cluster has three nodes", type="environment", key="cache")
+    clock.advance(hours=1)
+    v2 = alice.update("cache", "The cache cluster has five nodes")
+    clock.advance(days=2000)
+    host.decay()
+    clock.advance(days=400)
+    assert host.archive(older_than_days=30).exported == 2
+    return host, alice, v2
+
+
+def _parquet_ids(path) -> set[str]:
+    return {str(i) for i in ds.dataset(archive_dir(str(path)), format="parquet",
+                                       partitioning="hive").to_table(columns=["id"]).column("id").to_pylist()}
+
+
+def test_a_decayed_memory_exported_to_parquet_is_reached_and_restored(tmp_path):
+    clock = Clock()
+    host, alice, v2 = _decayed_and_exported(tmp_path, clock)
+    with host:
+        assert alice.get(v2.id).content == "The cache cluster has five nodes"
+        assert [v.content for v in alice.history("cache").versions] == ["The cache cluster has three nodes",
+                                                                        "The cache cluster has five nodes"]
+        assert alice.recall("cache cluster nodes") == []  # out of the live table, out of recall
+        restored = alice.restore("cache")
+        assert (restored.id, restored.tier, restored.status) == (v2.id, "semantic", "active")
+        assert [h.id for h in alice.recall("cache cluster nodes")] == [v2.id]
+        assert host.sql(f"SELECT storage FROM memories_all WHERE id = '{v2.id}'").item() == "live"
+        assert v2.id not in _parquet_ids(tmp_path / "s.duckdb")
+        alice.forget("cache", reason="the user asked")
+        clock.advance(days=1)
+        # the forgotten row leaves the live table (its earlier version is in Parquet): no copy of it comes back
+        assert host.gc(retention_days=0, dry_run=False).forgotten_memories == 1
+        assert host.sql(f"SELECT count(*) FROM memories_all WHERE id = '{v2.id}'").item() == 0
+
+
+def test_a_restore_interrupted_before_the_archive_is_rewritten_finishes_on_open(tmp_path, monkeypatch):
+    clock = Clock()
+    host, alice, v2 = _decayed_and_exported(tmp_path, clock)
+    with host:
+        with monkeypatch.context() as m:
+            m.setattr(returning, "finish", lambda db, root: 0)  # the process dies after the commit
+            alice.restore(v2.id)
+        assert v2.id in _parquet_ids(tmp_path / "s.duckdb")
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
+        assert v2.id not in _parquet_ids(tmp_path / "s.duckdb")
+        assert host.sql(f"SELECT storage FROM memories_all WHERE id = '{v2.id}'").item() == "live"
+        assert host.sql(f"SELECT value FROM store_info WHERE name = '{returning.RETURNS}'").item() == "[]"
