@@ -2,6 +2,8 @@
 decision by recency after archive(), and a decayed memory exported to Parquet (SPEC L2: restore brings it back)."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pyarrow.dataset as ds
 from conftest import Clock
 
@@ -119,3 +121,15 @@ def test_a_restore_interrupted_before_the_archive_is_rewritten_finishes_on_open(
         assert v2.id not in _parquet_ids(tmp_path / "s.duckdb")
         assert host.sql(f"SELECT storage FROM memories_all WHERE id = '{v2.id}'").item() == "live"
         assert host.sql(f"SELECT value FROM store_info WHERE name = '{returning.RETURNS}'").item() == "[]"
+
+
+def test_decay_evaluated_for_another_instant_is_dated_when_it_is_made(tmp_path):
+    clock = Clock()
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
+        alice = host.for_agent("alice")
+        memory = alice.remember("The cache cluster has three nodes", type="environment")
+        clock.advance(days=1)
+        assert host.decay(now=clock.now + timedelta(days=3000)).archived == 1
+        (event,) = [e for e in alice.history(memory.id).events if e.action == "archive"]
+        assert event.occurred_at == clock.now
+        assert alice.get(memory.id, as_of=clock.now).tier == "archival"

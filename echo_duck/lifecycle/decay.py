@@ -29,9 +29,11 @@ class DecayReport:
                 "candidates": [{**c, "id": str(c["id"])} for c in self.candidates]}
 
 
-def decay(db: Db, caller: Caller, now: datetime, *, dry_run: bool = False) -> DecayReport:
-    """Move every memory whose effective importance fell below archive_threshold to the archival tier,
-    with one event each, in one transaction. Idempotent: archived rows are not touched again."""
+def decay(db: Db, caller: Caller, now: datetime, *, dry_run: bool = False, at: datetime | None = None) -> DecayReport:
+    """Move every memory whose effective importance at ``now`` fell below archive_threshold to the archival tier,
+    with one event each, in one transaction. Idempotent: archived rows are not touched again. The change happens
+    ``at`` (the store's clock; default ``now``): evaluated for another instant, it is still dated when it was made
+    (an archive dated 2035 read as the live tier before then, one dated in the past rewrote what as_of reads)."""
     if dry_run:
         with db.reading():
             rows = db.dicts("decay_candidates", now=now)
@@ -40,8 +42,8 @@ def decay(db: Db, caller: Caller, now: datetime, *, dry_run: bool = False) -> De
         db.run("stage_decay_batch", now=now)
         try:
             count = db.scalar("count_decay_batch")
-            db.run("apply_decay_batch", now=now)
-            db.run("log_decay_batch", now=now, actor=caller.who)
+            db.run("apply_decay_batch", now=at or now)
+            db.run("log_decay_batch", now=at or now, actor=caller.who)
         finally:
             db.run("drop_decay_batch")
     return DecayReport(now, count, False)

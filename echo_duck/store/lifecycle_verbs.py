@@ -29,11 +29,12 @@ STORE_COUNTS = {"memory_health", "memory_counts", "provenance_coverage", "decay_
 
 class LifecycleVerbs:
     def decay(self, now: Any = None, *, dry_run: bool = False) -> DecayReport:
-        """Archive every memory whose effective importance fell below archive_threshold (SPEC L1, L2).
-        Store-wide maintenance: admin handles only."""
+        """Archive every memory whose effective importance fell below archive_threshold (SPEC L1, L2), evaluated at
+        ``now`` (default: the store's clock); the change is dated by the store's clock whatever ``now`` says
+        (``dry_run=True`` to preview another instant). Store-wide maintenance: admin handles only."""
         self._require_admin("decay")
         when = validate.timestamp(now, "now") or self.now()
-        return lifecycle.decay(self.db, self.caller, when, dry_run=validate.flag(dry_run, "dry_run"))
+        return lifecycle.decay(self.db, self.caller, when, dry_run=validate.flag(dry_run, "dry_run"), at=self.now())
 
     def restore(self, target: Any, reason: str = "restored on request") -> Memory:
         """Bring an archived memory back to its tier (its owner, or an admin), also one archive() already exported
