@@ -113,3 +113,12 @@ def test_forget_checks_cascade_without_purge(alice):
 def test_an_embedder_that_is_no_embedder_is_invalid_input(tmp_path):
     with pytest.raises(InvalidInput, match="embedder must be"):
         echo_duck.open(tmp_path / "s.duckdb", agent_id="alice", embedder=5)
+
+
+@pytest.mark.parametrize("option, value, message", [("rerank_min_score", float("nan"), "rerank_min_score must be"),
+                                                    ("verifier", 5, "verifier must be a function"),
+                                                    ("extractor", "x", "extractor must be a function"),
+                                                    ("summarizer", 3, "summarizer must be a function")])
+def test_an_open_option_that_cannot_work_is_refused_at_open(tmp_path, option, value, message):
+    with pytest.raises(InvalidInput, match=message):
+        echo_duck.open(tmp_path / "s.duckdb", embedder="hash", **{option: value})

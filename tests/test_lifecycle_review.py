@@ -2,12 +2,15 @@
 decision by recency after archive(), and a decayed memory exported to Parquet (SPEC L2: restore brings it back)."""
 from __future__ import annotations
 
+import contextlib
 from datetime import timedelta
 
 import pyarrow.dataset as ds
+import pytest
 from conftest import Clock
 
 import echo_duck
+from echo_duck.errors import InvalidInput
 from echo_duck.lifecycle import returning
 from echo_duck.lifecycle.archive import archive_dir
 
@@ -46,6 +49,15 @@ def test_forgetting_leaves_another_author_s_versions_alone(tmp_path):
         assert alice.get(mine.id).status == "superseded"  # alice's claim is hers: bob's forget does not reach it
 
 
+@contextlib.contextmanager
+def _recency_store(tmp_path):
+    """(the host, agent alice, her dispute settled by recency and not reviewed, the clock)."""
+    clock = Clock()
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
+        alice = host.for_agent("alice")
+        yield host, alice, _superseded_by_recency(alice, clock), clock
+
+
 def _superseded_by_recency(mem, clock):
     mem.remember("The staging database listens on port 5432", type="environment", tags=["db"])
     clock.advance(hours=1)
@@ -54,11 +66,10 @@ def _superseded_by_recency(mem, clock):
     return c
 
 
-def test_archive_keeps_the_loser_of_an_unreviewed_recency_decision(tmp_path):
-    clock = Clock()
-    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
-        alice = host.for_agent("alice")
-        c = _superseded_by_recency(alice, clock)
+def test_archive_keeps_both_sides_of_an_unreviewed_recency_decision(tmp_path):
+    with _recency_store(tmp_path) as (host, alice, c, clock):
+        clock.advance(days=2000)
+        host.decay()  # the winner decays too (active, tier archival): a second review found it exported
         clock.advance(days=400)
         host.archive()
         assert "Settled by recency, not reviewed" in alice.snapshot()
@@ -85,8 +96,10 @@ def _decayed_and_exported(tmp_path, clock):
 
 
 def _parquet_ids(path) -> set[str]:
-    return {str(i) for i in ds.dataset(archive_dir(str(path)), format="parquet",
-                                       partitioning="hive").to_table(columns=["id"]).column("id").to_pylist()}
+    files = [str(f) for f in archive_dir(str(path)).rglob("*.parquet")]
+    if not files:
+        return set()
+    return {str(i) for i in ds.dataset(files, format="parquet").to_table(columns=["id"]).column("id").to_pylist()}
 
 
 def test_a_decayed_memory_exported_to_parquet_is_reached_and_restored(tmp_path):
@@ -104,8 +117,8 @@ def test_a_decayed_memory_exported_to_parquet_is_reached_and_restored(tmp_path):
         assert v2.id not in _parquet_ids(tmp_path / "s.duckdb")
         alice.forget("cache", reason="the user asked")
         clock.advance(days=1)
-        # the forgotten row leaves the live table (its earlier version is in Parquet): no copy of it comes back
-        assert host.gc(retention_days=0, dry_run=False).forgotten_memories == 1
+        # the forgotten row and its earlier version (brought back from Parquet, forgotten) leave: no copy comes back
+        assert host.gc(retention_days=0, dry_run=False).forgotten_memories == 2
         assert host.sql(f"SELECT count(*) FROM memories_all WHERE id = '{v2.id}'").item() == 0
 
 
@@ -133,3 +146,45 @@ def test_decay_evaluated_for_another_instant_is_dated_when_it_is_made(tmp_path):
         (event,) = [e for e in alice.history(memory.id).events if e.action == "archive"]
         assert event.occurred_at == clock.now
         assert alice.get(memory.id, as_of=clock.now).tier == "archival"
+
+
+# -- a second review of the fixes above
+
+def test_forgetting_a_fact_forgets_its_versions_already_in_parquet(tmp_path):
+    clock = Clock()
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
+        alice = host.for_agent("alice")
+        v1 = alice.remember("The Zebulon vault code is 4471", type="environment", key="vault")
+        clock.advance(hours=1)
+        alice.update("vault", "The Zebulon vault code is 9902")
+        clock.advance(days=400)
+        assert host.archive(older_than_days=30).exported == 1  # v1 in Parquet
+        alice.forget("vault", reason="the user asked", provenance="user_stated")
+        assert alice.get(v1.id).status == "forgotten"
+        clock.advance(days=1)
+        host.gc(retention_days=0, dry_run=False)
+        assert host.sql(f"SELECT count(*) FROM memories_all WHERE id = '{v1.id}'").item() == 0
+        assert v1.id not in _parquet_ids(tmp_path / "s.duckdb")
+
+
+def test_a_restore_from_parquet_does_not_stand_beside_the_key_s_new_fact(tmp_path):
+    clock = Clock()
+    host, alice, v2 = _decayed_and_exported(tmp_path, clock)
+    with host:
+        alice.remember("The cache cluster has seven nodes", type="environment", key="cache")
+        with pytest.raises(InvalidInput, match="written again since it was archived"):
+            alice.restore(v2.id)
+        assert [m.content for m in alice.find(key="cache")] == ["The cache cluster has seven nodes"]
+
+
+def test_an_as_of_recall_keeps_a_conflict_whose_other_side_went_to_parquet_since(tmp_path):
+    with _recency_store(tmp_path) as (host, alice, c, clock):
+        clock.advance(minutes=1)
+        then = clock.now
+        live = [(h.content, h.conflicts_with) for h in alice.recall("staging database port")]
+        assert live[0][1]
+        clock.advance(minutes=1)
+        alice.resolve(c.id, c.winner)  # reviewed: the loser may go to Parquet
+        clock.advance(days=400)
+        host.archive(older_than_days=30)
+        assert [(h.content, h.conflicts_with) for h in alice.recall("staging database port", as_of=then)] == live

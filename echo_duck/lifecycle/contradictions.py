@@ -33,6 +33,7 @@ from ..errors import InvalidInput, MemoryNotFound, PermissionDenied
 from ..index.indexing import Indexer
 from ..models import PROVENANCE, Memory
 from ..storage.db import Db, uuid_list
+from ..write import validate
 from ..write.guards import agent_owns, check_provenance
 from ..write.writer import Caller, require_owner
 from .verify import Verdict, heuristic_verifier
@@ -77,7 +78,7 @@ class ContradictionChecker:
         self.writer = writer  # write.writer.Writer: a reversal writes the earlier claim as a new version
         self.indexer = indexer
         self.clock = clock
-        self.verifier = verifier or heuristic_verifier
+        self.verifier = validate.callback(verifier, "verifier") or heuristic_verifier
 
     def check(self, caller: Caller, memory_ids: Iterable[str], *, apart: bool = False) -> list[Contradiction]:
         """Verify each new memory against its candidates; record and resolve what contradicts. ``apart``: the

@@ -60,6 +60,9 @@ def restore(db: Db, writer: Writer, caller: Caller, target: Any, now: datetime, 
             row = returning.archived_row(db, caller, target, any_agent=caller.admin)
             require_owner(caller, row, "restore")
             if row["status"] == "active" and row["tier"] == "archival":
+                if row["key"] is not None and db.dict("live_key_of_owner", agent=row["agent_id"], key=row["key"]):
+                    raise InvalidInput(f"memory {row['id']} was written again since it was archived (key "
+                                       f"{row['key']!r} is live): update that one instead")
                 returning.bring_back(db, writer.indexer, row)
         if row["status"] != "active" or row["tier"] != "archival":
             raise InvalidInput(f"memory {row['id']} is {row['status']} in tier {row['tier']}; "

@@ -123,7 +123,9 @@ class TimeTravel:
         with self.db.reading():
             stored = {str(r["id"]): {**r, "conflicts_with": None} for r in self.db.dicts("rows_as_of", ids=winners, ts=ts)}
             pairs = _conflicts_by_side(self.db.run("conflicts_as_of", ids=winners, ts=ts).fetchall(), stored)
-            seen = self.recaller.eligibility.counted_ids([str(o) for _, o, _ in pairs], who)  # others it may see now
+            # the other sides it may see now, live or exported to Parquet since (a reviewed loser is archived)
+            seen = {str(r["id"]) for r in self.db.dicts("visible_of_ids", ids=uuid_list([str(o) for _, o, _ in pairs]),
+                                                        **_who(caller))}
             for side, other in ((s, o) for s, o, _ in pairs if str(o) in seen):
                 stored[side]["conflicts_with"] = [*(stored[side]["conflicts_with"] or []), other]
         rows = [{**stored[f.memory_id], **vars(f)} for f in ranked if f.memory_id in stored]

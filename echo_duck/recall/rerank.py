@@ -41,6 +41,8 @@ class RerankSettings:
             validate.positive_int(self.top_k, "rerank_top_k", maximum=1000)
         if self.fusion is not None:
             validate.choice(self.fusion, "rerank_fusion", FUSIONS)
+        if self.min_score is not None:
+            validate.real(self.min_score, "rerank_min_score")  # NaN: every comparison false, nothing ever left out
         if isinstance(self.timeout_s, bool) or not isinstance(self.timeout_s, (int, float)) or not self.timeout_s > 0:
             raise validate.InvalidInput(f"rerank_timeout_s must be a positive number, got {self.timeout_s!r}")
 

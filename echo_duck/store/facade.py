@@ -17,7 +17,7 @@ from ..errors import EchoDuckError, InvalidInput, MemoryNotFound, PermissionDeni
 from ..index.indexing import NO_MODEL_MESSAGE, Indexer
 from ..index.vectors import ReembedReport
 from ..index.vectors import reembed as reembed_stale
-from ..lifecycle import erasure, privacy
+from ..lifecycle import erasure, privacy, returning
 from ..lifecycle.archive import archive_dir
 from ..lifecycle.compress import Compressor
 from ..lifecycle.consolidate import Consolidator, JobQueue
@@ -312,7 +312,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         (ProvenanceConflict); pass ``provenance="user_stated"`` when the user asked."""
         cascade = validate.choice(cascade, "cascade", privacy.CASCADES)  # also without purge: a typo is not ignored
         if not validate.flag(purge, "purge"):
-            return self.writer.forget(self.caller, target, reason=reason, provenance=provenance)
+            return returning.forget(self.writer, self.caller, target, reason, provenance, self.now(), self.archive_dir)
         report = privacy.purge(self.db, self.writer, self.indexer, self.caller, target,
                                reason=validate.text(reason, "reason", max_chars=1000), cascade=cascade,
                                now=self.now(), archive_root=self.archive_dir,

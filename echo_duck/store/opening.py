@@ -46,7 +46,8 @@ class SharedState:
     """State every handle of one open store shares (the admin handle and its for_agent() handles)."""
 
     def __init__(self, extractor: Any, summarizer: Any):
-        self.extractor, self.summarizer = extractor, summarizer
+        self.extractor = validate.callback(extractor, "extractor")  # not at the first consolidation, an hour later
+        self.summarizer = validate.callback(summarizer, "summarizer")
         self.kb: Any = None
 
 

@@ -172,6 +172,8 @@ class Writer:
             self._event(caller, "forget", row["id"], reason, before)
             if row["status"] == "active":  # the fact's earlier versions leave recall with it (include_archived)
                 for older in self.db.dicts("earlier_versions_to_forget", id=row["id"]):
+                    if older["storage"] != "live":  # in Parquet: lifecycle/returning.py forget_archived
+                        continue
                     before = self.db.scalar("memory_json", id=older["id"])
                     self.db.run("set_memory_status", id=older["id"], status="forgotten", now=self.clock())
                     self._event(caller, "forget", older["id"], f"an earlier version of forgotten memory {row['id']}",

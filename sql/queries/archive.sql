@@ -1,15 +1,15 @@
 -- The Parquet cold archive (echo_duck/lifecycle/archive.py). Staged ids come from a registered Arrow table
 -- named echo_duck_archive_stage (memory_id VARCHAR).
 
--- Archived (decayed) and superseded rows untouched since the cutoff, but the loser of a decision by recency nobody
--- reviewed: it stays live until reviewed (in Parquet its Conflicts line went, contradictions('resolved') lost it,
--- and resolve() could no longer reverse the decision).
+-- Archived (decayed) and superseded rows untouched since the cutoff, but the two sides of a decision by recency
+-- nobody reviewed: they stay live until reviewed (with either in Parquet its Conflicts line went,
+-- contradictions('resolved') lost it, and resolve() could no longer reverse the decision).
 -- name: archive_candidates
 SELECT * FROM memories
 WHERE updated_at < $cutoff
   AND (status = 'superseded' OR (status = 'active' AND tier = 'archival'))
-  AND id NOT IN (SELECT CASE WHEN winner = memory_a THEN memory_b ELSE memory_a END FROM contradictions
-                 WHERE status = 'resolved' AND resolution = 'newer' AND winner IS NOT NULL)
+  AND id NOT IN (SELECT memory_a FROM contradictions WHERE status = 'resolved' AND resolution = 'newer'
+                 UNION ALL SELECT memory_b FROM contradictions WHERE status = 'resolved' AND resolution = 'newer')
 ORDER BY agent_id, created_at, id;
 
 -- name: insert_archive_export
@@ -80,8 +80,9 @@ SELECT count(*) > 0 FROM duckdb_views() WHERE database_name = current_database()
 -- name: archived_memory_by_key
 SELECT * FROM memories_all
 WHERE key = $key AND storage = 'archive' AND status = 'active'
-  AND ($any_agent OR can_see(scope, agent_id, team_id, tenant_id, source_session, tags, sensitivity,
-                              $caller_agent, $caller_session::VARCHAR))
+  AND ($any_agent OR (can_see(scope, agent_id, team_id, tenant_id, source_session, tags, sensitivity,
+                               $caller_agent, $caller_session::VARCHAR)
+                      AND NOT barred_from(id, status, agent_id, $caller_agent)))
 ORDER BY agent_id = $caller_agent DESC, created_at DESC, id
 LIMIT 1;
 
@@ -90,3 +91,7 @@ LIMIT 1;
 INSERT INTO memories BY NAME
 SELECT * EXCLUDE (storage) REPLACE (nextval('memory_row_version_seq') AS row_version)
 FROM memories_all WHERE id = $id AND storage = 'archive';
+
+-- A live memory of agent $agent with key $key: a memory restored from the archive would stand beside it.
+-- name: live_key_of_owner
+SELECT id FROM memories WHERE agent_id = $agent AND key = $key AND status = 'active' LIMIT 1;

@@ -118,16 +118,19 @@ SET sensitivity = CASE WHEN $sensitivity = 'sensitive' OR ($sensitivity = 'perso
     row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
 
--- The live table's versions superseded into memory $id, directly or through others (an update's earlier version, a
--- contradiction's loser), by its own author (agent and host mark): forgetting a fact forgets them too, or
--- recall(include_archived=True) answered with its earlier version.
+-- The versions superseded into memory $id, directly or through others (an update's earlier version, a contradiction's
+-- loser), by its own author (agent and host mark), live or in the Parquet archive (storage): forgetting a fact
+-- forgets them too, or recall(include_archived=True) answered with its earlier version (and get() with an exported
+-- one after gc).
 -- name: earlier_versions_to_forget
-WITH RECURSIVE older(id) AS (  -- UNION: a cycle of superseded_by ends
-    SELECT id FROM memories WHERE superseded_by = $id
-    UNION
-    SELECT m.id FROM memories m JOIN older o ON m.superseded_by = o.id
-)
-SELECT m.id FROM memories m JOIN memories head ON head.id = $id
+WITH RECURSIVE
+    every AS MATERIALIZED (SELECT * FROM memories_all),
+    older(id) AS (  -- UNION: a cycle of superseded_by ends
+        SELECT id FROM every WHERE superseded_by = $id
+        UNION
+        SELECT m.id FROM every m JOIN older o ON m.superseded_by = o.id
+    )
+SELECT m.* FROM every m JOIN memories head ON head.id = $id
 WHERE m.id IN (SELECT id FROM older) AND m.status = 'superseded' AND m.agent_id = head.agent_id
   AND coalesce(m.by_host, false) = coalesce(head.by_host, false)
 ORDER BY m.version;

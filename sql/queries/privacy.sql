@@ -45,8 +45,9 @@ SELECT * FROM memories_all WHERE id IN (SELECT unnest($ids::VARCHAR::UUID[]));
 -- name: archived_memory
 SELECT * FROM memories_all
 WHERE id = $id AND storage = 'archive'
-  AND ($any_agent OR can_see(scope, agent_id, team_id, tenant_id, source_session, tags, sensitivity,
-                              $caller_agent, $caller_session::VARCHAR));
+  AND ($any_agent OR (can_see(scope, agent_id, team_id, tenant_id, source_session, tags, sensitivity,
+                               $caller_agent, $caller_session::VARCHAR)
+                      AND NOT barred_from(id, status, agent_id, $caller_agent)));
 
 -- Recall queries that returned a purged memory may quote it: their text goes too.
 -- name: scrub_purged_recall_queries
