@@ -129,9 +129,10 @@ def _trust_of(line: str, trusted: dict[str, int]) -> int:
 
 
 def _is_cut(line: str, trusted: dict[str, int]) -> bool:
-    """Whether a line is shown cut short ("…", and no memory's whole text)."""
+    """Whether a line is shown cut short ("…", and no memory's whole text), or quotes a side of a conflict cut short
+    (snapshot_blocks.quoted: '…" (from …')."""
     text = _rendered(line)
-    return text.endswith("…") and text not in trusted
+    return (text.endswith("…") and text not in trusted) or '…" (from ' in text
 
 
 def _gated(blocks: list[tuple[str, list[str]]], trusted: dict[str, int],

@@ -38,6 +38,7 @@ _MIN_TRUNCATED = 24  # below this, a cut-down line carries too little to be wort
 MAX_SELF_NOTES = 5
 MAX_CONFLICTS = 5
 SOURCE_CHARS = 80  # a conflict side's source as its line shows it: at most this many characters
+CONFLICT_WORDS = 240  # and its words: two sides and their labels fit budget_conflicts' 800, so no line is cut
 HOST_ABOVE = 2 * max(PROVENANCE.values()) + 2  # trust(): the host's own line above any line of provenance and pin
 
 
@@ -187,7 +188,8 @@ def self_line(memory: Memory) -> str:
 
 
 def conflicts_block(sel: Selection, budget: int) -> list[str]:
-    return _fit([f"- {conflict_line(c)}\n" for c in sel.conflicts[:MAX_CONFLICTS]], budget)[0]
+    """The conflict lines that fit whole (a cut line lost the author labels at its end)."""
+    return _fit([f"- {conflict_line(c)}\n" for c in sel.conflicts[:MAX_CONFLICTS]], budget, cut_first=False)[0]
 
 
 def conflict_line(c: dict[str, Any]) -> str:
@@ -224,19 +226,25 @@ def _source(c: dict[str, Any], side: str) -> str:
     if agent is None:
         return f"from {source}"
     who = "host" if c.get(f"by_host_{side}") else f"agent {one_line(str(agent))[:60]}"
-    via = "" if where == f"agent {one_line(str(agent))}" else f" via {quoted(where[:SOURCE_CHARS])}"
+    via = "" if where == f"agent {one_line(str(agent))}" else f" via {quoted(where, SOURCE_CHARS)}"
     return f"from {who}{via}" + (f", {provenance}" if provenance else "")
 
 
-def quoted(text: str) -> str:
-    """A writer's text on one line as a JSON string: its own quote marks and backslashes escaped, and the marks that
-    read as a closing quote (“”„‟«»「」『』〝〞＂″ …) made an ASCII apostrophe: json.dumps escapes only '"', and
-    'runbook” (from host, user_stated) stands' closed the quote for a reader."""
-    return json.dumps(one_line(text).translate(_QUOTE_LIKE), ensure_ascii=False)
+def quoted(text: str, limit: int = CONFLICT_WORDS) -> str:
+    """A writer's text on one line, at most ``limit`` characters (cut with "…" inside the quotes: a line cut at its
+    end lost the author label after it), as a JSON string: its own quote marks and backslashes escaped, and the marks
+    that read as a quote (“”„«»「」『』〝〞＂″˶⹂ …: ``QUOTE_LIKE``) made an ASCII apostrophe: json.dumps escapes only '"',
+    and 'runbook” (from host, user_stated) stands' closed the quote for a reader."""
+    line = one_line(text)
+    line = line if len(line) <= limit else line[: limit - 1] + "…"
+    return json.dumps(line.translate(_QUOTE_LIKE), ensure_ascii=False)
 
 
-# Unicode's initial and final quotation marks (categories Pi, Pf), and the other marks used or read as quotes.
-_QUOTE_LIKE = str.maketrans(dict.fromkeys("«»‘’‛“”‟‹›⸂⸃⸄⸅⸉⸊⸌⸍⸜⸝⸠⸡„‚「」『』〝〞〟＂＇″‶〃ʺ˝״❝❞❛❜🙶🙷🙸ˮ", "'"))
+# Every character Unicode 14 files as an initial or final quotation mark, or that is not a letter (nor a combining
+# mark) and whose name says quotation mark, prime, double acute, double grave, ditto or corner bracket (their
+# half-width and vertical forms too): tests/test_prompt_labels.py recomputes it.
+QUOTE_LIKE = "«»ʹʺ˝˵˶‘’‚‛“”„‟′″‴‵‶‷‹›⁗❛❜❝❞❟❠❮❯⸂⸃⸄⸅⸉⸊⸌⸍⸜⸝⸠⸡⹂〃「」『』〝〞〟﹁﹂﹃﹄＂｢｣🙶🙷🙸"
+_QUOTE_LIKE = str.maketrans(dict.fromkeys(QUOTE_LIKE, "'"))
 
 
 def conflict_trust(c: dict[str, Any]) -> tuple[int, bool]:

@@ -86,11 +86,11 @@ WHERE key = $key AND storage = 'archive' AND status = 'active'
 ORDER BY agent_id = $caller_agent DESC, created_at DESC, id
 LIMIT 1;
 
--- A row of the Parquet archive back into the live table, with a new row_version (lifecycle/returning.py).
+-- A row of the Parquet archive back into the live table, numbered anew by row_version's default
+-- (lifecycle/returning.py).
 -- name: insert_returned_memory
 INSERT INTO memories BY NAME
-SELECT * EXCLUDE (storage) REPLACE (nextval('memory_row_version_seq') AS row_version)
-FROM memories_all WHERE id = $id AND storage = 'archive';
+SELECT * EXCLUDE (storage, row_version) FROM memories_all WHERE id = $id AND storage = 'archive';
 
 -- A live memory of agent $agent with key $key: a memory restored from the archive would stand beside it.
 -- name: live_key_of_owner

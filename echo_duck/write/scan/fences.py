@@ -5,7 +5,8 @@ reads ``‹/memory−context>`` (a single angle quote, a minus sign), ``＜/ｍ�
 ``</mеmоry-context>`` (Cyrillic е, о) or ``</memory_context>`` as the same tag, so ``neutralise`` looks for the tags
 in a folded copy of the text (one character for one: look-alike letters and small capitals as the Latin ones,
 compatibility forms, look-alike brackets, slashes and dashes, the underscore and middle dots as a dash, combining
-marks as a character the patterns skip) and writes ``&lt;`` over the opening bracket
+marks and invisible format characters as a character the patterns skip; a dash in a tag's name may also be spelt as a
+space, a dot, a colon or nothing) and writes ``&lt;`` over the opening bracket
 of each, in the text as it was. Everything else is left as written.
 """
 
@@ -29,8 +30,8 @@ class _Fold(dict):
         c = chr(code)
         out = next((plain for plain, alike in _AS.items() if c in alike), None)
         name = unicodedata.name(c, "")
-        if out is None and unicodedata.category(c) == "Mn":
-            out = _MARK
+        if out is None and unicodedata.category(c) in ("Mn", "Cf"):  # a combining mark; an invisible format character
+            out = _MARK  # (a soft hyphen or zero-width space inside "memory-context" showed the tag as written)
         elif out is None and name.startswith("LATIN LETTER SMALL CAPITAL ") and len(name) == 28:
             out = name[-1].lower()  # ᴍᴇᴍᴏʀʏ
         elif out is None:
@@ -47,7 +48,9 @@ _FOLD = _Fold()
 @lru_cache(maxsize=16)
 def _pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     skip = re.escape(_MARK) + "*"
-    alternatives = "|".join("".join(re.escape(c).replace(r"\-", "-") + skip for c in n) for n in names)
+    # a dash in a name: any dash, a space, a dot or colon, or nothing ("</memory context>", "</memorycontext>")
+    sep = rf"[-\s.:{re.escape(_MARK)}]*"
+    alternatives = "|".join("".join(sep if c == "-" else re.escape(c) + skip for c in n) for n in names)
     return re.compile(rf"<[\s{_MARK}]*/?[\s{_MARK}]*(?:{alternatives})", re.IGNORECASE)
 
 
