@@ -65,7 +65,7 @@ class Selection:
 
 
 def fence_safe(text: str) -> str:
-    """Neutralise anything that could open or close the memory fence (look-alike spellings too: write/scan/fences.py)."""
+    """Neutralise anything that could open or close a prompt fence (look-alike spellings too: write/scan/fences.py)."""
     return neutralise(text)
 
 

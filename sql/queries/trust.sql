@@ -44,10 +44,9 @@ SELECT name, value FROM settings ORDER BY name;
 -- name: set_setting
 UPDATE settings SET value = $value WHERE name = $name;
 
--- Which of these memories ($ids: text '[uuid, …]') the caller may see (history() of a shared fact
--- whose older versions were sensitive).
--- Of the memories $ids, live or in the Parquet archive (history() lists exported versions too), those the caller
--- may see, as visible_memories decides.
+-- Which of these memories ($ids: text '[uuid, …]'), live or in the Parquet archive, the caller may see, as
+-- visible_memories decides: history() of a shared fact whose older versions were sensitive or exported, the other
+-- sides of an as-of recall's conflicts.
 -- name: visible_of_ids
 SELECT m.id FROM memories_all m
 WHERE m.id IN (SELECT unnest($ids::VARCHAR::UUID[]))
