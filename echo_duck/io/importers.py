@@ -17,7 +17,9 @@ Accepted shapes (``format=None`` detects the format from the file name, then fro
   memories, entries, facts, procedures, rules, items or data; one object; or an object mapping key →
   object / key → content. Content is the first of content, text, value, fact, rule, entry, memory;
   key, confidence, importance, tags (list or "a, b"), keywords, pinned, scope, sensitivity, entities,
-  source_refs, source_session pass through. The first of observed_at, created_at, timestamp,
+  source_refs, source_session pass through (but for a trusted restore, a ref naming one of the store's messages,
+  episodes, summaries or memories is kept as ``claimed-<ref>``: a purge follows those, and the file's claim must not
+  take the user's message with it). The first of observed_at, created_at, timestamp,
   updated_at (ISO text, or Unix seconds; milliseconds above 1e12) becomes ``observed_at``: echo_duck
   stamps created_at itself. An ``id`` becomes the source ref ``import:<file>#<id>``. Skipped with a
   reason: ``superseded_by`` set, ``status`` not active, ``active: false``, tier ``working``; tier
@@ -57,6 +59,14 @@ from .import_trust import ACCESS_COUNT_CEILING, dumps_usage
 from .store_files import refuse_store_file
 
 _TRUSTED_ONLY = ("scope", "team_id", "tenant_id", "pinned")  # honoured only with trusted=True (an admin)
+# Source refs naming the store's own messages, episodes, summaries and memories: a purge follows them (the record "came
+# from" the user's message, which went with it). From an untrusted file they are its claim, kept as "claimed-<kind>:".
+_FOLLOWED_REFS = ("message", "episode", "summary", "memory")
+
+
+def _claimed(ref: str) -> str:
+    kind, colon, rest = ref.partition(":")
+    return f"claimed-{ref}" if colon and kind.strip().lower() in _FOLLOWED_REFS else ref
 # InvalidInput here is what the store refused that parsing let through (a constraint): that record is reported,
 # never sinking the rest of the file after earlier batches were committed
 _WRITE_ERRORS = (ProvenanceConflict, AmbiguousMatch, PermissionDenied, RejectedWrite, InvalidInput)
@@ -150,6 +160,7 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
                     fields.pop(name, None)
                 if fmt != "echo-history":  # an episode states no fact, so no check meets it: not the file's to say
                     fields.pop("tier", None)
+                fields["source_refs"] = [_claimed(ref) for ref in fields.get("source_refs") or ()]
     # The writer records caller.path in blocked_writes and caller.who in events: say it was this import.
     caller = mem.caller.acting_as(mem.caller.actor or f"import:{path.name}", "import")
     return _write(mem, caller, path, fmt, records, dry_run, batch_size, check=not trusted)

@@ -23,7 +23,8 @@ import unicodedata
 from typing import Any, Callable
 
 from ..errors import AmbiguousMatch, EchoDuckError, InvalidInput, RejectedWrite
-from ..models import Memory
+from ..models import PROVENANCE, Memory
+from ..write import validate
 from ..write.scan import scan
 from ..write.writer import prepare
 
@@ -199,6 +200,10 @@ def _profile_update(mem, section, mode, provenance, content=None, entry=None) ->
     if body == old or not body.strip():
         return {"changed": False, "section": section, "mode": mode,
                 "memory": _brief(current[0]) if current else None}
+    level = validate.provenance(provenance)
+    if mode != "overwrite" and current and level < PROVENANCE["user_stated"]:  # the section keeps its old lines, and
+        provenance = min(level, current[0].provenance)  # where they came from (the agent's line unlabelled an import's;
+        # the user's word, user_stated, takes the section on as a restatement does: what an agent could write anyway)
     tags = list(current[0].tags) if current else []
     if "profile" not in tags:
         tags.append("profile")

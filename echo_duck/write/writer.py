@@ -138,6 +138,8 @@ class Writer:
         if unknown:
             raise InvalidInput(f"update() cannot change {', '.join(sorted(unknown))}; allowed: {', '.join(UPDATABLE)}")
         fields.update(changes)
+        if fields["content"] == old["content"]:  # the words are still the old version's: so is their provenance at
+            provenance = min(validate.provenance(provenance), old["provenance"])  # most (a tag edit unlabelled an import)
         spec = guards.observed_by_now(caller, prepare(caller, fields.pop("content"), provenance=provenance, **fields),
                                self.clock())
         if (spec.key, spec.scope, spec.team_id, spec.tenant_id) != (old["key"], old["scope"], old["team_id"],
@@ -270,7 +272,8 @@ class Writer:
         owner = dict(scope=spec.scope, agent_id=caller.agent_id, source_session=spec.source_session,
                      team_id=spec.team_id, tenant_id=spec.tenant_id)
         if spec.key is None:
-            same = self.db.dict("live_duplicate_in_scope", content=spec.content, by_host=guards.host_writes(caller), **owner)
+            same = self.db.dict("live_duplicate_in_scope", content=spec.content, by_host=guards.host_writes(caller),
+                                type=spec.type, tier=spec.tier, **owner)
             return self._restate(caller, spec, same) if same else self._insert(caller, spec, reason="remember")
         rows = self.key_rows(caller, self.db.dicts("live_by_key_in_scope", key=spec.key, **owner))
         if len(rows) > 1:

@@ -41,9 +41,12 @@ ORDER BY created_at;
 -- An identical keyless fact already stored in the same scope: the write becomes a no-op.
 -- Only the writer's own: the same words from another agent are that agent's statement (restating folds pins,
 -- tags and importance into the row, which only its owner may change; and a hidden row must not answer).
+-- The same words of the same kind (type and tier: an imported history line or environment fact met the user's rule of
+-- the same words and took it in, the rule lost from the prompt) live in the same scope of the same writer.
 -- name: live_duplicate_in_scope
 SELECT * FROM memories
 WHERE key IS NULL AND content = $content AND status = 'active' AND scope = $scope AND agent_id = $agent_id
+  AND type = $type AND tier = $tier
   AND coalesce(by_host, false) = $by_host  -- the host's row is not an agent handle's with the same id (and back)
   AND CASE scope
         WHEN 'session' THEN source_session IS NOT DISTINCT FROM $source_session
