@@ -11,7 +11,7 @@ from conftest import Clock
 
 import echo_duck
 from echo_duck.errors import InvalidInput
-from echo_duck.lifecycle import returning
+from echo_duck.lifecycle import erasure, returning
 from echo_duck.lifecycle.archive import archive_dir
 
 
@@ -133,7 +133,7 @@ def test_a_restore_interrupted_before_the_archive_is_rewritten_finishes_on_open(
     with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
         assert v2.id not in _parquet_ids(tmp_path / "s.duckdb")
         assert host.sql(f"SELECT storage FROM memories_all WHERE id = '{v2.id}'").item() == "live"
-        assert host.sql(f"SELECT value FROM store_info WHERE name = '{returning.RETURNS}'").item() == "[]"
+        assert host.sql(f"SELECT value FROM store_info WHERE name = '{returning.RETURNS}'").item() == "{}"
 
 
 def test_decay_evaluated_for_another_instant_is_dated_when_it_is_made(tmp_path):
@@ -188,3 +188,61 @@ def test_an_as_of_recall_keeps_a_conflict_whose_other_side_went_to_parquet_since
         clock.advance(days=400)
         host.archive(older_than_days=30)
         assert [(h.content, h.conflicts_with) for h in alice.recall("staging database port", as_of=then)] == live
+
+
+# -- a third review
+
+@contextlib.contextmanager
+def _archive_rewrite_fails(monkeypatch):
+    """The Parquet rewrite after a commit fails (a full disk): the call raises, what it committed stays."""
+    with monkeypatch.context() as m:
+        m.setattr(erasure, "rewrite_archive", lambda *a, **k: (_ for _ in ()).throw(OSError("disk full")))
+        with pytest.raises(OSError):
+            yield
+
+
+def test_forget_reaches_a_fact_exported_to_parquet(tmp_path):
+    clock = Clock()
+    host, alice, v2 = _decayed_and_exported(tmp_path, clock)
+    with host:
+        alice.forget("cache", reason="the user asked")
+        assert alice.get(v2.id).status == "forgotten"
+        assert {v.status for v in alice.history(v2.id).versions} == {"forgotten"}
+        clock.advance(days=1)
+        host.gc(retention_days=0, dry_run=False)
+        assert host.sql("SELECT count(*) FROM memories_all").item() == 0
+
+
+def test_a_forget_that_fails_on_an_exported_version_forgets_nothing(tmp_path, monkeypatch):
+    clock = Clock()
+    host, alice, v2 = _decayed_and_exported(tmp_path, clock)
+    with host:
+        monkeypatch.setattr(returning, "bring_back", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt("killed")))
+        with pytest.raises(KeyboardInterrupt):
+            alice.forget(v2.id, reason="the user asked")
+        assert alice.get(v2.id).status == "active"  # one transaction: nothing half done
+
+
+def test_a_returns_marker_left_by_a_failed_finish_spares_a_later_export(tmp_path, monkeypatch):
+    clock = Clock()
+    host, alice, v2 = _decayed_and_exported(tmp_path, clock)
+    with host:
+        with _archive_rewrite_fails(monkeypatch):
+            alice.restore(v2.id)  # committed; its Parquet copy stays, the marker names it
+        clock.advance(days=2000)
+        host.decay()
+        clock.advance(days=400)
+        host.archive(older_than_days=30)  # finishes the marker first, then exports the row again
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
+        assert host.for_agent("alice").get(v2.id).content == "The cache cluster has five nodes"
+
+
+def test_gc_finishes_a_pending_return_before_it_deletes(tmp_path, monkeypatch):
+    clock = Clock()
+    host, alice, _ = _decayed_and_exported(tmp_path, clock)
+    with host:
+        with _archive_rewrite_fails(monkeypatch):
+            alice.forget("cache", reason="the user asked")
+        clock.advance(days=1)
+        host.gc(retention_days=0, dry_run=False)
+        assert host.sql("SELECT count(*) FROM memories_all").item() == 0

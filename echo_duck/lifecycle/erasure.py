@@ -56,8 +56,9 @@ def finish_pending(db: Db, archive_root: Path | None) -> int:
     return rewritten
 
 
-def rewrite_archive(root: Path | None, ids: set[str]) -> int:
-    """Rewrite each archive file that holds a purged row without it (written and counted first)."""
+def rewrite_archive(root: Path | None, ids: set[str], below: dict[str, int] | None = None) -> int:
+    """Rewrite each archive file that holds a purged row without it (written and counted first); with ``below``, only
+    the copies of an id whose row_version is below the one given (returning.py: a copy exported again since stays)."""
     if root is None or not ids or not root.exists():
         return 0
     import pyarrow.parquet as pq  # not at import: opening a store never needs it
@@ -66,7 +67,11 @@ def rewrite_archive(root: Path | None, ids: set[str]) -> int:
     rewritten = 0
     for path in good:
         table = pq.read_table(path)
-        keep = pa.array([i not in ids for i in table.column("id").cast(pa.string()).to_pylist()])
+        found = table.column("id").cast(pa.string()).to_pylist()
+        versions = (table.column("row_version").to_pylist() if below is not None and "row_version" in table.column_names
+                    else [None] * len(found))
+        keep = pa.array([i not in ids or (below is not None and v is not None and below.get(i) is not None
+                                          and v >= below[i]) for i, v in zip(found, versions)])
         if keep.true_count == table.num_rows:
             continue
         kept = table.filter(keep)

@@ -21,6 +21,7 @@ from ..index.indexing import Indexer, NewRow
 from ..models import Memory
 from ..storage.db import Db
 from ..write import validate
+from ..write.guards import check_provenance, require_owner
 from ..write.spec import Caller
 from ..write.writer import Writer
 from . import archive, erasure
@@ -43,55 +44,66 @@ def archived_row(db: Db, caller: Caller, target: Any, *, any_agent: bool) -> dic
 
 def bring_back(db: Db, indexer: Indexer | None, row: dict[str, Any]) -> None:
     """Copy an archived row into the live table and index it (inside the caller's transaction; ``indexer`` None: a
-    row that comes back only to be forgotten is not indexed)."""
+    row that comes back only to be forgotten is not indexed). The marker records its new row_version: ``finish``
+    drops only the Parquet copies older than it (one exported again since, after a failed finish, is not lost)."""
     db.run("insert_returned_memory", id=row["id"])
     at = row["observed_at"] or row["created_at"]
     if indexer is not None:
         indexer.index([NewRow(uuid.UUID(str(row["id"])), row["agent_id"], row["source_session"], at,
                               row["created_at"], row["content"])])
-    db.run("set_store_info", name=RETURNS, value=json.dumps(sorted({*pending(db), str(row["id"])})))
+    returned = db.dict("memory_by_id", id=row["id"])["row_version"]
+    db.run("set_store_info", name=RETURNS, value=json.dumps({**pending(db), str(row["id"]): returned}))
 
 
 def forget(writer: Writer, caller: Caller, target: Any, reason: str, provenance: Any, now: datetime,
            root: Path | None) -> Memory:
-    """writer.forget (a soft delete), then, when it forgot a fact's newest version, its earlier versions already in
-    the Parquet archive (forget_archived)."""
-    memory = writer.forget(caller, target, reason=reason, provenance=provenance)
-    if memory.superseded_by is None:
-        forget_archived(writer.db, caller, memory.id, now, root)
+    """Soft delete, in one transaction: the memory (live, or exported to Parquet: it comes back to the live table
+    forgotten) and, when it is a fact's newest version, its earlier versions by the same author, live or exported
+    (so garbage collection removes them all: get() and history() read an exported one after gc); then ``finish``."""
+    db = writer.db
+    with db.transaction("forget"):
+        try:
+            memory = writer.forget(caller, target, reason=reason, provenance=provenance)
+        except MemoryNotFound:  # exported past retention (a decayed fact, an old version)
+            row = archived_row(db, caller, target, any_agent=caller.admin)
+            require_owner(caller, row, "forget")
+            check_provenance(caller, row, validate.provenance(provenance), "forget")
+            memory = _forgotten(db, caller, row, validate.text(reason, "reason", max_chars=1000), now)
+        if memory.superseded_by is None:
+            for older in db.dicts("earlier_versions_to_forget", id=memory.id):
+                if older["storage"] == "archive":  # the writer forgot the live ones
+                    _forgotten(db, caller, older, f"an earlier version of forgotten memory {memory.id}", now)
+    finish(db, root)
     return memory
 
 
-def forget_archived(db: Db, caller: Caller, memory_id: str, now: datetime, root: Path | None) -> int:
-    """After forget() of a fact's live version (the writer forgets its live earlier versions): the earlier versions
-    already exported to Parquet come back to the live table forgotten, each with an event, and their Parquet copies
-    go, so garbage collection removes them with the rest (get() and history() read them after gc). How many."""
-    with db.transaction("forgetting archived versions"):
-        rows = [r for r in db.dicts("earlier_versions_to_forget", id=memory_id) if r["storage"] == "archive"]
-        for row in rows:
-            bring_back(db, None, row)
-            before = db.scalar("memory_json", id=row["id"])
-            db.run("set_memory_status", id=row["id"], status="forgotten", now=now)
-            db.run("log_event", now=now, actor=caller.who, action="forget", memory_id=row["id"],
-                   reason=f"an earlier version of forgotten memory {memory_id}", before=before)
-    finish(db, root)
-    return len(rows)
+def _forgotten(db: Db, caller: Caller, row: dict[str, Any], reason: str, now: datetime) -> Memory:
+    """An exported row back in the live table, forgotten, with its event."""
+    if row["status"] != "forgotten":
+        bring_back(db, None, row)
+        before = db.scalar("memory_json", id=row["id"])
+        db.run("set_memory_status", id=row["id"], status="forgotten", now=now)
+        db.run("log_event", now=now, actor=caller.who, action="forget", memory_id=row["id"], reason=reason,
+               before=before)
+    return Memory.from_row(db.dict("memory_by_id", id=row["id"]) or row)
 
 
-def pending(db: Db) -> list[str]:
-    value = db.scalar("store_info_value", name=RETURNS)
-    return json.loads(value) if value else []
+def pending(db: Db) -> dict[str, int | None]:
+    """The marker: id -> the row_version it came back with (None: every copy goes)."""
+    value = json.loads(db.scalar("store_info_value", name=RETURNS) or "{}")
+    return dict.fromkeys(value) if isinstance(value, list) else value
 
 
 def finish(db: Db, root: Path | None) -> int:
     """Drop the Parquet copies of rows brought back; how many archive files were rewritten."""
     with db.reading():
-        ids = pending(db)
-    if not ids:
+        marked = pending(db)
+    if not marked:
         return 0
-    rewritten = erasure.rewrite_archive(root, set(ids))
+    rewritten = erasure.rewrite_archive(root, set(marked), below=marked)
     if rewritten:
         archive.refresh_view(db, root)
     with db.transaction("finishing returns from the archive"):
-        db.run("set_store_info", name=RETURNS, value=json.dumps(sorted(set(pending(db)) - set(ids))))
+        left = {i: v for i, v in pending(db).items() if i not in marked or marked[i] != v}
+        db.run("set_store_info", name=RETURNS, value=json.dumps(left))
     return rewritten

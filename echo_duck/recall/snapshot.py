@@ -32,8 +32,8 @@ from typing import Any, Sequence
 from ..models import Memory
 from ..write.scan import gate_lines, labels_pass
 from ..write.validate import section_name
-from .snapshot_blocks import (BLOCKS, OUTSIDE_RULE, Budgets, conflict_line, conflict_trust, fence_safe, one_line,
-                              profile_lines, select, self_line, trust, unconfirmed)
+from .snapshot_blocks import (BLOCKS, OUTSIDE_RULE, Budgets, conflict_line, conflict_trust, fence_safe, fit_conflict,
+                              one_line, profile_lines, select, self_line, trust, unconfirmed)
 
 __all__ = ["OPEN", "CLOSE", "PREAMBLE", "Budgets", "render", "fence_safe"]
 
@@ -48,7 +48,7 @@ def render(candidates: Sequence[tuple[str, Memory]], budgets: Budgets, limit: in
     """Compose the blocks: ``candidates`` are (block, memory) in SQL's order, ``limit`` caps the fact
     lines (user + environment: 15, or 5 on the fast path). The rendered lines are re-scanned as the
     prompt joins them (issue 19): a line, or a run of lines, the scanner refuses is left out."""
-    named = _named_sources(conflicts)
+    named = [fit_conflict(c, budgets.conflicts) for c in _named_sources(conflicts)]
     selection = select(candidates, named, limit)
     blocks = [(title, block(selection, getattr(budgets, budget_field))) for _, title, block, budget_field in BLOCKS]
     blocks = _gated(_named_sections(blocks), *_by_text(candidates, named))

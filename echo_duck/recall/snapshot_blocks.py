@@ -38,7 +38,8 @@ _MIN_TRUNCATED = 24  # below this, a cut-down line carries too little to be wort
 MAX_SELF_NOTES = 5
 MAX_CONFLICTS = 5
 SOURCE_CHARS = 80  # a conflict side's source as its line shows it: at most this many characters
-CONFLICT_WORDS = 240  # and its words: two sides and their labels fit budget_conflicts' 800, so no line is cut
+CONFLICT_WORDS = 240  # and its words, cut inside the quotes (fit_conflict: less, down to MIN_CONFLICT_WORDS, when
+MIN_CONFLICT_WORDS = 40  # the line would not fit budget_conflicts whole: a line is never cut)
 HOST_ABOVE = 2 * max(PROVENANCE.values()) + 2  # trust(): the host's own line above any line of provenance and pin
 
 
@@ -192,11 +193,22 @@ def conflicts_block(sel: Selection, budget: int) -> list[str]:
     return _fit([f"- {conflict_line(c)}\n" for c in sel.conflicts[:MAX_CONFLICTS]], budget, cut_first=False)[0]
 
 
+def fit_conflict(c: dict[str, Any], budget: int) -> dict[str, Any]:
+    """The conflict with its sides' words cut (``words``, inside the quotes) so that its line fits ``budget`` whole,
+    if at least MIN_CONFLICT_WORDS each can (a long dispute with long sources left the block, the reader never told)."""
+    words = CONFLICT_WORDS
+    while True:
+        over = len(f"- {conflict_line({**c, 'words': words})}\n") - budget
+        if over <= 0 or words == MIN_CONFLICT_WORDS:
+            return {**c, "words": words}
+        words = max(MIN_CONFLICT_WORDS, words - (over + 1) // 2)
+
+
 def conflict_line(c: dict[str, Any]) -> str:
     """A conflict (a snapshot_conflicts row) as its block shows it (after "- "): both sides, quoted, with sources. What
     a writer chose (its words, its source) is quoted as a JSON string: a quote mark or parenthesis of its own must not
     close the quote and write the rest of the line (a member's claim then read "… stands (the user corrected it)")."""
-    a, b = (f"{quoted(c[f'content_{s}'])} ({_source(c, s)})" for s in "ab")
+    a, b = (f"{quoted(c[f'content_{s}'], c.get('words', CONFLICT_WORDS))} ({_source(c, s)})" for s in "ab")
     if c["status"] == "pending" and c.get("stands_a") != c.get("stands_b"):  # one side keeps its block
         stands, other = ("a", "b") if c.get("stands_a") else ("b", "a")
         high, low = (a, b) if stands == "a" else (b, a)

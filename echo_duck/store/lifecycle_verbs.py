@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InvalidInput
-from ..lifecycle import archive
+from ..lifecycle import archive, returning
 from ..lifecycle import decay as lifecycle
 from ..lifecycle.archive import ArchiveReport
 from ..lifecycle.consolidate import ConsolidationReport, Worker
@@ -61,6 +61,7 @@ class LifecycleVerbs:
                 or not 0 <= older_than_days <= 700_000):
             raise InvalidInput(f"older_than_days must be a number of days from 0 to 700,000, got {older_than_days!r}")
         stages = 2 if compact else 1
+        returning.finish(self.db, self.archive_dir)  # before a row brought back is exported again
         report = archive.export(self.db, self.caller, self.archive_dir, self.now(), float(older_than_days))
         if self.indexer.vectors is not None:
             self.indexer.vectors.invalidate()
@@ -79,6 +80,7 @@ class LifecycleVerbs:
             with self.db.reading():
                 retention_days = self.db.setting("gc_retention_days")
         retention_days = validate.amount(retention_days, "retention_days", maximum=36_525, unit="days")
+        returning.finish(self.db, self.archive_dir)  # a row back from Parquet whose copy stayed: gc would revive it
         return lifecycle.gc(self.db, self.caller, self.indexer.keyword, self.now(), retention_days,
                             dry_run=validate.flag(dry_run, "dry_run"))
 

@@ -21,6 +21,8 @@ from .skeleton import latin_lookalikes
 
 _AS = {"<": "<‹＜〈〈⟨﹤❮˂ᐸ≺⋖⧼«≪❰❬⟪⦉⦑⧀", "/": "/／⁄∕⧸", "-": "-‐‑‒–—―﹣－−⁃˗_·‧•∙⋅"}
 _MARK = "\x00"  # what a combining mark folds to: the tag patterns skip it wherever it stands
+# Greek and Cyrillic letters a reader takes for Latin ones in a tag that Unicode's confusables do not list
+_NEAR = {"ε": "e", "κ": "k", "τ": "t", "ν": "v", "ρ": "p", "χ": "x", "υ": "u", "ι": "i", "т": "t", "к": "k", "м": "m"}
 
 
 class _Fold(dict):
@@ -35,9 +37,11 @@ class _Fold(dict):
         elif out is None and name.startswith("LATIN LETTER SMALL CAPITAL ") and len(name) == 28:
             out = name[-1].lower()  # ᴍᴇᴍᴏʀʏ
         elif out is None:
-            alike = latin_lookalikes().get(c, "")
+            alike = _NEAR.get(c) or latin_lookalikes().get(c, "")
             compat = unicodedata.normalize("NFKC", c)
-            out = alike if len(alike) == 1 else compat if len(compat) == 1 else c
+            base = unicodedata.normalize("NFD", c)[0]  # é as e (decomposed, its mark is skipped anyway)
+            out = (alike if len(alike) == 1 else compat if len(compat) == 1 and compat != c
+                   else base if base.isascii() and base.isalpha() else c)
         self[code] = out
         return out
 
