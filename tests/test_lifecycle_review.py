@@ -3,6 +3,7 @@ decision by recency after archive(), and a decayed memory exported to Parquet (S
 from __future__ import annotations
 
 import contextlib
+import threading
 from datetime import timedelta
 
 import pyarrow.dataset as ds
@@ -11,7 +12,7 @@ from conftest import Clock
 
 import echo_duck
 from echo_duck.errors import InvalidInput
-from echo_duck.lifecycle import erasure, returning
+from echo_duck.lifecycle import archive, erasure, returning
 from echo_duck.lifecycle.archive import archive_dir
 
 
@@ -246,3 +247,50 @@ def test_gc_finishes_a_pending_return_before_it_deletes(tmp_path, monkeypatch):
         clock.advance(days=1)
         host.gc(retention_days=0, dry_run=False)
         assert host.sql("SELECT count(*) FROM memories_all").item() == 0
+
+
+# -- a fourth review: another thread during archive(), a rewrite that fails half-way
+
+def test_a_forget_from_another_thread_waits_for_archive_and_stays(tmp_path, monkeypatch):
+    clock = Clock()
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
+        alice = host.for_agent("alice")
+        v1 = alice.remember("The Zebulon vault code is 4471", type="environment", key="vault")
+        clock.advance(hours=1)
+        alice.update("vault", "The Zebulon vault code is 9902")
+        clock.advance(days=400)
+        forgetting = threading.Thread(target=alice.forget, args=("vault",),
+                                      kwargs={"reason": "the user asked", "provenance": "user_stated"})
+        finish = archive._finish
+
+        def racing(*args):  # alice forgets while the export's files are written, before its rows leave the table
+            forgetting.start()
+            forgetting.join(0.5)
+            assert forgetting.is_alive()  # it waits for the store lock archive() holds
+            return finish(*args)
+
+        monkeypatch.setattr(archive, "_finish", racing)
+        host.archive(older_than_days=30)
+        forgetting.join()
+        assert alice.get(v1.id).status == "forgotten"
+        clock.advance(days=1)
+        host.gc(retention_days=0, dry_run=False)
+        assert host.sql(f"SELECT count(*) FROM memories_all WHERE id = '{v1.id}'").item() == 0
+
+
+def test_a_rewrite_that_fails_half_way_leaves_the_archive_readable(tmp_path, monkeypatch):
+    clock = Clock()
+    host, alice, v2 = _decayed_and_exported(tmp_path, clock)
+    with host:
+        rewrite = erasure.rewrite_archive
+
+        def half_way(root, ids, below=None):
+            rewrite(root, ids, below)  # the files are rewritten (old ones deleted) …
+            raise OSError("disk full")  # … and then something fails
+
+        with monkeypatch.context() as m:
+            m.setattr(erasure, "rewrite_archive", half_way)
+            with pytest.raises(OSError):
+                alice.restore(v2.id)
+        assert host.sql("SELECT count(*) FROM memories_all").item() == 2  # the view names only files that exist
+        assert alice.history("cache").versions[0].content == "The cache cluster has three nodes"

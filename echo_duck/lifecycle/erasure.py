@@ -42,18 +42,20 @@ def pending(db: Db) -> list[str]:
 
 def finish_pending(db: Db, archive_root: Path | None) -> int:
     """Rewrite the archive and the store file if purges are pending; how many archive files were rewritten."""
-    ids = pending(db)
-    if not ids:
-        return 0
-    rewritten = rewrite_archive(archive_root, set(ids))
-    if rewritten:
-        archive.refresh_view(db, archive_root)
-    if db.path is not None:
-        rewrite_store(db)
-    else:  # an in-memory store has no file to rewrite
-        with db.transaction("finishing purges"):
-            db.run("clear_pending_purges")
-    return rewritten
+    with db.lock:  # as returning.finish: no archive() in between; the view refreshed whatever happens
+        ids = pending(db)
+        if not ids:
+            return 0
+        try:
+            rewritten = rewrite_archive(archive_root, set(ids))
+        finally:
+            archive.refresh_view(db, archive_root)
+        if db.path is not None:
+            rewrite_store(db)
+        else:  # an in-memory store has no file to rewrite
+            with db.transaction("finishing purges"):
+                db.run("clear_pending_purges")
+        return rewritten
 
 
 def rewrite_archive(root: Path | None, ids: set[str], below: dict[str, int] | None = None) -> int:

@@ -95,15 +95,19 @@ def pending(db: Db) -> dict[str, int | None]:
 
 
 def finish(db: Db, root: Path | None) -> int:
-    """Drop the Parquet copies of rows brought back; how many archive files were rewritten."""
-    with db.reading():
-        marked = pending(db)
-    if not marked:
-        return 0
-    rewritten = erasure.rewrite_archive(root, set(marked), below=marked)
-    if rewritten:
-        archive.refresh_view(db, root)
-    with db.transaction("finishing returns from the archive"):
-        left = {i: v for i, v in pending(db).items() if i not in marked or marked[i] != v}
-        db.run("set_store_info", name=RETURNS, value=json.dumps(left))
-    return rewritten
+    """Drop the Parquet copies of rows brought back; how many archive files were rewritten. Under the store lock (an
+    archive() compacting a partition it rewrites would put the stale copy back); the view is refreshed whatever
+    happens (a rewrite that failed half-way has deleted a file the view named)."""
+    with db.lock:
+        with db.reading():
+            marked = pending(db)
+        if not marked:
+            return 0
+        try:
+            rewritten = erasure.rewrite_archive(root, set(marked), below=marked)
+        finally:
+            archive.refresh_view(db, root)
+        with db.transaction("finishing returns from the archive"):
+            left = {i: v for i, v in pending(db).items() if i not in marked or marked[i] != v}
+            db.run("set_store_info", name=RETURNS, value=json.dumps(left))
+        return rewritten

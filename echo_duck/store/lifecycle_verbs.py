@@ -61,16 +61,20 @@ class LifecycleVerbs:
                 or not 0 <= older_than_days <= 700_000):
             raise InvalidInput(f"older_than_days must be a number of days from 0 to 700,000, got {older_than_days!r}")
         stages = 2 if compact else 1
-        returning.finish(self.db, self.archive_dir)  # before a row brought back is exported again
-        report = archive.export(self.db, self.caller, self.archive_dir, self.now(), float(older_than_days))
-        if self.indexer.vectors is not None:
-            self.indexer.vectors.invalidate()
-        if progress:
-            progress(1, stages)
-        if compact:
-            report = replace(report, compacted_partitions=archive.compact(self.db, self.archive_dir))
+        # The store lock for the whole run: another thread's forget, update, restore or purge between reading the
+        # candidates and deleting them was undone (or a purged row moved in with the staged files), and a rewrite of
+        # a partition being compacted put a stale copy back.
+        with self.db.lock:
+            returning.finish(self.db, self.archive_dir)  # before a row brought back is exported again
+            report = archive.export(self.db, self.caller, self.archive_dir, self.now(), float(older_than_days))
+            if self.indexer.vectors is not None:
+                self.indexer.vectors.invalidate()
             if progress:
-                progress(2, stages)
+                progress(1, stages)
+            if compact:
+                report = replace(report, compacted_partitions=archive.compact(self.db, self.archive_dir))
+                if progress:
+                    progress(2, stages)
         return report
 
     def gc(self, retention_days: float | None = None, *, dry_run: bool = True) -> GcReport:
