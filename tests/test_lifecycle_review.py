@@ -151,7 +151,9 @@ def test_decay_evaluated_for_another_instant_is_dated_when_it_is_made(tmp_path):
 
 # -- a second review of the fixes above
 
-def test_forgetting_a_fact_forgets_its_versions_already_in_parquet(tmp_path):
+@contextlib.contextmanager
+def _two_versions_past_retention(tmp_path):
+    """(the host, agent alice, the first of her two versions of key "vault", the clock): past archive retention."""
     clock = Clock()
     with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
         alice = host.for_agent("alice")
@@ -159,6 +161,11 @@ def test_forgetting_a_fact_forgets_its_versions_already_in_parquet(tmp_path):
         clock.advance(hours=1)
         alice.update("vault", "The Zebulon vault code is 9902")
         clock.advance(days=400)
+        yield host, alice, v1, clock
+
+
+def test_forgetting_a_fact_forgets_its_versions_already_in_parquet(tmp_path):
+    with _two_versions_past_retention(tmp_path) as (host, alice, v1, clock):
         assert host.archive(older_than_days=30).exported == 1  # v1 in Parquet
         alice.forget("vault", reason="the user asked", provenance="user_stated")
         assert alice.get(v1.id).status == "forgotten"
@@ -252,13 +259,7 @@ def test_gc_finishes_a_pending_return_before_it_deletes(tmp_path, monkeypatch):
 # -- a fourth review: another thread during archive(), a rewrite that fails half-way
 
 def test_a_forget_from_another_thread_waits_for_archive_and_stays(tmp_path, monkeypatch):
-    clock = Clock()
-    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
-        alice = host.for_agent("alice")
-        v1 = alice.remember("The Zebulon vault code is 4471", type="environment", key="vault")
-        clock.advance(hours=1)
-        alice.update("vault", "The Zebulon vault code is 9902")
-        clock.advance(days=400)
+    with _two_versions_past_retention(tmp_path) as (host, alice, v1, clock):
         forgetting = threading.Thread(target=alice.forget, args=("vault",),
                                       kwargs={"reason": "the user asked", "provenance": "user_stated"})
         finish = archive._finish
