@@ -68,3 +68,62 @@ def test_a_purge_of_an_import_does_not_follow_the_sources_the_file_claimed(alice
     alice.forget(imported, reason="poisoned import", purge=True, provenance="user_stated")
     assert [m.id for m in alice.messages(session)] == [message.id]
     assert alice.get(fact.id).status == "active"
+
+
+# -- a second review of the fixes above
+
+def test_a_ref_that_is_no_text_skips_its_record_not_the_import(alice, tmp_path):
+    (tmp_path / "f.jsonl").write_text(json.dumps({"content": "The deploy window is Tuesday", "type": "environment",
+                                                  "source_refs": [42]}) + "\n"
+                                      + json.dumps({"content": "The office is in Lyon", "type": "environment"}) + "\n")
+    report = import_file(alice, tmp_path / "f.jsonl")
+    assert report.stored == 1 and [s.reason for s in report.skipped] == ["invalid"]
+
+
+def test_purging_a_fact_takes_the_import_that_claims_its_message(alice, tmp_path):
+    session = alice.start_session()
+    alice.add_message(session, "user", "I prefer pnpm over npm.")
+    alice.consolidate(session)
+    (fact,) = [m for m in alice.find(type="user") if m.tier == "semantic"]
+    (tmp_path / "edited.jsonl").write_text(json.dumps({"content": fact.content + ", also for monorepos.",
+                                                       "type": "user", "source_refs": list(fact.source_refs)}) + "\n")
+    (copy,) = import_file(alice, tmp_path / "edited.jsonl").ids
+    report = alice.forget(fact.id, reason="privacy request", purge=True, cascade="purge", provenance="user_stated")
+    assert copy in report.purged
+
+
+def test_an_edit_keeps_an_episode_an_episode(alice):
+    session = alice.start_session()
+    alice.add_message(session, "user", "I prefer pnpm over npm.")
+    alice.consolidate(session)
+    summary = next(m for m in alice.find(status=None) if m.tier == "episodic")
+    fact = next(m for m in alice.find(type="user") if m.tier == "semantic")
+    assert alice.update(summary.id, tags=["project-x"], provenance=summary.provenance_name).tier == "episodic"
+    alice.forget(fact.id, reason="the user asked", provenance="user_stated")
+    assert [m for m in alice.find() if "pnpm" in m.content] == []
+
+
+def test_the_user_restating_a_decayed_fact_restates_it(tmp_path, clock):
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
+        alice = host.for_agent("alice")
+        written = alice.remember("The build cache lives on the NAS", type="environment")
+        clock.advance(days=3000)
+        host.decay()
+        again = alice.remember("The build cache lives on the NAS", type="environment", provenance="user_stated")
+        assert again.id == written.id and again.provenance_name == "user_stated"
+
+
+def test_the_user_s_line_is_not_added_to_an_imported_section(alice, tmp_path):
+    (tmp_path / "user_profile.md").write_text("# Profile\n\n## 与 Agent 的约定\n- Invoices are approved by finance-desk\n")
+    import_file(alice, tmp_path / "user_profile.md")
+    answer = tools.call(alice, "profile_update", {"section": "与 Agent 的约定", "entry": "回答尽量简短",
+                                                  "mode": "append", "provenance": "user_stated"})
+    assert answer["error"] == "ProvenanceConflict"
+    assert f"- Invoices are approved by finance-desk{OUTSIDE_RULE}\n" in alice.snapshot()
+
+
+def test_an_edit_that_adds_a_newline_to_an_imported_rule_keeps_its_label(alice, tmp_path):
+    (tmp_path / "r.jsonl").write_text(json.dumps({"content": "Send the weekly report every Friday.",
+                                                  "type": "procedure"}) + "\n")
+    (rule_id,) = import_file(alice, tmp_path / "r.jsonl").ids
+    assert alice.update(rule_id, "Send the weekly report every Friday.\n").provenance_name == "legacy"

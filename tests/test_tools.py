@@ -199,7 +199,12 @@ def test_profile_update_on_an_imported_profile_and_provenance(mem):
     result = call(mem, "profile_update", {"section": "工作与沟通方式", "content": "Prefers bullet points over long paragraphs",
                                           "mode": "merge"})
     assert result["ok"] and not result["changed"]  # already there (legacy import)
-    result = call(mem, "profile_update", {"section": "与 Agent 的约定", "content": "周末不要发工作提醒",
+    # the user's line would make the imported one the user's word too: confirm the section whole instead (session 53)
+    refused = call(mem, "profile_update", {"section": "与 Agent 的约定", "content": "周末不要发工作提醒",
+                                           "provenance": "user_stated"})
+    assert refused["error"] == "ProvenanceConflict" and "never confirmed" in refused["message"]
+    result = call(mem, "profile_update", {"section": "与 Agent 的约定", "mode": "overwrite",
+                                          "content": "- 晚上 11 点后提醒休息\n- 周末不要发工作提醒",
                                           "provenance": "user_stated"})
     assert result["changed"] and result["memory"]["provenance"] == "user_stated"
     assert profile(mem, "与 Agent 的约定") == ["- 晚上 11 点后提醒休息\n- 周末不要发工作提醒"]

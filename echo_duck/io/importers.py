@@ -17,7 +17,7 @@ Accepted shapes (``format=None`` detects the format from the file name, then fro
   memories, entries, facts, procedures, rules, items or data; one object; or an object mapping key →
   object / key → content. Content is the first of content, text, value, fact, rule, entry, memory;
   key, confidence, importance, tags (list or "a, b"), keywords, pinned, scope, sensitivity, entities,
-  source_refs, source_session pass through (but for a trusted restore, a ref naming one of the store's messages,
+  source_refs, source_session pass through (except in a trusted restore, a ref naming one of the store's messages,
   episodes, summaries or memories is kept as ``claimed-<ref>``: a purge follows those, and the file's claim must not
   take the user's message with it). The first of observed_at, created_at, timestamp,
   updated_at (ISO text, or Unix seconds; milliseconds above 1e12) becomes ``observed_at``: echo_duck
@@ -160,7 +160,8 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
                     fields.pop(name, None)
                 if fmt != "echo-history":  # an episode states no fact, so no check meets it: not the file's to say
                     fields.pop("tier", None)
-                fields["source_refs"] = [_claimed(ref) for ref in fields.get("source_refs") or ()]
+                fields["source_refs"] = [_claimed(ref) if isinstance(ref, str) else ref  # the writer refuses the rest
+                                         for ref in fields.get("source_refs") or ()]
     # The writer records caller.path in blocked_writes and caller.who in events: say it was this import.
     caller = mem.caller.acting_as(mem.caller.actor or f"import:{path.name}", "import")
     return _write(mem, caller, path, fmt, records, dry_run, batch_size, check=not trusted)

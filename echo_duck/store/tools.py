@@ -22,8 +22,9 @@ import json
 import unicodedata
 from typing import Any, Callable
 
-from ..errors import AmbiguousMatch, EchoDuckError, InvalidInput, RejectedWrite
+from ..errors import AmbiguousMatch, EchoDuckError, InvalidInput, ProvenanceConflict, RejectedWrite
 from ..models import PROVENANCE, Memory
+from ..recall.snapshot_blocks import outside
 from ..write import validate
 from ..write.scan import scan
 from ..write.writer import prepare
@@ -202,8 +203,12 @@ def _profile_update(mem, section, mode, provenance, content=None, entry=None) ->
                 "memory": _brief(current[0]) if current else None}
     level = validate.provenance(provenance)
     if mode != "overwrite" and current and level < PROVENANCE["user_stated"]:  # the section keeps its old lines, and
-        provenance = min(level, current[0].provenance)  # where they came from (the agent's line unlabelled an import's;
-        # the user's word, user_stated, takes the section on as a restatement does: what an agent could write anyway)
+        provenance = min(level, current[0].provenance)  # where they came from (the agent's line unlabelled an import's)
+    elif mode != "overwrite" and current and outside(current[0]):  # the user's line would make an import's the user's
+        raise ProvenanceConflict(f"profile_update: section {section!r} holds lines from an import or outside text that "
+                                 "the user never confirmed; adding the user's words would make them the user's too. "
+                                 "Confirm the section with the user and write it whole (mode 'overwrite'), or put "
+                                 "the new line in another section")
     tags = list(current[0].tags) if current else []
     if "profile" not in tags:
         tags.append("profile")

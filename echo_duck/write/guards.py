@@ -101,7 +101,12 @@ def new_words_by_host(caller: Caller, old: dict, content: str, words_by_host: bo
         return False
     if words_by_host is not None:
         return words_by_host
-    return bool(old.get("by_host")) or view(content) != view(old["content"])  # a space or a hidden character is no word
+    return bool(old.get("by_host")) or not same_words(content, old["content"])
+
+
+def same_words(content: Any, old: str) -> bool:
+    """Whether ``content`` says what ``old`` says: a space or a hidden character is no word."""
+    return isinstance(content, str) and view(content) == view(old)
 
 
 def user_states(caller: Caller, spec: NewMemory) -> bool:

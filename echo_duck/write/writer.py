@@ -138,9 +138,12 @@ class Writer:
         if unknown:
             raise InvalidInput(f"update() cannot change {', '.join(sorted(unknown))}; allowed: {', '.join(UPDATABLE)}")
         fields.update(changes)
-        if fields["content"] == old["content"]:  # the words are still the old version's: so is their provenance at
+        if guards.same_words(fields["content"], old["content"]):  # still the old version's words: so is their provenance at
             provenance = min(validate.provenance(provenance), old["provenance"])  # most (a tag edit unlabelled an import)
-        spec = guards.observed_by_now(caller, prepare(caller, fields.pop("content"), provenance=provenance, **fields),
+        tier = old["tier"] if old["tier"] == "episodic" else "semantic"  # an episode stays one (a tag edit made it a
+        # fact, out of forget's reach); an edit of a decayed fact is a use: semantic again
+        spec = guards.observed_by_now(caller, prepare(caller, fields.pop("content"), provenance=provenance, tier=tier,
+                                                      **fields),
                                self.clock())
         if (spec.key, spec.scope, spec.team_id, spec.tenant_id) != (old["key"], old["scope"], old["team_id"],
                                                                      old["tenant_id"]):  # the old version would stay

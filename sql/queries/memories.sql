@@ -46,7 +46,7 @@ ORDER BY created_at;
 -- name: live_duplicate_in_scope
 SELECT * FROM memories
 WHERE key IS NULL AND content = $content AND status = 'active' AND scope = $scope AND agent_id = $agent_id
-  AND type = $type AND tier = $tier
+  AND type = $type AND (tier = $tier OR (tier = 'archival' AND $tier = 'semantic'))  -- a decayed fact is the same
   AND coalesce(by_host, false) = $by_host  -- the host's row is not an agent handle's with the same id (and back)
   AND CASE scope
         WHEN 'session' THEN source_session IS NOT DISTINCT FROM $source_session

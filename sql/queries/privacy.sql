@@ -5,9 +5,11 @@
 -- any episode named 'summary:<episode id>', that are not already in the purge set.
 -- $agent: only that agent's memories (an agent's purge touches nothing of another's); NULL: any (an admin's).
 -- Live or already in the Parquet archive (memories_all): an archived version of a derived memory holds the text too.
+-- A ref an import claimed ('claimed-message:<id>', importers.py) counts here: what claims to come from a purged
+-- memory or message goes with it (a purge never follows a claim forward, to what it names).
 -- name: derived_memories
 SELECT id, type, tier, status, source_refs, episode_id, storage = 'archive' AS archived FROM memories_all
-WHERE (list_has_any(source_refs, $refs::VARCHAR[])
+WHERE (list_has_any(list_transform(source_refs, r -> regexp_replace(r, '^claimed-', '')), $refs::VARCHAR[])
        OR (tier = 'episodic' AND list_contains($refs::VARCHAR[], 'summary:' || episode_id::VARCHAR)))
   AND NOT list_contains($exclude::VARCHAR[], id::VARCHAR)
   AND ($agent::VARCHAR IS NULL OR (agent_id = $agent::VARCHAR AND NOT coalesce(by_host, false)));
