@@ -295,3 +295,16 @@ def test_a_rewrite_that_fails_half_way_leaves_the_archive_readable(tmp_path, mon
                 alice.restore(v2.id)
         assert host.sql("SELECT count(*) FROM memories_all").item() == 2  # the view names only files that exist
         assert alice.history("cache").versions[0].content == "The cache cluster has three nodes"
+
+
+def test_archive_s_progress_callback_may_wait_on_another_thread_of_the_store(tmp_path):
+    with _two_versions_past_retention(tmp_path) as (host, alice, _, _):
+        finished = []
+
+        def progress(done, total):  # a host's status callback that asks the store something from another thread
+            asking = threading.Thread(target=lambda: finished.append(alice.recall("vault code")))
+            asking.start()
+            asking.join(10)
+
+        host.archive(older_than_days=30, progress=progress)
+        assert len(finished) == 2

@@ -111,6 +111,7 @@ def test_the_user_restating_a_decayed_fact_restates_it(tmp_path, clock):
         host.decay()
         again = alice.remember("The build cache lives on the NAS", type="environment", provenance="user_stated")
         assert again.id == written.id and again.provenance_name == "user_stated"
+        assert again.tier == "semantic" and "The build cache lives on the NAS" in alice.snapshot()  # in use again
 
 
 def test_the_user_s_line_is_not_added_to_an_imported_section(alice, tmp_path):

@@ -69,12 +69,13 @@ class LifecycleVerbs:
             report = archive.export(self.db, self.caller, self.archive_dir, self.now(), float(older_than_days))
             if self.indexer.vectors is not None:
                 self.indexer.vectors.invalidate()
-            if progress:
-                progress(1, stages)
-            if compact:
+        if progress:  # outside the lock: a callback waiting on another thread of this store would never return
+            progress(1, stages)
+        if compact:
+            with self.db.lock:
                 report = replace(report, compacted_partitions=archive.compact(self.db, self.archive_dir))
-                if progress:
-                    progress(2, stages)
+            if progress:
+                progress(2, stages)
         return report
 
     def gc(self, retention_days: float | None = None, *, dry_run: bool = True) -> GcReport:

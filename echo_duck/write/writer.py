@@ -321,7 +321,7 @@ class Writer:
         provenance = max(old["provenance"], spec.provenance)
         self.db.run("restate_in_place", id=old["id"], now=self._now(), pinned=merged.pinned,
                     importance=merged.importance, confidence=merged.confidence, tags=tags, refs=refs,
-                    sensitivity=sensitivity, provenance=provenance)
+                    sensitivity=sensitivity, provenance=provenance, tier=spec.tier)
         raised = (f"; provenance raised to {PROVENANCE_NAMES[provenance]}" if provenance > old["provenance"] else "")
         self._event(caller, "restate", old["id"], "the same fact written again: reviewed, sources and tags merged"
                     + raised, before)

@@ -76,10 +76,12 @@ LIMIT $limit;
 
 -- The same fact written again (echo_duck/write/writer.py, _restate): a review, plus what the new write
 -- adds (pinning, tags, sources, a higher importance or confidence; Python picks the values).
+-- A decayed (archival) row said again is in use again: back in the tier the write names.
 -- name: restate_in_place
 UPDATE memories
 SET pinned = $pinned, importance = $importance, confidence = $confidence, tags = $tags::VARCHAR[],
     source_refs = $refs::VARCHAR[], sensitivity = $sensitivity, provenance = $provenance,
+    tier = CASE WHEN tier = 'archival' THEN $tier ELSE tier END,
     access_count = least(access_count::BIGINT + 1, 2147483647)::INTEGER, last_accessed = $now,
     updated_at = greatest(updated_at, $now), row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
