@@ -67,6 +67,8 @@ _FOLLOWED_REFS = ("message", "episode", "summary", "memory")
 def _claimed(ref: str) -> str:
     kind, colon, _ = ref.partition(":")
     return f"claimed-{ref}" if colon and kind.strip().lower() in _FOLLOWED_REFS else ref
+
+
 # InvalidInput here is what the store refused that parsing let through (a constraint): that record is reported,
 # never sinking the rest of the file after earlier batches were committed
 _WRITE_ERRORS = (ProvenanceConflict, AmbiguousMatch, PermissionDenied, RejectedWrite, InvalidInput)
