@@ -26,7 +26,8 @@ from ..write.spec import Caller
 from ..write.writer import Writer
 from . import archive, erasure
 
-RETURNS = "archive_returns_pending"  # store_info: JSON {id: the row_version it came back with} of rows whose copies remain
+# store_info: JSON {id: the row_version it came back with} of the rows brought back whose Parquet copies remain
+RETURNS = "archive_returns_pending"
 
 
 def archived_row(db: Db, caller: Caller, target: Any, *, any_agent: bool) -> dict[str, Any]:

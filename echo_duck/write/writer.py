@@ -138,8 +138,8 @@ class Writer:
         if unknown:
             raise InvalidInput(f"update() cannot change {', '.join(sorted(unknown))}; allowed: {', '.join(UPDATABLE)}")
         fields.update(changes)
-        if guards.same_words(fields["content"], old["content"]):  # still the old version's words: so is their provenance at
-            provenance = min(validate.provenance(provenance), old["provenance"])  # most (a tag edit unlabelled an import)
+        if guards.same_words(fields["content"], old["content"]):  # the old words: at most their provenance (a tag
+            provenance = min(validate.provenance(provenance), old["provenance"])  # edit unlabelled an import)
         tier = old["tier"] if old["tier"] == "episodic" else "semantic"  # an episode stays one (a tag edit made it a
         # fact, out of forget's reach); an edit of a decayed fact is a use: semantic again
         spec = guards.observed_by_now(caller, prepare(caller, fields.pop("content"), provenance=provenance, tier=tier,
@@ -177,7 +177,7 @@ class Writer:
             self._event(caller, "forget", row["id"], reason, before)
             if row["status"] == "active":  # the fact's earlier versions leave recall with it (include_archived)
                 for older in self.db.dicts("earlier_versions_to_forget", id=row["id"]):
-                    if older["storage"] != "live":  # in Parquet: lifecycle/returning.py forget_archived
+                    if older["storage"] != "live":  # in Parquet: returning.forget brings them back forgotten
                         continue
                     before = self.db.scalar("memory_json", id=older["id"])
                     self.db.run("set_memory_status", id=older["id"], status="forgotten", now=self.clock())
