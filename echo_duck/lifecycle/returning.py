@@ -70,18 +70,18 @@ def forget(writer: Writer, caller: Caller, target: Any, reason: str, provenance:
             require_owner(caller, row, "forget")
             check_provenance(caller, row, validate.provenance(provenance), "forget")
             memory = _forgotten(db, caller, row, validate.text(reason, "reason", max_chars=1000), now)
-        if memory.superseded_by is None:
+        if memory.superseded_by is None:  # the fact's newest version: its earlier ones leave recall with it
             for older in db.dicts("earlier_versions_to_forget", id=memory.id):
-                if older["storage"] == "archive":  # the writer forgot the live ones
-                    _forgotten(db, caller, older, f"an earlier version of forgotten memory {memory.id}", now)
+                _forgotten(db, caller, older, f"an earlier version of forgotten memory {memory.id}", now)
     finish(db, root)
     return memory
 
 
 def _forgotten(db: Db, caller: Caller, row: dict[str, Any], reason: str, now: datetime) -> Memory:
-    """An exported row back in the live table, forgotten, with its event."""
+    """A row forgotten, with its event; one exported to Parquet back in the live table first."""
     if row["status"] != "forgotten":
-        bring_back(db, None, row)
+        if row["storage"] == "archive":  # rows from memories_all (archived_row, earlier_versions_to_forget)
+            bring_back(db, None, row)
         before = db.scalar("memory_json", id=row["id"])
         db.run("set_memory_status", id=row["id"], status="forgotten", now=now)
         db.run("log_event", now=now, actor=caller.who, action="forget", memory_id=row["id"], reason=reason,

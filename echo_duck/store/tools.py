@@ -205,10 +205,8 @@ def _profile_update(mem, section, mode, provenance, content=None, entry=None) ->
     if mode != "overwrite" and current and level < PROVENANCE["user_stated"]:  # the section keeps its old lines, and
         provenance = min(level, current[0].provenance)  # where they came from (the agent's line unlabelled an import's)
     elif mode != "overwrite" and current and outside(current[0]):  # the user's line would make an import's the user's
-        raise ProvenanceConflict(f"profile_update: section {section!r} holds lines from an import or outside text that "
-                                 "the user never confirmed; adding the user's words would make them the user's too. "
-                                 "Confirm the section with the user and write it whole (mode 'overwrite'), or put "
-                                 "the new line in another section")
+        raise ProvenanceConflict(f"profile_update: section {section!r} holds imported lines the user never confirmed, "
+                                 "which the user's words would make the user's: confirm it whole (mode 'overwrite')")
     tags = list(current[0].tags) if current else []
     if "profile" not in tags:
         tags.append("profile")

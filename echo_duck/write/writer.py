@@ -174,15 +174,7 @@ class Writer:
                 return Memory.from_row(row)
             before = self.db.scalar("memory_json", id=row["id"])
             self.db.run("set_memory_status", id=row["id"], status="forgotten", now=self.clock())
-            self._event(caller, "forget", row["id"], reason, before)
-            if row["status"] == "active":  # the fact's earlier versions leave recall with it (include_archived)
-                for older in self.db.dicts("earlier_versions_to_forget", id=row["id"]):
-                    if older["storage"] != "live":  # in Parquet: returning.forget brings them back forgotten
-                        continue
-                    before = self.db.scalar("memory_json", id=older["id"])
-                    self.db.run("set_memory_status", id=older["id"], status="forgotten", now=self.clock())
-                    self._event(caller, "forget", older["id"], f"an earlier version of forgotten memory {row['id']}",
-                                before)
+            self._event(caller, "forget", row["id"], reason, before)  # its earlier versions: returning.forget
             for summary_id in quoting_summaries(self.db, row["id"]):
                 before = self.db.scalar("memory_json", id=summary_id)  # its episode quotes what was forgotten
                 self.db.run("set_memory_status", id=summary_id, status="flagged", now=self.clock())
