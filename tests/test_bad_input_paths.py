@@ -67,6 +67,18 @@ def test_update_checks_its_reason_as_forget_does(alice, reason, message):
     assert [m.content for m in alice.history("cache").versions] == ["The cache has three nodes"]
 
 
+@pytest.mark.parametrize("content", ["\u200b", " \u2060\ufeff ", "\u200d\n\u200c"])
+def test_content_of_invisible_characters_only_is_empty(alice, content):
+    # zero-width spaces and joiners print as nothing: such a write or edit stores an empty memory
+    alice.remember("The cache has three nodes", type="environment", key="cache")
+    with pytest.raises(InvalidInput, match="only invisible characters"):
+        alice.update("cache", content)
+    with pytest.raises(InvalidInput, match="only invisible characters"):
+        alice.remember(content, type="user")
+    assert [m.content for m in alice.history("cache").versions] == ["The cache has three nodes"]
+    assert [m.content for m in alice.find()] == ["The cache has three nodes"]
+
+
 @pytest.mark.parametrize("path, message", [(None, "must be a path"), (5, "must be a path"), ("a\x00b.jsonl", "NUL"),
                                            ("", "non-empty")])
 def test_a_file_path_that_is_no_path_is_invalid_input(alice, path, message):

@@ -102,6 +102,7 @@ BAD_ARGUMENTS = [
     ({"content": "x", "type": "user", "provenance": "consolidated"}, "provenance must be one of user_stated, model_inferred"),
     ({"content": 5, "type": "user", "provenance": "user_stated"}, r"content must be a string, got an integer \(5\)"),
     ({"content": "  ", "type": "user", "provenance": "user_stated"}, "content must not be empty"),
+    ({"content": "\u200b\u2060", "type": "user", "provenance": "user_stated"}, "only invisible characters"),
     ({"content": "x", "type": "user", "provenance": "user_stated", "tags": "one"}, "tags must be an array"),
     ({"content": "x", "type": "user", "provenance": "user_stated", "tags": [1]}, r"tags\[0\] must be a string"),
     ({"content": "x", "type": "user", "provenance": "user_stated", "confidence": 1}, "unknown argument 'confidence'"),

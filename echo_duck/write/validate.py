@@ -26,6 +26,8 @@ def text(value: Any, name: str, *, max_chars: int = MAX_CONTENT_CHARS, allow_emp
         raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
     if not allow_empty and not value.strip():
         raise InvalidInput(f"{name} must not be empty")
+    if not allow_empty and not any(map(_shows, value)):
+        raise InvalidInput(f"{name} must not be empty: it holds only invisible characters")
     if len(value) > max_chars:
         raise InvalidInput(f"{name} is {len(value):,} characters; the limit is {max_chars:,}")
     if "\x00" in value:
@@ -35,6 +37,11 @@ def text(value: Any, name: str, *, max_chars: int = MAX_CONTENT_CHARS, allow_emp
     except UnicodeEncodeError as e:
         raise InvalidInput(f"{name} is not valid Unicode text (lone surrogate at position {e.start})") from None
     return value
+
+
+def _shows(ch: str) -> bool:
+    """Whether a character shows when printed: not a space, a control or a format character (U+200B, U+2060)."""
+    return not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf")
 
 
 def optional_text(value: Any, name: str, *, max_chars: int = MAX_CONTENT_CHARS) -> str | None:
