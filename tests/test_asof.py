@@ -134,6 +134,29 @@ def test_exported_versions_come_back_and_purged_ones_never(db_path, clock):
         assert all(m.id != secret.id for m in mem.find(as_of=t0))
 
 
+def test_history_as_of_rebuilds_a_chain_gc_removed_as_get_does(db_path, clock):
+    with echo_duck.open(db_path, now=clock, embedder="hash", admin=True) as host:
+        alice = host.for_agent("alice")
+        v1 = alice.remember("The vault code is 4471", type="environment", key="vault")
+        clock.advance(hours=1)
+        v2 = alice.update("vault", "The vault code is 9902")
+        t = clock.now + SETTLED
+        clock.advance(hours=1)
+        alice.forget("vault", "obsolete")
+        clock.advance(days=2)
+        assert host.gc(retention_days=1, dry_run=False).forgotten_memories == 2
+        with pytest.raises(echo_duck.MemoryNotFound):
+            alice.history(v2.id)  # gone today
+        assert alice.get(v2.id, as_of=t).content == "The vault code is 9902"
+        for target in (v1.id, v2.id, v2):
+            history = alice.history(target, as_of=t)
+            assert [(v.version, v.status) for v in history.versions] == [(1, "superseded"), (2, "active")]
+            assert {e.memory_id for e in history.events} == {v1.id, v2.id}
+        bob = host.for_agent("bob")
+        with pytest.raises(echo_duck.MemoryNotFound):  # alice's private fact was never bob's, then or now
+            bob.history(v2.id, as_of=t)
+
+
 def test_the_past_obeys_todays_rights(db_path, clock):
     with echo_duck.open(db_path, now=clock, embedder="hash", admin=True) as host:
         host.grant(team="core", agent_id="alice", publish=True)

@@ -47,6 +47,24 @@ class TimeTravel:
         with self.db.reading():
             return [Memory.from_row(r) for r in self.db.dicts("find_memories_as_of", ts=ts, **params, **_who(caller))]
 
+    def chain(self, caller: Caller, memory_id: str, ts: datetime) -> list[str] | None:
+        """The ids of the versions the caller may see of the fact ``memory_id`` belonged to at ``ts``, read from
+        the events (so also once gc removed the rows); None when the caller could not see it then."""
+        start = self.get(caller, memory_id, ts)
+        if start is None:
+            return None
+        ids, seen = [start.id], {start.id}
+        for link in ("supersedes", "superseded_by"):
+            step = getattr(start, link)
+            while step is not None and step not in seen:
+                row = self.get(caller, step, ts)
+                if row is None:
+                    break
+                seen.add(row.id)
+                ids.append(row.id)
+                step = getattr(row, link)
+        return ids
+
     def history(self, chain: list[str], ts: datetime) -> History:
         """The versions of a chain (its ids, today: memories_all keeps exported ones) as they were at ``ts``:
         later versions did not exist yet, earlier ones had the status, confidence … they had then."""

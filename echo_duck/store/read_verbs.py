@@ -67,10 +67,10 @@ class ReadVerbs:
 
     def history(self, target: Any, *, as_of: Any = None) -> History:
         """Every version of the fact ``target`` belongs to, and every event on them (as the chain stood at
-        ``as_of``, when given); versions already exported to the Parquet archive are included. An agent sees
-        the versions it may see: an older version that was sensitive (or unshared personal) stays hidden. An
-        agent's events are numbered 1, 2, … in order: the store-wide event ids, which count every agent's writes,
-        are the host's (``admin=True``)."""
+        ``as_of``, when given: rebuilt from the events once ``gc()`` removed the versions); versions exported to the
+        Parquet archive are included. An agent sees the versions it may see: an older version that was sensitive
+        (or unshared personal) stays hidden. An agent's events are numbered 1, 2, … in order: the store-wide event
+        ids, which count every agent's writes, are the host's (``admin=True``)."""
         history = self._history(target, as_of)
         if self.caller.admin:
             return history
@@ -82,7 +82,15 @@ class ReadVerbs:
             try:
                 row = self.writer.resolve(self.caller, target, live_only=False, any_agent=self.caller.admin)
             except MemoryNotFound:  # the whole chain exported to the Parquet archive
-                row = returning.archived_row(self.db, self.caller, target, any_agent=self.caller.admin)
+                try:
+                    row = returning.archived_row(self.db, self.caller, target, any_agent=self.caller.admin)
+                except MemoryNotFound:  # or removed by gc: the past is rebuilt from the events, as get() does
+                    if as_of is None or not (validate.looks_like_uuid(target) or hasattr(target, "id")):
+                        raise
+                    chain = self.travel.chain(self.caller, validate.memory_id(target), _as_of(as_of))
+                    if chain is None:
+                        raise
+                    return self.travel.history(chain, _as_of(as_of))
             chain = self.db.dicts("version_chain", id=row["id"])
             if not self.caller.admin:
                 seen = {str(r["id"]) for r in self.db.dicts("visible_of_ids", ids=uuid_list([r["id"] for r in chain]),
