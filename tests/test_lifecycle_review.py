@@ -108,6 +108,9 @@ def test_a_decayed_memory_exported_to_parquet_is_reached_and_restored(tmp_path):
     host, alice, v2 = _decayed_and_exported(tmp_path, clock)
     with host:
         assert alice.get(v2.id).content == "The cache cluster has five nodes"
+        assert alice.get(v2.id[:8]).id == v2.id  # the short id tables print reaches it too
+        with pytest.raises(echo_duck.MemoryNotFound):
+            host.for_agent("bob").get(v2.id[:8])  # but not for another agent
         assert [v.content for v in alice.history("cache").versions] == ["The cache cluster has three nodes",
                                                                         "The cache cluster has five nodes"]
         assert alice.recall("cache cluster nodes") == []  # out of the live table, out of recall

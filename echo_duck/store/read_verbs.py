@@ -35,7 +35,7 @@ class ReadVerbs:
             return found
         with self.db.reading():
             if validate.id_prefix(memory_id):
-                return Memory.from_row(targets.by_id_prefix(self.writer.db, self.caller, memory_id))
+                return Memory.from_row(targets.by_id_prefix(self.writer.db, self.caller, memory_id, archived=True))
             row = self.db.dict("visible_memory_by_id", id=validate.memory_id(memory_id), **self._who())
             if row is None:  # exported to the Parquet archive past retention (its versions, a decayed fact)
                 row = self.db.dict("archived_memory", id=validate.memory_id(memory_id), any_agent=False,

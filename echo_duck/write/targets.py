@@ -46,10 +46,14 @@ def resolve(db: Db, caller: Caller, target: Any, *, live_only: bool, any_agent: 
         raise AmbiguousMatch(f"key {key!r} matches {len(rows)} active memories ({ids}); pass one id instead")
     return rows[0]
 
-def by_id_prefix(db: Db, caller: Caller, prefix: str) -> dict[str, Any]:
-    """The one memory visible to the caller whose id starts with ``prefix`` (the short ids tables print)."""
-    rows = db.dicts("visible_by_id_prefix", prefix=validate.id_prefix(prefix),
-                         caller_agent=caller.agent_id, caller_session=caller.session_id)
+def by_id_prefix(db: Db, caller: Caller, prefix: str, *, archived: bool = False) -> dict[str, Any]:
+    """The one memory visible to the caller whose id starts with ``prefix`` (the short ids tables print); with
+    ``archived``, also the rows exported to the Parquet archive (get() reads them, writes do not)."""
+    who = dict(prefix=validate.id_prefix(prefix), caller_agent=caller.agent_id, caller_session=caller.session_id)
+    rows = db.dicts("visible_by_id_prefix", **who)
+    if archived:
+        live = {str(r["id"]) for r in rows}
+        rows += [r for r in db.dicts("archived_by_id_prefix", **who) if str(r["id"]) not in live]
     if not rows:
         raise MemoryNotFound(f"no memory with key or id prefix {prefix!r} is visible to agent {caller.agent_id!r}")
     if len(rows) > 1:

@@ -51,6 +51,16 @@ WHERE id = $id AND storage = 'archive'
                                $caller_agent, $caller_session::VARCHAR)
                       AND NOT barred_from(id, status, agent_id, $caller_agent)));
 
+-- The exported rows the caller may see whose id starts with $prefix (get() by a short id, as archived_memory).
+-- name: archived_by_id_prefix
+SELECT * FROM memories_all
+WHERE starts_with(id::VARCHAR, lower($prefix)) AND storage = 'archive'
+  AND can_see(scope, agent_id, team_id, tenant_id, source_session, tags, sensitivity, $caller_agent,
+              $caller_session::VARCHAR)
+  AND NOT barred_from(id, status, agent_id, $caller_agent)
+ORDER BY created_at
+LIMIT 5;
+
 -- Recall queries that returned a purged memory may quote it: their text goes too.
 -- name: scrub_purged_recall_queries
 UPDATE recall_log SET query = '[purged]'
