@@ -351,6 +351,13 @@ def test_scenario_5_one_anomalous_success_does_not_raise_a_capability(db_path, c
         # Other memories learn from one outcome as before.
         fact = mem.remember("The CI runs the test suite in random order", type="environment", confidence=0.6)
         assert mem.mark(fact.id, True).confidence == pytest.approx(0.64)
+        # A procedure too, but a rule that worked several times in one conversation worked once; and the same
+        # recall's hit marked again is the same outcome told twice (nothing counts, nor the helpful count).
+        rule = mem.remember("Rerun a failed build job once before bisecting", type="procedure", confidence=0.6)
+        (hit,) = [h for h in mem.recall("rerun failed build job", k=5) if h.id == rule.id]
+        assert mem.mark(hit, True).confidence == pytest.approx(0.64)
+        assert mem.mark(hit, True).helpful_count == 1
+        assert mem.mark(rule.id, True).confidence == pytest.approx(0.64)
     # Many sessions on one day: the day's gain is bounded.
     for n in range(2, 8):
         with echo_duck.open(db_path, now=clock, embedder="hash", session_id=f"s-{n}") as mem:

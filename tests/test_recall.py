@@ -454,8 +454,9 @@ def test_unhelpful_marks_lower_the_weight_and_the_rank(hmem):
     top, second = first[0], first[1]
     assert {top.id, second.id} == {a.id, b.id}
     weights, scores = [], []
-    for _ in range(3):
-        marked = hmem.mark(top, helpful=False)
+    hit = top
+    for _ in range(3):  # three recalls, each hit found unhelpful
+        marked = hmem.mark(hit, helpful=False)
         hit = {h.id: h for h in hmem.recall("deploy key vault path", explain=True, reinforce=False)}[top.id]
         weights.append(hit.explanation.feedback_weight)
         scores.append(hit.score)
@@ -463,8 +464,9 @@ def test_unhelpful_marks_lower_the_weight_and_the_rank(hmem):
     assert weights == pytest.approx([0.8, 0.64, 0.512])
     assert scores[0] > scores[1] > scores[2]
     assert ids(hmem.recall("deploy key vault path", reinforce=False))[:2] == [second.id, top.id]
-    assert hmem.sql("SELECT count(*) FROM memory_feedback WHERE NOT helpful AND recall_id = $r",
-                    {"r": top.recall_id}).item() == 3
+    assert hmem.mark(top, helpful=False).unhelpful_count == 3  # the first recall's hit again: one outcome, told twice
+    assert hmem.sql("SELECT count(*) FILTER (counted) AS counted, count(*) AS told FROM memory_feedback "
+                    "WHERE NOT helpful AND recall_id = $r", {"r": top.recall_id}).row() == (1, 2)
 
 
 def test_helpful_marks_raise_confidence_and_offset_unhelpful_ones(hmem):

@@ -5,7 +5,11 @@ session) and as a ``feedback`` event whose before/after hold the counts and the 
 past can be rebuilt. Counts steer ranking (``unhelpful_penalty``). Confidence moves differently by type:
 
 - USER / ENVIRONMENT / PROCEDURE: a helpful mark raises confidence by a tenth of the distance to 1;
-  an unhelpful one leaves it (ranking already falls with the net unhelpful count). An unhelpful mark
+  an unhelpful one leaves it (ranking already falls with the net unhelpful count). A procedure gains from the
+  first helpful mark of each session only (marks without a session count as one session): a rule repeated
+  successfully in one conversation is one success, not a stable one.
+- Any type: marking the same hit of one recall (its ``recall_id``) again with the same outcome is recorded and
+  changes nothing (no count, no confidence): one outcome is one outcome however often it is told. An unhelpful mark
   carries a provenance (default model_inferred) and may not demote a memory of higher provenance.
 - SELF (the agent's capabilities and failure modes), which seed 001 says needs stronger evidence:
   "模型自述不能单独证明能力; 一次成功不能证明稳定熟练; 一次失败不能永久定义能力上限".
@@ -50,20 +54,28 @@ def mark(db: Db, writer: Writer, caller: Caller, target: Any, helpful: bool, rec
         if not helpful:
             check_provenance(caller, row, level, "demote")
         before = {k: row[k] for k in ("helpful_count", "unhelpful_count", "confidence")}
-        counted = True
-        if row["type"] == "self":
+        counted, why = True, "this session already counted, or the day's gain is used up"
+        repeated = recall_id is not None and db.scalar("marked_in_recall", id=row["id"], recall_id=recall_id,
+                                                       helpful=helpful)
+        if repeated:  # the same outcome of the same recall, told again: one outcome, counted once
+            confidence, counted, why = row["confidence"], False, "this recall's hit was already marked so"
+        elif row["type"] == "self":
             confidence, counted = self_confidence(db, row, caller.session_id, helpful, now)
+        elif helpful and row["type"] == "procedure" and db.scalar("helpful_from_session", id=row["id"],
+                                                                  session_id=caller.session_id):
+            confidence, counted, why = row["confidence"], False, "this session already counted"
         elif helpful:
             confidence = min(row["confidence"] + (1 - row["confidence"]) * 0.1, 1.0)
         else:
             confidence = row["confidence"]
         db.run("insert_feedback", now=now, agent_id=caller.agent_id, id=row["id"], recall_id=recall_id,
                helpful=helpful, session_id=caller.session_id, counted=counted)
-        db.run("apply_feedback", id=row["id"], helpful=helpful, confidence=confidence)
-        after = dict(before, confidence=confidence, **{("helpful_count" if helpful else "unhelpful_count"):
-                                                       before["helpful_count" if helpful else "unhelpful_count"] + 1})
-        reason = f"{'helpful' if helpful else 'unhelpful'} outcome" + ("" if counted else
-                                                                       " (not counted: this session already counted, or the day's gain is used up)")
+        after = dict(before)
+        if not repeated:
+            db.run("apply_feedback", id=row["id"], helpful=helpful, confidence=confidence)
+            count = "helpful_count" if helpful else "unhelpful_count"
+            after.update(confidence=confidence, **{count: before[count] + 1})
+        reason = f"{'helpful' if helpful else 'unhelpful'} outcome" + ("" if counted else f" (not counted: {why})")
         db.run("log_partial_event", now=now, actor=caller.who, action="feedback", memory_id=row["id"], reason=reason,
                before=json.dumps(before), after=json.dumps(after))
         return Memory.from_row(db.dict("memory_by_id", id=row["id"]))

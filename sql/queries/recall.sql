@@ -196,6 +196,10 @@ SET helpful_count = helpful_count + CASE WHEN $helpful THEN 1 ELSE 0 END,
     row_version = nextval('memory_row_version_seq')
 WHERE id = $id;
 
+-- Was this recall's hit of $id already marked so ($helpful)? Marking it again counts nothing.
+-- name: marked_in_recall
+SELECT count(*) > 0 FROM memory_feedback WHERE memory_id = $id AND recall_id = $recall_id AND helpful = $helpful;
+
 -- Has a helpful mark from this session (NULL: marks without a session) already counted for $id?
 -- name: helpful_from_session
 SELECT count(*) > 0 FROM memory_feedback
