@@ -175,6 +175,17 @@ def test_same_key_paraphrase_or_refinement_is_not_a_contradiction():
     assert not verdict("uses pnpm", "uses pnpm 9 with workspaces", key="tool:package_manager").contradicts
 
 
+@pytest.mark.parametrize("key", ["reply_language", None])
+def test_the_same_fact_said_in_the_other_language_is_no_contradiction(key):
+    # a bilingual user restating a fact: 'chinese' vs '中文' is one language, 'berlin' vs '柏林' one city
+    for a, b in [("User prefers answers in Chinese", "用户希望用中文回答"), ("User lives in Berlin", "用户住在柏林"),
+                 ("The standup is on Monday", "站会在星期一")]:
+        assert not verdict(a, b, key=key).contradicts, (a, b)
+    # two members of a closed class that do not translate each other still conflict
+    assert verdict("User prefers answers in English", "用户希望用中文回答", key="reply_language").contradicts
+    assert verdict("The standup is on Monday", "站会在周三", key="standup").contradicts
+
+
 def test_same_key_makes_non_exclusive_values_conflict():
     # extract keys likes by their object, so a shared key means one slot: "favourite drink"
     assert verdict("User likes coffee", "User likes tea", key="preference:favourite_drink").contradicts

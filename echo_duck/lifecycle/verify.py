@@ -23,7 +23,9 @@ resolves by provenance, then recency), a miss only leaves two memories side by s
    members of one closed class such as package managers or languages, antonyms, names), is a
    contradiction. More than one difference (a qualifier: "tea in the morning" vs "coffee after lunch"),
    an added detail, a much longer side (elaboration), verbs only (paraphrase), or a non-exclusive
-   predicate ("likes tea" vs "likes coffee") are not. Opposite polarity over the same content is.
+   predicate ("likes tea" vs "likes coffee") are not. Opposite polarity over the same content is. A value in
+   each language ('berlin' vs '柏林', 'chinese' vs '中文') is not compared: the same fact restated in the other
+   language is as likely as a change (a closed class's members that do not translate each other still are).
 Confidence: 0.85 antonyms, closed classes and negations; 0.8 numbers and quantities; 0.75 proper names;
 0.7 other values (below the 0.75 at which a contradiction resolves itself: such a conflict waits for
 review); the same key lifts a value change to >= 0.8, different keys or types lower it.
@@ -124,8 +126,24 @@ def _tail(tokens: list[str], region: list[str]) -> bool:
     return rest[-len(region):] == region and len(rest) > len(region)
 
 
+def _script(token: str) -> str | None:
+    """'han' or 'latin' for a word, None for a number or a sign."""
+    return "han" if any(_han(ch) for ch in token) else "latin" if re.search(r"[a-z]", token) else None
+
+
+def _two_languages(x: str, y: str) -> bool:
+    """A Chinese word against an English one: a translation as often as another value ('berlin' vs '柏林')."""
+    return None not in (_script(x), _script(y)) and _script(x) != _script(y)
+
+
 def _kind(x: str, y: str, a: Statement, b: Statement) -> tuple[float, str] | None:
-    """How surely two single values exclude each other, or None if they are not values of one kind."""
+    """How surely two single values exclude each other, or None if they are not values of one kind. Values in
+    two languages are of one kind only as two members of a closed class that do not translate each other."""
+    if _two_languages(x, y) and not (x in lex.SLOT and lex.SLOT[x] == lex.SLOT.get(y)
+                                     and lex.SAME.get(x, x) != lex.SAME.get(y, y)):
+        return None
+    if lex.SAME.get(x, x) == lex.SAME.get(y, y):
+        return None  # one value named in two languages
     ax, ay = lex.ANTONYM.get(x, ()), lex.ANTONYM.get(y, ())
     if any(i == j and side != other for i, side in ax for j, other in ay) or rules.compound_opposites(x, y):
         return 0.85, f"opposites '{x}' vs '{y}'"
@@ -282,6 +300,8 @@ def _same_slot(a: Statement, b: Statement, verdict: tuple[bool, float, str]) -> 
     if not da or not db or a.negated != b.negated or all(_is_verb(t) for t in da + db):
         return verdict
     kinds = [k for x in da for y in db if (k := _kind(x, y, a, b)) is not None]
+    if not kinds and all(_two_languages(x, y) for x in da for y in db):
+        return False, 0.6, f"'{_show(da)}' vs '{_show(db)}': the same fact in another language, perhaps (not compared)"
     what = max(kinds)[1] if kinds else f"value '{_show(da)}' vs '{_show(db)}'"
     return True, 0.8, f"{what} under the same key"
 

@@ -61,7 +61,8 @@ NEGATING: dict[str, tuple[str, bool]] = {w: pair for pair, words in {
 
 SLOT: dict[str, str] = {w: slot for slot, words in {
     "package manager": "npm pnpm yarn bun pip pipenv poetry uv conda",
-    "language": "chinese english japanese korean french german spanish 中文 英文 汉语 英语 日语 韩语 法语 德语 粤语",
+    "language": "chinese english japanese korean french german spanish cantonese 中文 英文 汉语 英语 日语 韩语 法语 德语 粤语 "
+                "普通话 国语 日文 韩文 法文 德文 西班牙语",
     "programming language": "python rust go golang java javascript typescript ruby php kotlin swift",
     "database": "postgres postgresql mysql sqlite duckdb mongodb redis clickhouse tidb",
     "editor": "vim neovim nvim emacs vscode sublime pycharm cursor",
@@ -69,10 +70,19 @@ SLOT: dict[str, str] = {w: slot for slot, words in {
     "operating system": "linux macos windows ubuntu debian",
     "test framework": "pytest unittest jest vitest mocha",
     "cloud": "aws gcp azure",
-    "weekday": "monday tuesday wednesday thursday friday saturday sunday 周一 周二 周三 周四 周五 周六 周日",
+    "weekday": "monday tuesday wednesday thursday friday saturday sunday 周一 周二 周三 周四 周五 周六 周日 星期一 星期二 "
+               "星期三 星期四 星期五 星期六 星期日 星期天",
     "month": "january february march april may june july august september october november december",
     "theme": "dark light",
 }.items() for w in words.split()}
+
+# One value named in two languages: a closed class's members that translate each other ('chinese' vs '中文' is the
+# same language, 'english' vs '中文' two).
+SAME: dict[str, str] = {w: words.split()[0] for words in (
+    "chinese 中文 汉语 普通话 国语", "english 英文 英语", "japanese 日语 日文", "korean 韩语 韩文", "french 法语 法文",
+    "german 德语 德文", "spanish 西班牙语", "cantonese 粤语", "monday 周一 星期一", "tuesday 周二 星期二",
+    "wednesday 周三 星期三", "thursday 周四 星期四", "friday 周五 星期五", "saturday 周六 星期六", "sunday 周日 星期日 星期天",
+) for w in words.split()}
 
 COPULA = frozenset("is are was were be been being am 's = : 是 为 乃".split())
 VERBS = frozenset("""
