@@ -128,6 +128,13 @@ def test_the_demo_leaves_no_file_behind_unless_asked(tmp_path):
     result = subprocess.run([sys.executable, "-m", "echo_duck.cli", "--db", str(kept), "demo"],
                             capture_output=True, text=True, env=env)
     assert result.returncode == 0 and kept.exists()
+    # the kept store's first line says how to look around in it (the demo writes as its own agent)
+    command = result.stdout.splitlines()[0].split("look around: ")[1].rstrip(")")
+    assert command.startswith(f"echo-duck --db {kept} --agent demo-agent recall ")
+    question = command.split("recall ")[1].strip('"')
+    recalled = subprocess.run([sys.executable, "-m", "echo_duck.cli", "--db", str(kept), "--agent", "demo-agent",
+                               "recall", question], capture_output=True, text=True, env=env)
+    assert recalled.returncode == 0 and "pnpm" in recalled.stdout
 
 
 def test_help_names_the_verbs_a_newcomer_looks_for(runner):

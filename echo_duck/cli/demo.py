@@ -30,13 +30,18 @@ class DemoReport:
         self.steps.append((title, text))
 
     def render(self) -> str:
-        where = self.db or "a temporary file, removed afterwards (pass --db FILE to keep it)"
+        where = (f"{self.db}, written as agent {DEMO_AGENT} (look around: echo-duck --db {self.db} --agent "
+                 f"{DEMO_AGENT} recall \"which package manager should I use?\")" if self.db else
+                 "a temporary file, removed afterwards (pass --db FILE to keep it)")
         parts = [f"echo_duck demo store: {where}"]
         parts += [f"\n== {title} ==\n{text}" for title, text in self.steps]
         return "\n".join(parts)
 
     def to_dict(self) -> dict:
         return {"db": self.db, "steps": [{"title": t, "output": o} for t, o in self.steps]}
+
+
+DEMO_AGENT = "demo-agent"  # the agent id the demo's memories carry: the commands it prints name it
 
 
 def run_demo(db: str | None = None) -> DemoReport:
@@ -51,7 +56,7 @@ def run_demo(db: str | None = None) -> DemoReport:
 
 
 def _run(path: str, report: DemoReport) -> DemoReport:
-    with EchoDuck(path, agent_id="demo-agent", actor="demo", admin=True) as mem:  # the demo is the host
+    with EchoDuck(path, agent_id=DEMO_AGENT, actor="demo", admin=True) as mem:  # the demo is the host
         stored = mem.remember_many(FACTS)
         report.add("remember (one transaction)", "\n".join(f"v{m.version} {m.type:<11} {m.key:<16} {m.content}" for m in stored))
 
