@@ -284,3 +284,14 @@ def test_a_row_edited_with_plain_sql_is_a_problem(tmp_path, edit):
     con.close()
     check = by_name(doctor.diagnose(path))["rows vs log"]
     assert check.status == "fail" and "1 memories differ from the event log" in check.detail
+
+
+def test_db_given_before_the_command_is_the_store_checked(tmp_path, monkeypatch):
+    # `echo-duck --db FILE doctor` (the options may come before the command) checked the install only
+    monkeypatch.delenv("ECHO_DUCK_DB", raising=False)
+    bad = tmp_path / "damaged.duckdb"
+    bad.write_bytes(b"this is not a duckdb file\n" * 100)
+    for args in (["--db", str(bad), "doctor"], ["doctor", "--db", str(bad)], ["--db", str(bad), "--json", "doctor"]):
+        result = run_cli(*args)
+        assert result.exit_code == 1 and str(bad.name) in result.output, args
+    assert json.loads(run_cli("--db", str(bad), "--json", "doctor").output)["ok"] is False

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from .common import default_db, emit, fail_cleanly
+from .common import Target, default_db, emit, fail_cleanly
 
 
 @click.command()
@@ -30,6 +30,8 @@ def doctor(db, lock_timeout, as_json):
     """
     from ..store.doctor import diagnose
 
+    top = click.get_current_context().find_root().obj or Target()  # --db/--json given before the command
+    db, as_json = db or top.db, as_json or top.as_json
     named = db is not None or bool(os.environ.get("ECHO_DUCK_DB"))  # a store the user asked about must exist
     path = db or default_db()
     if not named and not Path(path).exists():
