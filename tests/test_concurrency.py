@@ -1,5 +1,6 @@
 """Several processes and threads on one file: DuckDB allows one process while it writes."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -41,6 +42,21 @@ def test_second_process_gets_a_clear_database_locked_error(db_path):
         proc.wait()
     with echo_duck.open(db_path, admin=True) as mem:  # nothing the holder committed is lost
         assert [m.content for m in mem.find()] == ["held by the other process"]
+
+
+def test_a_second_handle_through_a_hard_link_is_refused_as_through_the_name(db_path):
+    # DuckDB compares names: through another name of the file a second handle opened, both wrote, and the first
+    # handle's writes were lost when they closed
+    with echo_duck.open(db_path, agent_id="alice", embedder="hash") as alice:
+        alice.remember("Alice likes green tea", type="user")
+        link = db_path.with_name("hard.duckdb")
+        os.link(db_path, link)
+        for name in (db_path, link):
+            with pytest.raises(echo_duck.DatabaseLocked, match="already open in this process"):
+                echo_duck.open(name, agent_id="bob", embedder="hash")
+        alice.remember("Alice hikes on Sundays", type="user")
+    with echo_duck.open(link, agent_id="alice", embedder="hash") as again:  # closed: either name opens it
+        assert len(again.find()) == 2
 
 
 @pytest.mark.slow

@@ -71,7 +71,9 @@ def connect(path: str | Path, *, read_only: bool = False, lock_timeout: float = 
         target = ":memory:" if str(path) == ":memory:" else str(Path(path).expanduser())
         if target != ":memory:":
             Path(target).parent.mkdir(parents=True, exist_ok=True)
-        _attach_with_retry(con, target, read_only, lock_timeout)
+        name = _one_name(target)
+        _attach_with_retry(con, name, read_only, lock_timeout)
+        _remember_name(name)
         con.execute(f"USE {CATALOG}")
         if not allow_files:
             lock_down(con, archive)
@@ -79,6 +81,35 @@ def connect(path: str | Path, *, read_only: bool = False, lock_timeout: float = 
     except BaseException:
         con.close()
         raise
+
+
+_NAMES: dict[tuple[int, int], str] = {}  # (device, inode) -> the name this process first opened the file by
+
+
+def _one_name(target: str) -> str:
+    """The name this process opened the file by before, when ``target`` is another name of it (a hard link).
+    DuckDB refuses a second handle on a file in one process by comparing names: two handles through two names
+    both wrote, and the first one's writes were lost when they closed."""
+    if target == ":memory:":
+        return target
+    try:
+        st = os.stat(target)
+    except OSError:
+        return target  # a new store
+    first = _NAMES.get((st.st_dev, st.st_ino))
+    if first is not None and first != target:
+        with contextlib.suppress(OSError):
+            again = os.stat(first)
+            if (again.st_dev, again.st_ino) == (st.st_dev, st.st_ino):
+                return first
+    return target
+
+
+def _remember_name(name: str) -> None:
+    if name != ":memory:":
+        with contextlib.suppress(OSError):
+            st = os.stat(name)
+            _NAMES[(st.st_dev, st.st_ino)] = name
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, archive: Path | None) -> None:
