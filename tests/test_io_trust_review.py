@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,6 +96,20 @@ def test_an_admin_handle_may_import_the_archive(tmp_path, clock):
         report = import_file(host, files[0], format="parquet")
         assert report.stored >= 1
         assert {m.agent_id for m in host.find()} == {"host"}
+
+
+@pytest.mark.parametrize("kind", ["store file", "store hard link"])
+def test_not_even_an_admin_handle_imports_the_store_file_itself(tmp_path, clock, kind):
+    """Reading the open store file through a second descriptor dropped this process's lock on it: a second process
+    then opened the store while this one held it (session 54, reviewer T)."""
+    store, files = _archived_store(tmp_path, clock)
+    target = _aliases(tmp_path, store, files[0])[kind]
+    with echo_duck.open(store, admin=True, agent_id="host", embedder="hash", now=clock) as host:
+        with pytest.raises(PermissionDenied, match="cannot import"):
+            import_file(host, target, format="jsonl")
+        probe = subprocess.run([sys.executable, "-c", f"import echo_duck; echo_duck.open({str(store)!r}, "
+                                "embedder='hash')"], capture_output=True, text=True)
+        assert probe.returncode != 0 and "DatabaseLocked" in probe.stderr
 
 
 def test_the_cli_refuses_an_agents_import_of_the_archive(tmp_path, clock):

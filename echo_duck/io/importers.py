@@ -128,16 +128,18 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
     An agent handle may not import the store's own files (the store file, its .wal, anything in its Parquet
     archive folder, also through a symlink or a hard link: ``store_files.py``): the archive holds every
     agent's archived rows; nor a file inside the store's ``protected_paths``, nor one with a second hard link
-    (``storage/agent_files.py``, as for ``kb_add``). An admin handle may (the trusted host; its ``sql`` reads the
-    archive anyway)."""
+    (``storage/agent_files.py``, as for ``kb_add``). An admin handle may import from the archive folder (the
+    trusted host; its ``sql`` reads the archive anyway), never the store file or its .wal (PermissionDenied:
+    reading the open file through a second descriptor drops this process's lock on it)."""
     path = validate.path(path)
     rules = mem._agent_files() if hasattr(mem, "_agent_files") else None
     if rules is not None:  # before the path is looked up: a refused path answers alike, there or not
         rules.check_read(path, "import")
     if path.is_dir():  # a folder would be read as a dataset, through whatever links it holds
         raise InvalidInput(f"{path} is a folder; import_file reads one file")
-    if not getattr(mem, "is_admin", False):
-        refuse_store_file(mem, path, "import")
+    # the archive's files are the host's to read (its sql reads them anyway); the store file never: reading it
+    # through a second descriptor drops this process's lock on it (store_files.py)
+    refuse_store_file(mem, path, "import", archive=not getattr(mem, "is_admin", False))
     if validate.flag(trusted, "trusted") and not getattr(mem, "is_admin", False):
         raise PermissionDenied("trusted=True keeps scope and pinned from the file: it needs an admin handle "
                                "(echo_duck.open(path, admin=True); CLI: import --trusted --admin)")

@@ -5,6 +5,10 @@ The store's own files are the ``.duckdb`` file, its ``.wal`` and everything insi
 resolving symlinks (``os.path.realpath``), it is one of those paths or lies inside the folder, or when it is
 the same file on disk (device and inode: a hard link) as the store file, its write-ahead log or a file in
 the archive folder. The check runs before anything is read or written (TRUST.md, *Imports*).
+
+An admin handle may import from the archive folder, never the store file or its log: on Linux, closing any
+descriptor of a file drops every lock the process holds on it, so reading the open store file through another
+descriptor let a second process open the store while this one still held it.
 """
 
 from __future__ import annotations
@@ -16,15 +20,16 @@ from typing import Any
 from ..errors import PermissionDenied
 
 
-def store_file_reason(mem: Any, path: str | Path) -> str | None:
-    """Why ``path`` is one of ``mem``'s own files ("is the store file", ...), or None if it is not."""
+def store_file_reason(mem: Any, path: str | Path, *, archive: bool = True) -> str | None:
+    """Why ``path`` is one of ``mem``'s own files ("is the store file", ...), or None if it is not; without
+    ``archive``, the files of the Parquet archive folder do not count (the host may read them)."""
     store = getattr(mem, "path", ":memory:")
     if store == ":memory:":
         return None
     db = os.path.realpath(os.path.expanduser(store))
     wal = db + ".wal"
-    archive = getattr(mem, "archive_dir", None)
-    folder = os.path.realpath(archive) if archive is not None else None
+    archive_dir = getattr(mem, "archive_dir", None) if archive else None
+    folder = os.path.realpath(archive_dir) if archive_dir is not None else None
     real = os.path.realpath(os.path.expanduser(str(path)))
     named = {db: "is the store file", wal: "is the store's write-ahead log (.wal)"}
     if real in named:
@@ -48,9 +53,9 @@ def store_file_reason(mem: Any, path: str | Path) -> str | None:
     return None
 
 
-def refuse_store_file(mem: Any, path: str | Path, doing: str) -> None:
+def refuse_store_file(mem: Any, path: str | Path, doing: str, *, archive: bool = True) -> None:
     """Raise PermissionDenied if ``path`` is one of the store's own files; ``doing`` is e.g. "import"."""
-    why = store_file_reason(mem, path)
+    why = store_file_reason(mem, path, archive=archive)
     if why is not None:
         raise PermissionDenied(f"cannot {doing} {path}: it {why}")
 
