@@ -13,13 +13,15 @@ transaction that deletes the rows, and ``finish_pending`` then:
 
 A kill at any point leaves either the old file, whose ``pending_purges`` rows make the next writable
 open (``resume``) do it all again, or the new file, which holds neither the text nor the marker. A
-leftover ``<store>.purge-rewrite`` file from a killed rewrite is deleted first. Between closing the
+leftover ``<store>.purge-rewrite-<pid>`` file from a killed rewrite is deleted first (not one a running process
+is writing). Between closing the
 old file and reopening the new one the store is briefly not held: another process that opens it in
 that instant wins, and this handle then raises ``DatabaseLocked`` on its next use.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import uuid
 from pathlib import Path
@@ -27,7 +29,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from ..errors import StorageError
+from ..errors import DatabaseLocked, StorageError
 from ..storage.db import Db
 from ..storage.extensions import load_extensions, quote_literal
 from . import archive
@@ -88,30 +90,75 @@ def rewrite_archive(root: Path | None, ids: set[str], below: dict[str, int] | No
 def rewrite_store(db: Db) -> None:
     """Copy the database into a fresh file and swap it in (see the module docstring)."""
     target = Path(db.path)
-    fresh = target.with_name(target.name + REWRITE_SUFFIX)
+    fresh = target.with_name(f"{target.name}{REWRITE_SUFFIX}-{os.getpid()}")  # this process's: see discard_leftovers
     with db.lock:
         db.catch_up()  # queued recall bookkeeping goes into the old file first, so the copy has it
         db.con.execute("CHECKPOINT")
         db.detach()
         try:
             _remove(fresh)
+            before = _stamp(target)
             _copy(target, fresh, db.row_group_size)
             _fsync(fresh)
             if Path(str(target) + ".wal").exists():
                 raise StorageError(f"{target}.wal still exists after a checkpoint and close; the purge rewrite stops "
                                    "here (the purge stays pending and is retried on the next open)")
+            # another process may have opened the store while this handle let go: it holds it now, or it wrote and
+            # closed (the file changed), and either way the copy would replace what it wrote
+            _not_taken(target)
+            if _stamp(target) != before:
+                raise DatabaseLocked(f"another process wrote to {target} while a purge rewrote it; the purge stays "
+                                     "pending and is retried on the next writable open")
             os.replace(fresh, target)
             _fsync_dir(target.parent)
+        except OSError as e:
+            raise StorageError(f"rewriting {target} after a purge failed ({e}); the purge stays pending and is "
+                               "retried on the next writable open") from e
         finally:
             _remove(fresh)
             db.reattach()
 
 
 def discard_leftovers(path: str | None) -> None:
-    """A rewrite killed before its rename leaves its half-written copy: it is garbage."""
-    if path is not None:
-        fresh = Path(path).with_name(Path(path).name + REWRITE_SUFFIX)
-        _remove(fresh)
+    """A rewrite killed before its rename leaves its half-written copy (``<store>.purge-rewrite-<pid>``): garbage,
+    unless the process that writes it is still running (another process's open in the instant a rewrite leaves
+    the store unheld deleted the copy under it)."""
+    if path is None:
+        return
+    target = Path(path)
+    for leftover in target.parent.glob(f"{glob.escape(target.name)}{REWRITE_SUFFIX}*"):
+        if leftover.name.endswith(".wal"):
+            continue  # removed with its copy
+        pid = leftover.name[len(target.name) + len(REWRITE_SUFFIX):].lstrip("-")
+        if not (pid.isdigit() and int(pid) != os.getpid() and _running(int(pid))):
+            _remove(leftover)
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    st = os.stat(path)
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # running, as another user
+    return True
+
+
+def _not_taken(target: Path) -> None:
+    """Raise DatabaseLocked if another process holds ``target`` (it opened the store while this handle had let go)."""
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    try:
+        con.execute(f"ATTACH {quote_literal(str(target))} AS probe (READ_ONLY)")
+    except duckdb.IOException as e:
+        raise DatabaseLocked(f"another process opened {target} while a purge rewrote it; the purge stays pending "
+                             "and is retried on the next writable open") from e
+    finally:
+        con.close()
 
 
 def _copy(source: Path, fresh: Path, row_group_size: int) -> None:
