@@ -76,6 +76,27 @@ def test_scenario_1_conflicting_sources_keep_the_conflict_and_both_sources(db_pa
         assert hit.conflicts_with == () and "Settled by recency" not in mem.snapshot()
 
 
+PAIRS_FAR_APART = [  # one value changed in a short sentence: the default model puts each pair under 0.75
+    ("The user's manager is Alice Chen", "The user's manager is Bob Li", "user"),
+    ("用户住在上海", "用户住在北京", "user"),
+    ("The user drives a Toyota Corolla", "The user drives a Tesla Model 3", "user"),
+    ("Always reply to the user in Korean", "From now on reply to the user in English, never in Korean", "procedure"),
+]
+
+
+@pytest.mark.parametrize("old, new, type_", PAIRS_FAR_APART, ids=[p[1] for p in PAIRS_FAR_APART])
+def test_scenario_1_a_changed_value_is_a_conflict_however_far_the_vectors(db_path, clock, old, new, type_):
+    with echo_duck.open(db_path, now=clock) as mem:  # the real model
+        mem.remember("The user's dentist is Dr. Okafor", type="user")
+        mem.remember("用户的公司在浦东", type="user")
+        first = mem.remember(old, type=type_, provenance="user_stated")
+        clock.advance(days=60)
+        second = mem.remember(new, type=type_, provenance="user_stated", source_session="later")
+        (c,) = mem.contradictions(status=None)
+        assert {c.memory_a, c.memory_b} == {first.id, second.id}
+        assert c.status == "pending" or c.winner == second.id
+
+
 @pytest.mark.parametrize("keyed", [False, True])
 @pytest.mark.parametrize("stated_first", [True, False])
 def test_scenario_1_the_more_authoritative_source_wins_whatever_the_order(db_path, clock, keyed, stated_first):

@@ -1,7 +1,8 @@
 """Contradictions (SPEC L3, seed 001 "冲突与更新"): find, verify, record with both sources, resolve, reverse.
 
-Candidates (SQL): same scope owner and a similar key (Jaro-Winkler >= 0.9), a shared tag, or a
-vector neighbour above ``contradiction_similarity``; episodes (what happened) are never candidates.
+Candidates (SQL): same scope owner and a similar key (Jaro-Winkler >= 0.9), a shared tag, a vector neighbour
+above ``contradiction_similarity``, or one of the best keyword (BM25) matches of the new memory's words; episodes
+(what happened) are never candidates.
 A verifier — any ``(a, b) -> Verdict`` callable, the deterministic heuristic by default, an LLM
 through ``verify.llm_verifier`` — decides.
 
@@ -31,6 +32,7 @@ from typing import Any, Callable, Iterable
 
 from ..errors import InvalidInput, MemoryNotFound, PermissionDenied
 from ..index.indexing import Indexer
+from ..index.keyword import query_text
 from ..models import PROVENANCE, Memory
 from ..storage.db import Db, uuid_list
 from ..write import validate
@@ -49,6 +51,19 @@ CANDIDATE_LIMIT = 20
 # matches the list against every memory: 200 ids, ~80 ms at 100k memories, when 200 pass the threshold); a writer
 # would need that many hidden near-copies around its claim to notice them.
 NEIGHBOUR_CAP = 200
+# The best keyword matches of a new memory are candidates too, whatever their vectors' similarity (_keyword_neighbours).
+# They are read from the whole store, like the vector neighbours: hidden memories among them are dropped by the query,
+# so an author needs KEYWORD_NEIGHBOURS better-matching hidden copies to keep a visible fact out of this route (the
+# vector route still reads it when it is near).
+KEYWORD_NEIGHBOURS = 50
+# ... if their vectors are at least this close. Two sentences sharing a word and nothing else (a place named in a note
+# about a design job, and "moved from that place to another") read as "changed from X, still says X" to the
+# heuristic. On the own recall sets' ~3,000 notes written one at a time (eight sets, session 54), the vector route
+# alone recorded no contradiction; the keyword route without a floor recorded 16, 9 of them false and retiring a true
+# note by recency, at similarities 0.21-0.53 (its true finds at 0.33-0.41); with this floor it records 2: one true
+# ("I live in Shenzhen" / "Xiaoyu moved from Shenzhen to Xiamen") and one false, left pending (two chat fillers).
+# The single-value changes outside reviewers wrote sit at 0.51-0.69 with the default model.
+KEYWORD_SIMILARITY = 0.5
 
 
 @dataclass(frozen=True)
@@ -100,7 +115,8 @@ class ContradictionChecker:
                     continue
                 settings = {n: self.db.setting(n) for n in
                             ("contradiction_similarity", "contradiction_min_confidence", "contradiction_auto_confidence")}
-                candidates = self._candidates(memory_id, settings["contradiction_similarity"], together)
+                candidates = self._candidates(memory_id, settings["contradiction_similarity"], together,
+                                              me_row["content"])
             found += self._against(caller, Memory.from_row(me_row), candidates, settings)
         return found
 
@@ -233,25 +249,40 @@ class ContradictionChecker:
         except Exception:  # a broken verifier must not break the write that triggered it
             return heuristic_verifier(a, b)
 
-    def _candidates(self, memory_id: str, threshold: float, together: str) -> list[dict]:
-        """The memories ``memory_id`` may contradict (same key or tag, or one of its NEIGHBOUR_CAP nearest at
-        ``threshold`` or above), at most CANDIDATE_LIMIT, other authors' first."""
-        return self.db.dicts("contradiction_candidates", id=memory_id, neighbours=self._neighbours(memory_id, threshold),
-                             limit=CANDIDATE_LIMIT, apart=together)
+    def _candidates(self, memory_id: str, threshold: float, together: str, content: str) -> list[dict]:
+        """The memories ``memory_id`` may contradict (same key or tag, one of its NEIGHBOUR_CAP nearest at
+        ``threshold`` or above, or one of its KEYWORD_NEIGHBOURS best keyword matches), at most CANDIDATE_LIMIT,
+        other authors' first, then the nearest."""
+        close = self._neighbours(memory_id, threshold) + self._keyword_neighbours(memory_id, content)
+        return self.db.dicts("contradiction_candidates", id=memory_id, neighbours="[" + ",".join(dict.fromkeys(close))
+                             + "]", limit=CANDIDATE_LIMIT, apart=together)
 
-    def _neighbours(self, memory_id: str, threshold: float) -> str | None:
-        """The ids of the NEIGHBOUR_CAP nearest memories at ``threshold`` or above, as a list literal."""
+    def _neighbours(self, memory_id: str, threshold: float) -> list[str]:
+        """The ids of the NEIGHBOUR_CAP nearest memories at ``threshold`` or above, nearest first."""
         index = self.indexer.vectors
         if index is None:
-            return None
+            return []
         vector = self.db.scalar("vector_of", id=memory_id, model_id=index.model_id)
         if vector is None:
-            return None
+            return []
         import numpy as np
 
         ids, sims = index.search(np.asarray(vector, dtype=np.float32), NEIGHBOUR_CAP)
-        close = [i for i, s in zip(ids, sims) if s >= threshold and i != str(memory_id)]
-        return "[" + ",".join(close) + "]"
+        return [i for i, s in zip(ids, sims) if s >= threshold and i != str(memory_id)]
+
+    def _keyword_neighbours(self, memory_id: str, content: str) -> list[str]:
+        """The memories that best match ``content``'s words (BM25), best first, whose vectors are at least
+        KEYWORD_SIMILARITY close (when the store has a model). A value change moves a short sentence's vector far:
+        "The user's manager is Alice Chen" / "… is Bob Li" score 0.66 with the default model, 用户住在上海 /
+        用户住在北京 0.64, under contradiction_similarity; their shared words find them."""
+        arm = self.indexer.keyword_search.search(query_text(content), KEYWORD_NEIGHBOURS + 1)
+        ids = [i for i in arm.ids if i != str(memory_id)][:KEYWORD_NEIGHBOURS]
+        index = self.indexer.vectors
+        if not ids or index is None or self.db.scalar("vector_of", id=memory_id, model_id=index.model_id) is None:
+            return ids
+        close = {str(r["memory_id"]) for r in self.db.dicts("similar_among", id=memory_id, ids=uuid_list(ids),
+                                                            model_id=index.model_id, threshold=KEYWORD_SIMILARITY)}
+        return [i for i in ids if i in close]
 
     def _may_decide(self, caller: Caller, row: dict) -> None:
         """One of the two owners, or an admin, decides a contradiction (what the host wrote itself is the host's side,

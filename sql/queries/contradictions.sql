@@ -20,12 +20,21 @@ WHERE o.id <> me.id AND o.status = 'active'
   AND NOT EXISTS (SELECT 1 FROM contradictions c
                   WHERE (c.memory_a = o.id AND c.memory_b = me.id) OR (c.memory_a = me.id AND c.memory_b = o.id))
 -- another author's memories first: an agent's own near-copies of its claim must not push a teammate's fact out of the
--- candidates the check reads
-ORDER BY same_key DESC, o.agent_id = me.agent_id, o.updated_at DESC, o.id
+-- candidates the check reads; then the nearest ($neighbours lists the vector neighbours, then the keyword matches,
+-- best first)
+ORDER BY same_key DESC, o.agent_id = me.agent_id,
+         coalesce(list_position(CAST($neighbours AS VARCHAR)::UUID[], o.id), 2147483647), o.updated_at DESC, o.id
 LIMIT $limit;
 
 -- name: vector_of
 SELECT vector FROM memory_vectors WHERE memory_id = $id AND model_id = $model_id;
+
+-- Of the memories $ids ('[uuid, …]' text), those whose vector of model $model_id is at least $threshold close to $id's.
+-- name: similar_among
+SELECT o.memory_id FROM memory_vectors o, memory_vectors me
+WHERE me.memory_id = $id AND me.model_id = $model_id AND o.model_id = $model_id
+  AND o.memory_id IN (SELECT unnest(CAST($ids AS VARCHAR)::UUID[]))
+  AND list_inner_product(o.vector, me.vector) >= $threshold;
 
 -- Both memories still active and no contradiction recorded between them: checked inside the transaction
 -- that records one (the verifier ran outside the store lock, so another thread may have written since).
