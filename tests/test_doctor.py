@@ -21,6 +21,8 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
+from conftest import Clock
+
 import echo_duck
 from echo_duck.store import doctor
 from echo_duck.storage import sqlfiles
@@ -260,6 +262,27 @@ def test_archive_folder_and_interrupted_export(store):
     check = store_checks(store)["archive"]
     assert check.status == "fail" and "1 staged" in check.detail
     assert check.fix == f"echo-duck init --db {store}"
+
+
+def test_a_store_file_restored_beside_a_newer_archive_folder_is_a_problem(tmp_path):
+    """A copy of the file put back after archive(): the folder kept a version the store has no event for, and get()
+    and history() showed it (session 54, reviewer V); doctor said everything was in order."""
+    path = tmp_path / "mem.duckdb"
+    clock = Clock()
+    with echo_duck.open(path, embedder="hash", admin=True, now=clock) as host:
+        host.remember("The package manager is pnpm", type="environment", key="package_manager")
+    shutil.copy(path, tmp_path / "backup.duckdb")
+    with echo_duck.open(path, embedder="hash", admin=True, now=clock) as host:  # written after the copy
+        host.remember("The payroll hint is bluefalcon", type="environment", key="hint")
+        clock.advance(days=1)
+        host.update("hint", "The payroll hint is redkestrel")
+        clock.advance(days=400)
+        assert host.archive(older_than_days=30).exported == 1
+    assert store_checks(path)["archive"].status == "ok"
+    shutil.copy(tmp_path / "backup.duckdb", path)  # the file put back, the folder not
+    check = store_checks(path)["archive"]
+    assert check.status == "fail" and "1 archived rows were never exported by this store" in check.detail
+    assert "restore the archive folder from the same backup" in check.fix
 
 
 # -- a row edited beside the event log (session 36's review) -------------------------------------------------

@@ -41,7 +41,7 @@ from ..index.keyword import KeywordIndex
 from ..lifecycle.archive import archive_dir, archive_files
 from ..storage import sqlfiles
 from ..storage.connection import connect
-from ..storage.db import Db
+from ..storage.db import Db, uuid_list
 from ..storage.event_chain import verify as verify_chain
 from ..storage.extensions import EXTENSIONS, extension_path, quote_identifier, quote_literal
 from .doctor_report import Check, DoctorReport
@@ -299,10 +299,26 @@ def _archive_check(db: Db, shown: str, *, path: Path) -> Check:
                      f"move them out of the archive folder, e.g. {moves}; if one was a real archive file, restore it "
                      "from a backup")
     staged, moved = db.run("doctor_unfinished_exports").fetchone()
+    unknown, first = db.run("doctor_archive_rows_unknown", ids=uuid_list(_archived_ids(files))).fetchone() \
+        if files else (0, None)
+    if unknown:
+        return Check("archive", "fail", f"{where}; {unknown} archived rows were never exported by this store (first: "
+                     f"{first}): the store file is older than its archive folder (restored from a copy?), and reads "
+                     "show versions it never had", "restore the archive folder from the same backup as the store file "
+                     f"(a backup copies both: {path.name} and {folder.name}/), or move the Parquet files holding them "
+                     "out of the folder")
     if not (staged or moved):
         return Check("archive", "ok", f"{where}; no unfinished exports")
     return Check("archive", "fail", f"{where}; {staged} staged and {moved} moved exports were interrupted: a "
                  "writable open undoes staged ones and finishes moved ones", f"echo-duck init --db {shown}")
+
+
+def _archived_ids(files: list[Path]) -> list[str]:
+    """The memory ids the archive's readable files hold (read from the files: a read-only store's memories_all is
+    the view its last writable open built, which may predate the folder)."""
+    import pyarrow.parquet as pq
+
+    return sorted({str(i) for f in files for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()})
 
 
 def _integrity_check(db: Db, shown: str) -> Check:

@@ -15,6 +15,14 @@ SELECT count(*) FILTER (WHERE status = 'pending' AND last_error IS NULL) AS wait
 FROM consolidation_jobs;
 
 -- Archive exports a crash left half-way (staged or moved).
+-- Of the ids in the Parquet archive ($ids, '[uuid, …]' text), those neither live nor exported by this store (no
+-- export event): the store file is older than its archive folder (restored from a copy), and reads would show
+-- versions it never had.
+-- name: doctor_archive_rows_unknown
+SELECT count(*) AS n, min(id::VARCHAR) AS first FROM (SELECT unnest(CAST($ids AS VARCHAR)::UUID[]) AS id) a
+WHERE a.id NOT IN (SELECT id FROM memories)
+  AND NOT EXISTS (SELECT 1 FROM memory_events e WHERE e.memory_id = a.id AND e.action = 'export');
+
 -- name: doctor_unfinished_exports
 SELECT count(*) FILTER (WHERE status = 'staged') AS staged,
        count(*) FILTER (WHERE status = 'moved') AS moved
