@@ -67,7 +67,8 @@ def test_update_checks_its_reason_as_forget_does(alice, reason, message):
     assert [m.content for m in alice.history("cache").versions] == ["The cache has three nodes"]
 
 
-@pytest.mark.parametrize("content", ["\u200b", " \u2060\ufeff ", "\u200d\n\u200c"])
+@pytest.mark.parametrize("content", ["\u200b", " \u2060\ufeff ", "\u200d\n\u200c", "\u2800\u2800", "\u3164", "\u034f",
+                                     "\ufe0f", "\u115f\u1160\uffa0"])
 def test_content_of_invisible_characters_only_is_empty(alice, content):
     # zero-width spaces and joiners print as nothing: such a write or edit stores an empty memory
     alice.remember("The cache has three nodes", type="environment", key="cache")

@@ -112,6 +112,17 @@ def test_not_even_an_admin_handle_imports_the_store_file_itself(tmp_path, clock,
         assert probe.returncode != 0 and "DatabaseLocked" in probe.stderr
 
 
+def test_not_even_an_admin_handle_adds_the_store_file_to_the_knowledge_base(tmp_path, clock):
+    """kb_add read a hard link of the store named notes.md through a second descriptor: the same lock drop."""
+    store, files = _archived_store(tmp_path, clock)
+    notes = tmp_path / "notes.md"
+    os.link(store, notes)
+    with echo_duck.open(store, admin=True, embedder="hash", now=clock) as host:
+        with pytest.raises(PermissionDenied, match="cannot add"):
+            host.kb_add(notes)
+        assert host.kb_documents() == []
+
+
 def test_the_cli_refuses_an_agents_import_of_the_archive(tmp_path, clock):
     store, files = _archived_store(tmp_path, clock)
     result = run_cli("--db", store, "--agent", "mallory", "import", files[0], "--json")

@@ -103,6 +103,7 @@ BAD_ARGUMENTS = [
     ({"content": 5, "type": "user", "provenance": "user_stated"}, r"content must be a string, got an integer \(5\)"),
     ({"content": "  ", "type": "user", "provenance": "user_stated"}, "content must not be empty"),
     ({"content": "\u200b\u2060", "type": "user", "provenance": "user_stated"}, "only invisible characters"),
+    ({"content": "\u2800", "type": "user", "provenance": "user_stated"}, "only invisible characters"),
     ({"content": "x", "type": "user", "provenance": "user_stated", "tags": "one"}, "tags must be an array"),
     ({"content": "x", "type": "user", "provenance": "user_stated", "tags": [1]}, r"tags\[0\] must be a string"),
     ({"content": "x", "type": "user", "provenance": "user_stated", "confidence": 1}, "unknown argument 'confidence'"),
@@ -167,6 +168,11 @@ def test_profile_update_modes(mem):
     history = mem.history(over["memory"]["id"])
     assert len(history.versions) == 4 and {e.actor for e in history.events} == {"tool:profile_update"}
     assert mem.find(key="profile:目标与方向")[0].tags == ("profile",) and mem.find(key="profile:目标与方向")[0].type == "user"
+    for mode in ("append", "merge", "overwrite"):  # an entry of invisible characters is no entry
+        blank = call(mem, "profile_update", {"section": "目标与方向", "mode": mode, "entry": "\u200b\u200b"})
+        assert not blank["ok"] and "only invisible characters" in blank["message"]
+    kept = call(mem, "profile_update", {"section": "目标与方向", "entry": "学会游泳\n\u200b"})  # its blank line goes
+    assert profile(mem, "目标与方向") == ["- 专注于健康\n- 学会游泳"] and kept["changed"]
 
 
 def test_seed_004_call_shapes(mem):

@@ -15,11 +15,13 @@ marked by ``origin`` ("memory" or "kb"); a reranker does not lift the gated ones
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import EchoDuckError
 from ..index.vectors import ReembedReport
+from ..io.store_files import refuse_store_file
 from ..kb.documents import KbDocument, KbHit, KbReport, KnowledgeBase
 from ..storage.agent_files import AgentFiles, agent_files
 from ..write import validate
@@ -45,6 +47,9 @@ class KnowledgeBaseVerbs:
         gone from a re-added folder removed. Scanner matches are stored flagged, never refused;
         secrets are masked before anything is stored."""
         self._kb_writable("kb_add")
+        if isinstance(path_or_text, (str, os.PathLike)) and "\n" not in str(path_or_text):
+            # not the store file on any handle: reading it through a second descriptor drops this process's lock
+            refuse_store_file(self, path_or_text, "add", archive=False)
         self.indexer.check_model_for_writes()
         return self.kb.add(self.caller, path_or_text, source=source, tags=tags, scope=scope, team_id=team_id,
                            tenant_id=tenant_id, sensitivity=sensitivity, progress=validate.callback(progress))

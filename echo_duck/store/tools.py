@@ -167,7 +167,7 @@ def _procedure_write(mem, rule, provenance, key=None, context=None) -> dict[str,
 def _profile_update(mem, section, mode, provenance, content=None, entry=None) -> dict[str, Any]:
     if (content is None) == (entry is None):
         raise InvalidInput("profile_update: give the text as entry (or content), exactly one of the two")
-    content = entry if content is None else content
+    content = validate.text(entry if content is None else content, "entry")  # not only invisible characters
     section = section.strip()
     if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in section):
         raise InvalidInput("profile_update: section must be one line of visible text (it is shown as a heading)")
@@ -184,7 +184,7 @@ def _profile_update(mem, section, mode, provenance, content=None, entry=None) ->
     if len(current) > 1:
         raise AmbiguousMatch(f"profile section {section!r} has {len(current)} live memories; forget the extra ones")
     old = current[0].content if current else ""
-    lines = [_bullet(line) for line in content.splitlines() if line.strip()]
+    lines = [_bullet(line) for line in content.splitlines() if validate.visible(line)]
     if mode == "overwrite":
         body = content.strip()
     elif mode == "merge":  # seed 004: a similar or contradicting bullet is replaced (UPDATE), else added (ADD)

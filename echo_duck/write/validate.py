@@ -26,7 +26,7 @@ def text(value: Any, name: str, *, max_chars: int = MAX_CONTENT_CHARS, allow_emp
         raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
     if not allow_empty and not value.strip():
         raise InvalidInput(f"{name} must not be empty")
-    if not allow_empty and not any(map(_shows, value)):
+    if not allow_empty and not visible(value):
         raise InvalidInput(f"{name} must not be empty: it holds only invisible characters")
     if len(value) > max_chars:
         raise InvalidInput(f"{name} is {len(value):,} characters; the limit is {max_chars:,}")
@@ -39,9 +39,19 @@ def text(value: Any, name: str, *, max_chars: int = MAX_CONTENT_CHARS, allow_emp
     return value
 
 
+# Letters and symbols that print as blank space: the braille blank, the Hangul fillers.
+_BLANKS = frozenset("\u2800\u3164\uffa0\u115f\u1160")
+
+
 def _shows(ch: str) -> bool:
-    """Whether a character shows when printed: not a space, a control or a format character (U+200B, U+2060)."""
-    return not ch.isspace() and unicodedata.category(ch) not in ("Cc", "Cf")
+    """Whether a character shows when printed: not a space, a control or format character (U+200B, U+2060), a
+    combining mark on its own (U+034F, a lone U+FE0F) or a blank letter (U+2800, U+3164)."""
+    return not ch.isspace() and ch not in _BLANKS and unicodedata.category(ch) not in ("Cc", "Cf", "Mn", "Me")
+
+
+def visible(value: str) -> bool:
+    """Whether any character of ``value`` shows when printed."""
+    return any(map(_shows, value))
 
 
 def optional_text(value: Any, name: str, *, max_chars: int = MAX_CONTENT_CHARS) -> str | None:
