@@ -178,9 +178,13 @@ def test_same_key_paraphrase_or_refinement_is_not_a_contradiction():
 @pytest.mark.parametrize("key", ["reply_language", None])
 def test_the_same_fact_said_in_the_other_language_is_no_contradiction(key):
     # a bilingual user restating a fact: 'chinese' vs '中文' is one language, 'berlin' vs '柏林' one city
-    for a, b in [("User prefers answers in Chinese", "用户希望用中文回答"), ("User lives in Berlin", "用户住在柏林"),
-                 ("The standup is on Monday", "站会在星期一")]:
+    for a, b in [("User prefers answers in Chinese", "用户希望用中文回答"), ("The standup is on Monday", "站会在星期一"),
+                 ("User lives in Berlin", "用户住在柏林")]:
         assert not verdict(a, b, key=key).contradicts, (a, b)
+    # a name in each script: under one key a restatement; without one, the same or another (a rival's claim): review
+    for a, b in [("User's manager is Alice Chen", "User's manager is 王伟"), ("用户住在上海", "用户住在Berlin")]:
+        v = verdict(a, b, key=key)
+        assert (not v.contradicts) if key else (v.contradicts and 0.5 <= v.confidence < 0.75), (a, b, v)
     # two members of a closed class that do not translate each other still conflict
     assert verdict("User prefers answers in English", "用户希望用中文回答", key="reply_language").contradicts
     assert verdict("The standup is on Monday", "站会在周三", key="standup").contradicts

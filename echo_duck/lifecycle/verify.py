@@ -24,8 +24,9 @@ resolves by provenance, then recency), a miss only leaves two memories side by s
    contradiction. More than one difference (a qualifier: "tea in the morning" vs "coffee after lunch"),
    an added detail, a much longer side (elaboration), verbs only (paraphrase), or a non-exclusive
    predicate ("likes tea" vs "likes coffee") are not. Opposite polarity over the same content is. A value in
-   each language ('berlin' vs '柏林', 'chinese' vs '中文') is not compared: the same fact restated in the other
-   language is as likely as a change (a closed class's members that do not translate each other still are).
+   each language ('berlin' vs '柏林') may be the same fact restated as well as a change: under one key it is no
+   contradiction, without one a dispute left for review (0.6); a closed class's members that translate each
+   other ('chinese' = '中文') are one value, those that do not ('english' vs '中文') two.
 Confidence: 0.85 antonyms, closed classes and negations; 0.8 numbers and quantities; 0.75 proper names;
 0.7 other values (below the 0.75 at which a contradiction resolves itself: such a conflict waits for
 review); the same key lifts a value change to >= 0.8, different keys or types lower it.
@@ -259,6 +260,10 @@ def _judge(a: Statement, b: Statement, same_key: bool) -> tuple[bool, float, str
            (x.startswith(y + ".") or y.startswith(x + "."))) for x, y in pairs):  # 3.11 -> 3.11.4: finer
         return False, 0.7, f"one word refines the other ('{_show(ra)}' vs '{_show(rb)}')"
     kinds = [k for x, y in pairs if (k := _kind(x, y, a, b)) is not None]
+    if not kinds and pairs and all(_two_languages(x, y) for x, y in pairs):
+        if same_key:  # the writer put it in the same slot: a restatement as likely as a change
+            return False, 0.6, f"'{_show(ra)}' vs '{_show(rb)}': the same fact in another language, perhaps"
+        return True, 0.6, f"'{_show(ra)}' vs '{_show(rb)}': a value in each language, the same or another (review)"
     if not kinds:
         return False, 0.7, f"only the verb differs ('{_show(ra)}' vs '{_show(rb)}'): a rewording"
     confidence, what = max(kinds)
