@@ -410,6 +410,17 @@ def test_scenario_5_one_anomalous_success_does_not_raise_a_capability(db_path, c
         assert all("confidence" in e.before and "confidence" in e.after for e in history)
 
 
+def test_a_procedure_marked_without_sessions_gains_once_a_day(db_path, clock):
+    # the default open has no session: every run of such a script would otherwise be one session, ever
+    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+        rule = mem.remember("Rerun a failed build job once before bisecting", type="procedure", confidence=0.5)
+        assert mem.mark(rule.id, True).confidence == pytest.approx(0.55)
+        assert mem.mark(rule.id, True).confidence == pytest.approx(0.55)  # the same day
+    clock.advance(days=1)
+    with echo_duck.open(db_path, now=clock, embedder="hash") as mem:
+        assert mem.mark(rule.id, True).confidence == pytest.approx(0.595)
+
+
 # -- 6 ------------------------------------------------------------------------------------------------
 
 def assert_indexes_agree(mem) -> None:

@@ -6,10 +6,11 @@ past can be rebuilt. Counts steer ranking (``unhelpful_penalty``). Confidence mo
 
 - USER / ENVIRONMENT / PROCEDURE: a helpful mark raises confidence by a tenth of the distance to 1;
   an unhelpful one leaves it (ranking already falls with the net unhelpful count). A procedure gains from the
-  first helpful mark of each session only (marks without a session count as one session): a rule repeated
+  first helpful mark of each session only (marks without a session: the first of each UTC day): a rule repeated
   successfully in one conversation is one success, not a stable one.
 - Any type: marking the same hit of one recall (its ``recall_id``) again with the same outcome is recorded and
-  changes nothing (no count, no confidence): one outcome is one outcome however often it is told. An unhelpful mark
+  changes nothing (no count, no confidence): one outcome is one outcome however often it is told. A mark that
+  names no recall (a memory or an id rather than a Hit) cannot be told apart from a new outcome: it counts. An unhelpful mark
   carries a provenance (default model_inferred) and may not demote a memory of higher provenance.
 - SELF (the agent's capabilities and failure modes), which seed 001 says needs stronger evidence:
   "模型自述不能单独证明能力; 一次成功不能证明稳定熟练; 一次失败不能永久定义能力上限".
@@ -61,9 +62,8 @@ def mark(db: Db, writer: Writer, caller: Caller, target: Any, helpful: bool, rec
             confidence, counted, why = row["confidence"], False, "this recall's hit was already marked so"
         elif row["type"] == "self":
             confidence, counted = self_confidence(db, row, caller.session_id, helpful, now)
-        elif helpful and row["type"] == "procedure" and db.scalar("helpful_from_session", id=row["id"],
-                                                                  session_id=caller.session_id):
-            confidence, counted, why = row["confidence"], False, "this session already counted"
+        elif helpful and row["type"] == "procedure" and _procedure_counted(db, row["id"], caller.session_id, now):
+            confidence, counted, why = row["confidence"], False, "this session (or day, without one) already counted"
         elif helpful:
             confidence = min(row["confidence"] + (1 - row["confidence"]) * 0.1, 1.0)
         else:
@@ -79,6 +79,15 @@ def mark(db: Db, writer: Writer, caller: Caller, target: Any, helpful: bool, rec
         db.run("log_partial_event", now=now, actor=caller.who, action="feedback", memory_id=row["id"], reason=reason,
                before=json.dumps(before), after=json.dumps(after))
         return Memory.from_row(db.dict("memory_by_id", id=row["id"]))
+
+
+def _procedure_counted(db: Db, memory_id: Any, session_id: str | None, now: datetime) -> bool:
+    """Has a helpful mark of this session already counted for the procedure? Without a session (the default open),
+    of this UTC day: every run of a script without sessions would otherwise be one session, ever."""
+    if session_id is not None:
+        return bool(db.scalar("helpful_from_session", id=memory_id, session_id=session_id))
+    day = datetime(now.year, now.month, now.day)
+    return bool(db.scalar("helpful_sessionless_between", id=memory_id, start=day, end=day + timedelta(days=1)))
 
 
 def self_confidence(db: Db, row: dict, session_id: str | None, helpful: bool, now: datetime) -> tuple[float, bool]:

@@ -133,8 +133,9 @@ class ReadVerbs:
     def mark(self, hit: Any, helpful: bool, *, recall_id: int | None = None,
              provenance: str | int = "model_inferred") -> Memory:
         """Outcome feedback (SPEC R13): unhelpful marks lower a memory's rank, helpful ones its confidence;
-        a SELF memory earns confidence only across sessions and days, a PROCEDURE once per session, and the same
-        recall's hit marked again with the same outcome counts nothing (lifecycle/self_knowledge.py). Like
+        a SELF memory earns confidence only across sessions and days, a PROCEDURE once per session (per day
+        without one), and the same recall's hit marked again with the same outcome counts nothing (a mark of a
+        memory or an id, naming no recall, counts each time; lifecycle/self_knowledge.py). Like
         forget(), an unhelpful mark may not demote a memory of higher provenance than the request's
         (``provenance``: 'user_stated' when the user said it did not help): ProvenanceConflict."""
         helpful = validate.flag(helpful, "helpful")

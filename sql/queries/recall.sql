@@ -205,6 +205,12 @@ SELECT count(*) > 0 FROM memory_feedback WHERE memory_id = $id AND recall_id = $
 SELECT count(*) > 0 FROM memory_feedback
 WHERE memory_id = $id AND helpful AND coalesce(counted, true) AND session_id IS NOT DISTINCT FROM $session_id;
 
+-- Has a helpful mark without a session counted for $id in [$start, $end)? (a procedure's, once a day)
+-- name: helpful_sessionless_between
+SELECT count(*) > 0 FROM memory_feedback
+WHERE memory_id = $id AND helpful AND coalesce(counted, true) AND session_id IS NULL
+  AND occurred_at >= $start AND occurred_at < $end;
+
 -- Confidence $id gained from feedback events in [$start, $end).
 -- name: confidence_gained_between
 SELECT sum(greatest(CAST(after ->> 'confidence' AS DOUBLE) - CAST(before ->> 'confidence' AS DOUBLE), 0))
