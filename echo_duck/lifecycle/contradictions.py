@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable
 from ..errors import InvalidInput, MemoryNotFound, PermissionDenied
 from ..index.indexing import Indexer
 from ..index.keyword import query_text
-from ..models import PROVENANCE, Memory
+from ..models import PERSISTED_TIERS, PROVENANCE, Memory
 from ..storage.db import Db, uuid_list
 from ..write import validate
 from ..write.guards import agent_owns, check_provenance
@@ -51,10 +51,8 @@ CANDIDATE_LIMIT = 20
 # matches the list against every memory: 200 ids, ~80 ms at 100k memories, when 200 pass the threshold); a writer
 # would need that many hidden near-copies around its claim to notice them.
 NEIGHBOUR_CAP = 200
-# The best keyword matches of a new memory are candidates too, whatever their vectors' similarity (_keyword_neighbours).
-# They are read from the whole store, like the vector neighbours: hidden memories among them are dropped by the query,
-# so an author needs KEYWORD_NEIGHBOURS better-matching hidden copies to keep a visible fact out of this route (the
-# vector route still reads it when it is near).
+# The best keyword matches of a new memory are candidates too (_keyword_neighbours): this many of other authors', and
+# as many of its author's own, among the active memories the author may see that are no episodes ...
 KEYWORD_NEIGHBOURS = 50
 # ... if their vectors are at least this close. Two sentences sharing a word and nothing else (a place named in a note
 # about a design job, and "moved from that place to another") read as "changed from X, still says X" to the
@@ -88,9 +86,10 @@ class Contradiction:
 
 class ContradictionChecker:
     def __init__(self, db: Db, indexer: Indexer, clock: Callable[[], datetime], verifier: Verifier | None = None,
-                 writer: Any = None):
+                 writer: Any = None, recaller: Any = None):
         self.db = db
         self.writer = writer  # write.writer.Writer: a reversal writes the earlier claim as a new version
+        self.recaller = recaller  # recall.hybrid.Recaller: the keyword route reads as the writer's recall does
         self.indexer = indexer
         self.clock = clock
         self.verifier = validate.callback(verifier, "verifier") or heuristic_verifier
@@ -115,8 +114,7 @@ class ContradictionChecker:
                     continue
                 settings = {n: self.db.setting(n) for n in
                             ("contradiction_similarity", "contradiction_min_confidence", "contradiction_auto_confidence")}
-                candidates = self._candidates(memory_id, settings["contradiction_similarity"], together,
-                                              me_row["content"])
+                candidates = self._candidates(memory_id, settings["contradiction_similarity"], together, me_row)
             found += self._against(caller, Memory.from_row(me_row), candidates, settings)
         return found
 
@@ -249,11 +247,11 @@ class ContradictionChecker:
         except Exception:  # a broken verifier must not break the write that triggered it
             return heuristic_verifier(a, b)
 
-    def _candidates(self, memory_id: str, threshold: float, together: str, content: str) -> list[dict]:
+    def _candidates(self, memory_id: str, threshold: float, together: str, me: dict) -> list[dict]:
         """The memories ``memory_id`` may contradict (same key or tag, one of its NEIGHBOUR_CAP nearest at
-        ``threshold`` or above, or one of its KEYWORD_NEIGHBOURS best keyword matches), at most CANDIDATE_LIMIT,
-        other authors' first, then the nearest."""
-        close = self._neighbours(memory_id, threshold) + self._keyword_neighbours(memory_id, content)
+        ``threshold`` or above, or one of its best keyword matches), at most CANDIDATE_LIMIT, other authors'
+        first, then the nearest."""
+        close = self._neighbours(memory_id, threshold) + self._keyword_neighbours(me)
         return self.db.dicts("contradiction_candidates", id=memory_id, neighbours="[" + ",".join(dict.fromkeys(close))
                              + "]", limit=CANDIDATE_LIMIT, apart=together)
 
@@ -270,19 +268,36 @@ class ContradictionChecker:
         ids, sims = index.search(np.asarray(vector, dtype=np.float32), NEIGHBOUR_CAP)
         return [i for i, s in zip(ids, sims) if s >= threshold and i != str(memory_id)]
 
-    def _keyword_neighbours(self, memory_id: str, content: str) -> list[str]:
-        """The memories that best match ``content``'s words (BM25), best first, whose vectors are at least
-        KEYWORD_SIMILARITY close (when the store has a model). A value change moves a short sentence's vector far:
-        "The user's manager is Alice Chen" / "… is Bob Li" score 0.66 with the default model, 用户住在上海 /
-        用户住在北京 0.64, under contradiction_similarity; their shared words find them."""
-        arm = self.indexer.keyword_search.search(query_text(content), KEYWORD_NEIGHBOURS + 1)
-        ids = [i for i in arm.ids if i != str(memory_id)][:KEYWORD_NEIGHBOURS]
+    def _keyword_neighbours(self, me: dict) -> list[str]:
+        """The memories that best match ``me``'s words (BM25), best first, whose vectors are at least
+        KEYWORD_SIMILARITY close (when the store has a model): the KEYWORD_NEIGHBOURS best of other authors', then
+        of its author's own. A value change moves a short sentence's vector far: "The user's manager is Alice
+        Chen" / "… is Bob Li" score 0.66 with the default model, 用户住在上海 / 用户住在北京 0.64, under
+        contradiction_similarity; their shared words find them.
+
+        The search reads as the author's recall would: its statistics count only the memories the author may see,
+        and only active memories it may see that are no episodes can be returned (a word in another agent's hidden
+        note moved the cut, and told the writer the word was there), other authors' apart from its own (its own
+        notes matching better kept a teammate's fact out of the cut)."""
+        eligibility = getattr(self.recaller, "eligibility", None)
+        if eligibility is None or self.db.in_transaction:  # the in-process copy is not read inside a transaction
+            return []
+        author = me["agent_id"]
+        teams, tenants, _ = self.recaller.caller_context(author)
+        who = dict(p_caller_agent=author, p_caller_session=None, p_caller_teams=teams, p_caller_tenants=tenants)
+        query, tiers = query_text(me["content"]), [t for t in PERSISTED_TIERS if t != "episodic"]
+        found = []
+        for half in ({"other_than": author}, {"author": author}):
+            keep = eligibility.keyword_keep(who=who, include_superseded=False, filters={"tiers": tiers, **half})
+            arm = self.indexer.keyword_search.search(query, KEYWORD_NEIGHBOURS + 1, keep=keep,
+                                                     counted=eligibility.counted("keyword", who))
+            found += [i for i in arm.ids if i != str(me["id"])][:KEYWORD_NEIGHBOURS]
         index = self.indexer.vectors
-        if not ids or index is None or self.db.scalar("vector_of", id=memory_id, model_id=index.model_id) is None:
-            return ids
-        close = {str(r["memory_id"]) for r in self.db.dicts("similar_among", id=memory_id, ids=uuid_list(ids),
+        if not found or index is None or self.db.scalar("vector_of", id=me["id"], model_id=index.model_id) is None:
+            return found
+        close = {str(r["memory_id"]) for r in self.db.dicts("similar_among", id=me["id"], ids=uuid_list(found),
                                                             model_id=index.model_id, threshold=KEYWORD_SIMILARITY)}
-        return [i for i in ids if i in close]
+        return [i for i in found if i in close]
 
     def _may_decide(self, caller: Caller, row: dict) -> None:
         """One of the two owners, or an admin, decides a contradiction (what the host wrote itself is the host's side,

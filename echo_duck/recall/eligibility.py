@@ -333,6 +333,10 @@ class EligibilityCopy:
             ok &= c.at_us[rows] <= micros(filters["until"])
         if filters.get("session") is not None:  # a NULL source_session never equals it
             ok &= c.session[rows] == code(filters["session"], _UNKNOWN)
+        if filters.get("author") is not None:  # not recall's: the contradiction check's own and others' halves
+            ok &= c.agent[rows] == code(filters["author"], _UNKNOWN)
+        if filters.get("other_than") is not None:
+            ok &= c.agent[rows] != code(filters["other_than"], _UNKNOWN)
         if filters.get("tags") is not None:  # list_has_all(tags, wanted): true for an empty list
             for tag in filters["tags"]:
                 ok &= self._rows_labelled("tags", tag)[rows]

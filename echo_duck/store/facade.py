@@ -136,7 +136,8 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
                                      RerankSettings(rerank_top_k, rerank_timeout_s, rerank_min_score, rerank_fusion),
                                      None if self.read_only else RecallJournal(self.db))
             self.travel = TimeTravel(self.db, self.recaller)  # as_of= reads (recall/asof.py)
-            self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier, writer=self.writer)
+            self.checker = ContradictionChecker(self.db, self.indexer, self._clock, verifier, writer=self.writer,
+                                                recaller=self.recaller)
             self.compressor = Compressor(self.db, self.indexer, self.writer, self._clock)
             self._shared = SharedState(extractor, summarizer)
             self._bind(caller)
@@ -239,8 +240,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
                  source_refs: Iterable[str] = (), observed_at: datetime | None = None, **more: Any) -> Memory:
         """Store a fact. Same key in the same scope makes a new version (SPEC W3), guarded by provenance.
 
-        ``more`` takes entities, team_id, tenant_id, sensitivity, episode_id, tier ('semantic'/'episodic').
-        """
+        ``more`` takes entities, team_id, tenant_id, sensitivity, episode_id, tier ('semantic'/'episodic')."""
         spec = prepare(self.caller, content, type=type, key=key, tags=tags, scope=scope, provenance=provenance,
                        importance=importance, confidence=confidence, pinned=pinned, source_session=source_session,
                        source_refs=source_refs, observed_at=observed_at, **_only(more, "remember"))

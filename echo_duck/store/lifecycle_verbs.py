@@ -102,10 +102,11 @@ class LifecycleVerbs:
     # -- contradictions --------------------------------------------------------------------------
 
     def contradictions(self, status: str | None = "pending") -> list[Contradiction]:
-        """Recorded contradictions (pending ones by default) between memories this agent can see."""
+        """Recorded contradictions (pending ones by default) between memories this agent can see; on an admin
+        handle, every one (the host decides disputes between agents whose scope its own agent id is not in)."""
         status = None if status is None else validate.choice(status, "status", ("pending", "resolved"))
         with self.db.reading():
-            rows = self.db.dicts("visible_contradictions", status=status, **self._who())
+            rows = self.db.dicts("visible_contradictions", status=status, any_agent=self.caller.admin, **self._who())
         return [Contradiction.from_row(r) for r in rows]
 
     def resolve(self, contradiction_id: Any, winner: Any, *, provenance: str | int = "model_inferred") -> Contradiction:

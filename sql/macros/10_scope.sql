@@ -108,9 +108,12 @@ CREATE OR REPLACE MACRO same_scope_owner(m_scope, a_agent, a_session, a_team, a_
 -- higher_trust_candidates)? One agent's own memories in any two scopes (an imported private note against the fact it
 -- published to its team: recorded, never settled automatically), or two authors' in the same scope (and team or
 -- tenant); and each author may see the other's memory: a claim its writer cannot read disputes nothing, and a dispute
--- must not tell either of them what the other hid (sensitive, unshared personal).
+-- must not tell either of them what the other hid (sensitive, unshared personal). The host sees every memory: a
+-- row it wrote itself (o_by_host, m_by_host) meets what its scope reaches, whether or not its agent id is a member
+-- (a member's claim against the host's team fact was never checked when the host's id was no member).
 CREATE OR REPLACE MACRO may_dispute(o_scope, o_agent, o_team, o_tenant, o_session, o_tags, o_sensitivity,
-                                    m_scope, m_agent, m_team, m_tenant, m_session, m_tags, m_sensitivity) AS
+                                    m_scope, m_agent, m_team, m_tenant, m_session, m_tags, m_sensitivity,
+                                    o_by_host := false, m_by_host := false) AS
     (o_agent = m_agent
      OR (o_scope = m_scope AND CASE m_scope
                                    WHEN 'team' THEN o_team = m_team
@@ -118,5 +121,5 @@ CREATE OR REPLACE MACRO may_dispute(o_scope, o_agent, o_team, o_tenant, o_sessio
                                    WHEN 'public' THEN true
                                    ELSE false
                                END))
-    AND can_see(o_scope, o_agent, o_team, o_tenant, o_session, o_tags, o_sensitivity, m_agent, m_session)
-    AND can_see(m_scope, m_agent, m_team, m_tenant, m_session, m_tags, m_sensitivity, o_agent, o_session);
+    AND (m_by_host OR can_see(o_scope, o_agent, o_team, o_tenant, o_session, o_tags, o_sensitivity, m_agent, m_session))
+    AND (o_by_host OR can_see(m_scope, m_agent, m_team, m_tenant, m_session, m_tags, m_sensitivity, o_agent, o_session));

@@ -13,7 +13,8 @@ WHERE o.id <> me.id AND o.status = 'active'
   AND NOT list_contains(CAST($apart AS VARCHAR)::UUID[], o.id)
   AND o.tier <> 'episodic' AND me.tier <> 'episodic'  -- an episode records what happened; it states no fact
   AND may_dispute(o.scope, o.agent_id, o.team_id, o.tenant_id, o.source_session, o.tags, o.sensitivity,
-                  me.scope, me.agent_id, me.team_id, me.tenant_id, me.source_session, me.tags, me.sensitivity)
+                  me.scope, me.agent_id, me.team_id, me.tenant_id, me.source_session, me.tags, me.sensitivity,
+                  o_by_host := o.by_host, m_by_host := me.by_host)
   AND ((o.key IS NOT NULL AND me.key IS NOT NULL AND jaro_winkler_similarity(o.key, me.key) >= 0.9)
        OR len(list_intersect(o.tags, me.tags)) > 0
        OR list_contains(CAST($neighbours AS VARCHAR)::UUID[], o.id))
@@ -97,8 +98,8 @@ SELECT * FROM contradictions WHERE memory_a = $id OR memory_b = $id ORDER BY det
 -- name: visible_contradictions
 SELECT c.* FROM contradictions c
 WHERE ($status::VARCHAR IS NULL OR c.status = $status)
-  AND c.memory_a IN (SELECT id FROM visible_memories($caller_agent, $caller_session))
-  AND c.memory_b IN (SELECT id FROM visible_memories($caller_agent, $caller_session))
+  AND ($any_agent OR (c.memory_a IN (SELECT id FROM visible_memories($caller_agent, $caller_session))
+                      AND c.memory_b IN (SELECT id FROM visible_memories($caller_agent, $caller_session))))
 ORDER BY c.detected_at, c.id;
 
 -- The highest provenance of a live fact: a bulk write with no record below it has nothing to check (after_bulk).
@@ -128,7 +129,8 @@ pairs AS (
            o.agent_id = me.agent_id AS same_author
     FROM me JOIN hi o ON o.provenance > me.provenance AND o.id <> me.id
     WHERE may_dispute(o.scope, o.agent_id, o.team_id, o.tenant_id, o.source_session, o.tags, o.sensitivity,
-                      me.scope, me.agent_id, me.team_id, me.tenant_id, me.source_session, me.tags, me.sensitivity)
+                      me.scope, me.agent_id, me.team_id, me.tenant_id, me.source_session, me.tags, me.sensitivity,
+                      o_by_host := o.by_host, m_by_host := me.by_host)
       AND ((o.key IS NOT NULL AND me.key IS NOT NULL AND jaro_winkler_similarity(o.key, me.key) >= 0.9)
            OR len(list_intersect(o.tags, me.tags)) > 0
            OR list_cosine_similarity(o.old_vector, me.new_vector) >= $threshold)
