@@ -4,6 +4,8 @@ so hidden memories neither move its cut nor can be learnt from it, and the write
 author's fact out of it; a member's claim meets the host's team fact even when the host's agent id is no member."""
 from __future__ import annotations
 
+import pytest
+
 import echo_duck
 
 MANAGER = "The user's manager is Alice Chen"
@@ -47,3 +49,39 @@ def test_a_members_claim_meets_the_hosts_team_fact_and_the_host_lists_it(tmp_pat
                                                    scope="team", team_id="core", tags=["staging-db"])
         (c,) = host.contradictions(status=None)
         assert {c.memory_a, c.memory_b} == {fact.id, claim.id}
+
+
+class Killed(BaseException):
+    """The process dying between a write's commit and its contradiction check."""
+
+
+def test_a_check_a_crash_cut_short_runs_on_the_next_open(tmp_path, monkeypatch):
+    # the write commits first and is checked after: a process killed between the two left the lower-trust claim
+    # beside the user's fact, undisputed, for good (session 54, reviewer T)
+    path = tmp_path / "s.duckdb"
+    with echo_duck.open(path, admin=True, embedder="hash") as host:
+        vim = host.remember("The user's favourite editor is vim", type="user", key="editor",
+                            provenance="user_stated", pinned=True)
+    for write, editor in (("remember_many", "emacs"), ("remember", "vscode")):
+        with echo_duck.open(path, admin=True, embedder="hash") as host:
+            def killed(*args, **kwargs):
+                raise Killed()
+            monkeypatch.setattr(host.checker, "after_bulk", killed)
+            monkeypatch.setattr(host.checker, "check", killed)
+            claim = f"The user's favourite editor is {editor}"
+            with pytest.raises(Killed):
+                if write == "remember":
+                    host.remember(claim, type="user", provenance="legacy")
+                else:
+                    host.remember_many([{"content": claim, "type": "user", "provenance": "legacy"}])
+            assert host.sql("SELECT count(*) FROM pending_checks").item() == 1
+            monkeypatch.undo()
+        with echo_duck.open(path, admin=True, embedder="hash") as host:  # the next writable open runs it
+            assert host.sql("SELECT count(*) FROM pending_checks").item() == 0
+            disputed = [c for c in host.contradictions(status=None) if claim in host.get(c.memory_b).content
+                        or claim in host.get(c.memory_a).content]
+            assert len(disputed) == 1 and disputed[0].winner == vim.id
+            assert claim not in host.snapshot()
+    with echo_duck.open(path, admin=True, embedder="hash") as host:  # a write checked in full owes nothing
+        host.remember("The user's favourite shell is zsh", type="user")
+        assert host.sql("SELECT count(*) FROM pending_checks").item() == 0

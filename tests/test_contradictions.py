@@ -11,7 +11,7 @@ import pytest
 
 import echo_duck
 from echo_duck import InvalidInput, MemoryNotFound
-from echo_duck.lifecycle import contradictions
+from echo_duck.lifecycle import candidates
 from echo_duck.lifecycle.verify import Verdict, heuristic_verifier, llm_verifier
 
 
@@ -100,7 +100,7 @@ def test_a_writer_cannot_pad_the_store_to_keep_its_claim_from_a_teammates_fact(d
 
 
 def test_vector_neighbour_threshold_is_the_contradiction_similarity_setting(db_path, clock, monkeypatch):
-    monkeypatch.setattr(contradictions, "KEYWORD_NEIGHBOURS", 0)  # the vector route alone
+    monkeypatch.setattr(candidates, "KEYWORD_NEIGHBOURS", 0)  # the vector route alone
     recorder = Recorder()
     with open_store(db_path, clock, verifier=recorder) as mem:
         mem.remember("The staging server runs Ubuntu 22.04", type="environment")

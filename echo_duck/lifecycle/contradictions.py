@@ -1,8 +1,9 @@
 """Contradictions (SPEC L3, seed 001 "冲突与更新"): find, verify, record with both sources, resolve, reverse.
 
-Candidates (SQL): same scope owner and a similar key (Jaro-Winkler >= 0.9), a shared tag, a vector neighbour
-above ``contradiction_similarity``, or one of the best keyword (BM25) matches of the new memory's words; episodes
-(what happened) are never candidates.
+Candidates (candidates.py): same scope owner and a similar key (Jaro-Winkler >= 0.9), a shared tag, a vector
+neighbour above ``contradiction_similarity``, or one of the best keyword (BM25) matches of the new memory's words;
+episodes (what happened) are never candidates. A write owes its check (``pending_checks``) until it has run: a crash
+between the two is made good by the next writable open (``settle_owed``).
 A verifier — any ``(a, b) -> Verdict`` callable, the deterministic heuristic by default, an LLM
 through ``verify.llm_verifier`` — decides.
 
@@ -32,36 +33,15 @@ from typing import Any, Callable, Iterable
 
 from ..errors import InvalidInput, MemoryNotFound, PermissionDenied
 from ..index.indexing import Indexer
-from ..index.keyword import query_text
-from ..models import PERSISTED_TIERS, PROVENANCE, Memory
+from ..models import PROVENANCE, Memory
 from ..storage.db import Db, uuid_list
 from ..write import validate
 from ..write.guards import agent_owns, check_provenance
 from ..write.writer import Caller, require_owner
+from . import candidates
 from .verify import Verdict, heuristic_verifier
 
 Verifier = Callable[[Any, Any], Verdict]
-CANDIDATE_LIMIT = 20
-# The vector neighbours are sought among the memories the new one may dispute (contradiction_candidates: active, both
-# authors may see the other's): the nearest CANDIDATE_LIMIT of the whole store let memories its writer cannot see
-# (another agent's private notes) crowd out the visible ones, and whether a dispute was found then told the writer
-# they exist; an agent's own private near-copies of its claim did the same to a teammate's fact. So the search reads
-# the nearest NEIGHBOUR_CAP (a search costs one scan of the matrix whatever n is; only those above the similarity
-# threshold are kept), and the query reads another author's memories first. The cap bounds the query's cost (it
-# matches the list against every memory: 200 ids, ~80 ms at 100k memories, when 200 pass the threshold); a writer
-# would need that many hidden near-copies around its claim to notice them.
-NEIGHBOUR_CAP = 200
-# The best keyword matches of a new memory are candidates too (_keyword_neighbours): this many of other authors', and
-# as many of its author's own, among the active memories the author may see that are no episodes ...
-KEYWORD_NEIGHBOURS = 50
-# ... if their vectors are at least this close. Two sentences sharing a word and nothing else (a place named in a note
-# about a design job, and "moved from that place to another") read as "changed from X, still says X" to the
-# heuristic. On the own recall sets' ~3,000 notes written one at a time (eight sets, session 54), the vector route
-# alone recorded no contradiction; the keyword route without a floor recorded 16, 9 of them false and retiring a true
-# note by recency, at similarities 0.21-0.53 (its true finds at 0.33-0.41); with this floor it records 2: one true
-# ("I live in Shenzhen" / "Xiaoyu moved from Shenzhen to Xiamen") and one false, left pending (two chat fillers).
-# The single-value changes outside reviewers wrote sit at 0.51-0.69 with the default model.
-KEYWORD_SIMILARITY = 0.5
 
 
 @dataclass(frozen=True)
@@ -89,7 +69,7 @@ class ContradictionChecker:
                  writer: Any = None, recaller: Any = None):
         self.db = db
         self.writer = writer  # write.writer.Writer: a reversal writes the earlier claim as a new version
-        self.recaller = recaller  # recall.hybrid.Recaller: the keyword route reads as the writer's recall does
+        self.finder = candidates.CandidateFinder(db, indexer, recaller)  # the pairs the verifier reads
         self.indexer = indexer
         self.clock = clock
         self.verifier = validate.callback(verifier, "verifier") or heuristic_verifier
@@ -114,8 +94,9 @@ class ContradictionChecker:
                     continue
                 settings = {n: self.db.setting(n) for n in
                             ("contradiction_similarity", "contradiction_min_confidence", "contradiction_auto_confidence")}
-                candidates = self._candidates(memory_id, settings["contradiction_similarity"], together, me_row)
+                candidates = self.finder.candidates(me_row, settings["contradiction_similarity"], together)
             found += self._against(caller, Memory.from_row(me_row), candidates, settings)
+        self._paid(memory_ids)
         return found
 
     def after_bulk(self, caller: Caller, stored: list[Memory], *, full: bool) -> set[str]:
@@ -131,7 +112,29 @@ class ContradictionChecker:
                 top = self.db.scalar("highest_live_provenance") if live else None
             if top is not None and any(m.provenance < top for m in live):
                 found += self.check_below(caller, [m.id for m in live if m.provenance < top])
+        self._paid([m.id for m in stored])
         return {side for c in found for side in (c.memory_a, c.memory_b)}
+
+    def settle_owed(self) -> int:
+        """Run the checks a crash between a write and its check left owed (pending_checks, migration 0013): each
+        author's rows against the live facts of higher provenance, and a new version against the one it replaced
+        (the bulk write's check, one query per author); then forget them. A writable open calls it."""
+        with self.db.reading():
+            owed = self.db.dicts("owed_checks")
+            by_author: dict[tuple[str, bool], list[Memory]] = {}
+            for row in self.db.dicts("memories_by_ids", ids=uuid_list([r["id"] for r in owed])) if owed else ():
+                by_author.setdefault((row["agent_id"], bool(row["by_host"])), []).append(Memory.from_row(row))
+        for (agent, host), memories in by_author.items():
+            self.after_bulk(Caller(agent_id=agent, admin=host), memories, full=False)
+        with self.db.transaction("owed checks"):
+            self.db.run("forget_owed_checks")
+        return len(owed)
+
+    def _paid(self, memory_ids: Iterable[Any]) -> None:
+        ids = [str(i) for i in memory_ids]
+        if ids:
+            with self.db.transaction("checks paid"):
+                self.db.run("checks_paid", ids=uuid_list(ids))
 
     def check_below(self, caller: Caller, memory_ids: Iterable[str]) -> list[Contradiction]:
         """A bulk write's side of the check, whether or not it was asked for: each new memory against the live facts
@@ -145,7 +148,7 @@ class ContradictionChecker:
         with self.db.reading():
             settings = {n: self.db.setting(n) for n in
                         ("contradiction_similarity", "contradiction_min_confidence", "contradiction_auto_confidence")}
-            rows = self.db.dicts("higher_trust_candidates", ids=uuid_list(memory_ids), limit=CANDIDATE_LIMIT,
+            rows = self.db.dicts("higher_trust_candidates", ids=uuid_list(memory_ids), limit=candidates.CANDIDATE_LIMIT,
                                  model_id=None if index is None else index.model_id,
                                  threshold=settings["contradiction_similarity"])
             if not rows:
@@ -246,58 +249,6 @@ class ContradictionChecker:
             return self.verifier(a, b)
         except Exception:  # a broken verifier must not break the write that triggered it
             return heuristic_verifier(a, b)
-
-    def _candidates(self, memory_id: str, threshold: float, together: str, me: dict) -> list[dict]:
-        """The memories ``memory_id`` may contradict (same key or tag, one of its NEIGHBOUR_CAP nearest at
-        ``threshold`` or above, or one of its best keyword matches), at most CANDIDATE_LIMIT, other authors'
-        first, then the nearest."""
-        close = self._neighbours(memory_id, threshold) + self._keyword_neighbours(me)
-        return self.db.dicts("contradiction_candidates", id=memory_id, neighbours="[" + ",".join(dict.fromkeys(close))
-                             + "]", limit=CANDIDATE_LIMIT, apart=together)
-
-    def _neighbours(self, memory_id: str, threshold: float) -> list[str]:
-        """The ids of the NEIGHBOUR_CAP nearest memories at ``threshold`` or above, nearest first."""
-        index = self.indexer.vectors
-        if index is None:
-            return []
-        vector = self.db.scalar("vector_of", id=memory_id, model_id=index.model_id)
-        if vector is None:
-            return []
-        import numpy as np
-
-        ids, sims = index.search(np.asarray(vector, dtype=np.float32), NEIGHBOUR_CAP)
-        return [i for i, s in zip(ids, sims) if s >= threshold and i != str(memory_id)]
-
-    def _keyword_neighbours(self, me: dict) -> list[str]:
-        """The memories that best match ``me``'s words (BM25), best first, whose vectors are at least
-        KEYWORD_SIMILARITY close (when the store has a model): the KEYWORD_NEIGHBOURS best of other authors', then
-        of its author's own. A value change moves a short sentence's vector far: "The user's manager is Alice
-        Chen" / "… is Bob Li" score 0.66 with the default model, 用户住在上海 / 用户住在北京 0.64, under
-        contradiction_similarity; their shared words find them.
-
-        The search reads as the author's recall would: its statistics count only the memories the author may see,
-        and only active memories it may see that are no episodes can be returned (a word in another agent's hidden
-        note moved the cut, and told the writer the word was there), other authors' apart from its own (its own
-        notes matching better kept a teammate's fact out of the cut)."""
-        eligibility = getattr(self.recaller, "eligibility", None)
-        if eligibility is None or self.db.in_transaction:  # the in-process copy is not read inside a transaction
-            return []
-        author = me["agent_id"]
-        teams, tenants, _ = self.recaller.caller_context(author)
-        who = dict(p_caller_agent=author, p_caller_session=None, p_caller_teams=teams, p_caller_tenants=tenants)
-        query, tiers = query_text(me["content"]), [t for t in PERSISTED_TIERS if t != "episodic"]
-        found = []
-        for half in ({"other_than": author}, {"author": author}):
-            keep = eligibility.keyword_keep(who=who, include_superseded=False, filters={"tiers": tiers, **half})
-            arm = self.indexer.keyword_search.search(query, KEYWORD_NEIGHBOURS + 1, keep=keep,
-                                                     counted=eligibility.counted("keyword", who))
-            found += [i for i in arm.ids if i != str(me["id"])][:KEYWORD_NEIGHBOURS]
-        index = self.indexer.vectors
-        if not found or index is None or self.db.scalar("vector_of", id=me["id"], model_id=index.model_id) is None:
-            return found
-        close = {str(r["memory_id"]) for r in self.db.dicts("similar_among", id=me["id"], ids=uuid_list(found),
-                                                            model_id=index.model_id, threshold=KEYWORD_SIMILARITY)}
-        return [i for i in found if i in close]
 
     def _may_decide(self, caller: Caller, row: dict) -> None:
         """One of the two owners, or an admin, decides a contradiction (what the host wrote itself is the host's side,

@@ -142,7 +142,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             self._shared = SharedState(extractor, summarizer)
             self._bind(caller)
             self.damaged_archive_files = () if self.read_only else open_writable(
-                self.db, self.indexer, self.archive_dir, self.now(), new_file=fresh and not copied)
+                self.db, self.indexer, self.archive_dir, self.now(), fresh and not copied, self.checker)
             self.recaller.warm()
         except BaseException as e:
             with contextlib.suppress(EchoDuckError):  # a damaged file may fail its close as well

@@ -8,6 +8,7 @@
    files start from (storage/template.py).
 5. Record the embedding model, so stale_vectors is right at once.
 6. Finish purges whose file rewrite was still due (pending_purges): archive files, then the store file.
+7. Run the contradiction checks a crash between a write and its check left owed (pending_checks).
 
 Also what every handle of one open store shares (``SharedState``, ``SHARED_STATE``) and its clock.
 """
@@ -25,8 +26,8 @@ from ..storage.template import keep_template
 from ..write import validate
 
 
-def open_writable(db: Db, indexer: Indexer, archive_dir: Path | None, now: datetime, *,
-                  new_file: bool = False) -> tuple[Path, ...]:
+def open_writable(db: Db, indexer: Indexer, archive_dir: Path | None, now: datetime, new_file: bool = False,
+                  checker: Any = None) -> tuple[Path, ...]:
     """Run the steps above; returns the damaged archive files that were skipped. ``new_file``: this open
     created the file (its schema statement by statement)."""
     erasure.discard_leftovers(db.path)
@@ -39,6 +40,8 @@ def open_writable(db: Db, indexer: Indexer, archive_dir: Path | None, now: datet
             keep_template(db.con, db.path)
     _ = indexer.vectors  # records the store's current model
     erasure.finish_pending(db, archive_dir)
+    if checker is not None:
+        checker.settle_owed()
     return damaged
 
 

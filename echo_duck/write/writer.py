@@ -258,6 +258,8 @@ class Writer:
             try:
                 yield
                 self.indexer.index(self._staged, ahead)
+                if self._staged:  # checked for contradictions after the commit: owed until then (a crash between)
+                    self.db.run("owe_checks", ids=uuid_list([r.memory_id for r in self._staged]), now=self._base)
                 self._last = self._now()
                 self._mine.inserted = frozenset(str(r.memory_id) for r in self._staged)
             finally:

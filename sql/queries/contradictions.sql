@@ -140,3 +140,19 @@ pairs AS (
 SELECT * EXCLUDE (same_author) FROM pairs
 QUALIFY row_number() OVER (PARTITION BY new_id ORDER BY same_key DESC, same_author, updated_at DESC, id) <= $limit
 ORDER BY new_id, same_key DESC, same_author, updated_at DESC, id;
+
+-- The checks a write owes (migration 0013): its new rows, in its own transaction; deleted once checked.
+-- name: owe_checks
+INSERT OR IGNORE INTO pending_checks SELECT unnest(CAST($ids AS VARCHAR)::UUID[]), $now::TIMESTAMP;
+
+-- name: checks_paid
+DELETE FROM pending_checks WHERE memory_id IN (SELECT unnest(CAST($ids AS VARCHAR)::UUID[]));
+
+-- The checks a crash left owed, oldest first (rows still live: a forgotten or held one is checked no more).
+-- name: owed_checks
+SELECT p.memory_id::VARCHAR AS id FROM pending_checks p JOIN memories m ON m.id = p.memory_id
+WHERE m.status = 'active'
+ORDER BY p.owed_at, p.memory_id;
+
+-- name: forget_owed_checks
+DELETE FROM pending_checks;

@@ -82,6 +82,7 @@ DELETE FROM contradiction_decisions WHERE contradiction_id IN (
 DELETE FROM contradictions WHERE memory_a IN (SELECT memory_id::UUID FROM echo_duck_purge_stage)
                               OR memory_b IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);
 DELETE FROM memory_feedback WHERE memory_id IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);
+DELETE FROM pending_checks WHERE memory_id IN (SELECT memory_id::UUID FROM echo_duck_purge_stage);
 
 -- The one exception to the append-only log: a purged memory's events keep who/when/what, not content.
 -- The salt goes too, so the kept content_digest cannot confirm a guess of the text; the chain's
