@@ -242,7 +242,8 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
     ids: list[str] = []
     quarantined: list[str] = []
     try:
-        _write_batches(mem, caller, good, held, usages, batch_size, dry_run, ids, quarantined, errors, writers)
+        _write_batches(mem, caller, good, held, usages, batch_size, dry_run, ids, quarantined, errors, writers,
+                       "apart" if check else None)
     finally:  # what was committed meets the check, even when a later batch failed
         if check and ids:
             # Untrusted text meets what is stored as any write does: a contradiction is recorded and settled by
@@ -257,7 +258,7 @@ def _write(mem: Any, caller: Caller, path: Path, fmt: str, records: list[Record]
 
 def _write_batches(mem: Any, caller: Caller, good: list[tuple[str, NewMemory]], held: dict[int, Any],
                    usages: dict[str, Any], batch_size: int, dry_run: bool, ids: list[str], quarantined: list[str],
-                   errors: list[Issue], writers: dict[str, Caller] | None = None) -> None:
+                   errors: list[Issue], writers: dict[str, Caller] | None = None, owe: str | None = None) -> None:
     """One transaction per batch; a refusal inside it falls back to one record at a time. Appends to ``ids``,
     ``quarantined`` and ``errors`` as it goes (the caller checks what was committed, whatever happens). A run of
     records ``writers`` names is written as that caller (a trusted restore: the owner, on the "restore" path for the
@@ -272,14 +273,15 @@ def _write_batches(mem: Any, caller: Caller, good: list[tuple[str, NewMemory]], 
         written: list[tuple[str, Any]] = []
         screened = {k: held[id(spec)] for k, (_, spec) in enumerate(batch) if id(spec) in held}
         try:  # one transaction per batch; a refusal inside it falls back to one record at a time
-            stored_batch = mem.writer.remember_many(who, [spec for _, spec in batch], screened=screened, atomic=True)
+            stored_batch = mem.writer.remember_many(who, [spec for _, spec in batch], screened=screened, atomic=True,
+                                                    owe=owe)
             written = list(zip([w for w, _ in batch], stored_batch))
             quarantined += [m.id for m in stored_batch.quarantined]
         except _WRITE_ERRORS:
             for k, (where, spec) in enumerate(batch):
                 try:
                     one = mem.writer.remember_many(who, [spec], screened={0: screened[k]} if k in screened else {},
-                                                   atomic=True)
+                                                   atomic=True, owe=owe)
                     written.append((where, one[0]))
                     quarantined += [m.id for m in one.quarantined]
                 except _WRITE_ERRORS as e:

@@ -81,6 +81,8 @@ class CandidateFinder:
             return []
         author = me["agent_id"]
         teams, tenants, _ = self.recaller.caller_context(author)
+        if me["by_host"]:  # the host sees every memory: a fact it wrote meets whatever its scope reaches
+            teams, tenants = self._every("team_id"), self._every("tenant_id")
         who = dict(p_caller_agent=author, p_caller_session=None, p_caller_teams=teams, p_caller_tenants=tenants)
         query, tiers = query_text(me["content"]), [t for t in PERSISTED_TIERS if t != "episodic"]
         found = []
@@ -95,3 +97,7 @@ class CandidateFinder:
         close = {str(r["memory_id"]) for r in self.db.dicts("similar_among", id=me["id"], ids=uuid_list(found),
                                                             model_id=index.model_id, threshold=KEYWORD_SIMILARITY)}
         return [i for i in found if i in close]
+
+    def _every(self, column: str) -> list[str]:
+        """Every team (or tenant) a live memory names."""
+        return [r[0] for r in self.db.run(f"every_{column.removesuffix('_id')}").fetchall()]

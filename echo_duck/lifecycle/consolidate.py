@@ -127,9 +127,9 @@ class Consolidator:
                 if finding is not None:  # held for its source; its own words are scanned too (a block is refused)
                     own = self.writer.screen(self.caller, [spec], atomic=True).get(0)
                     memory = self.writer.remember_many(self.caller, [spec], on_lower_provenance="record", atomic=True,
-                                                       screened={0: own or finding})[0]
+                                                       screened={0: own or finding}, owe="full")[0]
                 else:
-                    memory = self.writer.remember(self.caller, spec, on_lower_provenance="record")
+                    memory = self.writer.remember(self.caller, spec, on_lower_provenance="record", owe="full")
             except RejectedWrite as e:
                 rejections.append(f"{e.reason}: {redact(candidate.content, 60)}")  # a secret stays masked
                 continue

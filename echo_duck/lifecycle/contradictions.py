@@ -116,16 +116,23 @@ class ContradictionChecker:
         return {side for c in found for side in (c.memory_a, c.memory_b)}
 
     def settle_owed(self) -> int:
-        """Run the checks a crash between a write and its check left owed (pending_checks, migration 0013): each
-        author's rows against the live facts of higher provenance, and a new version against the one it replaced
-        (the bulk write's check, one query per author); then forget them. A writable open calls it."""
+        """Run the checks a crash between a write and its check left owed (pending_checks, migration 0013), each as
+        its write was to get it (``kind``: full, apart, bulk), per author; then forget them (a held row's stays until
+        it is approved). A writable open calls it; it writes nothing when nothing is owed."""
         with self.db.reading():
-            owed = self.db.dicts("owed_checks")
-            by_author: dict[tuple[str, bool], list[Memory]] = {}
-            for row in self.db.dicts("memories_by_ids", ids=uuid_list([r["id"] for r in owed])) if owed else ():
-                by_author.setdefault((row["agent_id"], bool(row["by_host"])), []).append(Memory.from_row(row))
-        for (agent, host), memories in by_author.items():
-            self.after_bulk(Caller(agent_id=agent, admin=host), memories, full=False)
+            if not self.db.scalar("any_owed_checks"):
+                return 0
+            owed = {r["id"]: r["kind"] for r in self.db.dicts("owed_checks")}
+            groups: dict[tuple[str, bool, str], list[Memory]] = {}
+            for row in self.db.dicts("memories_by_ids", ids=uuid_list(list(owed))) if owed else ():
+                key = (row["agent_id"], bool(row["by_host"]), owed[str(row["id"])])
+                groups.setdefault(key, []).append(Memory.from_row(row))
+        for (agent, host, kind), memories in groups.items():
+            caller = Caller(agent_id=agent, admin=host)
+            if kind == "bulk":
+                self.after_bulk(caller, memories, full=False)
+            else:
+                self.check(caller, [m.id for m in memories], apart=kind == "apart")
         with self.db.transaction("owed checks"):
             self.db.run("forget_owed_checks")
         return len(owed)

@@ -37,7 +37,7 @@ from ..write import review, validate
 from ..write.guards import check_actor
 from ..write.sessions import Sessions
 from ..write.writer import WRITE_PATHS, Caller, WriteBatch, Writer, prepare
-from ..write.spec import prepare_record
+from ..write.spec import prepare_records
 from .admin_verbs import AdminVerbs, _empty_frame
 from .kb_verbs import KnowledgeBaseVerbs
 from .lifecycle_verbs import LifecycleVerbs
@@ -244,7 +244,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         spec = prepare(self.caller, content, type=type, key=key, tags=tags, scope=scope, provenance=provenance,
                        importance=importance, confidence=confidence, pinned=pinned, source_session=source_session,
                        source_refs=source_refs, observed_at=observed_at, **_only(more, "remember"))
-        memory = self.writer.remember(self.caller, spec)
+        memory = self.writer.remember(self.caller, spec, owe="full")
         if memory.status != "quarantined":
             if memory.id in self.writer.last_inserted:  # a new row: if it restates a live one, that one is reinforced
                 memory = self.compressor.fold_restatement(self.caller, memory)
@@ -260,17 +260,10 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         or nothing (the first block raises RejectedWrite). The full contradiction check costs a query per row and
         runs when asked for; without it, each record is still checked against the live facts of higher provenance
         (a user-stated one, say), in one query for the batch."""
-        specs = []
-        if isinstance(records, str):
-            raise InvalidInput("records must be a list of dicts, got str")
-        for i, record in enumerate(validate._iterable(records, "records")):
-            try:
-                specs.append(prepare_record(self.caller, record))
-            except InvalidInput as e:
-                raise InvalidInput(f"record {i}: {e}") from None
-        stored = self.writer.remember_many(self.caller, specs, atomic=validate.flag(atomic, "atomic"))
-        touched = self.checker.after_bulk(self.caller, stored, full=validate.flag(check_contradictions,
-                                                                               "check_contradictions"))
+        specs, full = prepare_records(self.caller, records), validate.flag(check_contradictions, "check_contradictions")
+        stored = self.writer.remember_many(self.caller, specs, atomic=validate.flag(atomic, "atomic"),
+                                           owe="full" if full else "bulk")
+        touched = self.checker.after_bulk(self.caller, stored, full=full)
         if touched:
             stored = WriteBatch([self._reload(m) if m.id in touched else m for m in stored], stored.blocked,
                                 stored.quarantined)
@@ -280,8 +273,10 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         """Accept a quarantined memory (it goes live; an event records who and why). A person decides, so
         this needs an admin handle (CLI: ``--admin``): an agent must not release what the scanner held."""
         self._require_admin("approve")
-        return review.approve(self.writer, self.caller, target,
-                              reason=validate.optional_text(reason, "reason", max_chars=1000))
+        memory = review.approve(self.writer, self.caller, target,
+                                reason=validate.optional_text(reason, "reason", max_chars=1000))
+        self.checker.check(self.caller, [memory.id])  # it met no check while it was held: it owes one
+        return self._reload(memory)
 
     def reject(self, target: Any, reason: str | None = None) -> Memory:
         """Refuse a quarantined memory (it is forgotten; an event records who and why)."""
@@ -295,7 +290,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             changes["content"] = content
         if not changes:  # it wrote a new, identical version (and an event) for nothing
             raise InvalidInput("update needs something to change: content= or a field such as tags=, importance=")
-        memory = self.writer.update(self.caller, target, changes, provenance=provenance, reason=reason)
+        memory = self.writer.update(self.caller, target, changes, provenance=provenance, reason=reason, owe="full")
         self.checker.check(self.caller, [memory.id])
         return self._reload(memory)
 

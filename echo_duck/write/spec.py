@@ -104,6 +104,19 @@ def prepare(caller: Caller, content: Any, *, type: Any, key: Any = None, tags: A
 RECORD_FIELDS = ("content", *tuple(inspect.signature(prepare).parameters)[2:])  # remember()'s arguments
 
 
+def prepare_records(caller: Caller, records: Any) -> list[NewMemory]:
+    """A bulk write's records, each validated as prepare_record does; an InvalidInput names the record's position."""
+    if isinstance(records, str):
+        raise InvalidInput("records must be a list of dicts, got str")
+    specs = []
+    for i, record in enumerate(validate._iterable(records, "records")):
+        try:
+            specs.append(prepare_record(caller, record))
+        except InvalidInput as e:
+            raise InvalidInput(f"record {i}: {e}") from None
+    return specs
+
+
 def prepare_record(caller: Caller, record: Any) -> NewMemory:
     """One record of a bulk write (a dict of remember()'s arguments), validated as remember() validates them; a
     missing or unknown field is an InvalidInput that names it."""

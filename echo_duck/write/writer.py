@@ -71,16 +71,20 @@ class Writer:
 
     # -- public operations -------------------------------------------------------------------
 
-    def remember(self, caller: Caller, spec: NewMemory, *, on_lower_provenance: str = "raise") -> Memory:
+    def remember(self, caller: Caller, spec: NewMemory, *, on_lower_provenance: str = "raise",
+                 owe: str | None = None) -> Memory:
         """One write: a Memory (status 'quarantined' when the scanner was unsure); RejectedWrite when it blocks."""
-        return self.remember_many(caller, [spec], on_lower_provenance=on_lower_provenance, atomic=True)[0]
+        return self.remember_many(caller, [spec], on_lower_provenance=on_lower_provenance, atomic=True, owe=owe)[0]
 
     def remember_many(self, caller: Caller, specs: Iterable[NewMemory], *, on_lower_provenance: str = "raise",
-                      atomic: bool = False, screened: dict[int, Any] | None = None) -> "WriteBatch":
+                      atomic: bool = False, screened: dict[int, Any] | None = None,
+                      owe: str | None = None) -> "WriteBatch":
         """One transaction. A write the scanner blocks is reported in ``.blocked`` and the rest are stored
         (``atomic=True``: the first block raises RejectedWrite and nothing is stored); a write it is unsure
         about is stored with status 'quarantined' and listed in ``.quarantined`` too. ``screened``: the
-        findings of an earlier ``screen`` of these specs (an import scans before it deduplicates)."""
+        findings of an earlier ``screen`` of these specs (an import scans before it deduplicates). ``owe``: the
+        contradiction check the caller runs after the commit ('full', 'apart', 'bulk'), recorded in the same
+        transaction (pending_checks) so that a crash between the two leaves it owed, not lost; None: none."""
         now = self.clock()
         specs = [guards.observed_by_now(caller, s, now) for s in specs]
         findings = self.screen(caller, specs, atomic=atomic, storing=True) if screened is None else screened
@@ -96,14 +100,15 @@ class Writer:
                     if position not in quarantined:
                         ahead.passed(position)  # only text the scanner passed goes to the embedder ahead
             stored = self._remember_checked(caller, kept, on_lower_provenance, ahead,
-                                            {k: findings[keep[k]] for k in quarantined})
+                                            {k: findings[keep[k]] for k in quarantined}, owe)
         return WriteBatch(stored, [(i, findings[i]) for i in sorted(blocked)],
                           [m for k, m in enumerate(stored) if k in quarantined])
 
     def _remember_checked(self, caller: Caller, specs: list[NewMemory], on_lower_provenance: str,
-                          ahead: EmbeddedAhead | None, held: dict[int, Any] | None = None) -> list[Memory]:
+                          ahead: EmbeddedAhead | None, held: dict[int, Any] | None = None,
+                          owe: str | None = None) -> list[Memory]:
         held = held or {}
-        with self._indexed_transaction("remember", ahead):
+        with self._indexed_transaction("remember", ahead, owe):
             ids: list[Any] = [uuid.uuid4() for _ in specs]
             for pos, finding in held.items():  # stored apart from the live memories: no versioning until approved
                 ids[pos] = self._insert(caller, specs[pos], reason=f"quarantined: {finding.reason}: {finding.detail}",
@@ -126,7 +131,7 @@ class Writer:
             return self._memories(ids)
 
     def update(self, caller: Caller, target: Any, changes: dict[str, Any], *, provenance: Any = "model_inferred",
-               reason: str | None = None, words_by_host: bool | None = None) -> Memory:
+               reason: str | None = None, words_by_host: bool | None = None, owe: str | None = None) -> Memory:
         """Replace a live memory (by id or key) with a new version carrying ``changes`` (fields of UPDATABLE only: a
         dict, so no name in it reaches this method's own keywords), kept under its owner (an admin's edit too); the
         host's mark as guards.new_words_by_host gives it."""
@@ -151,11 +156,11 @@ class Writer:
         held = self.check(caller, spec)  # before the transaction: a refusal must still be logged
         by_host = guards.new_words_by_host(caller, old, spec.content, words_by_host)
         if held is not None:  # stored beside the live version, which stays until a person approves this one
-            with self._indexed_transaction("update"):
+            with self._indexed_transaction("update", owe=owe):
                 return self._memory(self._insert(caller, spec, reason=f"quarantined update of {old['id']}: "
                                                  f"{held.reason}: {held.detail}", status="quarantined", by_host=by_host,
                                                  owner=old["agent_id"]))
-        with self._indexed_transaction("update"):
+        with self._indexed_transaction("update", owe=owe):
             old = self.resolve_owned(caller, old["id"], live_only=True, verb="update")  # still live under the write lock?
             new_id = self._new_version(caller, spec, old, reason or "update", by_host, owner=old["agent_id"])
             return self._memory(new_id)
@@ -249,8 +254,10 @@ class Writer:
     # -- inside a transaction ----------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _indexed_transaction(self, what: str, ahead: EmbeddedAhead | None = None) -> Iterator[None]:
-        """A write transaction whose new rows are indexed (postings, vectors) before it commits."""
+    def _indexed_transaction(self, what: str, ahead: EmbeddedAhead | None = None,
+                             owe: str | None = None) -> Iterator[None]:
+        """A write transaction whose new rows are indexed (postings, vectors) before it commits, and owe ``owe``'s
+        contradiction check (remember_many)."""
         with self.db.transaction(what):
             self._staged, self._tick_offset = [], 0
             now = self.clock()
@@ -258,8 +265,9 @@ class Writer:
             try:
                 yield
                 self.indexer.index(self._staged, ahead)
-                if self._staged:  # checked for contradictions after the commit: owed until then (a crash between)
-                    self.db.run("owe_checks", ids=uuid_list([r.memory_id for r in self._staged]), now=self._base)
+                if owe is not None and self._staged:  # checked after the commit: owed until then (a crash between)
+                    self.db.run("owe_checks", ids=uuid_list([r.memory_id for r in self._staged]), now=self._base,
+                                kind=owe)
                 self._last = self._now()
                 self._mine.inserted = frozenset(str(r.memory_id) for r in self._staged)
             finally:

@@ -31,6 +31,13 @@ LIMIT $limit;
 SELECT vector FROM memory_vectors WHERE memory_id = $id AND model_id = $model_id;
 
 -- Of the memories $ids ('[uuid, …]' text), those whose vector of model $model_id is at least $threshold close to $id's.
+-- Every team and tenant live memories name: the groups a row the host wrote reaches (candidates.py).
+-- name: every_team
+SELECT DISTINCT team_id FROM memories WHERE team_id IS NOT NULL AND status = 'active';
+
+-- name: every_tenant
+SELECT DISTINCT tenant_id FROM memories WHERE tenant_id IS NOT NULL AND status = 'active';
+
 -- name: similar_among
 SELECT o.memory_id FROM memory_vectors o, memory_vectors me
 WHERE me.memory_id = $id AND me.model_id = $model_id AND o.model_id = $model_id
@@ -143,16 +150,23 @@ ORDER BY new_id, same_key DESC, same_author, updated_at DESC, id;
 
 -- The checks a write owes (migration 0013): its new rows, in its own transaction; deleted once checked.
 -- name: owe_checks
-INSERT OR IGNORE INTO pending_checks SELECT unnest(CAST($ids AS VARCHAR)::UUID[]), $now::TIMESTAMP;
+INSERT OR IGNORE INTO pending_checks SELECT unnest(CAST($ids AS VARCHAR)::UUID[]), $now::TIMESTAMP, $kind;
 
 -- name: checks_paid
 DELETE FROM pending_checks WHERE memory_id IN (SELECT unnest(CAST($ids AS VARCHAR)::UUID[]));
 
--- The checks a crash left owed, oldest first (rows still live: a forgotten or held one is checked no more).
+-- The checks a crash left owed, oldest first, of rows still live (a forgotten one is checked no more; a held one
+-- when approved).
 -- name: owed_checks
-SELECT p.memory_id::VARCHAR AS id FROM pending_checks p JOIN memories m ON m.id = p.memory_id
+SELECT p.memory_id::VARCHAR AS id, p.kind FROM pending_checks p JOIN memories m ON m.id = p.memory_id
 WHERE m.status = 'active'
 ORDER BY p.owed_at, p.memory_id;
 
+-- name: any_owed_checks
+SELECT count(*) > 0 FROM pending_checks
+WHERE memory_id NOT IN (SELECT id FROM memories WHERE status = 'quarantined');
+
+-- A held row keeps its debt: approve() runs its check.
 -- name: forget_owed_checks
-DELETE FROM pending_checks;
+DELETE FROM pending_checks
+WHERE memory_id NOT IN (SELECT id FROM memories WHERE status = 'quarantined');

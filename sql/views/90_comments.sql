@@ -168,9 +168,10 @@ COMMENT ON COLUMN episodes.created_at IS 'when consolidation wrote it';
 COMMENT ON COLUMN episodes.status IS 'active | flagged (derived from deleted content) | forgotten';
 
 -- contradictions
-COMMENT ON TABLE pending_checks IS 'The contradiction checks writes still owe: a write records its new rows in its own transaction, the check deletes them, and a writable open runs what a crash left owed';
+COMMENT ON TABLE pending_checks IS 'The contradiction checks writes still owe: a write records its new rows in its own transaction, the check deletes them, a writable open runs what a crash left owed, and approve() what a held row owes';
 COMMENT ON COLUMN pending_checks.memory_id IS 'the new row to check (memories.id)';
 COMMENT ON COLUMN pending_checks.owed_at IS 'when the write committed (naive UTC)';
+COMMENT ON COLUMN pending_checks.kind IS 'the check owed: full (remember, update), apart (an import: not against the rows written with it), bulk (remember_many)';
 COMMENT ON TABLE contradiction_decisions IS 'Every decision on a contradiction (by provenance, by recency, a user''s decision or review), appended: contradictions holds the current one, as-of reads the last one made by their instant (contradictions_as_of)';
 COMMENT ON COLUMN contradiction_decisions.seq IS 'order of the decisions (two at one instant: the later one counts)';
 COMMENT ON COLUMN contradiction_decisions.contradiction_id IS 'the contradiction decided (contradictions.id)';
