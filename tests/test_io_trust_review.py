@@ -120,6 +120,9 @@ def test_not_even_an_admin_handle_adds_the_store_file_to_the_knowledge_base(tmp_
     with echo_duck.open(store, admin=True, embedder="hash", now=clock) as host:
         with pytest.raises(PermissionDenied, match="cannot add"):
             host.kb_add(notes)
+        for text in ("note \x00 end", "note \ud800 end"):  # no path: the check passes it on to the text's own
+            with pytest.raises(InvalidInput):
+                host.kb_add(text, source="odd")
         assert host.kb_documents() == []
 
 

@@ -30,7 +30,10 @@ def store_file_reason(mem: Any, path: str | Path, *, archive: bool = True) -> st
     wal = db + ".wal"
     archive_dir = getattr(mem, "archive_dir", None) if archive else None
     folder = os.path.realpath(archive_dir) if archive_dir is not None else None
-    real = os.path.realpath(os.path.expanduser(str(path)))
+    try:
+        real = os.path.realpath(os.path.expanduser(str(path)))
+    except (ValueError, UnicodeError):  # a NUL or a lone surrogate: no file on disk has that name
+        return None
     named = {db: "is the store file", wal: "is the store's write-ahead log (.wal)"}
     if real in named:
         return named[real]
