@@ -140,3 +140,11 @@ def test_a_hosts_team_fact_written_second_meets_a_members_earlier_claim(tmp_path
         fact = host.remember(MANAGER, type="user", scope="team", team_id="red", provenance="user_stated")
         (c,) = host.contradictions(status=None)
         assert {c.memory_a, c.memory_b} == {fact.id, claim.id}
+
+
+def test_a_restatement_folded_into_the_fact_it_repeats_owes_nothing(tmp_path):
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash") as host:
+        first = host.remember("The user's favourite editor is vim", type="user")
+        again = host.remember("The user's favourite editor is vim.", type="user")  # a new row, folded into the first
+        assert again.id == first.id and host.sql("SELECT count(*) FROM memories").item() == 2
+        assert host.sql("SELECT count(*) FROM pending_checks").item() == 0

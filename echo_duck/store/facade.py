@@ -246,9 +246,10 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
                        source_refs=source_refs, observed_at=observed_at, **_only(more, "remember"))
         memory = self.writer.remember(self.caller, spec, owe="full")
         if memory.status != "quarantined":
+            written = memory.id
             if memory.id in self.writer.last_inserted:  # a new row: if it restates a live one, that one is reinforced
                 memory = self.compressor.fold_restatement(self.caller, memory)
-            self.checker.check(self.caller, [memory.id])
+            self.checker.check(self.caller, list(dict.fromkeys([memory.id, written])))  # a folded one owes none
         return self._reload(memory)
 
     def remember_many(self, records: Iterable[dict[str, Any]], *, check_contradictions: bool = False,
