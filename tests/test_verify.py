@@ -182,7 +182,8 @@ def test_the_same_fact_said_in_the_other_language_is_no_contradiction(key):
                  ("User lives in Berlin", "用户住在柏林")]:
         assert not verdict(a, b, key=key).contradicts, (a, b)
     # a name in each script: under one key a restatement; without one, the same or another (a rival's claim): review
-    for a, b in [("User's manager is Alice Chen", "User's manager is 王伟"), ("用户住在上海", "用户住在Berlin")]:
+    for a, b in [("User's manager is Alice Chen", "User's manager is 王伟"), ("用户住在上海", "用户住在Berlin"),
+                 ("The user lives in Berlin", "The user lives in 上海")]:  # English words in it are no names
         v = verdict(a, b, key=key)
         assert (not v.contradicts) if key else (v.contradicts and 0.5 <= v.confidence < 0.75), (a, b, v)
     # two members of a closed class that do not translate each other still conflict

@@ -132,8 +132,9 @@ def analyse(text: str) -> Statement:
             raw.append((m.group(), "colon" if m.group() == ":" else ""))
         else:
             raw.extend(_zh_words(m.group()))
-    if re.search(r"[\u3400-\u9fff]", low):
-        proper |= {t for t, _ in raw if t.isascii() and t.isalpha()}
+    if re.search(r"[\u3400-\u9fff]", low):  # an English word in Chinese text names something (flat white, Linear)
+        proper |= {t for t, _ in raw if t.isascii() and t.isalpha() and t not in STOP_WORDS and t not in _SUBJECT
+                   and t not in _PREPOSITIONS and t not in lex.COPULA and not _is_verb(_stem(t))}
     tokens, verbs, negations, zh_at = [], set(), 0, None
     for t, flag in raw:
         if not t.strip() or not re.search(r"\w", t):
