@@ -107,14 +107,14 @@ def test_not_even_an_admin_handle_imports_the_store_file_itself(tmp_path, clock,
     with echo_duck.open(store, admin=True, agent_id="host", embedder="hash", now=clock) as host:
         with pytest.raises(PermissionDenied, match="cannot import"):
             import_file(host, target, format="jsonl")
-        probe = subprocess.run([sys.executable, "-c", f"import echo_duck; echo_duck.open({str(store)!r}, "
-                                "embedder='hash')"], capture_output=True, text=True)
+        opener = f"import echo_duck; echo_duck.open({str(store)!r}, embedder='hash')"
+        probe = subprocess.run([sys.executable, "-c", opener], capture_output=True, text=True, check=False)
         assert probe.returncode != 0 and "DatabaseLocked" in probe.stderr
 
 
 def test_not_even_an_admin_handle_adds_the_store_file_to_the_knowledge_base(tmp_path, clock):
     """kb_add read a hard link of the store named notes.md through a second descriptor: the same lock drop."""
-    store, files = _archived_store(tmp_path, clock)
+    store, _ = _archived_store(tmp_path, clock)
     notes = tmp_path / "notes.md"
     os.link(store, notes)
     with echo_duck.open(store, admin=True, embedder="hash", now=clock) as host:
