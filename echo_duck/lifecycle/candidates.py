@@ -85,11 +85,10 @@ class CandidateFinder:
             teams, tenants = self._every("team_id"), self._every("tenant_id")
         who = dict(p_caller_agent=author, p_caller_session=None, p_caller_teams=teams, p_caller_tenants=tenants)
         query, tiers = query_text(me["content"]), [t for t in PERSISTED_TIERS if t != "episodic"]
-        found = []
+        found, counted = [], eligibility.counted("keyword", who)
         for half in ({"other_than": author}, {"author": author}):
             keep = eligibility.keyword_keep(who=who, include_superseded=False, filters={"tiers": tiers, **half})
-            arm = self.indexer.keyword_search.search(query, KEYWORD_NEIGHBOURS + 1, keep=keep,
-                                                     counted=eligibility.counted("keyword", who))
+            arm = self.indexer.keyword_search.search(query, KEYWORD_NEIGHBOURS + 1, keep=keep, counted=counted)
             found += [i for i in arm.ids if i != str(me["id"])][:KEYWORD_NEIGHBOURS]
         index = self.indexer.vectors
         if not found or index is None or self.db.scalar("vector_of", id=me["id"], model_id=index.model_id) is None:

@@ -5,13 +5,13 @@ session) and as a ``feedback`` event whose before/after hold the counts and the 
 past can be rebuilt. Counts steer ranking (``unhelpful_penalty``). Confidence moves differently by type:
 
 - USER / ENVIRONMENT / PROCEDURE: a helpful mark raises confidence by a tenth of the distance to 1;
-  an unhelpful one leaves it (ranking already falls with the net unhelpful count). A procedure gains from the
-  first helpful mark of each session only (marks without a session: the first of each UTC day): a rule repeated
-  successfully in one conversation is one success, not a stable one.
+  an unhelpful one leaves it (ranking already falls with the net unhelpful count). An unhelpful mark
+  carries a provenance (default model_inferred) and may not demote a memory of higher provenance. A procedure
+  gains from the first helpful mark of each session only (marks without a session: the first of each UTC day): a
+  rule repeated successfully in one conversation is one success, not a stable one.
 - Any type: marking the same hit of one recall (its ``recall_id``) again with the same outcome is recorded and
   changes nothing (no count, no confidence): one outcome is one outcome however often it is told. A mark that
-  names no recall (a memory or an id rather than a Hit) cannot be told apart from a new outcome: it counts. An unhelpful mark
-  carries a provenance (default model_inferred) and may not demote a memory of higher provenance.
+  names no recall (a memory or an id rather than a Hit) cannot be told apart from a new outcome: it counts.
 - SELF (the agent's capabilities and failure modes), which seed 001 says needs stronger evidence:
   "模型自述不能单独证明能力; 一次成功不能证明稳定熟练; 一次失败不能永久定义能力上限".
   * A SELF memory starts at most at ``self_confidence_cap`` (0.5) whatever its writer claims (the
@@ -86,8 +86,13 @@ def _procedure_counted(db: Db, memory_id: Any, session_id: str | None, now: date
     of this UTC day: every run of a script without sessions would otherwise be one session, ever."""
     if session_id is not None:
         return bool(db.scalar("helpful_from_session", id=memory_id, session_id=session_id))
-    day = datetime(now.year, now.month, now.day)
+    day = _utc_day(now)
     return bool(db.scalar("helpful_sessionless_between", id=memory_id, start=day, end=day + timedelta(days=1)))
+
+
+def _utc_day(now: datetime) -> datetime:
+    """The start of ``now``'s day (the store's clock is naive UTC)."""
+    return datetime(now.year, now.month, now.day)
 
 
 def self_confidence(db: Db, row: dict, session_id: str | None, helpful: bool, now: datetime) -> tuple[float, bool]:
@@ -98,7 +103,7 @@ def self_confidence(db: Db, row: dict, session_id: str | None, helpful: bool, no
         return round(max(confidence - s["self_unhelpful_step"], 0.0), 6), True
     if db.scalar("helpful_from_session", id=row["id"], session_id=session_id):
         return confidence, False
-    day = datetime(now.year, now.month, now.day)
+    day = _utc_day(now)
     gained = db.scalar("confidence_gained_between", id=row["id"], start=day, end=day + timedelta(days=1)) or 0.0
     step = min(s["self_helpful_step"], s["self_daily_gain"] - gained, 1.0 - confidence)
     if step <= 1e-9:
