@@ -130,6 +130,14 @@ def test_a_team_member_neither_reads_nor_rejects_another_agents_quarantined_memo
     'SELECT * FROM "Enable_Logging" /* c */ ()',
     "SELECT * FROM checkpoint()",
     "SELECT * FROM query('SELECT 1')",
+    # a comment marker inside a string literal or a quoted name hid the rest of the line from a regex's name check
+    "SELECT '--' AS x, * FROM query_table('memories')",
+    "SELECT '--' AS x, * FROM enable_logging(storage := 'file', storage_path := '{dir}/x')",
+    "SELECT $$ -- $$, * FROM checkpoint()",
+    'SELECT 1 AS "/*", * FROM enable_profiling() -- */',
+    "EXPLAIN SELECT '--', * FROM checkpoint()",
+    "EXPLAIN (FORMAT json, ANALYZE) SELECT 1",
+    "EXPLAIN DELETE FROM memories",
 ])
 def test_read_only_sql_refuses_table_functions_that_act_on_the_instance(tmp_path, query):
     with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash") as mem:

@@ -94,6 +94,16 @@ def test_the_read_only_path_cannot_reach_the_filesystem(admin, tmp_path, query):
         admin.sql(query.format(neighbour=neighbour, outside=outside))
 
 
+def test_the_working_folders_spill_directory_is_no_way_out(tmp_path, monkeypatch):
+    # DuckDB keeps its spill folder readable with external access off; an in-memory instance's is <cwd>/.tmp
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".tmp").mkdir()
+    (tmp_path / ".tmp" / "notes.txt").write_text("a file in the working folder")
+    with echo_duck.open(tmp_path / "store" / "m.duckdb", admin=True, embedder="hash") as mem:
+        with pytest.raises(EchoDuckError):
+            mem.sql("SELECT content FROM read_text('.tmp/notes.txt')")
+
+
 def test_files_are_an_explicit_admin_option(tmp_path):
     data = tmp_path / "labels.csv"
     data.write_text("key,label\nferns,plants\n")

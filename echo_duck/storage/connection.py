@@ -75,6 +75,8 @@ def connect(path: str | Path, *, read_only: bool = False, lock_timeout: float = 
         _attach_with_retry(con, name, read_only, lock_timeout)
         _remember_name(name)
         con.execute(f"USE {CATALOG}")
+        if target != ":memory:":  # DuckDB's spill folder stays readable with external access off: the one a file
+            con.execute(f"SET temp_directory = {quote_literal(target + '.tmp')}")  # database has, not <cwd>/.tmp
         if not allow_files:
             lock_down(con, archive)
         return con

@@ -4,15 +4,15 @@ A mixin of ``EchoDuck`` (facade.py). Every verb here needs an admin handle
 (``echo_duck.open(path, admin=True)``); an agent handle gets ``PermissionDenied``. Each change is
 logged in ``memory_events`` (memory_id NULL) so the history of who could see and write what is complete.
 
-SQL (SPEC T4). ``sql(q)`` runs one SELECT (or EXPLAIN without ANALYZE) on a second connection to the
-store inside a ``READ ONLY`` transaction: nothing the statement says can write to the store, define a
-macro or table, or advance a sequence. The DuckDB instance has no filesystem access beyond the store
-and its archive, and its configuration is locked (storage/connection.py), so ``read_csv``,
-``read_text``, ``glob``, ``COPY … TO`` and ``SET`` fail too, unless the admin handle was opened with
-``allow_files=True``. Table functions that act on the instance rather than read (``enable_logging``,
-``checkpoint``, ``arrow_scan``, ``query``, …) are refused by name. ``sql(q, write=True)`` runs in an
-echo_duck transaction: the statement itself is logged (action ``sql``) and so is every setting it
-changed (action ``setting``).
+SQL (SPEC T4). ``sql(q)`` runs one SELECT (or EXPLAIN of one, without ANALYZE) on a second connection
+to the store inside a ``READ ONLY`` transaction: nothing the statement says can write to the store,
+define a macro or table, or advance a sequence. The DuckDB instance has no filesystem access beyond the
+store, its archive and DuckDB's spill folder ``<store>.tmp``, and its configuration is locked
+(storage/connection.py), so ``read_csv``, ``read_text``, ``glob``, ``COPY … TO`` and ``SET`` fail too,
+unless the admin handle was opened with ``allow_files=True``. Table functions that act on the instance
+rather than read (``enable_logging``, ``checkpoint``, ``arrow_scan``, ``query``, …) are refused by name,
+found in DuckDB's own parse of the statement. ``sql(q, write=True)`` runs in an echo_duck transaction:
+the statement itself is logged (action ``sql``) and so is every setting it changed (action ``setting``).
 """
 
 from __future__ import annotations
@@ -38,15 +38,18 @@ def _empty_frame() -> pl.DataFrame:
 
 
 _READ_STATEMENTS = {"SELECT", "EXPLAIN"}
-_ANALYZE = re.compile(r"\banaly[sz]e\b", re.IGNORECASE)
-_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
-# Table functions a READ ONLY transaction does not stop: they change the DuckDB instance (logging to files,
-# profiling, checkpoints; enable_logging to a path outside the allowed folders aborts the process), read Python
-# objects by address (arrow_scan), or run SQL handed to them as a string (query, json_execute_serialized_sql).
-_INSTANCE_FUNCTIONS = re.compile(
-    r'"?\b(enable_logging|disable_logging|truncate_duckdb_logs|enable_profiling|disable_profiling|checkpoint|'
-    r'force_checkpoint|arrow_scan|arrow_scan_dumb|pandas_scan|python_map_function|json_execute_serialized_sql|'
-    r'query|query_table)\b"?\s*\(', re.IGNORECASE)
+# EXPLAIN, its options and ANALYZE at the start of an EXPLAIN statement (only comments can come before them).
+_EXPLAIN = re.compile(r"(?:\s|--[^\n]*|/\*.*?\*/)*explain\b(?P<rest>.*)", re.IGNORECASE | re.DOTALL)
+_EXPLAIN_OPTIONS = re.compile(r"(?:\s|--[^\n]*|/\*.*?\*/)*(?:\((?P<options>[^()]*)\))?(?P<rest>.*)", re.DOTALL)
+_ANALYZE = re.compile(r"(?:\s|--[^\n]*|/\*.*?\*/)*\banaly[sz]e\b", re.IGNORECASE)
+# Functions a READ ONLY transaction does not stop: they change the DuckDB instance (logging to files, profiling,
+# checkpoints; enable_logging to a path outside the allowed folders aborts the process), read Python objects by
+# address (arrow_scan), or run SQL handed to them as a string (query, json_execute_serialized_sql). Found by name in
+# DuckDB's own parse of the statement (json_serialize_sql), so no quoting, comment or string literal hides one.
+_INSTANCE_FUNCTIONS = frozenset({
+    "enable_logging", "disable_logging", "truncate_duckdb_logs", "enable_profiling", "disable_profiling", "checkpoint",
+    "force_checkpoint", "arrow_scan", "arrow_scan_dumb", "pandas_scan", "python_map_function",
+    "json_execute_serialized_sql", "query", "query_table"})
 RIGHT = re.compile(r"^publish:(public|team:[^\s]{1,200}|tenant:[^\s]{1,200})$")
 KINDS = ("team", "tenant")
 
@@ -138,15 +141,31 @@ class AdminVerbs:
                 if kind not in _READ_STATEMENTS:
                     raise InvalidInput(f"sql() is read-only by default and this is a {kind} statement; "
                                        "pass write=True (CLI: --write)")
-                if kind == "EXPLAIN" and _ANALYZE.search(_COMMENTS.sub(" ", text)):
-                    raise InvalidInput("EXPLAIN ANALYZE runs the statement it explains, so the read-only path refuses "
-                                       "it; use EXPLAIN, or sql(..., write=True)")
-                called = _INSTANCE_FUNCTIONS.search(_COMMENTS.sub(" ", text))
+                called = sorted(self._functions_called(_explained(text) if kind == "EXPLAIN" else text)
+                                & _INSTANCE_FUNCTIONS)
                 if called:
-                    raise InvalidInput(f"sql() is read-only and {called.group(1)}() changes the DuckDB instance or runs "
+                    raise InvalidInput(f"sql() is read-only and {called[0]}() changes the DuckDB instance or runs "
                                        "SQL of its own, which a read-only transaction does not stop; the read-only "
                                        "path refuses it (sql(..., write=True) runs it, logged)")
                 return self._read_only(query, params)
+
+    def _functions_called(self, select: str) -> set[str]:
+        """The names (lower case) of every function a SELECT calls, read from DuckDB's parse tree."""
+        tree = json.loads(self.db.con.execute("SELECT json_serialize_sql(?)", [select]).fetchone()[0])
+        if tree.get("error"):
+            raise InvalidInput("sql() is read-only and reads SELECT statements (and EXPLAIN of one) only; DuckDB says: "
+                               f"{str(tree.get('error_message', ''))[:200]}")
+        names: set[str] = set()
+        stack: list[Any] = [tree]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                if isinstance(node.get("function_name"), str):
+                    names.add(node["function_name"].lower())
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)
+        return names
 
     def _read_only(self, query: str, params: Any) -> pl.DataFrame:
         """A second connection to the same database, in a READ ONLY transaction, closed afterwards."""
@@ -256,3 +275,13 @@ def _check_range(name: str, value: float) -> None:
     low, high = SETTING_RANGES.get(name, (-float("inf"), float("inf")))
     if not low <= value <= high:
         raise InvalidInput(f"{name} must be between {low:g} and {high:g}, got {value!r}")
+
+
+def _explained(statement: str) -> str:
+    """The SELECT an EXPLAIN statement explains; EXPLAIN ANALYZE (which runs it) and anything but a SELECT are
+    refused."""
+    rest = _EXPLAIN_OPTIONS.match(_EXPLAIN.match(statement)["rest"])
+    if _ANALYZE.match(rest["rest"]) or (rest["options"] and _ANALYZE.search(rest["options"])):
+        raise InvalidInput("EXPLAIN ANALYZE runs the statement it explains, so the read-only path refuses it; use "
+                           "EXPLAIN, or sql(..., write=True)")
+    return rest["rest"]
