@@ -206,6 +206,10 @@ def test_decay_histogram(db_path):
         assert histogram == {0.0: (1, 0), 0.1: (2, 0), 0.3: (1, 1), 0.5: (1, 0), 0.9: (2, 1)}
         health = mem.audit()["memory_health"].to_dicts()[0]
         assert health["due_for_archive"] == 1
+        assert mem.decay().archived == 1  # moved to the archival tier: no longer due, not yet exported
+        health = mem.audit()["memory_health"].to_dicts()[0]
+        assert (health["due_for_archive"], health["archived"]) == (0, 1)
+        assert len(mem.decay(dry_run=True).candidates) == 0
 
 
 def test_blocked_writes_by_reason(scenario):

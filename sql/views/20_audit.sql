@@ -19,7 +19,7 @@ WHERE seen_by(m.id, m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_sessio
 GROUP BY ALL ORDER BY ALL;
 
 CREATE OR REPLACE VIEW memory_counts AS SELECT * FROM visible_memory_counts(NULL, NULL);
-COMMENT ON VIEW memory_counts IS 'Number of memories by tier, type, provenance, scope and status';
+COMMENT ON VIEW memory_counts IS 'Number of memories in the memories table by tier, type, provenance, scope and status (rows exported to the Parquet archive are counted in memories_all)';
 
 -- Which live memories can say where they came from (source_refs or a source session).
 CREATE OR REPLACE MACRO visible_provenance_coverage(p_agent, p_session) AS TABLE
@@ -160,7 +160,8 @@ SELECT (SELECT count(*) FROM seen WHERE status = 'active') AS live_memories,
        (SELECT count(*) FROM leaked_recalls_all() WHERE p_agent IS NULL OR agent_id = p_agent) AS leaked_recalls,
        (SELECT round(sum(helpful_count) / greatest(sum(helpful_count + unhelpful_count), 1), 3) FROM seen)
            AS helpful_share,
-       (SELECT count(*) FROM memory_decay_at(utc_now()) WHERE below_threshold AND id IN (SELECT id FROM seen))
+       (SELECT count(*) FROM memory_decay_at(utc_now())  -- rows decay() already moved wait for the archive export
+        WHERE below_threshold AND tier <> 'archival' AND id IN (SELECT id FROM seen))
            AS due_for_archive,
        (SELECT count(*) FROM blocked_writes WHERE p_agent IS NULL OR agent_id = p_agent) AS blocked_writes,
        (SELECT count(*) FROM stale_vectors_now() WHERE memory_id IN (SELECT id FROM seen)) AS stale_vectors,

@@ -324,7 +324,7 @@ COMMENT ON COLUMN memory_decay.days_since_access IS 'days from last_touch to now
 COMMENT ON COLUMN memory_decay.half_life_days IS 'importance_decay_days × (1 + log2(1 + access_count))';
 COMMENT ON COLUMN memory_decay.exempt IS 'user memories and pinned rows do not decay';
 COMMENT ON COLUMN memory_decay.effective_importance IS 'importance × 0.5^(days_since_access / half_life_days), or importance when exempt';
-COMMENT ON COLUMN memory_decay.below_threshold IS 'not exempt and effective_importance < archive_threshold: the decay job archives it';
+COMMENT ON COLUMN memory_decay.below_threshold IS 'not exempt and effective_importance < archive_threshold: the decay job moves such a row to the archival tier (a row already there waits for the archive export)';
 
 -- stale_vectors
 COMMENT ON COLUMN stale_vectors.memory_id IS 'memory to re-embed';
@@ -414,15 +414,15 @@ COMMENT ON COLUMN blocked_writes_by_reason.last_seen IS 'latest one';
 
 -- memory_health (one row)
 COMMENT ON COLUMN memory_health.live_memories IS 'memories with status active';
-COMMENT ON COLUMN memory_health.archived IS 'of which in the archival tier';
-COMMENT ON COLUMN memory_health.superseded IS 'old versions kept for history';
+COMMENT ON COLUMN memory_health.archived IS 'of which in the archival tier and not yet exported to Parquet (exported rows: memories_all)';
+COMMENT ON COLUMN memory_health.superseded IS 'old versions kept for history in the memories table (exported ones: memories_all)';
 COMMENT ON COLUMN memory_health.provenance_coverage IS 'share of live memories with a recorded source';
 COMMENT ON COLUMN memory_health.open_contradictions IS 'contradictions waiting for a decision';
 COMMENT ON COLUMN memory_health.contradiction_rate IS 'share of recalled memories (recall_log, history reads aside) that had an unresolved contradiction when recalled (seed 001: 检索结果中未处理冲突的比例), 0..1';
 COMMENT ON COLUMN memory_health.stale_recalls IS 'recalls that returned a superseded or forgotten memory: must be 0';
 COMMENT ON COLUMN memory_health.leaked_recalls IS 'recalls that returned a memory the caller could not see: must be 0';
 COMMENT ON COLUMN memory_health.helpful_share IS 'helpful marks / all outcome marks';
-COMMENT ON COLUMN memory_health.due_for_archive IS 'live memories below archive_threshold now (echo-duck decay archives them)';
+COMMENT ON COLUMN memory_health.due_for_archive IS 'live memories below archive_threshold now and not yet in the archival tier (echo-duck decay moves them there)';
 COMMENT ON COLUMN memory_health.blocked_writes IS 'refused writes in the quarantine';
 COMMENT ON COLUMN memory_health.stale_vectors IS 'memories to re-embed (echo-duck reembed)';
 COMMENT ON COLUMN memory_health.pending_jobs IS 'consolidation jobs not done (echo-duck consolidate --pending)';
