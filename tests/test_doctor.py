@@ -309,6 +309,38 @@ def test_a_row_edited_with_plain_sql_is_a_problem(tmp_path, edit):
     assert check.status == "fail" and "1 memories differ from the event log" in check.detail
 
 
+@pytest.mark.parametrize("edit", [
+    "CREATE OR REPLACE MACRO half_life_days(access_count, base_days) AS 0.01",  # an analyst's what-if
+    "CREATE OR REPLACE MACRO utc_now() AS TIMESTAMP '2099-01-01'",
+    "CREATE OR REPLACE VIEW memory_decay AS SELECT * FROM memories",
+])
+def test_a_macro_or_view_replaced_with_plain_sql_is_a_problem_and_the_next_open_restores_it(tmp_path, edit):
+    """A CREATE OR REPLACE MACRO in a plain read-write session persisted: echo_duck's next writable open kept it
+    (decay() then archived a 0.9-importance fact two days old) and doctor said the macros matched the sql/ files."""
+    path, clock = tmp_path / "mem.duckdb", Clock()
+    with echo_duck.open(path, embedder="hash", admin=True, now=clock) as host:
+        host.remember("CI runs on jenkins", type="environment", key="ci", importance=0.9)
+    assert by_name(doctor.diagnose(path))["macros and views"].status == "ok"
+    with duckdb.connect(str(path)) as raw:
+        raw.execute(edit)
+    check = store_checks(path)["macros and views"]
+    assert check.status == "fail" and "changed in the file after echo-duck installed them" in check.detail
+    clock.advance(days=2)
+    with echo_duck.open(path, embedder="hash", admin=True, now=clock) as host:
+        assert host.decay().archived == 0
+        assert host.sql("SELECT half_life_days(0, 30.0) AS d")["d"][0] == 30.0
+    assert store_checks(path)["macros and views"].status == "ok"
+
+
+def test_opening_a_store_does_not_reinstall_its_macros_each_time(tmp_path):
+    # the digest reads definitions as DuckDB prints them, which differ between a fresh install and a file read back
+    path = tmp_path / "mem.duckdb"
+    for _ in range(3):
+        with echo_duck.open(path, embedder="hash", admin=True) as host:
+            installs = host.sql("SELECT count(*) AS n FROM schema_objects")["n"][0]
+    assert installs == 1
+
+
 def test_db_given_before_the_command_is_the_store_checked(tmp_path, monkeypatch):
     # `echo-duck --db FILE doctor` (the options may come before the command) checked the install only
     monkeypatch.delenv("ECHO_DUCK_DB", raising=False)

@@ -42,6 +42,7 @@ from ..lifecycle.archive import archive_dir, archive_files
 from ..storage import sqlfiles
 from ..storage.connection import connect
 from ..storage.db import Db, uuid_list
+from ..storage.schema import objects_changed
 from ..storage.event_chain import verify as verify_chain
 from ..storage.extensions import EXTENSIONS, extension_path, quote_identifier, quote_literal
 from .doctor_report import Check, DoctorReport
@@ -224,6 +225,10 @@ def _schema_check(db: Db, shown: str) -> tuple[Check, bool]:
 def _objects_check(db: Db, shown: str) -> Check:
     if db.scalar("installed_objects_checksum") != sqlfiles.objects_checksum():
         return Check("macros and views", "fail", "installed by another echo-duck version (reinstalled on the next writable open)",
+                     f"echo-duck init --db {shown}")
+    if objects_changed(db.con):
+        return Check("macros and views", "fail", "changed in the file after echo-duck installed them (a CREATE OR "
+                     "REPLACE MACRO or VIEW outside echo-duck; reinstalled on the next writable open)",
                      f"echo-duck init --db {shown}")
     return Check("macros and views", "ok", "match this echo-duck's sql/ files")
 

@@ -34,6 +34,18 @@ SELECT max_by(checksum, applied_at) FROM schema_objects;
 -- name: record_objects_checksum
 INSERT INTO schema_objects VALUES ($checksum, now()::TIMESTAMP);
 
+-- name: objects_catalog
+-- The store's macros and views as the catalog holds them (their definitions as DuckDB prints them): storage/schema.py
+-- records their digest in store_info.objects_catalog at each install, so a macro or view replaced in the file
+-- afterwards (a plain-SQL session's CREATE OR REPLACE MACRO) is seen on the next open and by doctor.
+SELECT concat_ws(':', 'f', function_name, function_type, parameters::VARCHAR, coalesce(macro_definition, ''))
+FROM duckdb_functions()
+WHERE database_name = current_database() AND function_type IN ('macro', 'table_macro')
+UNION ALL
+SELECT concat_ws(':', 'v', view_name, sql) FROM duckdb_views()
+WHERE database_name = current_database() AND NOT internal
+  AND view_name <> 'memories_all';  -- lifecycle/archive.py's, rebuilt with the archive's files (its own stamp)
+
 -- name: date_new_schema
 -- A new store made from the process's empty-store template (storage/template.py): its schema was applied now.
 UPDATE schema_version SET applied_at = now()::TIMESTAMP;
