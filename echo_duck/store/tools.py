@@ -174,8 +174,9 @@ def _profile_update(mem, section, mode, provenance, content=None, entry=None) ->
     # Scan the lines as the agent sent them: the "- " bullets added below would hide rules anchored
     # at the start of a line ("SYSTEM: …", "less ~/.bash_history") from the writer's own scan.
     # The section name is shown as a heading: a name is not content anybody approves, so unsure refuses it too.
+    unsure = {}
     for field, text, unsure_refuses in (("content", content, False), ("section", section, True)):
-        finding = scan(text, protected_paths=mem.writer.protected_paths)
+        unsure[field] = finding = scan(text, protected_paths=mem.writer.protected_paths)
         if finding is not None and (finding.blocked or unsure_refuses):
             mem.writer.quarantine(mem.caller, field, finding.reason, finding.detail, finding.excerpt)
             raise RejectedWrite(finding.reason, finding.detail, field)
@@ -210,9 +211,9 @@ def _profile_update(mem, section, mode, provenance, content=None, entry=None) ->
     tags = list(current[0].tags) if current else []
     if "profile" not in tags:
         tags.append("profile")
-    if finding is not None:  # unsure about the new lines: the section as written waits for a person
+    if unsure["content"] is not None:  # unsure about the new lines: the section as written waits for a person
         spec = prepare(mem.caller, body, type="user", key=key, tags=tags, provenance=provenance, confidence=CONFIDENCE)
-        memory = mem.writer.remember_many(mem.caller, [spec], screened={0: finding}, atomic=True)[0]
+        memory = mem.writer.remember_many(mem.caller, [spec], screened={0: unsure["content"]}, atomic=True)[0]
     else:
         memory = mem.remember(body, type="user", key=key, tags=tags, provenance=provenance, confidence=CONFIDENCE)
     return {"changed": True, "section": section, "mode": mode, "memory": _brief(memory)}
