@@ -236,6 +236,23 @@ def test_profile_update_holds_a_line_the_scanner_is_unsure_of(mem, mode):
     assert "language preference" not in agent.snapshot()
 
 
+@pytest.mark.parametrize("first, second", [("goals", "Goals"), ("与 Agent 的约定", "与Agent的约定")])
+def test_profile_update_appends_to_the_section_spelt_another_way(mem, first, second):
+    # a second key for one heading: the contradiction check retired the first lines by recency (case), or the
+    # profile block showed one heading of the two (spacing)
+    call(mem, "profile_update", {"section": first, "entry": "Ship the beta in May"})
+    result = call(mem, "profile_update", {"section": second, "entry": "Learn to surf"})
+    assert result["changed"] and result["memory"]["version"] == 2 and result["memory"]["key"] == f"profile:{first}"
+    live = mem.find(type="user", tags=["profile"])
+    assert [m.content for m in live] == ["- Ship the beta in May\n- Learn to surf"]
+    assert "Ship the beta in May" in mem.snapshot() and "Learn to surf" in mem.snapshot()
+
+
+def test_profile_update_names_the_section_when_its_folded_name_is_too_long(mem):
+    result = call(mem, "profile_update", {"section": "ﬃ" * 100, "entry": "x"})  # within the schema's 100 characters
+    assert result["error"] == "InvalidInput" and result["message"].startswith("profile_update: section is 300")
+
+
 # -- memory_search --------------------------------------------------------------------------------
 
 def test_memory_search(mem):

@@ -19,18 +19,11 @@ from __future__ import annotations
 
 import copy
 import json
-import unicodedata
 from typing import Any, Callable
 
-from ..errors import AmbiguousMatch, EchoDuckError, InvalidInput, ProvenanceConflict, RejectedWrite
-from ..models import PROVENANCE, Memory
-from ..recall.snapshot_blocks import outside
-from ..write import validate
-from ..write.scan import scan
-from ..write.writer import prepare
+from ..errors import EchoDuckError, InvalidInput, RejectedWrite
+from .profile_tool import CONFIDENCE, brief, profile_update
 
-CONFIDENCE = 0.95  # seed 004: proactive writes by the agent are stored with confidence 0.95
-PROFILE_KEY = "profile:{section}"
 _PROVENANCE = {"type": "string", "enum": ["user_stated", "model_inferred"],
                "description": "user_stated if the user said it in so many words; model_inferred if you concluded it."}
 
@@ -155,68 +148,13 @@ def call(mem: Any, name: str, arguments: dict[str, Any] | str | None = None) -> 
 def _memory_write(mem, content, type="user", provenance="model_inferred", key=None, tags=(), category=None) -> dict[str, Any]:
     tags = list(tags) + ([category] if category else [])
     memory = mem.remember(content, type=type, key=key, tags=tags, provenance=provenance, confidence=CONFIDENCE)
-    return {"memory": _brief(memory)}
+    return {"memory": brief(memory)}
 
 
 def _procedure_write(mem, rule, provenance, key=None, context=None) -> dict[str, Any]:
     tags = [f"context:{context.strip()}"] if context and context.strip() else []
     memory = mem.remember(rule, type="procedure", key=key, tags=tags, provenance=provenance, confidence=CONFIDENCE)
-    return {"memory": _brief(memory)}
-
-
-def _profile_update(mem, section, mode, provenance, content=None, entry=None) -> dict[str, Any]:
-    if (content is None) == (entry is None):
-        raise InvalidInput("profile_update: give the text as entry (or content), exactly one of the two")
-    content = validate.text(entry if content is None else content, "entry")  # not only invisible characters
-    section = section.strip()
-    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in section):
-        raise InvalidInput("profile_update: section must be one line of visible text (it is shown as a heading)")
-    # Scan the lines as the agent sent them: the "- " bullets added below would hide rules anchored
-    # at the start of a line ("SYSTEM: …", "less ~/.bash_history") from the writer's own scan.
-    # The section name is shown as a heading: a name is not content anybody approves, so unsure refuses it too.
-    unsure = {}
-    for field, text, unsure_refuses in (("content", content, False), ("section", section, True)):
-        unsure[field] = finding = scan(text, protected_paths=mem.writer.protected_paths)
-        if finding is not None and (finding.blocked or unsure_refuses):
-            mem.writer.quarantine(mem.caller, field, finding.reason, finding.detail, finding.excerpt)
-            raise RejectedWrite(finding.reason, finding.detail, field)
-    key = PROFILE_KEY.format(section=section)
-    current = mem.find(key=key, type="user", scope="private", limit=2)
-    if len(current) > 1:
-        raise AmbiguousMatch(f"profile section {section!r} has {len(current)} live memories; forget the extra ones")
-    old = current[0].content if current else ""
-    lines = [_bullet(line) for line in content.splitlines() if validate.visible(line)]
-    if mode == "overwrite":
-        body = content.strip()
-    elif mode == "merge":  # seed 004: a similar or contradicting bullet is replaced (UPDATE), else added (ADD)
-        kept = [line for line in old.splitlines() if line.strip()]
-        for line in lines:
-            same = next((i for i, k in enumerate(kept) if _replaces(line, k)), None)
-            if same is None:
-                kept.append(line)
-            elif _plain(kept[same]) != _plain(line):  # the same words again change nothing
-                kept[same] = line
-        body = "\n".join(kept)
-    else:
-        body = "\n".join(([old.rstrip()] if old.strip() else []) + lines)
-    if body == old or not body.strip():
-        return {"changed": False, "section": section, "mode": mode,
-                "memory": _brief(current[0]) if current else None}
-    level = validate.provenance(provenance)
-    if mode != "overwrite" and current and level < PROVENANCE["user_stated"]:  # the section keeps its old lines, and
-        provenance = min(level, current[0].provenance)  # where they came from (the agent's line unlabelled an import's)
-    elif mode != "overwrite" and current and outside(current[0]):  # the user's line would make an import's the user's
-        raise ProvenanceConflict(f"profile_update: section {section!r} holds imported lines the user never confirmed, "
-                                 "which the user's words would make the user's: confirm it whole (mode 'overwrite')")
-    tags = list(current[0].tags) if current else []
-    if "profile" not in tags:
-        tags.append("profile")
-    if unsure["content"] is not None:  # unsure about the new lines: the section as written waits for a person
-        spec = prepare(mem.caller, body, type="user", key=key, tags=tags, provenance=provenance, confidence=CONFIDENCE)
-        memory = mem.writer.remember_many(mem.caller, [spec], screened={0: unsure["content"]}, atomic=True)[0]
-    else:
-        memory = mem.remember(body, type="user", key=key, tags=tags, provenance=provenance, confidence=CONFIDENCE)
-    return {"changed": True, "section": section, "mode": mode, "memory": _brief(memory)}
+    return {"memory": brief(memory)}
 
 
 def _memory_search(mem, query, k, types=None) -> dict[str, Any]:
@@ -228,7 +166,7 @@ def _memory_search(mem, query, k, types=None) -> dict[str, Any]:
 
 def _found(agent_id: str, hit) -> dict[str, Any]:
     m = hit.memory
-    out = {**_brief(m), "score": round(hit.score, 6), "conflicts_with": list(hit.conflicts_with),
+    out = {**brief(m), "score": round(hit.score, 6), "conflicts_with": list(hit.conflicts_with),
            "author": m.agent_id, "by_host": bool(m.by_host), "own": m.agent_id == agent_id}
     if not out["own"]:  # a teammate's "user_stated" is its own word, not the user's (TRUST.md, the shared block)
         out.update(scope=m.scope, provenance=f"claimed by its author: {m.provenance_name}",
@@ -260,7 +198,7 @@ def _gated(agent_id: str, hits: list) -> list:
 
 _TOOLS: dict[str, Callable[..., dict[str, Any]]] = {
     "memory_write": _memory_write, "procedure_write": _procedure_write,
-    "profile_update": _profile_update, "memory_search": _memory_search,
+    "profile_update": profile_update, "memory_search": _memory_search,
 }
 _SCHEMAS = {d["name"]: d["parameters"] for d in TOOL_DEFINITIONS}
 
@@ -270,54 +208,6 @@ _SCHEMAS = {d["name"]: d["parameters"] for d in TOOL_DEFINITIONS}
 def _acting_as(mem: Any, tool: str):
     """Run the facade as write path 'tool' for one call, in this thread only."""
     return mem.acting_as(mem.caller.actor or f"tool:{tool}", "tool")
-
-
-def _brief(m: Memory) -> dict[str, Any]:
-    return {"id": m.id, "type": m.type, "key": m.key, "content": m.content, "tags": list(m.tags),
-            "version": m.version, "provenance": m.provenance_name, "confidence": m.confidence,
-            "supersedes": m.supersedes, "status": m.status}
-
-
-def _bullet(line: str) -> str:
-    line = line.strip()
-    return line if line[:2] in ("- ", "* ", "+ ") else f"- {line}"
-
-
-def _replaces(new: str, old: str) -> bool:
-    """Does profile line ``new`` restate or contradict ``old`` (so merge replaces it)? The same words, the
-    same label ("名字：…"), or a contradiction the default verifier is sure enough of to record."""
-    from ..lifecycle.verify import analyse, heuristic_verifier
-
-    if _plain(new) == _plain(old):
-        return True
-    label_new, label_old = _label(new), _label(old)
-    if label_new and label_new == label_old:
-        return True
-    a, b = _Line(_plain(new)), _Line(_plain(old))
-    verdict = heuristic_verifier(a, b)
-    if verdict.contradicts and verdict.confidence >= 0.5:
-        return True
-    wa = {t for t in analyse(a.content).tokens if t not in ("=", "@")}
-    wb = {t for t in analyse(b.content).tokens if t not in ("=", "@")}
-    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= 0.8
-
-
-class _Line:
-    def __init__(self, content: str):
-        self.content, self.key, self.type = content, None, "user"
-
-
-def _label(line: str) -> str | None:
-    """The label of a 'label: value' bullet ("名字：林薇" -> "名字")."""
-    import re
-
-    m = re.match(r"^\s*[-*+]?\s*([^:：]{1,20})[:：]", line)
-    return m.group(1).strip().casefold() if m else None
-
-
-def _plain(line: str) -> str:
-    """A profile line without its bullet, spacing or case, to compare lines in merge mode."""
-    return " ".join(line.strip().lstrip("-*+ ").split()).casefold()
 
 
 def _failure(error: str, message: str) -> dict[str, Any]:
