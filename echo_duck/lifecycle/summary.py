@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 from collections import Counter
 from collections.abc import Sequence
 
 from ..errors import InvalidInput
+from ..text.pos import tagged
 from ..text.segment import STOP_WORDS
 from .extract import _SENTENCE, _TOOLS, _han, _pairs, _words  # shared tokenising helpers
 
@@ -100,14 +100,10 @@ def entities(text: str) -> list[str]:
             if words and (not lone_start or text.startswith("'s", m.end())):
                 found.append((m.start(), " ".join(words)))
     if re.search(r"[\u3400-\u9fff]", text):
-        import jieba  # Chinese text only; posseg loads its dictionary once (about 2 s)
-        import jieba.posseg
-
-        jieba.setLogLevel(logging.WARNING)
-        pos = 0
-        for pair in jieba.posseg.cut(text):
-            if pair.flag in ("nr", "nrt", "ns", "nt") and len(pair.word) >= 2 and _han(pair.word[0]):
-                found.append((pos, pair.word))
-            pos += len(pair.word)
+        pos = 0  # Chinese text only; posseg loads its dictionary once (about 2 s)
+        for word, flag in tagged(text):
+            if flag in ("nr", "nrt", "ns", "nt") and len(word) >= 2 and _han(word[0]):
+                found.append((pos, word))
+            pos += len(word)
     seen: set[str] = set()
     return [e for _, e in sorted(found, key=lambda p: p[0]) if not (e.lower() in seen or seen.add(e.lower()))]

@@ -6,11 +6,11 @@ change a statement describes. Pure and deterministic (jieba's tagger for Chinese
 from __future__ import annotations
 
 import functools
-import logging
 import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from ..text.pos import tagged
 from ..text.segment import STOP_WORDS
 from . import verify_lexicon as lex
 
@@ -94,11 +94,7 @@ def _is_verb(w: str) -> bool:
 
 
 def _zh_words(run: str) -> list[tuple[str, str]]:
-    import jieba
-    import jieba.posseg
-
-    jieba.setLogLevel(logging.WARNING)
-    return [(p.word, p.flag) for p in jieba.posseg.cut(run)]
+    return tagged(run)
 
 
 @functools.lru_cache(maxsize=8192)
