@@ -122,3 +122,26 @@ def test_a_mark_names_one_of_the_callers_own_recalls(host):
         coder.mark(mine.id, True, recall_id=logged[0])
     assert rows(host) == before
     coder.mark(mine.id, True, recall_id=coder.recall("tests CI")[0].recall_id)  # its own: accepted
+
+
+def _endless():
+    n = 0
+    while True:
+        n += 1
+        yield f"t{n}"
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, tags: m.remember("fact", type="environment", tags=tags),
+    lambda m, tags: m.recall("fact", tags=tags),
+    lambda m, tags: m.find(tags=tags),
+    lambda m, tags: m.remember("fact", type="environment", entities=tags),
+], ids=["remember", "recall", "find", "entities"])
+@pytest.mark.parametrize("tags", [[f"t{i}" for i in range(100_000)], _endless], ids=["100k", "endless"])
+def test_a_huge_or_endless_label_list_is_refused_before_it_is_read_whole(host, call, tags):
+    # session 55 (reviewer Z): labels were de-duplicated in quadratic time before the count was checked (100,000
+    # tags: ~60 s to the refusal) and a generator was read to its end (an endless one never returned)
+    before = rows(host)
+    with pytest.raises(InvalidInput, match="more than 1,000 values"):
+        call(host, tags() if callable(tags) else tags)
+    assert rows(host) == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
@@ -18,6 +19,7 @@ MAX_CONTENT_CHARS = 100_000
 MAX_KEY_CHARS = 200
 MAX_TAG_CHARS = 100
 MAX_TAGS = 64
+MAX_ITEMS = 1_000  # any list argument is read no further than this (its own limit, below it, is checked after)
 MAX_REFS = 200  # source_refs per memory (a restatement keeps at most this many too)
 
 
@@ -153,11 +155,7 @@ def labels(values: Any, name: str) -> list[str]:
         return []
     if isinstance(values, str):
         raise InvalidInput(f"{name} must be a list of strings, not one string; write {name}=[{values!r}]")
-    out: list[str] = []
-    for v in _iterable(values, name):
-        v = text(v, f"each of {name}", max_chars=MAX_TAG_CHARS).strip()
-        if v not in out:
-            out.append(v)
+    out = list(dict.fromkeys(text(v, f"each of {name}", max_chars=MAX_TAG_CHARS).strip() for v in _iterable(values, name)))
     if len(out) > MAX_TAGS:
         raise InvalidInput(f"{name} has {len(out)} values; the limit is {MAX_TAGS}")
     return out
@@ -274,7 +272,12 @@ def paths(values: Any, name: str) -> list[str]:
     return [str(p) for p in labels(list(map(str, _iterable(values, name))), name)]
 
 
-def _iterable(values: Any, name: str) -> Iterable[Any]:
+def _iterable(values: Any, name: str) -> list[Any]:
+    """The values as a list, read no further than MAX_ITEMS + 1 (a generator may never end)."""
     if isinstance(values, (bytes, dict)) or not hasattr(values, "__iter__"):
         raise InvalidInput(f"{name} must be a list, got {type(values).__name__}")
-    return values
+    items = list(itertools.islice(values, MAX_ITEMS + 1))
+    if len(items) > MAX_ITEMS:
+        raise InvalidInput(f"{name} has more than {MAX_ITEMS:,} values; the limit is {MAX_TAGS} tags or entities, "
+                           f"{MAX_REFS} source refs")
+    return items
