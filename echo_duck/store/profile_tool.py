@@ -17,6 +17,7 @@ from ..write.writer import prepare
 
 CONFIDENCE = 0.95  # seed 004: proactive writes by the agent are stored with confidence 0.95
 PROFILE_KEY = "profile:{section}"
+RESULT_CHARS = 4_000  # a memory's content in a tool result (memory_search shares SEARCH_CHARS among its hits)
 SECTIONS_READ = 1000  # the caller's profile sections searched for another spelling of a name
 
 
@@ -102,10 +103,17 @@ def _folded(name: str) -> str:
     return "".join(validate.section_name(name).casefold().split())
 
 
-def brief(m: Memory) -> dict[str, Any]:
-    return {"id": m.id, "type": m.type, "key": m.key, "content": m.content, "tags": list(m.tags),
-            "version": m.version, "provenance": m.provenance_name, "confidence": m.confidence,
-            "supersedes": m.supersedes, "status": m.status}
+def brief(m: Memory, chars: int = RESULT_CHARS) -> dict[str, Any]:
+    """A memory as a tool result shows it: its content cut at ``chars`` (``truncated`` and ``content_chars`` say
+    so), a held write's status explained."""
+    out = {"id": m.id, "type": m.type, "key": m.key, "content": m.content, "tags": list(m.tags),
+           "version": m.version, "provenance": m.provenance_name, "confidence": m.confidence,
+           "supersedes": m.supersedes, "status": m.status}
+    if len(m.content) > chars:
+        out.update(content=m.content[:chars - 1] + "…", truncated=True, content_chars=len(m.content))
+    if m.status == "quarantined":
+        out["note"] = "held for a person's review: not recalled or shown to you until approved"
+    return out
 
 
 def _bullet(line: str) -> str:
