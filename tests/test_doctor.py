@@ -264,6 +264,32 @@ def test_archive_folder_and_interrupted_export(store):
     assert check.fix == f"echo-duck init --db {store}"
 
 
+def test_a_store_moved_with_its_archive_reads_its_own_archive_read_only_and_doctor_says_so(tmp_path):
+    """memories_all names the archive's files by absolute path: a store moved with its folder (a backup, as TRUST.md
+    says) failed get()/history()/sql() of exported rows on a read-only open (the old folder is outside the allowed
+    one), or read the old folder's files while it still existed; doctor said nothing."""
+    src, clock = tmp_path / "orig", Clock()
+    with echo_duck.open(src / "mem.duckdb", embedder="hash", admin=True, now=clock) as host:
+        first = host.remember("The deploy server is alpha.example", type="environment", key="deploy_server")
+        clock.advance(days=1)
+        host.update("deploy_server", "The deploy server is beta.example")
+        clock.advance(days=400)
+        assert host.archive(older_than_days=30).exported == 1
+    moved = tmp_path / "moved"
+    shutil.copytree(src, moved)
+    shutil.rmtree(src / "mem_archive")  # the old folder gone: the copy's view points at nothing
+    check = store_checks(moved / "mem.duckdb")["archive"]
+    assert check.status == "warn" and "reads other archive files" in check.detail
+    with echo_duck.open(moved / "mem.duckdb", embedder="hash", admin=True, read_only=True) as reader:
+        assert reader.get(first.id).content == "The deploy server is alpha.example"
+        assert len(reader.history("deploy_server").versions) == 2
+        assert reader.sql("SELECT count(*) AS n FROM memories_all")["n"][0] == 2
+    apply_fix(check.fix)
+    assert store_checks(moved / "mem.duckdb")["archive"].status == "ok"
+    with duckdb.connect(str(moved / "mem.duckdb"), read_only=True) as plain:  # an analyst without echo_duck
+        assert plain.execute("SELECT count(*) FROM memories_all").fetchone()[0] == 2
+
+
 def test_a_store_file_restored_beside_a_newer_archive_folder_is_a_problem(tmp_path):
     """A copy of the file put back after archive(): the folder kept a version the store has no event for, and get()
     and history() showed it (session 54, reviewer V); doctor said everything was in order."""

@@ -120,7 +120,7 @@ def recover(db: Db, root: Path | None, now: datetime) -> tuple[str, ...]:
     return tuple(done)
 
 
-def refresh_view(db: Db, root: Path | None) -> tuple[Path, ...]:
+def refresh_view(db: Db, root: Path | None, *, read_only: bool = False) -> tuple[Path, ...]:
     """(Re)create memories_all: live rows, plus the archive's Parquet files once there are any.
     Returns the archive files it left out because they are not readable archive Parquet (damage):
     they are reported (warning, doctor), never read, so a stray file cannot stop the store opening.
@@ -129,12 +129,34 @@ def refresh_view(db: Db, root: Path | None) -> tuple[Path, ...]:
     store points at its own archive once the view is rebuilt. The view is rebuilt when its definition (that
     list included), the schema or the installed macros and views changed since it was last built (a stamp in
     store_info), or when it is missing; otherwise a writable open leaves it as it is (no write transaction).
+    ``read_only``: a read-only open cannot rebuild it; when it is stale (a store moved or copied with its folder
+    names the old folder's files, which the instance may not read, or reads another store's archive), a TEMP view
+    of the same name over this store's archive shadows it on this connection (and on the cursors sql() reads
+    through: ``db.session_sql``). Plain DuckDB reads the file's own view: the files of its last writable open.
     """
-    good, bad = archive_files(root) if root is not None else ([], [])
+    definition, stamp, bad = _view_definition(root)
     if bad:
         warnings.warn(f"echo_duck: {len(bad)} file(s) in the archive folder are not readable archive Parquet and "
                       f"were skipped, first {bad[0]}; move them out of {root} (echo-duck doctor lists them)",
                       RuntimeWarning, stacklevel=3)
+    if view_is_current(db, stamp):
+        return tuple(bad)
+    if read_only:
+        temporary = definition.split("COMMENT ON VIEW")[0].replace("CREATE OR REPLACE VIEW memories_all",
+                                                                   "CREATE OR REPLACE TEMP VIEW memories_all", 1)
+        with db.lock:
+            db.con.execute(temporary)
+            db.session_sql.append(temporary)
+        return tuple(bad)
+    with db.transaction("refreshing memories_all"):
+        db.con.execute(definition)
+        db.run("set_store_info", name=VIEW_STAMP, value=stamp)
+    return tuple(bad)
+
+
+def _view_definition(root: Path | None) -> tuple[str, str, list[Path]]:
+    """memories_all's definition over ``root``'s readable files, its stamp, and the damaged files left out."""
+    good, bad = archive_files(root) if root is not None else ([], [])
     if good:
         files = "[" + ", ".join(quote_literal(str(p)) for p in good) + "]"
         definition = sqlfiles.query("create_memories_all_with_archive").sql.replace("{archive_glob}", files)
@@ -142,13 +164,16 @@ def refresh_view(db: Db, root: Path | None) -> tuple[Path, ...]:
         definition = sqlfiles.query("create_memories_all_live_only").sql
     stamp = hashlib.sha256("\0".join([definition, sqlfiles.objects_checksum(),
                                        str(sqlfiles.migrations()[-1].version)]).encode()).hexdigest()
+    return definition, stamp, bad
+
+
+def view_is_current(db: Db, stamp: str | None = None, root: Path | None = None) -> bool:
+    """Was memories_all, as the file holds it, built over ``root``'s archive files as they are now (or to
+    ``stamp``)? Not after the store was moved or copied with its folder, until a writable open."""
+    if stamp is None:
+        stamp = _view_definition(root)[1]
     with db.reading():
-        if db.scalar("store_info_value", name=VIEW_STAMP) == stamp and db.scalar("memories_all_exists"):
-            return tuple(bad)
-    with db.transaction("refreshing memories_all"):
-        db.con.execute(definition)
-        db.run("set_store_info", name=VIEW_STAMP, value=stamp)
-    return tuple(bad)
+        return db.scalar("store_info_value", name=VIEW_STAMP) == stamp and bool(db.scalar("memories_all_exists"))
 
 
 def archive_files(root: Path | None) -> tuple[list[Path], list[Path]]:

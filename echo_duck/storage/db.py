@@ -43,6 +43,7 @@ class Db:
         self._read_only_names: dict[str, bool] = {}
         self._on_rollback: list[Callable[[], None]] = []
         self._settings: tuple[int, dict[str, float]] | None = None  # (writes_but_reviews, every setting)
+        self.session_sql: list[str] = []  # run on a cursor before it reads (a read-only open's TEMP memories_all)
 
     def before_use(self, catch_up: Callable[[], None]) -> None:
         """Run ``catch_up`` (writing work queued behind an earlier call, recall_log.py) before each

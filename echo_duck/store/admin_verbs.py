@@ -172,6 +172,8 @@ class AdminVerbs:
         cursor = self.db.con.cursor()
         try:
             cursor.execute(f"USE {CATALOG}")
+            for statement in self.db.session_sql:
+                cursor.execute(statement)
             cursor.execute("BEGIN TRANSACTION READ ONLY")
             result = cursor.execute(query, params) if params is not None else cursor.execute(query)
             frame = result.pl() if result.description else _empty_frame()

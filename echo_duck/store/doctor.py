@@ -38,7 +38,7 @@ from ..embed.models import locate
 from ..recall.cross_encoder import SHIPPED as SHIPPED_RERANKERS
 from ..errors import DatabaseLocked, EchoDuckError, ExtensionMissing
 from ..index.keyword import KeywordIndex
-from ..lifecycle.archive import archive_dir, archive_files
+from ..lifecycle.archive import archive_dir, archive_files, view_is_current
 from ..storage import sqlfiles
 from ..storage.connection import connect
 from ..storage.db import Db, uuid_list
@@ -312,6 +312,10 @@ def _archive_check(db: Db, shown: str, *, path: Path) -> Check:
                      "show versions it never had", "restore the archive folder from the same backup as the store file "
                      f"(a backup copies both: {path.name} and {folder.name}/), or move the Parquet files holding them "
                      "out of the folder")
+    if not (staged or moved) and not view_is_current(db, root=folder):
+        return Check("archive", "warn", f"{where}; memories_all as the file holds it reads other archive files (those of "
+                     "its last writable open: the store was moved or copied?), which plain DuckDB then reads; echo-duck "
+                     "reads this folder's; a writable open rebuilds it", f"echo-duck init --db {shown}")
     if not (staged or moved):
         return Check("archive", "ok", f"{where}; no unfinished exports")
     return Check("archive", "fail", f"{where}; {staged} staged and {moved} moved exports were interrupted: a "

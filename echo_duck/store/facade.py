@@ -41,7 +41,7 @@ from ..write.spec import prepare_records
 from .admin_verbs import AdminVerbs, _empty_frame
 from .kb_verbs import KnowledgeBaseVerbs
 from .lifecycle_verbs import LifecycleVerbs
-from .opening import SHARED_STATE, SharedState, clock_of, open_writable
+from .opening import SHARED_STATE, SharedState, clock_of, open_read_only, open_writable
 from .read_verbs import ReadVerbs
 from .session_verbs import SessionVerbs
 from .working import WorkingMemory
@@ -141,7 +141,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             self.compressor = Compressor(self.db, self.indexer, self.writer, self._clock)
             self._shared = SharedState(extractor, summarizer)
             self._bind(caller)
-            self.damaged_archive_files = () if self.read_only else open_writable(
+            self.damaged_archive_files = open_read_only(self.db, self.archive_dir) if self.read_only else open_writable(
                 self.db, self.indexer, self.archive_dir, self.now(), fresh and not copied, self.checker)
             self.recaller.warm()
         except BaseException as e:

@@ -45,6 +45,12 @@ def open_writable(db: Db, indexer: Indexer, archive_dir: Path | None, now: datet
     return damaged
 
 
+def open_read_only(db: Db, archive_dir: Path | None) -> tuple[Path, ...]:
+    """A read-only open writes nothing: a stale ``memories_all`` (a store moved with its archive folder) is shadowed
+    by a TEMP view over this store's archive files (archive.refresh_view). Returns the damaged archive files."""
+    return archive.refresh_view(db, archive_dir, read_only=True)
+
+
 class SharedState:
     """State every handle of one open store shares (the admin handle and its for_agent() handles)."""
 
