@@ -97,6 +97,29 @@ def test_an_agent_may_purge_its_own_memory_but_not_anothers(tmp_path, clock):
     assert files_containing(tmp_path, SECRET) == []
 
 
+def test_an_agents_purges_hold_the_store_for_the_rewrite_only_a_share_of_the_time(tmp_path, clock):
+    """Session 55 (reviewer Z): each purge rewrites the whole store file (every agent's and the host's data: 12-20 s
+    at 100k memories) inside the call, and an agent looping remember + purge held the store most of the time. The
+    first purge still rewrites at once; one right after it leaves the rewrite for later (the text is gone from
+    every read at once), which the store's close (or gc, or the next writable open) finishes."""
+    path = tmp_path / "mem.duckdb"
+    with echo_duck.open(path, admin=True, agent_id="host", embedder="hash", now=clock) as host:
+        agent = host.for_agent("a1")
+        first = agent.remember(f"{SECRET} the first note", type="user")
+        assert not agent.forget(first.id, purge=True).rewrite_pending
+        assert files_containing(tmp_path, SECRET) == []
+        second = agent.remember(f"{ALSO} the second note", type="user")
+        report = agent.forget(second.id, purge=True)
+        assert report.rewrite_pending and report.purged == (second.id,)
+        assert agent.find(text=ALSO) == []  # gone from every read already (a recall would log its words)
+        third = host.remember(f"{ALSO} the host's own note", type="environment")
+        assert not host.forget(third.id, purge=True).rewrite_pending  # the host's purge is finished at once
+        assert files_containing(tmp_path, ALSO) == []
+        fourth = agent.remember(f"{SECRET} the fourth note", type="user")
+        assert agent.forget(fourth.id, purge=True).rewrite_pending
+    assert files_containing(tmp_path, SECRET) == []  # the close finished it
+
+
 # -- crash safety: a real process, killed with SIGKILL at each step ---------------------------------
 
 KILLER = r"""

@@ -21,15 +21,20 @@ that instant wins, and this handle then raises ``DatabaseLocked`` on its next us
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import glob
 import os
+import time
 import uuid
+import weakref
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from ..errors import DatabaseLocked, StorageError
+from ..errors import DatabaseLocked, EchoDuckError, StorageError
 from ..storage.db import Db
 from ..storage.extensions import load_extensions, quote_literal
 from . import archive
@@ -40,6 +45,36 @@ REWRITE_SUFFIX = ".purge-rewrite"
 def pending(db: Db) -> list[str]:
     with db.reading():
         return [r[0] for r in db.run("pending_purge_ids").fetchall()]
+
+
+# An agent's purges may hold the store for the file rewrite at most this share of the time: a rewrite takes 3-6 s at
+# 10k memories and 12-20 s at 100k, and an agent looping remember + purge held the store most of the time.
+AGENT_REWRITE_SHARE = 0.1
+_AGENT_REWRITE_AFTER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Db -> time.monotonic()
+
+
+def after_purge(db: Db, archive_root: Path | None, report: Any, *, by_host: bool) -> Any:
+    """Finish the purge just recorded (finish_pending) and return its report. The host's purge is finished at once;
+    an agent's too, unless the last rewrite it could run ended so recently that another now would hold the store
+    more than AGENT_REWRITE_SHARE of the time since: then the report says ``rewrite_pending`` and the text, gone
+    from every read already, stays in freed blocks of the file until the next purge that may rewrite, the host's
+    gc(), the store's close or its next writable open."""
+    if not by_host and time.monotonic() < _AGENT_REWRITE_AFTER.get(db, 0.0):
+        return dataclasses.replace(report, rewrite_pending=True)
+    start = time.monotonic()
+    finish_pending(db, archive_root)
+    took = time.monotonic() - start
+    _AGENT_REWRITE_AFTER[db] = time.monotonic() + took * (1 / AGENT_REWRITE_SHARE - 1)
+    return report
+
+
+def finish_deferred(db: Db, archive_root: Path | None) -> None:
+    """At a writable store's close: the rewrites agents' purges left pending (after_purge). One a process or
+    the lock stops stays pending for the next writable open."""
+    if db.read_only or db.closed:
+        return
+    with contextlib.suppress(EchoDuckError):
+        finish_pending(db, archive_root)
 
 
 def finish_pending(db: Db, archive_root: Path | None) -> int:

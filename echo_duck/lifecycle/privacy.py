@@ -42,6 +42,7 @@ class PurgeReport:
     messages_deleted: int
     episodes: tuple[str, ...]
     archive_files_rewritten: int
+    rewrite_pending: bool = False  # an agent's purge soon after another rewrite: the file is rewritten later
 
     def to_dict(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}

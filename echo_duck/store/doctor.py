@@ -350,7 +350,8 @@ def _purge_check(db: Db, shown: str) -> Check:
     pending = db.scalar("doctor_pending_purges")
     if pending:
         return Check("purges", "fail", f"{pending} purged memories still await the rewrite of the store file (a crash "
-                     "interrupted it): their text may remain in freed blocks of the file", f"echo-duck init --db {shown}")
+                     "interrupted it, or an agent's purge soon after another left it for later): their text may remain "
+                     "in freed blocks of the file", f"echo-duck init --db {shown}")
     return Check("purges", "ok", "no purge awaits a file rewrite")
 
 

@@ -193,6 +193,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
             return
         if self.recaller.journal is not None and not self.db.closed:
             self.recaller.journal.close()
+        erasure.finish_deferred(self.db, self.archive_dir)
         self.db.close()
 
     def refresh(self) -> None:
@@ -313,7 +314,8 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
                                reason=validate.text(reason, "reason", max_chars=1000), cascade=cascade,
                                now=self.now(), archive_root=self.archive_dir,
                                provenance=validate.provenance(provenance))
-        erasure.finish_pending(self.db, self.archive_dir)
+        host = self.is_admin or self.caller.agent_id == "default"  # the host's own single-user store
+        report = erasure.after_purge(self.db, self.archive_dir, report, by_host=host)
         self._caches_changed()
         return report
 

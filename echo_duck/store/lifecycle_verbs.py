@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InvalidInput
-from ..lifecycle import archive, returning
+from ..lifecycle import archive, erasure, returning
 from ..lifecycle import decay as lifecycle
 from ..lifecycle.archive import ArchiveReport
 from ..lifecycle.consolidate import ConsolidationReport, Worker
@@ -86,6 +86,8 @@ class LifecycleVerbs:
                 retention_days = self.db.setting("gc_retention_days")
         retention_days = validate.amount(retention_days, "retention_days", maximum=36_525, unit="days")
         returning.finish(self.db, self.archive_dir)  # a row back from Parquet whose copy stayed: gc would revive it
+        if not dry_run:
+            erasure.finish_deferred(self.db, self.archive_dir)  # what agents' purges left for later (after_purge)
         return lifecycle.gc(self.db, self.caller, self.indexer.keyword, self.now(), retention_days,
                             dry_run=validate.flag(dry_run, "dry_run"))
 
