@@ -367,6 +367,29 @@ def test_opening_a_store_does_not_reinstall_its_macros_each_time(tmp_path):
     assert installs == 1
 
 
+@pytest.mark.parametrize("edit", [
+    "INSERT INTO memberships VALUES ('alice', 'team', 'red', TIMESTAMP '2026-01-01', NULL)",
+    "INSERT INTO agent_rights VALUES ('alice', 'publish:public', TIMESTAMP '2026-01-01', 'someone', NULL)",
+    "UPDATE memberships SET revoked_at = NULL WHERE agent_id = 'bob'",  # a revocation undone beside the log
+])
+def test_access_granted_with_plain_sql_is_a_problem(tmp_path, edit):
+    # session 55 (reviewer AB): an INSERT INTO memberships let alice recall team red's memories and doctor said
+    # everything was in order (it compared memory rows with the log, not who may read them)
+    path = tmp_path / "mem.duckdb"
+    with echo_duck.open(path, embedder="hash", admin=True) as host:
+        host.grant(team="red", agent_id="carol", publish=True)
+        host.grant(team="red", agent_id="bob")
+        host.revoke(team="red", agent_id="bob")
+        host.grant_right("carol", "publish:public")
+        host.revoke_right("carol", "publish:public")
+        host.grant_right("carol", "publish:public")
+    assert by_name(doctor.diagnose(path))["rows vs log"].status == "ok"  # the control: as echo_duck wrote it
+    with duckdb.connect(str(path)) as raw:
+        raw.execute(edit)
+    check = store_checks(path)["rows vs log"]
+    assert check.status == "fail" and "have no grant in the event log" in check.detail
+
+
 def test_db_given_before_the_command_is_the_store_checked(tmp_path, monkeypatch):
     # `echo-duck --db FILE doctor` (the options may come before the command) checked the install only
     monkeypatch.delenv("ECHO_DUCK_DB", raising=False)

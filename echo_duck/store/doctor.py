@@ -371,7 +371,13 @@ def _log_check(db: Db, shown: str) -> Check:
         return Check("rows vs log", "fail", f"{rows} memories differ from the event log in owner, scope, sensitivity, "
                      f"sharing or text (first: {first}): edited outside echo_duck, and every read trusts them",
                      f"echo-duck history {first} --admin --db {shown} shows what the log holds; compare with a backup")
-    return Check("rows vs log", "ok", "every memory's owner, scope, sensitivity and text is what the event log says")
+    access, grant = db.run("doctor_access_off_log").fetchone()
+    if access:
+        return Check("rows vs log", "fail", f"{access} memberships or publishing rights in force have no grant in the "
+                     f"event log (first: {grant}): added outside echo_duck, and every read trusts them",
+                     "revoke it with echo-duck revoke, and grant it again with echo-duck grant if it is wanted")
+    return Check("rows vs log", "ok", "every memory's owner, scope, sensitivity and text, and every membership and "
+                 "publishing right, is what the event log says")
 
 
 def _audit_check(db: Db, shown: str) -> Check:

@@ -54,3 +54,21 @@ SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() 
 -- a quoted identifier taken from doctor_tables).
 -- name: doctor_read_table
 SELECT * FROM {table};
+
+-- Who may read and publish what, against the event log: a membership or publishing right in force that no grant
+-- event (the last of its grant/revoke events) accounts for, e.g. an INSERT INTO memberships in a plain SQL session,
+-- which every read path would trust. Returns (how many, the first as text).
+-- name: doctor_access_off_log
+WITH events AS (
+    SELECT action, after ->> 'agent_id' AS agent_id,
+           CASE WHEN action IN ('grant', 'revoke') THEN (after ->> 'kind') || ':' || (after ->> 'group_id')
+                ELSE 'right:' || (after ->> 'right') END AS what, event_id
+    FROM memory_events
+    WHERE memory_id IS NULL AND action IN ('grant', 'revoke', 'grant_right', 'revoke_right')),
+granted AS (
+    SELECT agent_id, what FROM events GROUP BY agent_id, what HAVING arg_max(action, event_id) IN ('grant', 'grant_right')),
+in_force AS (
+    SELECT agent_id, kind || ':' || group_id AS what FROM memberships WHERE revoked_at IS NULL
+    UNION SELECT agent_id, 'right:' || "right" FROM agent_rights WHERE revoked_at IS NULL),
+off AS (SELECT * FROM in_force EXCEPT SELECT * FROM granted)
+SELECT count(*), min(agent_id || ' ' || what) FROM off;
