@@ -307,3 +307,18 @@ def test_a_held_write_says_what_held_means_and_an_imported_hit_says_where_it_cam
     agent.remember("The user drinks green tea every morning", type="user", provenance="legacy")
     hit = call(agent, "memory_search", {"query": "green tea"})["hits"][0]
     assert hit["own"] and hit["trust"] == "lower: imported text nobody confirmed"
+
+
+def test_restating_a_memory_keeps_at_most_64_tags_and_a_hit_shows_what_fits(mem):
+    # reviewer AC: restatements merged tags without the limit (640 after ten), and a hit returned them all
+    mem.grant(team="red", agent_id="bob", publish=True)
+    mem.grant(team="red", agent_id="alice")
+    bob = mem.for_agent("bob")
+    for round_ in range(10):
+        memory = bob.remember("The staging database runs on port 5433", type="environment", scope="team",
+                              team_id="red", tags=[f"r{round_}-{'x' * 90}-{i}" for i in range(64)])
+    assert len(bob.get(memory.id).tags) == 64 and bob.get(memory.id).tags[0].startswith("r0-")
+    result = call(mem.for_agent("alice"), "memory_search", {"query": "staging database port", "k": 50})
+    hit = result["hits"][0]
+    assert hit["tags_total"] == 64 and len(hit["tags"]) < 64
+    assert len(json.dumps(result, ensure_ascii=False)) < 25_000

@@ -30,6 +30,7 @@ import numpy as np
 from ..index.indexing import Indexer
 from ..models import SHARE_TAG, Memory
 from ..storage.db import Db, uuid_list
+from ..write.validate import MAX_TAGS
 from ..write.writer import Caller
 from . import verify_lexicon as lex
 from .verify import _neutral, analyse, heuristic_verifier
@@ -236,7 +237,7 @@ class Compressor:
         # the representative's words, so its provenance (the group's highest): neither relabelled nor refused
         new = self.writer.update(caller, rep.id, {"source_refs": refs, "importance": max(m.importance for m in group),
                                                   "pinned": any(m.pinned for m in group),
-                                                  "tags": sorted({t for m in group for t in m.tags})},
+                                                  "tags": _tags(rep, others)},
                                  reason=f"compressed {len(group)} restatements into one", provenance=rep.provenance)
         with self.db.transaction("folding restatements"):
             for m in others:
@@ -277,3 +278,9 @@ def _refs(group: list[Memory], folded: list[Memory]) -> list[str]:
 
 def new_id() -> uuid.UUID:
     return uuid.uuid4()
+
+
+def _tags(rep: Memory, others: list[Memory]) -> list[str]:
+    """The folded group's tags, sorted: the representative's, then the others' while there is room (MAX_TAGS)."""
+    others_tags = sorted({t for m in others for t in m.tags})
+    return sorted(list(dict.fromkeys([*rep.tags, *others_tags]))[:MAX_TAGS])

@@ -5,6 +5,7 @@ registers it; ``brief`` is the memory as every tool returns it.
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 from typing import Any
 
@@ -111,6 +112,9 @@ def brief(m: Memory, chars: int = RESULT_CHARS) -> dict[str, Any]:
            "supersedes": m.supersedes, "status": m.status}
     if len(m.content) > chars:
         out.update(content=m.content[:chars - 1] + "…", truncated=True, content_chars=len(m.content))
+    shown = [t for t, end in zip(m.tags, itertools.accumulate(len(t) + 4 for t in m.tags)) if end <= chars // 4]
+    if len(shown) < len(m.tags):  # 64 tags of 100 characters would outweigh the content
+        out.update(tags=shown, tags_total=len(m.tags))
     if m.status == "quarantined":
         out["note"] = "held for a person's review: not recalled or shown to you until approved"
     return out

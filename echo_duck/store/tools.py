@@ -172,8 +172,10 @@ def _memory_search(mem, query, k, types=None) -> dict[str, Any]:
 
 def _found(agent_id: str, hit, chars: int) -> dict[str, Any]:
     m = hit.memory
-    out = {**brief(m, chars), "score": round(hit.score, 6), "conflicts_with": list(hit.conflicts_with),
+    out = {**brief(m, chars), "score": round(hit.score, 6), "conflicts_with": list(hit.conflicts_with)[:CONFLICTS_SHOWN],
            "author": m.agent_id, "by_host": bool(m.by_host), "own": m.agent_id == agent_id}
+    if len(hit.conflicts_with) > CONFLICTS_SHOWN:
+        out["conflicts_total"] = len(hit.conflicts_with)
     if not out["own"]:  # a teammate's "user_stated" is its own word, not the user's (TRUST.md, the shared block)
         out.update(scope=m.scope, provenance=f"claimed by its author: {m.provenance_name}",
                    trust="lower: another agent's memory, unconfirmed")
@@ -244,6 +246,7 @@ def _parsed(tool: str, arguments: Any) -> Any:
 
 MAX_MESSAGE_CHARS = 1_000  # an error result's message
 SEARCH_CHARS = 20_000  # memory_search's hits' contents together
+CONFLICTS_SHOWN = 5  # a hit's conflicts_with ids (conflicts_total counts them all)
 MAX_DEPTH = 8  # the tools' arguments are two levels deep (an object holding strings and lists of strings)
 
 

@@ -395,6 +395,6 @@ def _merged(spec: NewMemory, old: dict) -> NewMemory:
     confidence (a SELF memory's stays earned) and sensitivity."""
     return replace(spec, pinned=old["pinned"] or spec.pinned, importance=max(old["importance"], spec.importance),
                    confidence=old["confidence"] if old["type"] == "self" else max(old["confidence"], spec.confidence),
-                   tags=tuple(dict.fromkeys([*old["tags"], *spec.tags])),
+                   tags=tuple(dict.fromkeys([*old["tags"], *spec.tags]))[:validate.MAX_TAGS],  # the old ones first
                    source_refs=tuple(dict.fromkeys([*old["source_refs"], *spec.source_refs]))[:200],
                    sensitivity=max(old["sensitivity"], spec.sensitivity, key=SENSITIVITIES.index))
