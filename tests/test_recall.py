@@ -848,3 +848,21 @@ def test_recency_never_lifts_a_superseded_version(hmem, clock):
     by_id = {h.id: h.explanation for h in hits}
     assert hmem.get(first.id).status == "superseded" and by_id[first.id].recency_boost == 1.0
     assert by_id[second.id].recency_boost > 1.0 and ids(hits)[0] == second.id
+
+
+def test_a_facts_older_versions_never_crowd_a_live_memory_out_of_the_vector_arm(tmp_path):
+    # session 55 (reviewer AD): the in-process scan took the vector_pool × 4 nearest rows the caller may see, of any
+    # status, and dropped superseded ones after: a fact updated more often than that hid a live memory the SQL
+    # definition (exact_vector_candidates, eligible rows first) returns
+    with echo_duck.open(tmp_path / "s.duckdb", embedder="hash", admin=True) as mem:
+        mem.set_setting("vector_pool", 2)  # 8 candidates
+        target = mem.remember("falcon launch window moved to friday", type="environment")
+        mem.remember_many([{"content": f"misc note {w} about the office", "type": "environment"}
+                           for w in ("alpha", "beta", "gamma")])
+        for i in range(12):
+            mem.remember(f"falcon launch checklist item number {i}", type="environment", key="falcon_status")
+        hits = mem.recall("falcon launch checklist", 5, reinforce=False, arms=("vector",))
+        assert target.id in [h.id for h in hits]
+        with mem.db.transaction("the same recall in SQL"):  # inside a transaction recall runs the macros
+            in_sql = mem.recall("falcon launch checklist", 5, reinforce=False, arms=("vector",))
+        assert [h.id for h in in_sql] == [h.id for h in hits]

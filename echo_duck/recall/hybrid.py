@@ -35,8 +35,8 @@ from .recall_log import RecallJournal
 from .store_reads import StoreReads
 from .rerank import Reranker, RerankSettings, fetched, reranked
 
-# The in-process exact scan hands the macro this many times vector_pool candidates, so rows the
-# caller may not see (other agents, superseded versions) rarely crowd out eligible ones.
+# The exact scan (in process or in SQL) hands the macro this many times vector_pool of the rows the caller may
+# recall: the macro's gates and the caller's own half still leave vector_pool to rank.
 OVERFETCH = 4
 
 
@@ -88,9 +88,9 @@ class Recaller:
                        p_caller_tenants=tenants, p_caller_host=caller.admin)
             # both arms' statistics count the rows the caller may see (counted_memories), and only those match
             counted = self.eligibility.counted("keyword", who)
-            # Inside a transaction only SQL sees its uncommitted rows, so a filtered recall there runs
-            # recall_fused over arms computed in SQL; elsewhere the copy applies the filters (eligibility.py).
-            in_sql = query.filtered and self.db.in_transaction
+            # Inside a transaction only SQL sees its uncommitted rows, so a recall there runs recall_fused over arms
+            # computed in SQL; elsewhere the copy applies the eligibility rules and filters (eligibility.py).
+            in_sql = self.db.in_transaction
             keyword = NO_MATCH
             if q_tokens is not None and not in_sql and not query.filtered:  # filtered: after the vector arm
                 keyword = self.indexer.keyword_search.search(q_tokens, keyword_cut(settings), counted=counted)
@@ -117,15 +117,12 @@ class Recaller:
                     vector = fusion.VectorArm(ids, sims, scripts, stats, when.text_script(query.text), vectors.model_id)
                     arm = "exact (sql)"
                 else:
-                    if query.filtered:  # the top-N among the rows the filters keep, not the top-N filtered
-                        ids, sims, scripts, sums = self.eligibility.vector_candidates(
-                            vectors.search_with_stats, qvec, pool, who=who, include_superseded=query.include_archived,
-                            filters=wanted)
-                        arm = "exact (in-process, filtered)"
-                    else:
-                        ids, sims, scripts, sums = vectors.search_with_stats(
-                            qvec, pool, counted=self.eligibility.counted("vector", who))
-                        arm = "exact (in-process)"
+                    # the top-N among the rows the caller may recall (and the filters keep), as exact_vector_candidates:
+                    # the top-N it may see, eligible after, lost a live fact behind 200 of its own older versions
+                    ids, sims, scripts, sums = self.eligibility.vector_candidates(
+                        vectors.search_with_stats, qvec, pool, who=who, include_superseded=query.include_archived,
+                        filters=wanted)
+                    arm = "exact (in-process, filtered)" if query.filtered else "exact (in-process)"
                     vector = fusion.VectorArm(ids, sims, scripts, fusion.calibration_stats(*sums),
                                               when.text_script(query.text), vectors.model_id)
         b_tokens = bridge_arm.bridged_words(query.text, vector) if q_tokens is not None else None
@@ -231,7 +228,7 @@ class Recaller:
 
     def _fused_in_sql(self, q_tokens, vector, who, filters, time, min_score, fetch, b_tokens=None,
                       asked=None) -> list[dict]:
-        """Filtered, inside a transaction: the recall macro over the arms SQL computed for the filtered rows.
+        """Inside a transaction: the recall macro over the arms SQL computed for the rows the caller may recall.
         The macro reads stored access counts: reviews still queued are not counted here, since writing
         the queue inside the caller's transaction would lose it if that rolled back (recall_log.py)."""
         common = dict(**vector.as_sql(), **who, p_k=fetch, **time.as_sql(), p_min_score=min_score, **filters,
