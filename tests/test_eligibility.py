@@ -337,3 +337,20 @@ def test_the_filtered_vector_arm_follows_writes(world):
     again = mem.remember("the kestrel queue drains every hour", type="environment", tags=["ops"])
     mem.sql("UPDATE memories SET tags = ['dev'] WHERE id = $id", {"id": again.id}, write=True)  # raw: drops the copy
     assert again.id not in top("the kestrel queue drains every hour")
+
+
+def test_an_update_reason_that_reads_like_the_scanners_does_not_hold_the_row(tmp_path):
+    # session 55 (reviewer AD): approval_never_given read a held row from its create event's reason, which is the
+    # caller's free text on an update: "quarantined …" hid the owner's live fact from its own recall (the copy) while
+    # recall_hits still returned it to a teammate that visible_memories said may not see it
+    with echo_duck.open(tmp_path / "s.duckdb", embedder="hash", admin=True) as host:
+        host.grant(team="t", agent_id="alice", publish=True)
+        host.grant(team="t", agent_id="bob")
+        alice, bob = host.for_agent("alice"), host.for_agent("bob")
+        fact = alice.remember("the release train leaves on tuesday", type="environment", scope="team", team_id="t")
+        new = alice.update(fact.id, "the release train leaves on wednesday", reason="quarantined the old date")
+        assert new.status == "active"
+        for agent in (alice, bob):
+            assert new.id in [h.id for h in agent.recall("release train", reinforce=False)]
+            assert host.sql(f"SELECT count(*) AS n FROM visible_memories('{agent.caller.agent_id}', NULL) "
+                        f"WHERE id = '{new.id}'")["n"][0] == 1
