@@ -866,3 +866,23 @@ def test_a_facts_older_versions_never_crowd_a_live_memory_out_of_the_vector_arm(
         with mem.db.transaction("the same recall in SQL"):  # inside a transaction recall runs the macros
             in_sql = mem.recall("falcon launch checklist", 5, reinforce=False, arms=("vector",))
         assert [h.id for h in in_sql] == [h.id for h in hits]
+
+
+def test_recall_hits_takes_the_min_score_recall_takes(tmp_path):
+    # session 55 (reviewer AD): recall(min_score=) filters before the k best are taken; recall_hits had no such
+    # parameter, and filtering its rows on relevance afterwards gave another answer (here none)
+    now = [T0]
+    with echo_duck.open(tmp_path / "s.duckdb", embedder="hash", admin=True, now=lambda: now[0]) as mem:
+        mem.remember("the heron project uses rust", type="user", importance=1.0)
+        mem.remember("heron project: rust toolchain pinned", type="environment", importance=0.2)
+        mem.remember_many([{"content": f"filler note {i} about lunch", "type": "environment"} for i in range(6)])
+        now[0] = T0 + timedelta(days=400)
+        q = "heron project rust toolchain"
+        hits = mem.recall(q, 5, reinforce=False, arms=("keyword",), explain=True)
+        low, high = sorted(h.explanation.relevance for h in hits[:2])
+        floor = (low + high) / 2
+        got = [h.id for h in mem.recall(q, 1, reinforce=False, arms=("keyword",), min_score=floor)]
+        rows = mem.sql("SELECT id::VARCHAR AS id FROM recall_hits($q, NULL, NULL, 'default', NULL, 1, NULL, NULL, NULL, "
+                       "NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, $now, p_min_score := $x)",
+                       {"q": query_text(q), "now": mem.now(), "x": floor})
+        assert got == rows["id"].to_list() and len(got) == 1

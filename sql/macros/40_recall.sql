@@ -440,7 +440,7 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_
                                     p_time_from, p_time_to, p_types, p_tiers, p_tags, p_entities, p_since, p_until,
                                     p_session, p_include_superseded, p_now, p_bridge := NULL,
                                     p_query_script := NULL, p_asks_when := NULL, p_asked := NULL,
-                                    p_caller_host := NULL) AS TABLE
+                                    p_caller_host := NULL, p_min_score := NULL) AS TABLE
     WITH g AS MATERIALIZED (SELECT * FROM caller_groups(p_caller_agent)),
     br AS MATERIALIZED (SELECT * FROM keyword_candidates(p_bridge, true, p_caller_agent, p_caller_session,
                                                          (SELECT teams FROM g), (SELECT tenants FROM g))
@@ -470,7 +470,7 @@ CREATE OR REPLACE MACRO recall_hits(p_query, p_qvec, p_model, p_caller_agent, p_
                                (SELECT stats FROM stats), coalesce(p_query_script, content_script(p_query)),
                                p_caller_agent, p_caller_session,
                                (SELECT teams FROM g), (SELECT tenants FROM g), p_k, p_recency, p_time_from, p_time_to,
-                               NULL, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
+                               p_min_score, p_types, p_tiers, p_tags, p_entities, p_since, p_until, p_session,
                                p_include_superseded, p_now, p_br_ids := (SELECT ids FROM br),
                                p_br_covered := (SELECT covered FROM br), p_br_idf_all := (SELECT query_idf_all FROM br),
                                p_asks_when := p_asks_when,
