@@ -19,7 +19,7 @@ MAX_CONTENT_CHARS = 100_000
 MAX_KEY_CHARS = 200
 MAX_TAG_CHARS = 100
 MAX_TAGS = 64
-MAX_ITEMS = 1_000  # any list argument is read no further than this (its own limit, below it, is checked after)
+MAX_ITEMS = 1_000  # a list of labels, refs or choices is read no further than this (its own limit is checked after)
 MAX_REFS = 200  # source_refs per memory (a restatement keeps at most this many too)
 
 
@@ -73,7 +73,7 @@ def choices(values: Any, name: str, allowed: Iterable[str]) -> list[str] | None:
         return None
     if isinstance(values, str):
         values = [values]
-    return [choice(v, name, allowed) for v in _iterable(values, name)]
+    return [choice(v, name, allowed) for v in _bounded(values, name)]
 
 
 def owner(scope: Any, team_id: Any, tenant_id: Any, *, default_team: str | None,
@@ -155,7 +155,7 @@ def labels(values: Any, name: str) -> list[str]:
         return []
     if isinstance(values, str):
         raise InvalidInput(f"{name} must be a list of strings, not one string; write {name}=[{values!r}]")
-    out = list(dict.fromkeys(text(v, f"each of {name}", max_chars=MAX_TAG_CHARS).strip() for v in _iterable(values, name)))
+    out = list(dict.fromkeys(text(v, f"each of {name}", max_chars=MAX_TAG_CHARS).strip() for v in _bounded(values, name)))
     if len(out) > MAX_TAGS:
         raise InvalidInput(f"{name} has {len(out)} values; the limit is {MAX_TAGS}")
     return out
@@ -166,7 +166,7 @@ def refs(values: Any, name: str = "source_refs") -> list[str]:
         return []
     if isinstance(values, str):
         raise InvalidInput(f"{name} must be a list of strings such as 'message:<id>', not one string")
-    out = [text(v, f"each of {name}", max_chars=MAX_KEY_CHARS) for v in _iterable(values, name)]
+    out = [text(v, f"each of {name}", max_chars=MAX_KEY_CHARS) for v in _bounded(values, name)]
     if len(out) > MAX_REFS:
         raise InvalidInput(f"{name} has {len(out)} values; the limit is {MAX_REFS}")
     return out
@@ -269,14 +269,19 @@ def paths(values: Any, name: str) -> list[str]:
     """A list of paths (str or os.PathLike) as strings; one bare string was read as a path per character."""
     if isinstance(values, (str, bytes)) or hasattr(values, "__fspath__"):
         raise InvalidInput(f"{name} must be a list of paths, got one {type(values).__name__}: wrap it in a list")
-    return [str(p) for p in labels(list(map(str, _iterable(values, name))), name)]
+    return [str(p) for p in labels(list(map(str, _bounded(values, name))), name)]
 
 
-def _iterable(values: Any, name: str) -> list[Any]:
-    """The values as a list, read no further than MAX_ITEMS + 1 (a generator may never end)."""
+def _iterable(values: Any, name: str) -> Iterable[Any]:
     if isinstance(values, (bytes, dict)) or not hasattr(values, "__iter__"):
         raise InvalidInput(f"{name} must be a list, got {type(values).__name__}")
-    items = list(itertools.islice(values, MAX_ITEMS + 1))
+    return values
+
+
+def _bounded(values: Any, name: str) -> list[Any]:
+    """A list argument of labels, refs or choices as a list, read no further than MAX_ITEMS + 1 (a generator may never
+    end; 100,000 tags were de-duplicated in quadratic time before their limit was checked)."""
+    items = list(itertools.islice(_iterable(values, name), MAX_ITEMS + 1))
     if len(items) > MAX_ITEMS:
         raise InvalidInput(f"{name} has more than {MAX_ITEMS:,} values; the limit is {MAX_TAGS} tags or entities, "
                            f"{MAX_REFS} source refs")
