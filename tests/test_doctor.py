@@ -339,6 +339,13 @@ def test_a_row_edited_with_plain_sql_is_a_problem(tmp_path, edit):
     "CREATE OR REPLACE MACRO half_life_days(access_count, base_days) AS 0.01",  # an analyst's what-if
     "CREATE OR REPLACE MACRO utc_now() AS TIMESTAMP '2099-01-01'",
     "CREATE OR REPLACE VIEW memory_decay AS SELECT * FROM memories",
+    "DROP VIEW memory_decay",
+    # a macro named like a DuckDB function shadows it in every query of the store (reviewer AC, session 55)
+    "CREATE MACRO pow(a, b) AS 0.0",
+    "CREATE MACRO read_parquet(x, hive_partitioning := NULL, union_by_name := NULL) AS TABLE SELECT 1 AS id",
+    # the reference is not read from the file: what the file says about itself could be edited with it
+    "CREATE OR REPLACE MACRO half_life_days(access_count, base_days) AS 0.01; "
+    "INSERT OR REPLACE INTO store_info VALUES ('objects_catalog', 'anything')",
 ])
 def test_a_macro_or_view_replaced_with_plain_sql_is_a_problem_and_the_next_open_restores_it(tmp_path, edit):
     """A CREATE OR REPLACE MACRO in a plain read-write session persisted: echo_duck's next writable open kept it
@@ -350,11 +357,13 @@ def test_a_macro_or_view_replaced_with_plain_sql_is_a_problem_and_the_next_open_
     with duckdb.connect(str(path)) as raw:
         raw.execute(edit)
     check = store_checks(path)["macros and views"]
-    assert check.status == "fail" and "changed in the file after echo-duck installed them" in check.detail
+    assert check.status == "fail" and "changed in the file outside echo-duck" in check.detail
     clock.advance(days=2)
     with echo_duck.open(path, embedder="hash", admin=True, now=clock) as host:
         assert host.decay().archived == 0
-        assert host.sql("SELECT half_life_days(0, 30.0) AS d")["d"][0] == 30.0
+        assert host.sql("SELECT half_life_days(0, 30.0) AS d, pow(2, 3) AS p, utc_now() < TIMESTAMP '2090-01-01' AS t"
+                        ).row(0) == (30.0, 8.0, True)
+        assert host.sql("SELECT count(*) AS n FROM memory_decay")["n"][0] == 1
     assert store_checks(path)["macros and views"].status == "ok"
 
 

@@ -7,17 +7,13 @@ written by a newer echo_duck is refused rather than guessed at.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import warnings
 
 import duckdb
 
 from ..errors import EchoDuckError, SchemaTooNew
-from . import sqlfiles
+from . import catalog, sqlfiles
 from .connection import transaction, translate_errors
-
-CATALOG_DIGEST = "objects_catalog"  # store_info: objects_digest() right after the last install
 
 
 class NotAStore(EchoDuckError):
@@ -84,7 +80,7 @@ def _warn_if_objects_stale(con: duckdb.DuckDBPyConnection) -> None:
         installed = _scalar(con, "installed_objects_checksum")
     except duckdb.CatalogException:  # a file older than the schema_objects table
         installed = None
-    if installed == sqlfiles.objects_checksum() and objects_changed(con):
+    if installed == sqlfiles.objects_checksum() and catalog.objects_changed(con):
         warnings.warn("this store's SQL macros or views were changed in the file after echo-duck installed them, and "
                       "a read-only open cannot reinstall them; open it once without read_only (or run: echo-duck init "
                       "--db PATH) to restore them", RuntimeWarning, stacklevel=4)
@@ -101,41 +97,17 @@ def _install_objects(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _install_objects_in_transaction(con: duckdb.DuckDBPyConnection) -> None:
-    """Also when the catalog's macros and views are no longer what echo_duck installed (objects_changed), and once
-    for a store installed before that was recorded."""
+    """Also when the catalog's macros and views are not this echo_duck's (catalog.py: replaced in the file, or a
+    macro shadowing a DuckDB function), which is dropped."""
     checksum = sqlfiles.objects_checksum()
     _run(con, "create_schema_objects")
-    if _scalar(con, "installed_objects_checksum") == checksum and not objects_changed(con, unrecorded=True):
+    if _scalar(con, "installed_objects_checksum") == checksum and not catalog.objects_changed(con):
         return
+    catalog.drop_shadowing(con)
     for name, text in sqlfiles.object_files():
         with translate_errors(f"running sql/{name}"):
             con.execute(text)
     _run(con, "record_objects_checksum", checksum=checksum)
-    _run(con, "set_store_info", name=CATALOG_DIGEST, value=objects_digest(con))
-
-
-def objects_changed(con: duckdb.DuckDBPyConnection, *, unrecorded: bool = False) -> bool:
-    """Were the store's macros or views replaced (or views dropped, macros added) since echo_duck installed them?
-    An analyst's read-write session can ``CREATE OR REPLACE MACRO half_life_days(...)``: it persists in the file,
-    and every decay, recall and view would use it. ``unrecorded``: what a store installed before the digest was
-    recorded answers."""
-    recorded = _scalar(con, "store_info_value", name=CATALOG_DIGEST)
-    return unrecorded if recorded is None else recorded != objects_digest(con)
-
-
-# DuckDB prints a definition read back from the file differently from the one just created, and an EXCLUDE list in
-# an order that changes between loads: the digest reads each definition through these before hashing.
-_EXCLUDED = re.compile(r"EXCLUDE \(([^()]*)\)")
-
-
-def objects_digest(con: duckdb.DuckDBPyConnection) -> str:
-    """A digest of the store's macros and views as the catalog holds them (objects_catalog)."""
-    def canonical(text: str) -> str:
-        text = text.replace('"', "").replace(" AS MATERIALIZED (", " AS (").replace(" CROSS JOIN ", " , ")
-        return _EXCLUDED.sub(lambda m: "EXCLUDE (" + ", ".join(sorted(p.strip() for p in m[1].split(","))) + ")", text)
-
-    rows = sorted(canonical(row[0]) for row in _run(con, "objects_catalog").fetchall())
-    return hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
 def _run(con: duckdb.DuckDBPyConnection, query_name: str, /, **params):

@@ -42,7 +42,7 @@ from ..lifecycle.archive import archive_dir, archive_files, view_is_current
 from ..storage import sqlfiles
 from ..storage.connection import connect
 from ..storage.db import Db, uuid_list
-from ..storage.schema import objects_changed
+from ..storage.catalog import objects_changed, shadowing
 from ..storage.event_chain import verify as verify_chain
 from ..storage.extensions import EXTENSIONS, extension_path, quote_identifier, quote_literal
 from .doctor_report import Check, DoctorReport
@@ -227,9 +227,10 @@ def _objects_check(db: Db, shown: str) -> Check:
         return Check("macros and views", "fail", "installed by another echo-duck version (reinstalled on the next writable open)",
                      f"echo-duck init --db {shown}")
     if objects_changed(db.con):
-        return Check("macros and views", "fail", "changed in the file after echo-duck installed them (a CREATE OR "
-                     "REPLACE MACRO or VIEW outside echo-duck; reinstalled on the next writable open)",
-                     f"echo-duck init --db {shown}")
+        shadows = ", ".join(name for name, _ in shadowing(db.con))
+        return Check("macros and views", "fail", "changed in the file outside echo-duck (a CREATE OR REPLACE MACRO or "
+                     "VIEW, a view dropped" + (f", a macro named like a DuckDB function: {shadows}" if shadows else "")
+                     + "); the next writable open reinstalls them", f"echo-duck init --db {shown}")
     return Check("macros and views", "ok", "match this echo-duck's sql/ files")
 
 

@@ -228,7 +228,7 @@ COMMENT ON COLUMN memberships.revoked_at IS 'end of it; NULL while current. A re
 COMMENT ON COLUMN settings.name IS 'tunable name, read with setting(name)';
 COMMENT ON COLUMN settings.value IS 'its value';
 COMMENT ON COLUMN settings.note IS 'what it controls';
-COMMENT ON COLUMN store_info.name IS 'embedding_model | keyword_index_signature | event_chain_head | objects_catalog (digest of the macros and views as installed) | memories_all_definition | …';
+COMMENT ON COLUMN store_info.name IS 'embedding_model | keyword_index_signature | event_chain_head | memories_all_definition | …';
 COMMENT ON COLUMN store_info.value IS 'its value';
 
 -- recall_log, memory_feedback
