@@ -17,13 +17,13 @@ and macros under other names) are left alone.
 from __future__ import annotations
 
 import hashlib
-import marshal
 import os
 import re
 from pathlib import Path
 
 import duckdb
 
+from ..text import marshal_cache
 from . import sqlfiles
 
 _EXCLUDED = re.compile(r"EXCLUDE \(([^()]*)\)")
@@ -66,11 +66,11 @@ def expected() -> tuple[str, frozenset]:
     if key not in _EXPECTED:
         cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "echo_duck" / f"catalog-{key}.marshal"
         try:
-            digest, names = marshal.loads(cache.read_bytes())
+            digest, names = marshal_cache.load(cache)
             value = (str(digest), frozenset(tuple(n) for n in names))
-        except (OSError, ValueError, EOFError, TypeError):
+        except (ValueError, TypeError):  # missing (None) or not this shape
             value = _build()
-            _save(cache, (value[0], sorted(value[1])))
+            marshal_cache.save(cache, (value[0], sorted(value[1])))
         _EXPECTED[key] = value
     return _EXPECTED[key]
 
@@ -107,13 +107,3 @@ def _canonical(text: str) -> str:
 
 def _run_sql(name: str) -> str:
     return sqlfiles.query(name).sql
-
-
-def _save(path: Path, value: object) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_bytes(marshal.dumps(value))
-        os.replace(partial, path)
-    except OSError:
-        pass
