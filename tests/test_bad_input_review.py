@@ -145,3 +145,13 @@ def test_a_huge_or_endless_label_list_is_refused_before_it_is_read_whole(host, c
     with pytest.raises(InvalidInput, match="more than 1,000 values"):
         call(host, tags() if callable(tags) else tags)
     assert rows(host) == before
+
+
+def test_sharing_a_memory_that_holds_64_tags_says_what_to_do(tmp_path):
+    # reviewer AE: share() added share:personal as a 65th tag and update() answered "tags has 65 values"
+    with echo_duck.open(tmp_path / "s.duckdb", embedder="hash", agent_id="alice") as alice:
+        note = alice.remember("Alice's dentist is Dr Wu", type="user", sensitivity="personal",
+                              tags=[f"t{i}" for i in range(64)])
+        with pytest.raises(InvalidInput, match="has 64 tags, the most one holds, so 'share:personal' cannot be added"):
+            alice.share(note.id)
+        assert alice.get(note.id).version == 1

@@ -342,6 +342,7 @@ def test_a_row_edited_with_plain_sql_is_a_problem(tmp_path, edit):
     "DROP VIEW memory_decay",
     # a macro named like a DuckDB function shadows it in every query of the store (reviewer AC, session 55)
     "CREATE MACRO pow(a, b) AS 0.0",
+    'CREATE MACRO "POW"(a, b) AS 0.0',  # names are case-blind in DuckDB (reviewer AE)
     "CREATE MACRO read_parquet(x, hive_partitioning := NULL, union_by_name := NULL) AS TABLE SELECT 1 AS id",
     # the reference is not read from the file: what the file says about itself could be edited with it
     "CREATE OR REPLACE MACRO half_life_days(access_count, base_days) AS 0.01; "
@@ -365,6 +366,22 @@ def test_a_macro_or_view_replaced_with_plain_sql_is_a_problem_and_the_next_open_
                         ).row(0) == (30.0, 8.0, True)
         assert host.sql("SELECT count(*) AS n FROM memory_decay")["n"][0] == 1
     assert store_checks(path)["macros and views"].status == "ok"
+
+
+def test_an_analysts_own_schema_is_left_alone(tmp_path):
+    # reviewer AE: objects in another schema are not on the search path and shadow nothing, but the catalog read
+    # every schema: a macro analyst.pow made every writable open fail (DROP MACRO "pow" hit the built-in), a view
+    # analyst.memory_decay made every open reinstall and doctor fail for good
+    path = tmp_path / "mem.duckdb"
+    echo_duck.open(path, embedder="hash", admin=True).close()
+    with duckdb.connect(str(path)) as raw:
+        raw.execute("CREATE SCHEMA analyst; CREATE MACRO analyst.pow(a, b) AS 0.0; "
+                    "CREATE VIEW analyst.memory_decay AS SELECT 1 AS x")
+    for _ in range(3):
+        with echo_duck.open(path, embedder="hash", admin=True) as host:
+            installs = host.sql("SELECT count(*) AS n FROM schema_objects")["n"][0]
+            assert host.sql("SELECT analyst.pow(2, 3) AS p, pow(2, 3) AS q").row(0) == (0.0, 8.0)
+    assert installs == 1 and store_checks(path)["macros and views"].status == "ok"
 
 
 def test_opening_a_store_does_not_reinstall_its_macros_each_time(tmp_path):

@@ -8,7 +8,7 @@ import random
 import jieba.posseg
 
 from echo_duck.lifecycle.summary import entities
-from echo_duck.text.pos import KEPT_UNKNOWN, tagged
+from echo_duck.text.pos import KEPT_UNKNOWN, TAGGED_CHARS, tagged
 
 NATURAL = "我和林小薇上周去了厦门，她说下个月要搬到深圳工作，顺便看看王建国的新公司。Alice 也去了。"
 
@@ -44,3 +44,12 @@ def test_lone_unknown_characters_beyond_the_first_few_are_blanked_too():
     assert len(read) == len(text)
     assert sum(c in read for c in rare) == KEPT_UNKNOWN  # the first ones (a name's rare character) only
     assert all(c in read for c in rare[:KEPT_UNKNOWN])
+
+
+def test_posseg_reads_a_bounded_prefix_of_a_long_text():
+    # reviewer AE: known characters with many states, ordered so no two form a word, cost ~0.5 ms each
+    text = "王建国去了厦门。" * (TAGGED_CHARS // 8 + 100)
+    pairs = tagged(text)
+    assert sum(len(w) for w, _ in pairs) == len(text)
+    assert pairs[-1] == (text[TAGGED_CHARS:], "x")
+    assert ("王建国", "nr") in pairs[:10]

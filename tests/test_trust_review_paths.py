@@ -141,6 +141,8 @@ def test_a_team_member_neither_reads_nor_rejects_another_agents_quarantined_memo
     # block comments nest in DuckDB: a regex ending one at the first */ read "SELECT 1" as what was explained
     "EXPLAIN /* /* */ SELECT 1 --*/ ANALYZE SELECT * FROM enable_profiling()",
     "EXPLAIN /* /* */ SELECT 1 --*/ SELECT * FROM checkpoint()",
+    'EXPLAIN ("analyze") SELECT 1',  # a quoted option name (reviewer AE)
+    'EXPLAIN (FORMAT json, "ANALYZE" true) SELECT 1',
 ])
 def test_read_only_sql_refuses_table_functions_that_act_on_the_instance(tmp_path, query):
     with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash") as mem:

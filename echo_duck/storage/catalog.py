@@ -27,7 +27,7 @@ from ..text import marshal_cache
 from . import sqlfiles
 
 _EXCLUDED = re.compile(r"EXCLUDE \(([^()]*)\)")
-_FORMAT = 1  # bump when canonical() changes
+_FORMAT = 2  # bump when canonical() or the objects_catalog query changes
 _EXPECTED: dict[str, tuple[str, frozenset]] = {}
 _SYSTEM: dict[str, frozenset] = {}
 
@@ -48,15 +48,16 @@ def shadowing(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
 
 def drop_shadowing(con: duckdb.DuckDBPyConnection) -> None:
     for name, kind in shadowing(con):
-        con.execute(f'DROP MACRO {"TABLE " if kind == "table_macro" else ""}"{name}"')
+        quoted = name.replace('"', '""')
+        con.execute(f'DROP MACRO {"TABLE " if kind == "table_macro" else ""}main."{quoted}"')
 
 
 def _shadowing(con: duckdb.DuckDBPyConnection, rows: list, names: frozenset) -> list[tuple[str, str]]:
     if _SYSTEM.get(duckdb.__version__) is None:  # the functions of this process's DuckDB and extensions
         _SYSTEM[duckdb.__version__] = frozenset(n for (n,) in con.execute(_run_sql("catalog_system_functions")).fetchall())
     system = _SYSTEM[duckdb.__version__]
-    return sorted({(name, text.split(":", 1)[0]) for kind, name, text in rows
-                   if kind == "f" and name in system and (kind, name) not in names})
+    return sorted({(name, text.split(":", 1)[0]) for kind, name, text in rows  # names are case-blind in DuckDB
+                   if kind == "f" and name.lower() in system and (kind, name) not in names})
 
 
 def expected() -> tuple[str, frozenset]:

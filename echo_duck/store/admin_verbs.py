@@ -285,9 +285,11 @@ def _explained(statement: str) -> str:
 
     tokens = duckdb.tokenize(statement)
 
-    def word(i: int) -> str:
-        found = _WORD.match(statement, tokens[i][0]) if i < len(tokens) else None
-        return found.group().lower() if found else statement[tokens[i][0]] if i < len(tokens) else ""
+    def word(i: int) -> str:  # a token's text, lower case, without the quotes of a quoted name ("analyze")
+        if i >= len(tokens):
+            return ""
+        found = _WORD.match(statement, tokens[i][0] + (statement[tokens[i][0]] == '"'))
+        return found.group().lower() if found else statement[tokens[i][0]]
 
     if not tokens or word(0) != "explain":
         raise InvalidInput("sql() could not find the statement EXPLAIN explains")

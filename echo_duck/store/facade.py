@@ -330,7 +330,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
                                "update(..., sensitivity='personal') first if it should be shared")
         if SHARE_TAG in row["tags"]:
             return Memory.from_row(row)
-        return self.update(row["id"], tags=[*row["tags"], SHARE_TAG], provenance=row["provenance"],
+        return self.update(row["id"], tags=validate.with_tag(row["tags"], SHARE_TAG), provenance=row["provenance"],
                            reason="shared by its owner")
 
     # -- maintenance ------------------------------------------------------------------------------

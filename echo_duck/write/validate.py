@@ -161,6 +161,15 @@ def labels(values: Any, name: str) -> list[str]:
     return out
 
 
+def with_tag(tags: Iterable[str], tag: str) -> list[str]:
+    """``tags`` and ``tag`` (share()'s consent), refused by name when the memory already holds MAX_TAGS."""
+    tags = list(tags)
+    if len(tags) >= MAX_TAGS:
+        raise InvalidInput(f"the memory has {len(tags)} tags, the most one holds, so {tag!r} cannot be added: remove "
+                           "one first (update(id, tags=[...]))")
+    return [*tags, tag]
+
+
 def refs(values: Any, name: str = "source_refs") -> list[str]:
     if values is None:
         return []

@@ -35,21 +35,22 @@ SELECT max_by(checksum, applied_at) FROM schema_objects;
 INSERT INTO schema_objects VALUES ($checksum, now()::TIMESTAMP);
 
 -- name: objects_catalog
--- The store's macros and views as the catalog holds them, (kind, name, definition as DuckDB prints it):
+-- The store's macros and views in its main schema (the one on the search path) as the catalog holds them, (kind,
+-- name, definition as DuckDB prints it):
 -- storage/catalog.py compares echo_duck's own with an empty store's, so a macro or view replaced in the file (a
 -- plain-SQL session's CREATE OR REPLACE MACRO) is seen on the next open and by doctor.
 SELECT 'f', function_name, concat_ws(':', function_type, parameters::VARCHAR, coalesce(macro_definition, ''))
 FROM duckdb_functions()
-WHERE database_name = current_database() AND function_type IN ('macro', 'table_macro')
+WHERE database_name = current_database() AND schema_name = 'main' AND function_type IN ('macro', 'table_macro')
 UNION ALL
 SELECT 'v', view_name, sql FROM duckdb_views()
-WHERE database_name = current_database() AND NOT internal
+WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal
   AND view_name <> 'memories_all';  -- lifecycle/archive.py's, rebuilt with the archive's files (its own stamp)
 
 -- name: catalog_system_functions
 -- The names of DuckDB's functions (built in and the loaded extensions'): a store macro of one of these names
 -- shadows it (storage/catalog.py).
-SELECT DISTINCT function_name FROM duckdb_functions() WHERE database_name = 'system';
+SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE database_name = 'system';
 
 -- name: date_new_schema
 -- A new store made from the process's empty-store template (storage/template.py): its schema was applied now.
