@@ -345,8 +345,8 @@ def test_a_row_edited_with_plain_sql_is_a_problem(tmp_path, edit):
     'CREATE MACRO "POW"(a, b) AS 0.0',  # names are case-blind in DuckDB (reviewer AE)
     "CREATE MACRO read_parquet(x, hive_partitioning := NULL, union_by_name := NULL) AS TABLE SELECT 1 AS id",
     # the reference is not read from the file: what the file says about itself could be edited with it
-    "CREATE OR REPLACE MACRO half_life_days(access_count, base_days) AS 0.01; "
-    "INSERT OR REPLACE INTO store_info VALUES ('objects_catalog', 'anything')",
+    ("CREATE OR REPLACE MACRO half_life_days(access_count, base_days) AS 0.01; "
+     "INSERT OR REPLACE INTO store_info VALUES ('objects_catalog', 'anything')"),
 ])
 def test_a_macro_or_view_replaced_with_plain_sql_is_a_problem_and_the_next_open_restores_it(tmp_path, edit):
     """A CREATE OR REPLACE MACRO in a plain read-write session persisted: echo_duck's next writable open kept it
