@@ -17,9 +17,7 @@ and macros under other names) are left alone.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-from pathlib import Path
 
 import duckdb
 
@@ -65,7 +63,7 @@ def expected() -> tuple[str, frozenset]:
     key = hashlib.sha256("|".join([duckdb.__version__, sqlfiles.objects_checksum(), str(_FORMAT)] + [
         f"{m.version}:{m.checksum}" for m in sqlfiles.migrations()]).encode()).hexdigest()[:16]
     if key not in _EXPECTED:
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "echo_duck" / f"catalog-{key}.marshal"
+        cache = marshal_cache.folder() / f"catalog-{key}.marshal"
         try:
             digest, names = marshal_cache.load(cache)
             value = (str(digest), frozenset(tuple(n) for n in names))

@@ -16,8 +16,12 @@ def path_for(name: str, source: Path, fmt: str) -> Path:
     """The cache file for what ``fmt`` reads from ``source`` (OSError if the source cannot be read)."""
     stat = source.stat()
     key = hashlib.sha256(f"{fmt}|{source}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "echo_duck"
-    return root / f"{name}-{key}.marshal"
+    return folder() / f"{name}-{key}.marshal"
+
+
+def folder() -> Path:
+    """Where the cache files live: ``$XDG_CACHE_HOME/echo_duck``, else ``~/.cache/echo_duck``."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "echo_duck"
 
 
 def load(path: Path) -> Any:
