@@ -1,5 +1,5 @@
 """What `echo-duck doctor` reports: one ``Check`` per thing it looked at, and the ``DoctorReport`` of them all
-(rendered for a terminal or as JSON). The checks themselves are in doctor.py."""
+(rendered for a terminal or as JSON). The checks themselves are in doctor.py (install) and doctor_store.py (a store)."""
 
 from __future__ import annotations
 
@@ -44,3 +44,8 @@ class DoctorReport:
         lines.append("")
         lines.append("everything is in order" if n == 0 else f"{n} problem{'s' if n > 1 else ''} found")
         return "\n".join(lines)
+
+
+def first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
