@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from conftest import Clock
 
 import echo_duck
+from echo_duck.errors import StorageError
 from echo_duck.store import doctor
 from echo_duck.storage import sqlfiles
 from echo_duck.cli.main import cli
@@ -382,6 +383,29 @@ def test_an_analysts_own_schema_is_left_alone(tmp_path):
             installs = host.sql("SELECT count(*) AS n FROM schema_objects")["n"][0]
             assert host.sql("SELECT analyst.pow(2, 3) AS p, pow(2, 3) AS q").row(0) == (0.0, 8.0)
     assert installs == 1 and store_checks(path)["macros and views"].status == "ok"
+
+
+@pytest.mark.parametrize("view", ["memory_health", "Memories_All"])
+def test_a_table_under_a_view_name_is_refused_by_name_and_left_as_it_is(tmp_path, view):
+    # session 55 left it: an analyst's table under one of echo_duck's view names made every writable open fail with
+    # DuckDB's "Existing object ... is of type Table" from inside the install, and doctor did not say which table
+    path = tmp_path / "mem.duckdb"
+    with echo_duck.open(path, embedder="hash", admin=True) as host:
+        host.remember("CI runs on jenkins", type="environment", key="ci")
+    with duckdb.connect(str(path)) as raw:
+        raw.execute(f"DROP VIEW {view}; CREATE TABLE {view} AS SELECT 42 AS x")
+    check = store_checks(path)["macros and views"]
+    assert check.status == "fail" and view.lower() in check.detail and f"RENAME TO {view.lower()}_1" in check.fix
+    with pytest.raises(StorageError, match=f"a table named {view.lower()}.*nothing was changed.*RENAME TO"):
+        echo_duck.open(path, embedder="hash", admin=True)
+    with duckdb.connect(str(path), read_only=True) as raw:
+        assert raw.execute(f"SELECT * FROM {view}").fetchall() == [(42,)]
+    with duckdb.connect(str(path)) as raw:
+        raw.execute(f"ALTER TABLE {view} RENAME TO {view}_1")
+    with echo_duck.open(path, embedder="hash", admin=True) as host:
+        assert host.sql("SELECT count(*) AS n FROM memories_all")["n"][0] == 1
+        assert host.sql(f"SELECT x FROM {view}_1")["x"][0] == 42
+    assert store_checks(path)["macros and views"].status == "ok"
 
 
 def test_opening_a_store_does_not_reinstall_its_macros_each_time(tmp_path):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ..storage import sqlfiles
+from ..storage import catalog, sqlfiles
 from ..storage.db import Db
 from ..storage.extensions import quote_literal
 from ..write.writer import Caller
@@ -148,6 +148,8 @@ def refresh_view(db: Db, root: Path | None, *, read_only: bool = False) -> tuple
             db.con.execute(temporary)
             db.session_sql.append(temporary)
         return tuple(bad)
+    with db.lock:
+        catalog.refuse_squatted(db.con)
     with db.transaction("refreshing memories_all"):
         db.con.execute(definition)
         db.run("set_store_info", name=VIEW_STAMP, value=stamp)

@@ -21,6 +21,7 @@ import re
 
 import duckdb
 
+from ..errors import StorageError
 from ..text import marshal_cache
 from . import sqlfiles
 
@@ -56,6 +57,24 @@ def _shadowing(con: duckdb.DuckDBPyConnection, rows: list, names: frozenset) -> 
     system = _SYSTEM[duckdb.__version__]
     return sorted({(name, text.split(":", 1)[0]) for kind, name, text in rows  # names are case-blind in DuckDB
                    if kind == "f" and name.lower() in system and (kind, name) not in names})
+
+
+def squatted(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Names of echo_duck's views (``memories_all`` too) that a table of the store's main schema holds: DuckDB cannot
+    replace a table with a view, so the view cannot be installed until the table is renamed or dropped."""
+    views = {name.lower() for kind, name in expected()[1] if kind == "v"} | {"memories_all"}
+    return sorted(views & {n for (n,) in con.execute(_run_sql("catalog_main_tables")).fetchall()})
+
+
+def refuse_squatted(con: duckdb.DuckDBPyConnection) -> None:
+    """StorageError naming the tables that hold names of echo_duck's views, before anything is changed."""
+    taken = squatted(con)
+    if taken:
+        names = ", ".join(taken)
+        raise StorageError(
+            f"the store holds a table named {names}, where echo-duck keeps a view of that name, so its views cannot "
+            f"be installed; nothing was changed. Rename the table with plain DuckDB (ALTER TABLE {taken[0]} RENAME TO "
+            f"{taken[0]}_1) and open the store again")
 
 
 def expected() -> tuple[str, frozenset]:

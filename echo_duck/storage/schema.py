@@ -103,6 +103,7 @@ def _install_objects_in_transaction(con: duckdb.DuckDBPyConnection) -> None:
     _run(con, "create_schema_objects")
     if _scalar(con, "installed_objects_checksum") == checksum and not catalog.objects_changed(con):
         return
+    catalog.refuse_squatted(con)
     catalog.drop_shadowing(con)
     for name, text in sqlfiles.object_files():
         with translate_errors(f"running sql/{name}"):

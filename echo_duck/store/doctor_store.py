@@ -19,7 +19,7 @@ from ..errors import EchoDuckError
 from ..index.keyword import KeywordIndex
 from ..lifecycle.archive import archive_dir, archive_files, view_is_current
 from ..storage import sqlfiles
-from ..storage.catalog import objects_changed, shadowing
+from ..storage.catalog import objects_changed, shadowing, squatted
 from ..storage.db import Db, uuid_list
 from ..storage.event_chain import verify as verify_chain
 from ..storage.extensions import quote_identifier
@@ -70,6 +70,11 @@ def _objects_check(db: Db, shown: str) -> Check:
     if db.scalar("installed_objects_checksum") != sqlfiles.objects_checksum():
         return Check("macros and views", "fail", "installed by another echo-duck version (reinstalled on the next writable open)",
                      f"echo-duck init --db {shown}")
+    taken = squatted(db.con)
+    if taken:
+        return Check("macros and views", "fail", f"a table holds the name of echo-duck's view {', '.join(taken)}: a "
+                     "writable open refuses the store until it is renamed", f"in plain DuckDB on {shown}: ALTER TABLE "
+                     f"{taken[0]} RENAME TO {taken[0]}_1; then open the store again")
     if objects_changed(db.con):
         shadows = ", ".join(name for name, _ in shadowing(db.con))
         return Check("macros and views", "fail", "changed in the file outside echo-duck (a CREATE OR REPLACE MACRO or "

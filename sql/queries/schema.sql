@@ -52,6 +52,11 @@ WHERE database_name = current_database() AND schema_name = 'main' AND NOT intern
 -- shadows it (storage/catalog.py).
 SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE database_name = 'system';
 
+-- name: catalog_main_tables
+-- The tables of the store's main schema, lower case: a table under the name of one of echo_duck's views keeps the
+-- view from being installed (storage/catalog.py squatted()).
+SELECT lower(table_name) FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main';
+
 -- name: date_new_schema
 -- A new store made from the process's empty-store template (storage/template.py): its schema was applied now.
 UPDATE schema_version SET applied_at = now()::TIMESTAMP;
