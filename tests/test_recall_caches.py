@@ -158,6 +158,37 @@ def test_a_kept_visibility_mask_is_dropped_when_a_write_changes_what_a_filter_ke
         assert not found()
 
 
+def test_masks_outlive_a_recalls_reinforcement_but_not_a_write_that_changes_who_sees_a_row(tmp_path):
+    """A recall's reinforcement writes access counts only: the masks stay (session 55's p95 at 100k rose when every
+    such write dropped them); a write that changes what a mask reads (sensitivity, status) drops them."""
+    import echo_duck
+
+    with echo_duck.open(tmp_path / "m.duckdb", embedder="hash", admin=True) as host:
+        for agent in ("alice", "bob"):
+            host.grant(team="red", agent_id=agent, publish=True)
+        alice, bob = host.for_agent("alice", team_id="red"), host.for_agent("bob", team_id="red")
+        alice.remember_many([dict(content=f"note {i} about the kestrel queue", type="environment", scope="team")
+                             for i in range(30)])
+        target = alice.remember("the borealis database listens on port 5432", type="environment", scope="team")
+        copy = host.recaller.eligibility
+
+        def found() -> bool:
+            return target.id in [h.id for h in bob.recall("borealis database port", 5, arms=["vector"])]
+
+        def own() -> bool:  # a recall reinforces the caller's own memories
+            return target.id in [h.id for h in alice.recall("borealis database port", 5, arms=["vector"])]
+
+        assert found() and own()
+        kept = dict(copy._masks)
+        for _ in range(70):  # past a batch of queued reviews: their write reaches the table
+            assert own() and found()
+        assert alice.get(target.id).access_count > 0 and kept and all(copy._masks[k] is v for k, v in kept.items())
+        alice.update(target.id, sensitivity="sensitive", reason="keep it to myself")
+        assert not found()
+        _drop_caches(host)
+        assert not found()
+
+
 def test_a_setting_read_in_process_is_what_sql_reads_after_every_way_of_changing_it(tmp_path):
     """Db.setting() (contradictions, restatements, archive and gc) keeps the settings table until a write."""
     with echo_duck.open(tmp_path / "s.duckdb", embedder="hash", admin=True) as mem:

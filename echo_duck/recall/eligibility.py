@@ -1,35 +1,28 @@
 """Which recall candidates a caller may see and asked for, with their decay terms, from an in-process copy.
 
-The named query ``recall_eligible`` (sql/queries/recall.sql) and ``recall_fused``'s eligible step are
-the definition: the status rule, ``can_see_as``, the filters and ``effective_importance``. At 100k rows
-``recall_eligible`` cost ~21 ms per recall, nearly all of it DuckDB reading 17 columns of every row to
-keep a few hundred (the id filter joins after the scan, and no index or plan shape avoided it); here
-it is ~3 ms, its state query included. Visibility and filters are computed over integer codes with
-numpy; the decay terms, only for the candidates fusion reads (those that make an arm's pool), in
-decay_terms.py with the ``math`` calls DuckDB makes (``pow``, ``log2``), in its order, so both agree to
-the last bit. Tests hold them equal.
+The named query ``recall_eligible`` (sql/queries/recall.sql) and ``recall_fused``'s eligible step are the definition:
+the status rule, ``can_see_as``, the filters and ``effective_importance``. At 100k rows ``recall_eligible`` cost ~21 ms
+per recall, nearly all of it DuckDB reading 17 columns of every row to keep a few hundred; here it is ~3 ms, its state
+query included. Visibility and filters are computed over integer codes with numpy; the decay terms, only for the
+candidates fusion reads, in decay_terms.py with the ``math`` calls DuckDB makes (``pow``, ``log2``), in its order, so
+both agree to the last bit. Tests hold them equal. The masks of what a caller may recall (per caller and filters, in
+an index's row order) pick the exact vector top-N (``vector_candidates``) and the keyword arm's rows.
 
-A filtered recall uses the copy too: the rows the caller may see and asked for, as a mask, pick the
-exact vector top-N out of the in-process similarities (``vector_candidates``), where SQL scanned
-every filtered vector with ``list_inner_product``.
-
-The copy follows the table lazily, as the keyword copy does. Every insert into memories takes a
-``row_version`` from a sequence by default, and every UPDATE of memories in sql/ sets a new one
-(migration 0005; a test holds each statement to it). Before each use one query reads the row count
-and the highest row_version; rows above the highest this copy has seen are fetched and replace or
-join their copies. Deleted rows show up as a count that disagrees, and the copy is reloaded. It is
-never read inside a transaction, whose rows could still roll back: recall there runs the SQL query.
-Raw SQL through ``EchoDuck.sql(write=True)`` drops the copy; writes through the bare connection
-(``mem.db.con``) are not seen.
+The copy follows the table lazily, as the keyword copy does. Every insert into memories takes a ``row_version`` from a
+sequence, and every UPDATE of memories in sql/ sets a new one (migration 0005; a test holds each statement to it).
+Before each use one query reads the row count and the highest row_version; rows above the highest this copy has seen
+replace or join their copies. Deleted rows show up as a count that disagrees, and the copy is reloaded. It is never
+read inside a transaction, whose rows could still roll back: recall there runs the SQL query. Raw SQL through
+``EchoDuck.sql(write=True)`` drops the copy; writes through the bare connection (``mem.db.con``) are not seen.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -49,6 +42,8 @@ FILTERS = ("types", "tiers", "tags", "entities", "since", "until", "session")
 _LABEL_MASKS = 64  # tag and entity values whose row masks are kept
 _STORED_ROWS = 4096  # winners' rows kept (winners_rows): a few MB at most
 _MASKS = 16  # (caller, filters) visibility masks kept in matrix order: one byte per vector each
+# the columns _allowed and _counted read: a write that changes none of them (and no tags or entities) keeps the masks
+_MASKED = ("status", "scope", "agent", "team", "tenant", "session", "global_tag", "shown", "type", "tier", "at_us")
 
 
 class EligibilityCopy:
@@ -226,24 +221,25 @@ class EligibilityCopy:
         self._followed = written
 
     def _check_table(self) -> None:
-        self._masks.clear()  # something was written: memberships, labels or rows may have changed
         n_rows, newest = self.db.run("eligibility_state").fetchone()
         if self._seen_version is None:
-            self._apply(self.db.arrow("eligibility_rows"))
-        elif newest is not None and newest > self._seen_version:
-            self._apply(self.db.arrow("eligibility_rows_after", after=self._seen_version))
+            self._apply(self.db.arrow("eligibility_rows"))  # _reset() cleared the masks
+        elif newest is not None and newest > self._seen_version and self._apply(
+                self.db.arrow("eligibility_rows_after", after=self._seen_version)):
+            self._masks.clear()
         if len(self._ids) != n_rows:  # rows were deleted (or written around the row versions): start again
             self._reset()
             self._apply(self.db.arrow("eligibility_rows"))
             self._stored.clear()
 
-    def _apply(self, table: pa.Table) -> None:
-        """Copy these rows: rows already copied are overwritten in place, new ones appended."""
+    def _apply(self, table: pa.Table) -> bool:
+        """Copy these rows: rows already copied are overwritten in place, new ones appended. True when a row was
+        appended or a value a mask reads (_MASKED, tags, entities) changed."""
         versions = table.column("row_version").drop_null()
         self._seen_version = max(self._seen_version if self._seen_version is not None else -1,
-                                 _pc().max(versions).as_py() if len(versions) else -1)
+                                 int(versions.to_numpy().max()) if len(versions) else -1)
         if table.num_rows == 0:
-            return
+            return False
         ids = [str(v) for v in table.column("id").to_pylist()]
         for memory_id, version in zip(ids, table.column("row_version").to_pylist()):  # written since: stale
             if memory_id in self._stored and self._stored[memory_id]["row_version"] != version:
@@ -267,6 +263,9 @@ class EligibilityCopy:
         tags, entities = table.column("tags").to_pylist(), table.column("entities").to_pylist()
         known = np.fromiter((self._row.get(i, -1) for i in ids), np.int64, len(ids))
         old = known >= 0
+        masked = not old.all() or any(  # compared before the overwrite below
+            not np.array_equal(getattr(self._cols, name)[known[old]], values[name][old]) for name in _MASKED) or any(
+            (self._tags[r], self._entities[r]) != (tags[i], entities[i]) for i, r in enumerate(known.tolist()) if r >= 0)
         if old.any():
             for name, column in values.items():
                 getattr(self._cols, name)[known[old]] = column[old]
@@ -284,6 +283,7 @@ class EligibilityCopy:
                 self._ids.append(ids[i])
                 self._tags.append(tags[i])
                 self._entities.append(entities[i])
+        return masked
 
     def _text_code(self, value: str) -> int:
         code = self._codes.setdefault(value, len(self._codes))
