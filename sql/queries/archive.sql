@@ -60,12 +60,25 @@ WITH archived AS (
     FROM read_parquet({archive_glob}, hive_partitioning = true, union_by_name = true)
     WHERE id::UUID NOT IN (SELECT id FROM memories)
     QUALIFY row_number() OVER (PARTITION BY id ORDER BY updated_at DESC) = 1
+),
+-- an exported version narrowed since (a later version made the fact sensitive or no longer shared: write/narrowing.py
+-- logs a 'narrow' event, the Parquet file keeps what it was) reads narrowed, as memories_as_of reads it
+narrowed AS (
+    SELECT memory_id AS id, arg_max(CAST(after ->> 'sensitivity' AS VARCHAR), event_id) AS sensitivity,
+           bool_or(NOT list_contains(CAST(after -> 'tags' AS VARCHAR[]), 'share:personal')) AS unshared
+    FROM memory_events WHERE action = 'narrow' AND memory_id IS NOT NULL AND after IS NOT NULL
+    GROUP BY memory_id
 )
 SELECT *, 'live' AS storage FROM memories
 UNION ALL BY NAME
-SELECT * REPLACE (id::UUID AS id, episode_id::UUID AS episode_id, supersedes::UUID AS supersedes,
-                  superseded_by::UUID AS superseded_by)
-FROM archived;
+SELECT a.* REPLACE (
+    a.id::UUID AS id, a.episode_id::UUID AS episode_id, a.supersedes::UUID AS supersedes,
+    a.superseded_by::UUID AS superseded_by,
+    ['normal', 'personal', 'sensitive'][greatest(list_position(['normal', 'personal', 'sensitive'], a.sensitivity),
+                                                 coalesce(list_position(['normal', 'personal', 'sensitive'], n.sensitivity), 1))]
+        AS sensitivity,
+    CASE WHEN coalesce(n.unshared, false) THEN list_filter(a.tags, t -> t <> 'share:personal') ELSE a.tags END AS tags)
+FROM archived a LEFT JOIN narrowed n ON n.id = a.id::UUID;
 COMMENT ON VIEW memories_all IS 'Every memory, live and archived to Parquet, one row per id; storage says where it lives';
 
 -- name: create_memories_all_live_only
