@@ -188,6 +188,34 @@ def test_a_restore_from_parquet_does_not_stand_beside_the_key_s_new_fact(tmp_pat
         assert [m.content for m in alice.find(key="cache")] == ["The cache cluster has seven nodes"]
 
 
+@pytest.mark.parametrize("how", ["purge", "forget"])
+def test_a_key_written_again_after_its_fact_went_to_parquet_takes_the_exported_one_with_it(tmp_path, how):
+    """Reviewer AF (session 56): the new write of the key starts at version 1, linked to nothing, so history(key)
+    left out the exported fact and forget(key, purge=True) left it in Parquet: restore() brought the purged fact back
+    and recall returned it."""
+    clock = Clock()
+    host, alice, v2 = _decayed_and_exported(tmp_path, clock)
+    with host:
+        bob = host.for_agent("bob")
+        theirs = bob.remember("The cache cluster has three nodes", type="environment", key="cache")
+        new = alice.remember("The cache cluster has seven nodes", type="environment", key="cache")
+        assert [v.content for v in alice.history("cache").versions] == [
+            "The cache cluster has three nodes", "The cache cluster has five nodes", "The cache cluster has seven nodes"]
+        if how == "purge":
+            alice.forget("cache", purge=True, reason="the user asked")
+            assert host.sql(f"SELECT count(*) FROM memories_all WHERE id = '{v2.id}'").item() == 0
+            assert v2.id not in _parquet_ids(tmp_path / "s.duckdb")
+        else:
+            alice.forget("cache", reason="the user asked")
+            assert alice.get(v2.id).status == "forgotten"
+            assert alice.recall("cache cluster nodes", include_archived=True) == []
+        with pytest.raises((echo_duck.MemoryNotFound, InvalidInput)):  # purged; forgotten
+            alice.restore(v2.id)
+        assert alice.recall("cache cluster nodes", include_archived=True) == []
+        assert bob.get(theirs.id).status == "active"  # another agent's row under the same key is its own fact
+        assert new.version == 1  # known and left: the new write does not read the archive (TRUST.md)
+
+
 def test_an_as_of_recall_keeps_a_conflict_whose_other_side_went_to_parquet_since(tmp_path):
     with _recency_store(tmp_path) as (host, alice, c, clock):
         clock.advance(minutes=1)

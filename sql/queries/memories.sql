@@ -136,8 +136,13 @@ WITH RECURSIVE
         SELECT m.id FROM every m JOIN older o ON m.superseded_by = o.id
     )
 SELECT m.* FROM every m JOIN memories head ON head.id = $id
-WHERE m.id IN (SELECT id FROM older) AND m.status = 'superseded' AND m.agent_id = head.agent_id
-  AND coalesce(m.by_host, false) = coalesce(head.by_host, false)
+WHERE ((m.id IN (SELECT id FROM older) AND m.status = 'superseded')
+       -- a keyed fact's rows exported under the same key and scope before it was written again (version_chain_all)
+       OR (head.key IS NOT NULL AND m.storage = 'archive' AND m.status IN ('active', 'superseded') AND m.key = head.key
+           AND m.scope = head.scope AND m.team_id IS NOT DISTINCT FROM head.team_id
+           AND m.tenant_id IS NOT DISTINCT FROM head.tenant_id
+           AND (head.scope <> 'session' OR m.source_session IS NOT DISTINCT FROM head.source_session)))
+  AND m.agent_id = head.agent_id AND coalesce(m.by_host, false) = coalesce(head.by_host, false)
 ORDER BY m.version;
 
 -- name: set_memory_status
@@ -160,23 +165,31 @@ SELECT m.content FROM messages m, (SELECT agent_id, source_refs FROM memories WH
 WHERE m.agent_id = f.agent_id AND list_contains(f.source_refs, 'message:' || m.id::VARCHAR);
 
 -- Every version of the chain that contains $id, oldest first: live rows and versions already exported to
--- the Parquet archive (memories_all), so history outlives the export.
+-- the Parquet archive (memories_all), so history outlives the export; for a keyed fact also the rows its owner held
+-- under the key in that scope (a fact exported and written again later starts at version 1 again).
 -- name: version_chain
 WITH RECURSIVE
     every AS MATERIALIZED (SELECT * EXCLUDE (storage) FROM memories_all),
+    seed AS (  -- and the rows its owner held under the same key in the same scope (version_chain_all says why)
+        SELECT e.id, e.supersedes, e.superseded_by FROM every e JOIN every t ON t.id = $id
+        WHERE e.id = t.id
+           OR (t.key IS NOT NULL AND e.key = t.key AND e.agent_id = t.agent_id AND e.scope = t.scope
+               AND e.team_id IS NOT DISTINCT FROM t.team_id AND e.tenant_id IS NOT DISTINCT FROM t.tenant_id
+               AND (t.scope <> 'session' OR e.source_session IS NOT DISTINCT FROM t.source_session))
+    ),
     older(id, prev, depth) AS (
-        SELECT id, supersedes, 0 FROM every WHERE id = $id
+        SELECT id, supersedes, 0 FROM seed
         UNION ALL
         SELECT m.id, m.supersedes, o.depth + 1 FROM every m JOIN older o ON m.id = o.prev WHERE o.depth < 10000
     ),
     newer(id, next, depth) AS (
-        SELECT id, superseded_by, 0 FROM every WHERE id = $id
+        SELECT id, superseded_by, 0 FROM seed
         UNION ALL
         SELECT m.id, m.superseded_by, n.depth + 1 FROM every m JOIN newer n ON m.id = n.next WHERE n.depth < 10000
     )
 SELECT m.* FROM every m
 WHERE m.id IN (SELECT id FROM older UNION SELECT id FROM newer)
-ORDER BY m.version, m.created_at;
+ORDER BY m.created_at, m.version;
 
 -- name: insert_pending_contradiction
 INSERT INTO contradictions (id, memory_a, memory_b, description, confidence, detected_by, detected_at, status)
