@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import uuid
 from dataclasses import dataclass, fields
@@ -28,6 +29,15 @@ def memory_author(agent_id: str, by_host: bool | None) -> str:
     """Who wrote a memory, as disputes and the shared block count authors (sql macro memory_author): its agent, or
     the host for what the host wrote itself (memories.by_host: an agent handle may carry the host's agent id)."""
     return f"{agent_id}\x00host" if by_host else agent_id
+
+
+def shown_agent(agent_id: str) -> str:
+    """An agent id as the prompt's labels show it ("[agent <id>, team]"): on one line, and past 60 characters its start
+    and a digest of the whole, so two long ids that share a start never show as one author."""
+    shown = " ".join(str(agent_id).split())
+    if len(shown) <= 60:
+        return shown
+    return f"{shown[:48]}…#{hashlib.sha256(str(agent_id).encode()).hexdigest()[:8]}"
 
 
 def _plain(value: Any) -> Any:

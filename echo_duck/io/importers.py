@@ -319,7 +319,7 @@ def _writer(caller: Caller, owner: str | None, by_host: bool) -> Caller:
     """Who a trusted restore writes a record as: its owner (``owner``, the file's agent_id; an admin handle keeps its
     rights), on the "restore" path when the file marks it the host's (guards.host_writes)."""
     if owner is not None and owner != caller.agent_id:
-        caller = replace(caller, agent_id=validate.text(owner, "agent_id", max_chars=200))
+        caller = replace(caller, agent_id=validate.identifier(owner, "agent_id"))
     return caller.acting_as(caller.actor, "restore") if by_host else caller
 
 

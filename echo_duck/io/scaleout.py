@@ -51,7 +51,7 @@ def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | P
                                "handle (echo_duck.open(path, admin=True))")
     refuse_store_file(store, catalog_path, "publish a DuckLake catalog to")  # never over the store's own files
     refuse_store_file(store, data_path, "publish DuckLake data files to")
-    team = validate.text(team_id or store.caller.team_id or "", "team_id", max_chars=200)
+    team = validate.identifier(team_id or store.caller.team_id or "", "team_id", group=True)
     source = validate.text(source or str(Path(store.path).expanduser().resolve()), "source", max_chars=1000)
     with store.db.reading():
         rows = store.db.run("team_memories_to_publish", team_id=team, caller_agent=store.caller.agent_id,
@@ -71,7 +71,7 @@ def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | P
 
 def read_team_memories(catalog_path: str | Path, team_id: str) -> pl.DataFrame:
     """A team's published memories, read through a read-only attach of the catalog."""
-    team = validate.text(team_id, "team_id", max_chars=200)
+    team = validate.identifier(team_id, "team_id", group=True)
     lake = _lake(catalog_path, None)
     try:
         with lake.reading():

@@ -34,6 +34,7 @@ import re
 from datetime import datetime
 from typing import Any, Sequence
 
+from ..models import shown_agent
 from ..write.scan import finds_anything, gate_lines, labels_pass
 from ..write.scan.fences import neutralise
 from .masking import mask_secrets
@@ -80,7 +81,7 @@ def render(hits: Sequence[Any], budget_chars: int | None = None, reader: str | N
         span = f"[{chunk_.start_offset}:{chunk_.end_offset}]"
         citation = chunk_.citation if name_passes else f"{WITHHELD_CITATION} {span}"
         if reader is not None and chunk_.owner and not _own(chunk_, reader, reader_host):
-            who = "host" if chunk_.by_host else f"agent {' '.join(chunk_.owner.split())[:60]}"
+            who = "host" if chunk_.by_host else f"agent {shown_agent(chunk_.owner)}"
             citation = f"({who}, {chunk_.scope}) {citation}"
         block = f"\n[{i}] {fence_safe(' '.join(citation.split()))}\n{body}\n"
         if budget_chars is not None and used + len(block) > budget_chars:

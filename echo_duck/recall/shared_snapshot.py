@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..models import PROVENANCE, Memory, memory_author
+from ..models import PROVENANCE, Memory, memory_author, shown_agent
 from ..write.scan import gate_lines
 from ..write.scan.fences import neutralise
 from .snapshot_blocks import OUTSIDE_RULE
@@ -112,7 +112,7 @@ def _fit(memories: Sequence[Memory], budget: int, limit: int) -> list[tuple[int,
     for i, memory in enumerate(memories):
         if len(chosen) >= limit:
             break
-        author = "host" if memory.by_host else f"agent {' '.join(memory.agent_id.split())[:60]}"  # as kb_render
+        author = "host" if memory.by_host else f"agent {shown_agent(memory.agent_id)}"  # as kb_render
         head = f"- [{_safe(author)}, {memory.scope}] "
         content = _safe(" ".join(memory.content.split()))
         line = f"{head}{content}\n"

@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from ..models import PROVENANCE, Memory
+from ..models import PROVENANCE, Memory, shown_agent
 from ..write.scan.fences import neutralise
 from ..write.validate import section_name
 
@@ -237,7 +237,7 @@ def _source(c: dict[str, Any], side: str) -> str:
     agent = c.get(f"agent_{side}")
     if agent is None:
         return f"from {source}"
-    who = "host" if c.get(f"by_host_{side}") else f"agent {one_line(str(agent))[:60]}"
+    who = "host" if c.get(f"by_host_{side}") else f"agent {shown_agent(str(agent))}"
     via = "" if where == f"agent {one_line(str(agent))}" else f" via {quoted(where, SOURCE_CHARS)}"
     return f"from {who}{via}" + (f", {provenance}" if provenance else "")
 

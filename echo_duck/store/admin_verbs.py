@@ -234,7 +234,7 @@ class AdminVerbs:
                                 before={"name": name, "value": before.get(name)})
 
     def _right(self, agent_id: str, right: str) -> tuple[str, str]:
-        agent = validate.text(agent_id, "agent_id", max_chars=200)
+        agent = validate.identifier(agent_id, "agent_id")
         right = validate.text(right, "right", max_chars=300).strip()
         if not RIGHT.match(right):
             raise InvalidInput(f"right must be publish:public, publish:team:<id> or publish:tenant:<id> "
@@ -242,8 +242,9 @@ class AdminVerbs:
         return agent, right
 
     def _memberships(self, team, tenant, agent_id):
-        agent = validate.text(agent_id, "agent_id", max_chars=200) if agent_id is not None else self.caller.agent_id
-        pairs = [(k, validate.text(g, k, max_chars=200), agent) for k, g in (("team", team), ("tenant", tenant)) if g is not None]
+        agent = validate.identifier(agent_id, "agent_id") if agent_id is not None else self.caller.agent_id
+        pairs = [(k, validate.identifier(g, k, group=True), agent) for k, g in (("team", team), ("tenant", tenant))
+                 if g is not None]
         if not pairs:
             raise InvalidInput("give team= or tenant=")
         return pairs

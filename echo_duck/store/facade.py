@@ -102,10 +102,10 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
                                    "handle (echo_duck.open(path, admin=True, allow_files=True))")
         self.allow_files = allow_files
         caller = Caller(
-            agent_id=validate.text(agent_id, "agent_id", max_chars=200),
+            agent_id=validate.identifier(agent_id, "agent_id"),
             session_id=validate.optional_text(session_id, "session_id", max_chars=200),
-            team_id=validate.optional_text(team_id, "team_id", max_chars=200),
-            tenant_id=validate.optional_text(tenant_id, "tenant_id", max_chars=200),
+            team_id=validate.optional_identifier(team_id, "team_id", group=True),
+            tenant_id=validate.optional_identifier(tenant_id, "tenant_id", group=True),
             actor=check_actor(validate.optional_text(actor, "actor", max_chars=200) or "", agent_id, admin),
             path=validate.choice(write_path, "write_path", WRITE_PATHS),
             admin=admin,
@@ -172,10 +172,10 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         view = object.__new__(type(self))
         view.__dict__.update({k: v for k, v in self.__dict__.items() if k in SHARED_STATE})
         view._owns_db = False
-        view._bind(Caller(agent_id=validate.text(agent_id, "agent_id", max_chars=200),
+        view._bind(Caller(agent_id=validate.identifier(agent_id, "agent_id"),
                           session_id=validate.optional_text(session_id, "session_id", max_chars=200),
-                          team_id=validate.optional_text(team_id, "team_id", max_chars=200),
-                          tenant_id=validate.optional_text(tenant_id, "tenant_id", max_chars=200),
+                          team_id=validate.optional_identifier(team_id, "team_id", group=True),
+                          tenant_id=validate.optional_identifier(tenant_id, "tenant_id", group=True),
                           actor=check_actor(validate.optional_text(actor, "actor", max_chars=200) or "", agent_id,
                                             admin=False),
                           path=validate.choice(write_path, "write_path", WRITE_PATHS)))

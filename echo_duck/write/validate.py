@@ -56,6 +56,30 @@ def visible(value: str) -> bool:
     return any(map(_shows, value))
 
 
+def identifier(value: Any, name: str, *, group: bool = False) -> str:
+    """An agent, team or tenant id: the prompt shows it in labels ("[agent bob, team]"), the CLI prints it, and rights
+    name it. Plain text on one line: no control, format or unassigned character (a second line forged a host's label),
+    no outer spaces ("coder " showed as "coder"), no brackets, Latin letters not mixed with Greek or Cyrillic ones
+    ("cоder"); a group id is not "*", which a publish right reads as any group."""
+    value = text(value, name, max_chars=200)
+    if value != value.strip():
+        raise InvalidInput(f"{name} {value!r} begins or ends with a space")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp") for c in value) or (
+            "[" in value or "]" in value):
+        raise InvalidInput(f"{name} {value!r} holds a control, format or bracket character; ids are plain text")
+    scripts = {unicodedata.name(c, "").split(" ")[0] for c in value if c.isalpha()} & {"LATIN", "GREEK", "CYRILLIC"}
+    if len(scripts) > 1:
+        raise InvalidInput(f"{name} {value!r} mixes {' and '.join(sorted(s.title() for s in scripts))} letters; an id "
+                           "would read as another one")
+    if group and value == "*":
+        raise InvalidInput(f"{name} must not be '*': a publish right reads it as any group")
+    return value
+
+
+def optional_identifier(value: Any, name: str, *, group: bool = False) -> str | None:
+    return None if value is None else identifier(value, name, group=group)
+
+
 def optional_text(value: Any, name: str, *, max_chars: int = MAX_CONTENT_CHARS) -> str | None:
     return None if value is None else text(value, name, max_chars=max_chars)
 
@@ -81,8 +105,8 @@ def owner(scope: Any, team_id: Any, tenant_id: Any, *, default_team: str | None,
     """(scope, team_id, tenant_id) of a memory or document: team/tenant default to the caller's, a team or
     tenant scope needs one, and the id a scope does not use is dropped."""
     scope = choice(scope, "scope", SCOPES)
-    team = optional_text(team_id, "team_id", max_chars=200) or (default_team if scope == "team" else None)
-    tenant = optional_text(tenant_id, "tenant_id", max_chars=200) or (default_tenant if scope == "tenant" else None)
+    team = optional_identifier(team_id, "team_id", group=True) or (default_team if scope == "team" else None)
+    tenant = optional_identifier(tenant_id, "tenant_id", group=True) or (default_tenant if scope == "tenant" else None)
     if scope == "team" and not team:
         raise InvalidInput("scope='team' needs team_id= (or open the store with team_id=)")
     if scope == "tenant" and not tenant:
