@@ -103,7 +103,7 @@ class CommandError(click.ClickException):
     """One line on stderr (or a JSON object on stdout under --json) and a non-zero exit, never a usage banner."""
 
     def __init__(self, error: BaseException, exit_code: int):
-        super().__init__(_cli_words(f"{type(error).__name__}: {error}"))
+        super().__init__(output.safe(_cli_words(f"{type(error).__name__}: {error}")))
         self.kind = type(error).__name__
         self.exit_code = exit_code
         self.as_json = resolved().as_json  # the context is gone by the time click shows the error
@@ -147,7 +147,7 @@ def emit(value: Any, as_json: bool, human: str | None = None) -> None:
     if as_json:
         output.emit_json(value)
     else:
-        click.echo(human if human is not None else str(value))
+        click.echo(output.safe(human if human is not None else str(value)))  # stored text: no escape codes
 
 
 MEMORY_COLUMNS = ("id", "type", "tier", "key", "content", "provenance", "status")

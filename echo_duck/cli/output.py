@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import re
 import textwrap
 from datetime import datetime
 from typing import Any, Iterable, Sequence
@@ -30,6 +31,16 @@ def emit_json(value: Any) -> None:
     click.echo(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2, default=str))
 
 
+# Control characters (an ESC starts a terminal escape sequence: conceal a row, rewrite the clipboard) and bidi
+# controls, which reorder what a terminal shows: stored text is printed with them escaped (\x1b, \u202e)
+_UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def safe(text: str) -> str:
+    """``text`` for a terminal: line breaks kept, control and bidi characters shown escaped."""
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}", text)
+
+
 def table(rows: Sequence[dict[str, Any]], columns: Sequence[str], *, widths: dict[str, int] | None = None) -> str:
     """A plain text table; long cells are cut with '…' to the column's maximum width."""
     widths = widths or {}
@@ -51,14 +62,14 @@ def hits(found: Sequence[Any], explain: bool = False) -> str:
     """Recall hits as a numbered list: score, short id, type and key, then the content, indented."""
     blocks = []
     for rank, h in enumerate(found, 1):
-        head = f"{rank:>2}. {h.score:.4f}  {h.id[:8]}  {h.memory.type}" + (f"  {h.key}" if h.key else "")
+        head = f"{rank:>2}. {h.score:.4f}  {h.id[:8]}  {h.memory.type}" + (f"  {_cell(h.key, 200)}" if h.key else "")
         if h.conflicts_with:
             head += f"  (conflicts with {', '.join(str(c)[:8] for c in h.conflicts_with)})"
         body = textwrap.fill(_cell(h.content, 600), width=100, initial_indent="    ", subsequent_indent="    ")
         if explain and h.explanation is not None:
             e = h.explanation
-            body += (f"\n    bm25 rank {e.bm25_rank}, vector rank {e.vector_rank}, similarity "
-                     f"{'' if e.similarity is None else f'{e.similarity:.2f}'}, gate {e.gate}")
+            body += (f"\n    bm25 rank {_rank(e.bm25_rank)}, vector rank {_rank(e.vector_rank)}, similarity "
+                     f"{'-' if e.similarity is None else f'{e.similarity:.2f}'}, gate {e.gate}")
             if getattr(e, "session_credit", None) is not None and e.relevance == e.session_credit:
                 body += ", lifted by the memory before it in its session"
             if getattr(e, "bridge_coverage", None):
@@ -93,7 +104,7 @@ def frame(df) -> str:
     import polars as pl
 
     with pl.Config(tbl_rows=50, tbl_cols=20, fmt_str_lengths=60, tbl_hide_dataframe_shape=False):
-        return str(df)
+        return safe(str(df))
 
 
 def _short_id(value: Any) -> Any:
@@ -114,5 +125,9 @@ def _cell(value: Any, limit: int) -> str:
         text = f"{value:.3g}"
     else:
         text = str(value)
-    text = " ".join(text.split())
+    text = safe(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _rank(rank: int | None) -> str:
+    return "-" if rank is None else str(rank)

@@ -21,6 +21,7 @@ MAX_TAG_CHARS = 100
 MAX_TAGS = 64
 MAX_ITEMS = 1_000  # a list of labels, refs or choices is read no further than this (its own limit is checked after)
 MAX_REFS = 200  # source_refs per memory (a restatement keeps at most this many too)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def text(value: Any, name: str, *, max_chars: int = MAX_CONTENT_CHARS, allow_empty: bool = False) -> str:
@@ -173,13 +174,23 @@ def provenance(value: Any) -> int:
     raise InvalidInput(f"provenance must be one of {', '.join(PROVENANCE)} (or 0..3); got {value!r}")
 
 
+def label(value: Any, name: str, *, max_chars: int, strip: bool = True) -> str:
+    """A key, tag, entity or source ref: text without control characters (the CLI prints labels, and an ESC in a key
+    concealed a held row from its reviewer's terminal)."""
+    value = text(value, name, max_chars=max_chars)
+    value = value.strip() if strip else value
+    if _CONTROL.search(value):
+        raise InvalidInput(f"{name} {value!r} holds a control character; labels are one line of plain text")
+    return value
+
+
 def labels(values: Any, name: str) -> list[str]:
     """Tags or entities: an iterable of short non-empty strings (a bare string is refused)."""
     if values is None:
         return []
     if isinstance(values, str):
         raise InvalidInput(f"{name} must be a list of strings, not one string; write {name}=[{values!r}]")
-    out = list(dict.fromkeys(text(v, f"each of {name}", max_chars=MAX_TAG_CHARS).strip() for v in _bounded(values, name)))
+    out = list(dict.fromkeys(label(v, f"each of {name}", max_chars=MAX_TAG_CHARS) for v in _bounded(values, name)))
     if len(out) > MAX_TAGS:
         raise InvalidInput(f"{name} has {len(out)} values; the limit is {MAX_TAGS}")
     return out
@@ -199,7 +210,7 @@ def refs(values: Any, name: str = "source_refs") -> list[str]:
         return []
     if isinstance(values, str):
         raise InvalidInput(f"{name} must be a list of strings such as 'message:<id>', not one string")
-    out = [text(v, f"each of {name}", max_chars=MAX_KEY_CHARS) for v in _bounded(values, name)]
+    out = [label(v, f"each of {name}", max_chars=MAX_KEY_CHARS, strip=False) for v in _bounded(values, name)]
     if len(out) > MAX_REFS:
         raise InvalidInput(f"{name} has {len(out)} values; the limit is {MAX_REFS}")
     return out
@@ -210,7 +221,7 @@ def key(value: Any) -> str | None:
     spellings of one heading must be one key, so the provenance guard sees them ('profile: 基础特征')."""
     if value is None:
         return None
-    k = text(value, "key", max_chars=MAX_KEY_CHARS).strip()
+    k = label(value, "key", max_chars=MAX_KEY_CHARS)
     k = "profile:" + section_name(k[8:]) if k.startswith("profile:") else k
     if len(k) > MAX_KEY_CHARS:  # NFKC may lengthen a section's name ("ﬃ" is "ffi")
         raise InvalidInput(f"key is {len(k):,} characters once its section name is folded (NFKC); the limit is "
