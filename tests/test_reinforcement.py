@@ -31,6 +31,18 @@ def test_the_rule(scores, expected):
     assert list(reinforced_hits(fake_hits(scores), 0.5, 3)) == expected
 
 
+def test_another_agents_hits_ranked_above_do_not_take_the_owners_reviews():
+    """Reviewer AF (session 56): the top three were taken before the owner's were kept, so a teammate's notes ranked
+    above bob's memory left it unreviewed (0 of 6 recalls) and decay() archived it."""
+    class M:
+        def __init__(self, i, agent):
+            self.id, self.agent_id = f"m{i}", agent
+
+    hits = [Hit(M(i, "alice"), 1.0 - i / 100) for i in range(5)] + [Hit(M(5, "bob"), 0.8), Hit(M(6, "bob"), 0.3)]
+    assert list(reinforced_hits(hits, 0.5, 3, owner="bob")) == ["m5"]  # others still set the floor
+    assert list(reinforced_hits(hits, 0.5, 3, owner="alice")) == ["m0", "m1", "m2"]
+
+
 def test_weak_hits_keep_decaying_while_the_used_one_is_reviewed(db_path, clock):
     with echo_duck.open(db_path, now=clock, embedder="hash", admin=True) as mem:
         strong = mem.remember("Deploy the borealis service with make release-borealis", type="environment")

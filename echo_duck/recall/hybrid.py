@@ -259,13 +259,14 @@ def reinforced_hits(hits: list[Hit], floor: float, top: int, gated: Collection[s
     misses, and reviewing them would keep unrelated weak matches from ever decaying. The best score is the highest,
     not the first: a reranker may put a lower-scored hit first, and must not lower the floor by it. Only the
     ``owner``'s own memories are reviewed: another agent's recalls must not raise a memory's rank or keep it from
-    decaying, as its marks may not (mark() is the owner's)."""
+    decaying, as its marks may not (mark() is the owner's); the ``top`` are counted among the owner's, so another
+    agent's memories ranked above its own cannot keep them from being reviewed (they still set the floor)."""
     hits = [h for h in hits if h.id not in gated]
     best = max((h.score for h in hits), default=0.0)
     if best <= 0:
         return ()
-    return tuple(h.id for h in hits[:top]
-                 if h.score >= floor * best and (owner is None or h.memory.agent_id == owner))
+    own = [h for h in hits if owner is None or h.memory.agent_id == owner]
+    return tuple(h.id for h in own[:top] if h.score >= floor * best)
 
 
 def _crowded(hits: list, caller: str, asked: int, last: set[str], caller_host: bool = False) -> set[str]:
