@@ -339,3 +339,21 @@ def test_archive_s_progress_callback_may_wait_on_another_thread_of_the_store(tmp
 
         host.archive(older_than_days=30, progress=progress)
         assert len(finished) == 2
+
+
+def test_decay_and_audit_hold_at_the_largest_access_count(tmp_path):
+    """Reviewer AF (session 56): half_life_days computed 1 + access_count in INTEGER, which reinforcement stops at
+    2^31 - 1: decay(), audit() and the memory_decay view failed for the whole store, while recall (BIGINT) did not."""
+    clock = Clock()
+    with echo_duck.open(tmp_path / "s.duckdb", embedder="hash", admin=True, now=clock) as host:
+        often = host.remember("The gadget sprocket is reviewed very often", type="environment")
+        host.remember("The old staging box is called kestrel", type="environment", importance=0.05)
+        host.sql("UPDATE memories SET access_count = 2147483647 WHERE id = $id", {"id": often.id}, write=True)
+        clock.advance(days=400)
+        assert host.sql("SELECT count(*) FROM memory_decay").item() == 2
+        assert host.decay().archived == 1
+        assert host.audit() is not None
+        (hit,) = host.recall("gadget sprocket", 1, explain=True, reinforce=False)
+        expected = host.sql("SELECT effective_importance FROM memory_decay_at($t::TIMESTAMP) WHERE id = $id",
+                            {"t": clock.now, "id": often.id}).item()
+        assert hit.explanation.effective_importance == expected

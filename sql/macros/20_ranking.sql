@@ -6,7 +6,7 @@ CREATE OR REPLACE MACRO setting(setting_name) AS
 
 -- half_life_days(access_count, base_days) -> DOUBLE: each review lengthens the half-life (SPEC L1).
 CREATE OR REPLACE MACRO half_life_days(access_count, base_days) AS
-    greatest(base_days, 1) * (1 + log2(1 + access_count));
+    greatest(base_days, 1) * (1 + log2(1 + CAST(access_count AS BIGINT)));  -- 1 + INTEGER overflows at 2^31 - 1
 
 -- days_between(t0, t1) -> DOUBLE days from t0 to t1, never negative.
 CREATE OR REPLACE MACRO days_between(t0, t1) AS
