@@ -357,3 +357,13 @@ def test_decay_and_audit_hold_at_the_largest_access_count(tmp_path):
         expected = host.sql("SELECT effective_importance FROM memory_decay_at($t::TIMESTAMP) WHERE id = $id",
                             {"t": clock.now, "id": often.id}).item()
         assert hit.explanation.effective_importance == expected
+
+
+def test_a_new_version_of_a_pinned_fact_written_by_key_stays_pinned(tmp_path):
+    """Reviewer AF (session 56): update() and a restatement kept the pin, remember(key=) dropped it, so the newest
+    version of a fact the user pinned decayed and was archived within a year."""
+    with echo_duck.open(tmp_path / "s.duckdb", embedder="hash", admin=True) as host:
+        host.remember("Reply to the user in English", type="environment", key="reply_language", pinned=True)
+        again = host.remember("Reply to the user in Portuguese", type="environment", key="reply_language")
+        assert again.version == 2 and again.pinned
+        assert not host.update("reply_language", pinned=False).pinned  # taken off the way it is documented

@@ -296,7 +296,7 @@ class Writer:
             # the host's word on a row not marked its own (an agent's with its id, or written before 0010): a new
             # version, keeping what a restatement merges (a pinned rule stays pinned)
             return self._new_version(caller, _merged(spec, old), old, "the host's word on the same text")
-        return self._new_version(caller, spec, old, "same key, new content")
+        return self._new_version(caller, replace(spec, pinned=old["pinned"] or spec.pinned), old, "same key, new content")
 
     def key_rows(self, caller: Caller, rows: list[dict]) -> list[dict]:
         """Of the live rows holding a key in a scope, those a keyed write by ``caller`` meets: its own; else another
