@@ -110,3 +110,41 @@ def test_every_command_has_help_with_an_example():
     for name, command in cli.commands.items():
         result = runner.invoke(cli, [name, "--help"])
         assert result.exit_code == 0 and "Example:" in result.output, name
+
+
+def test_review_commands_take_the_short_ids_the_listings_print(tmp_path):
+    """Reviewer AG (session 56): approve/reject and resolve refused the 8-character ids `list` and `contradictions`
+    print (and their own examples use): "id must be a memory id (a uuid)"."""
+    import shutil
+
+    from echo_duck.bench.tour_fixture import build_tour_store
+
+    db = tmp_path / "s.duckdb"
+    shutil.copy(build_tour_store(embedder="hash").path, db)
+    with echo_duck.open(db, admin=True, embedder="hash") as host:
+        coder = host.for_agent("coder")
+        held = [coder.remember(f"The build uses make {n}\x1b[8m quietly", type="environment") for n in ("a", "b")]
+    assert {m.status for m in held} == {"quarantined"}
+    runner = CliRunner(env={"ECHO_DUCK_MODEL": "hash"})
+
+    def run(*args):
+        return runner.invoke(cli, ["--db", str(db), "--agent", "coder", *args])
+
+    listed = run("list", "--status", "quarantined").output
+    assert held[0].id[:8] in listed
+    # reviewer AG: the admin, who must approve, saw nobody's held writes but its own agent's
+    queue = runner.invoke(cli, ["--db", str(db), "list", "--status", "quarantined", "--admin"]).output
+    assert held[0].id[:8] in queue and held[1].id[:8] in queue
+    approved = run("approve", held[0].id[:8], "--admin")
+    assert approved.exit_code == 0, approved.output
+    assert run("reject", held[1].id[:8]).exit_code == 0  # the author's own held write
+    with echo_duck.open(db, admin=True, embedder="hash") as host:
+        assert [host.for_agent("coder").get(m.id).status for m in held] == ["active", "forgotten"]
+    assert "MemoryNotFound" in run("approve", "0000abcd", "--admin").output
+    pending = [line.split() for line in run("contradictions").output.splitlines() if "pending" in line]
+    contradiction, _, side_b = pending[0][:3]
+    resolved = run("resolve", contradiction, side_b, "--admin")
+    assert resolved.exit_code == 0, resolved.output
+    with echo_duck.open(db, admin=True, embedder="hash") as host:
+        (done,) = [c for c in host.contradictions(status=None) if c.id.startswith(contradiction)]
+        assert done.status == "resolved" and done.winner.startswith(side_b)

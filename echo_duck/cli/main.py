@@ -113,13 +113,17 @@ def show(memory_id, db, agent, lock_timeout, as_json):
 @click.option("--limit", type=int, default=50, show_default=True)
 @common
 def list_(types, tiers, statuses, tags, key, text, limit, db, agent, lock_timeout, as_json):
-    """List memories visible to the agent, newest first.
+    """List memories visible to the agent, newest first. With --admin, --status quarantined lists every agent's
+    held writes (the review queue for approve and reject), oldest first.
 
     Example:  echo-duck list --type user --json
     """
     with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
-        memories = mem.find(key=key, type=types or None, tier=tiers or None, status=statuses or "active",
-                            tags=tags or None, text=text, limit=limit)
+        if mem.caller.admin and set(statuses) == {"quarantined"} and not (types or tiers or tags or key or text):
+            memories = mem.held(limit=limit)
+        else:
+            memories = mem.find(key=key, type=types or None, tier=tiers or None, status=statuses or "active",
+                                tags=tags or None, text=text, limit=limit)
     emit(memories, as_json, output.table(memory_rows(memories), MEMORY_COLUMNS, widths={"content": 60}))
 
 
@@ -171,7 +175,7 @@ def forget(target, reason, purge, cascade, provenance, db, agent, lock_timeout, 
 @click.option("--reason", help="Recorded in the event log.")
 @common
 def approve(memory_id, reason, db, agent, lock_timeout, as_json):
-    """Approve a quarantined memory: it goes live (list them with: echo-duck list --status quarantined).
+    """Approve a quarantined memory: it goes live (list them with: echo-duck list --status quarantined --admin).
 
     Example:  echo-duck approve 3f2a… --reason "checked: an ordinary rule" --admin
     """

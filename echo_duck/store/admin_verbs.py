@@ -25,6 +25,7 @@ from ..errors import InvalidInput
 from ..storage.connection import CATALOG, translate_errors
 from ..storage.event_chain import ChainReport
 from ..storage.event_chain import verify as verify_chain
+from ..models import Memory
 from ..write import validate
 
 if TYPE_CHECKING:  # polars loads on the first frame returned (sql(), audit()), not at import
@@ -100,6 +101,14 @@ class AdminVerbs:
         with self.db.reading():
             return {"memberships": self.db.dicts("current_memberships", agent_id=agent),
                     "rights": self.db.dicts("current_rights", agent_id=agent)}
+
+    def held(self, limit: int = 100) -> list[Memory]:
+        """The review queue: every agent's memories the write scanner held (quarantined), oldest first, for
+        approve() or reject(). Admin only: find() reads as the agent this handle acts as."""
+        self._require_admin("held")
+        with self.db.reading():
+            rows = self.db.dicts("held_memories", limit=validate.positive_int(limit, "limit"))
+        return [Memory.from_row(r) for r in rows]
 
     # -- settings --------------------------------------------------------------------------------
 

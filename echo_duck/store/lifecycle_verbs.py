@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import InvalidInput
+from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound
 from ..lifecycle import archive, erasure, returning
 from ..lifecycle import decay as lifecycle
 from ..lifecycle.archive import ArchiveReport
@@ -115,7 +115,15 @@ class LifecycleVerbs:
         """Decide a contradiction: ``winner`` is the memory id that stays true (None: not a contradiction).
         ``provenance``: on whose word (as forget's): the losing side, or on review the fact's live version, may not
         be of higher provenance (ProvenanceConflict); pass provenance='user_stated' when the user decided. An agent
-        dismisses (None) only a dispute between its own memories (PermissionDenied otherwise: the host decides)."""
+        dismisses (None) only a dispute between its own memories (PermissionDenied otherwise: the host decides).
+        Both ids may be the short ids ``echo-duck contradictions`` prints: the contradiction's among those this
+        handle lists, the winner's among its two sides."""
+        if validate.id_prefix(contradiction_id) is not None:
+            contradiction = _one_by_prefix(self.contradictions(status=None), contradiction_id, "contradiction")
+            contradiction_id = contradiction.id
+            if validate.id_prefix(winner) is not None:
+                sides = [s for s in (contradiction.memory_a, contradiction.memory_b) if s.startswith(winner.lower())]
+                winner = sides[0] if len(sides) == 1 else winner  # else the id check names what is wrong
         return self.checker.resolve(self.caller, contradiction_id, winner, validate.provenance(provenance))
 
     # -- compression ------------------------------------------------------------------------------
@@ -172,3 +180,14 @@ class LifecycleVerbs:
         if self.worker is not None:
             self.worker.stop()
             self.worker = None
+
+
+def _one_by_prefix(items: list, prefix: str, what: str):
+    """The one item whose id starts with ``prefix`` (the short ids tables print)."""
+    found = [i for i in items if str(i.id).startswith(prefix.lower())]
+    if not found:
+        raise MemoryNotFound(f"no {what} with id prefix {prefix!r} is visible here")
+    if len(found) > 1:
+        raise AmbiguousMatch(f"id prefix {prefix!r} matches several {what}s ({', '.join(str(i.id) for i in found)}); "
+                             "give more characters")
+    return found[0]

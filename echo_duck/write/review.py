@@ -62,6 +62,17 @@ def reject(writer: Writer, caller: Caller, target: Any, *, reason: str | None = 
 def _quarantined(writer: Writer, caller: Caller, target: Any) -> dict[str, Any]:
     """The quarantined memory ``target``: any agent's for an admin handle (a person reviews them all), else the
     caller's own (visible_memories shows an agent no other agent's quarantined rows)."""
+    prefix = validate.id_prefix(target)
+    if prefix is not None:  # the short id `echo-duck list` prints
+        rows = writer.db.dicts("quarantined_by_id_prefix", prefix=prefix, caller_agent=caller.agent_id,
+                               any_agent=caller.admin)
+        if len(rows) > 1:
+            raise AmbiguousMatch(f"id prefix {prefix!r} matches several quarantined memories "
+                                 f"({', '.join(str(r['id']) for r in rows)}); give more characters")
+        if not rows:
+            raise MemoryNotFound(f"no quarantined memory with id prefix {prefix!r} is visible to agent "
+                                 f"{caller.agent_id!r}")
+        target = rows[0]["id"]
     if caller.admin:
         row = writer.db.dict("memory_by_id", id=validate.memory_id(target))
     else:

@@ -222,6 +222,19 @@ WHERE starts_with(id::VARCHAR, lower($prefix))
 ORDER BY created_at
 LIMIT 5;
 
+-- The quarantined memories whose id starts with a short prefix: the caller's own, any agent's for an admin handle (a
+-- person reviews them all: write/review.py approve and reject).
+-- name: quarantined_by_id_prefix
+SELECT * FROM memories
+WHERE status = 'quarantined' AND starts_with(id::VARCHAR, lower($prefix)) AND ($any_agent OR agent_id = $caller_agent)
+ORDER BY created_at
+LIMIT 5;
+
+-- The review queue: every agent's held writes, oldest first (an admin's held(); echo-duck list --status quarantined
+-- --admin).
+-- name: held_memories
+SELECT * FROM memories WHERE status = 'quarantined' ORDER BY created_at, id LIMIT $limit;
+
 -- The newest visible memory with a key, whatever its status (history of a forgotten or superseded fact).
 -- name: visible_latest_by_key
 SELECT * FROM visible_memories($caller_agent, $caller_session)
