@@ -124,3 +124,29 @@ def test_a_forgotten_old_version_stays_forgotten_on_a_restore(team, tmp_path):
         import_file(restored, tmp_path / "backup.jsonl", trusted=True, provenance="keep")
         found = [h.memory.content for h in restored.recall("home address Elm Street", k=5, include_archived=True)]
         assert "Home address is 12 Elm Street" not in found and "Home address is 7 Oak Lane" in found
+
+
+def test_the_cli_restore_of_an_admin_export_keeps_who_said_it(tmp_path):
+    """Reviewer AG (session 56): the README calls `export --admin` a backup for `import --trusted`, but the restore
+    wrote every record as legacy unless --provenance keep was given: a user_stated fact came back as the lowest
+    provenance, which any model-inferred write may replace."""
+    from click.testing import CliRunner
+
+    from echo_duck.cli.main import cli
+
+    source, restored, backup = tmp_path / "src.duckdb", tmp_path / "restored.duckdb", tmp_path / "backup.jsonl"
+    with echo_duck.open(source, agent_id="coder", embedder="hash") as mem:
+        mem.remember("User prefers answers in Chinese", type="user", key="reply_language", provenance="user_stated")
+        mem.remember("The build runs nightly", type="environment")
+    runner = CliRunner(env={"ECHO_DUCK_MODEL": "hash"})
+    assert runner.invoke(cli, ["--db", str(source), "export", str(backup), "--admin"]).exit_code == 0
+    done = runner.invoke(cli, ["--db", str(restored), "import", str(backup), "--trusted", "--admin", "--json"])
+    assert done.exit_code == 0, done.output
+    query = "SELECT agent_id, provenance, status, content FROM memories ORDER BY content"
+    with echo_duck.open(source, admin=True, read_only=True, embedder="hash") as before, \
+            echo_duck.open(restored, admin=True, read_only=True, embedder="hash") as after:
+        assert after.sql(query).rows() == before.sql(query).rows()
+    plain = runner.invoke(cli, ["--db", str(tmp_path / "other.duckdb"), "import", str(backup), "--admin", "--json"])
+    assert plain.exit_code == 0, plain.output  # without --trusted, legacy as before
+    with echo_duck.open(tmp_path / "other.duckdb", admin=True, read_only=True, embedder="hash") as other:
+        assert set(other.sql("SELECT DISTINCT provenance FROM memories")["provenance"]) == {0}

@@ -13,12 +13,13 @@ from .common import common, emit, open_or_fail
 @click.command(name="import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "format_", type=click.Choice(FORMATS), help="Default: detected from the file name.")
-@click.option("--provenance", default="legacy", show_default=True,
+@click.option("--provenance", default=None,
               help="Provenance of imported rows (legacy, model_inferred, consolidated, user_stated; "
-                   "keep: each record's own, needs --trusted --admin).")
+                   "keep: each record's own, needs --trusted --admin). Default: keep with --trusted, else legacy.")
 @click.option("--dry-run", is_flag=True, help="Parse and scan only; store nothing.")
-@click.option("--trusted", is_flag=True, help="Keep scope, team, tenant and pinned from the file (needs --admin); "
-              "otherwise every record is written private and unpinned.")
+@click.option("--trusted", is_flag=True, help="Keep scope, team, tenant, pinned and provenance from the file (needs "
+              "--admin): restores an --admin export. Otherwise every record is written private, unpinned and legacy. "
+              "The scanner reads every record either way: a write it held and a person approved is held again.")
 @common
 def import_(paths, format_, provenance, dry_run, trusted, db, agent, lock_timeout, as_json):
     """Import echo-agent files (user_memory.json, env_memory.json, MEMORY.md), Ethan files (facts.json,
@@ -28,6 +29,7 @@ def import_(paths, format_, provenance, dry_run, trusted, db, agent, lock_timeou
     """
     from ..io.importers import import_file
 
+    provenance = provenance or ("keep" if trusted else "legacy")  # a restore keeps who said it (user_stated stays)
     reports = []
     with open_or_fail(db, agent, lock_timeout) as mem:
         bar = contextlib.nullcontext(paths) if as_json else click.progressbar(paths, label="importing")
