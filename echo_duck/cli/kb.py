@@ -112,9 +112,9 @@ def remove(source_or_path, db, agent, lock_timeout, as_json):
 @click.option("--batch-size", type=int, default=256, show_default=True)
 @common
 def reembed(batch_size, db, agent, lock_timeout, as_json):
-    """Re-embed chunks whose vector is missing or from another model than the store's.
+    """Re-embed chunks whose vector is missing or from another model than the store's. Needs --admin.
 
-    Example:  echo-duck kb reembed
+    Example:  echo-duck kb reembed --admin
     """
     with open_or_fail(db, agent, lock_timeout) as mem:
         report = mem.kb_reembed(batch_size=batch_size)

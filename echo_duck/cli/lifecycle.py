@@ -14,9 +14,9 @@ from .common import common, emit, open_or_fail, progress_bar
 @click.option("--dry-run", is_flag=True, help="List what would be archived; change nothing.")
 @common
 def decay(now, dry_run, db, agent, lock_timeout, as_json):
-    """Archive memories whose effective importance fell below archive_threshold.
+    """Archive memories whose effective importance fell below archive_threshold. Needs --admin (a store-wide job).
 
-    Example:  echo-duck decay --dry-run
+    Example:  echo-duck decay --dry-run --admin
     """
     with open_or_fail(db, agent, lock_timeout, embedder="none") as mem:
         report = mem.decay(now, dry_run=dry_run)
@@ -47,9 +47,9 @@ def restore(target, reason, db, agent, lock_timeout, as_json):
 @click.option("--no-compact", is_flag=True, help="Do not merge small Parquet files afterwards.")
 @common
 def archive_(older_than_days, no_compact, db, agent, lock_timeout, as_json):
-    """Move archived and superseded memories past retention to Parquet next to the store.
+    """Move archived and superseded memories past retention to Parquet next to the store. Needs --admin.
 
-    Example:  echo-duck archive --older-than-days 30
+    Example:  echo-duck archive --older-than-days 30 --admin
     """
     with open_or_fail(db, agent, lock_timeout, embedder="none") as mem:
         with progress_bar("archiving", as_json) as progress:
@@ -64,9 +64,9 @@ def archive_(older_than_days, no_compact, db, agent, lock_timeout, as_json):
 @click.option("--apply", is_flag=True, help="Really delete; without it gc only reports (dry run).")
 @common
 def gc(retention_days, apply, db, agent, lock_timeout, as_json):
-    """Report (or with --apply, purge) what the retention policy lets go.
+    """Report (or with --apply, purge) what the retention policy lets go. Needs --admin.
 
-    Example:  echo-duck gc --apply
+    Example:  echo-duck gc --apply --admin
     """
     with open_or_fail(db, agent, lock_timeout, embedder="none") as mem:
         report = mem.gc(retention_days, dry_run=not apply)

@@ -257,9 +257,9 @@ def snapshot(budget_user, budget_env, budget_rules, fast, as_of, db, agent, lock
               help="Embedding model: default, use, minilm, hash, or a model folder (model.onnx + tokenizer.json).")
 @common
 def reembed(batch_size, limit, model, db, agent, lock_timeout, as_json):
-    """Embed every memory whose vector is missing or from another model; resumable.
+    """Embed every memory whose vector is missing or from another model; resumable. Needs --admin.
 
-    Example:  echo-duck reembed --model minilm
+    Example:  echo-duck reembed --model minilm --admin
     """
     with open_or_fail(db, agent, lock_timeout, embedder=model) as mem:
         with progress_bar("re-embedding", as_json) as progress:
