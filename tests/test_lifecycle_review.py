@@ -367,3 +367,23 @@ def test_a_new_version_of_a_pinned_fact_written_by_key_stays_pinned(tmp_path):
         again = host.remember("Reply to the user in Portuguese", type="environment", key="reply_language")
         assert again.version == 2 and again.pinned
         assert not host.update("reply_language", pinned=False).pinned  # taken off the way it is documented
+
+
+def test_a_decayed_memory_in_use_again_is_not_exported(tmp_path):
+    """Reviewer AF (session 56): each include_archived recall reviews the hit, but archive() counted retention from
+    updated_at, which a review does not move: the memory was exported a day after its last use and recall lost it."""
+    clock = Clock()
+    with echo_duck.open(tmp_path / "s.duckdb", embedder="hash", admin=True, now=clock) as host:
+        alice = host.for_agent("alice")
+        vpn = alice.remember("The VPN gateway for the lab is vpn-lab-3", type="environment", key="vpn")
+        clock.advance(days=300)
+        host.decay()
+        assert alice.get(vpn.id).tier == "archival"
+        for _ in range(7):
+            clock.advance(days=14)
+            assert [h.id for h in alice.recall("lab VPN gateway", k=1, include_archived=True)] == [vpn.id]
+        clock.advance(days=1)
+        assert host.archive().exported == 0
+        assert [h.id for h in alice.recall("lab VPN gateway", k=1, include_archived=True)] == [vpn.id]
+        clock.advance(days=400)  # unused again past retention: it goes
+        assert host.archive().exported == 1

@@ -3,10 +3,12 @@
 
 -- Archived (decayed) and superseded rows untouched since the cutoff, but the two sides of a decision by recency
 -- nobody reviewed: they stay live until reviewed (with either in Parquet its Conflicts line went,
--- contradictions('resolved') lost it, and resolve() could no longer reverse the decision).
+-- contradictions('resolved') lost it, and resolve() could no longer reverse the decision). Retention counts from the
+-- last change or the last review, whichever is later: a decayed memory recalled again (include_archived=True reviews
+-- it) is in use and stays in the live table.
 -- name: archive_candidates
 SELECT * FROM memories
-WHERE updated_at < $cutoff
+WHERE updated_at < $cutoff AND coalesce(last_accessed, updated_at) < $cutoff
   AND (status = 'superseded' OR (status = 'active' AND tier = 'archival'))
   AND id NOT IN (SELECT memory_a FROM contradictions WHERE status = 'resolved' AND resolution = 'newer'
                  UNION ALL SELECT memory_b FROM contradictions WHERE status = 'resolved' AND resolution = 'newer')
