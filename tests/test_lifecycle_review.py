@@ -387,3 +387,42 @@ def test_a_decayed_memory_in_use_again_is_not_exported(tmp_path):
         assert [h.id for h in alice.recall("lab VPN gateway", k=1, include_archived=True)] == [vpn.id]
         clock.advance(days=400)  # unused again past retention: it goes
         assert host.archive().exported == 1
+
+
+def _exported(path, clock):
+    with echo_duck.open(path, admin=True, embedder="hash", now=clock) as host:
+        note = host.for_agent("alice").remember("Alice is treated for diabetes at St Mary clinic", type="environment",
+                                                sensitivity="sensitive", importance=0.05)
+        clock.advance(days=600)
+        host.decay()
+        clock.advance(days=400)
+        assert host.archive(older_than_days=30).exported == 1
+    return note
+
+
+def test_stores_that_share_a_stem_keep_their_archives_apart(tmp_path):
+    """Reviewer AH (session 56): team.duckdb, team.db and team.bak all used team_archive/, so another store's admin
+    SQL and its agent alice read team.duckdb's archived (sensitive) row."""
+    clock = Clock()
+    note = _exported(tmp_path / "team.duckdb", clock)
+    for other in ("team.db", "team"):
+        with echo_duck.open(tmp_path / other, admin=True, embedder="hash") as store:
+            assert store.archive_dir != archive_dir(str(tmp_path / "team.duckdb"))
+            assert store.sql("SELECT count(*) FROM memories_all").item() == 0
+            with pytest.raises(echo_duck.MemoryNotFound):
+                store.for_agent("alice").get(note.id)
+
+
+def test_a_store_not_named_duckdb_takes_its_old_archive_folder_along(tmp_path, monkeypatch):
+    clock, path = Clock(), tmp_path / "team.db"
+    legacy = tmp_path / "team_archive"
+    monkeypatch.setattr("echo_duck.store.facade.archive_dir", lambda p: legacy)  # the name it had before
+    note = _exported(path, clock)
+    monkeypatch.undo()
+    assert legacy.is_dir() and not archive_dir(str(path)).exists()
+    with echo_duck.open(path, admin=True, embedder="hash", read_only=True):  # moves nothing
+        assert legacy.is_dir()
+    with echo_duck.open(path, admin=True, embedder="hash") as host:
+        assert not legacy.exists() and host.archive_dir == archive_dir(str(path)) and host.archive_dir.is_dir()
+        assert host.sql("SELECT storage FROM memories_all WHERE id = $id", {"id": note.id}).item() == "archive"
+        assert host.for_agent("alice").get(note.id).content == note.content

@@ -1,5 +1,5 @@
 """Cold archive (SPEC L2): archived and superseded rows past retention go to Hive-partitioned Parquet
-next to the database (``<name>_archive/agent_id=…/year=…/``), then leave the live table.
+next to the database (``<stem>_archive/agent_id=…/year=…/``, archive_dir), then leave the live table.
 
 DuckDB cannot roll back a file it wrote, so an export is a small state machine recorded in
 ``archive_exports`` (staged → moved → done), each step committed before the next:
@@ -15,6 +15,7 @@ export's files are deleted (its rows are still live), a moved export's rows are 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import uuid
 import warnings
@@ -54,10 +55,24 @@ class ArchiveReport:
 
 
 def archive_dir(db_path: str) -> Path | None:
+    """The store's Parquet folder beside it: ``<stem>_archive`` for ``x.duckdb``, else ``<name>.archive``. Named by the
+    stem alone, ``team.db``, ``team.bak`` and ``team`` shared ``team.duckdb``'s folder and read each other's archived
+    rows (reviewer AH, session 56); ``adopt_legacy_folder`` moves such a store's own folder on its writable open."""
     if db_path == ":memory:":
         return None
     path = Path(db_path).expanduser().resolve()
-    return path.with_name(f"{path.stem}_archive")
+    return path.with_name(f"{path.stem}_archive" if path.suffix == ".duckdb" else f"{path.name}.archive")
+
+
+def adopt_legacy_folder(db: Db, root: Path | None) -> None:
+    """A store not named ``*.duckdb`` kept its archive in ``<stem>_archive`` before: when its ``memories_all`` reads files
+    there (so the folder holds this store's rows) and the new folder does not exist yet, the folder is renamed."""
+    if root is None or root.exists() or db.path is None or Path(db.path).suffix == ".duckdb":
+        return
+    legacy = Path(db.path).with_name(f"{Path(db.path).stem}_archive")
+    view = db.scalar("memories_all_definition") if legacy.is_dir() else None
+    if view and quote_literal(f"{legacy}{os.sep}")[1:-1] in view:
+        os.replace(legacy, root)
 
 
 def export(db: Db, caller: Caller, root: Path, now: datetime, older_than_days: float) -> ArchiveReport:

@@ -1,6 +1,7 @@
 """What a writable open does after the schema is current, in order.
 
-1. Delete a half-written copy left by a purge rewrite that was killed before its rename (erasure.py).
+1. Delete a half-written copy left by a purge rewrite that was killed before its rename (erasure.py), and move the
+   archive folder of a store not named *.duckdb to its own name (archive.adopt_legacy_folder).
 2. Finish or undo an archive export a crash interrupted (archive.recover).
 3. Rebuild ``memories_all`` over the readable archive files; a damaged file is skipped and reported.
 4. Rebuild the BM25 postings if their signature moved on (segmenter, stop words, hash(), index text).
@@ -31,6 +32,7 @@ def open_writable(db: Db, indexer: Indexer, archive_dir: Path | None, now: datet
     """Run the steps above; returns the damaged archive files that were skipped. ``new_file``: this open
     created the file (its schema statement by statement)."""
     erasure.discard_leftovers(db.path)
+    archive.adopt_legacy_folder(db, archive_dir)
     archive.recover(db, archive_dir, now)
     damaged = archive.refresh_view(db, archive_dir)
     returning.finish(db, archive_dir)  # a restore from the archive a crash interrupted

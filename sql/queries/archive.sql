@@ -87,6 +87,10 @@ COMMENT ON VIEW memories_all IS 'Every memory, live and archived to Parquet, one
 CREATE OR REPLACE VIEW memories_all AS SELECT *, 'live' AS storage FROM memories;
 COMMENT ON VIEW memories_all IS 'Every memory, live and archived to Parquet, one row per id; storage says where it lives';
 
+-- memories_all as the file holds it (archive.adopt_legacy_folder reads which archive folder it names).
+-- name: memories_all_definition
+SELECT sql FROM duckdb_views() WHERE database_name = current_database() AND view_name = 'memories_all';
+
 -- Does memories_all exist (refresh_view skips rebuilding it while its recorded definition still holds)?
 -- name: memories_all_exists
 SELECT count(*) > 0 FROM duckdb_views() WHERE database_name = current_database() AND view_name = 'memories_all';
