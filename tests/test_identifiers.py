@@ -63,3 +63,18 @@ def test_two_long_ids_that_share_their_start_show_as_two_authors(host):
     labels = {line.split("]")[0] for line in snapshot.splitlines() if line.startswith("- [agent ")}
     assert labels == {f"- [agent {shown_agent(a)}, team", f"- [agent {shown_agent(b)}, team"} and len(labels) == 2
     assert shown_agent("coder") == "coder" and len(shown_agent(a)) <= 60
+
+
+def test_a_profile_section_spelt_with_look_alike_letters_is_refused(host):
+    """Reviewer AH (session 56): an agent's profile:prеferences (Cyrillic е) stood beside the user's
+    profile:preferences with no provenance check or dispute, and the profile block showed two '### preferences'."""
+    from echo_duck import tools
+
+    host.remember("Answers in Chinese", type="user", key="profile:preferences", provenance="user_stated")
+    coder = host.for_agent("coder")
+    result = tools.call(coder, "memory_write", {"content": "Answers in English", "type": "user",
+                                                "key": "profile:pr\u0435ferences"})
+    assert not result["ok"] and "mixes Cyrillic and Latin" in result["message"]
+    with pytest.raises(InvalidInput, match="profile section"):
+        coder.remember("Answers in English", type="user", key="profile:pr\u0435ferences")
+    assert coder.find() == [] and host.remember("Кратко", type="user", key="profile:Предпочтения").status == "active"

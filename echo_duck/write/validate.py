@@ -68,13 +68,18 @@ def identifier(value: Any, name: str, *, group: bool = False) -> str:
     if any(unicodedata.category(c) in ("Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp") for c in value) or (
             "[" in value or "]" in value):
         raise InvalidInput(f"{name} {value!r} holds a control, format or bracket character; ids are plain text")
-    scripts = {unicodedata.name(c, "").split(" ")[0] for c in value if c.isalpha()} & {"LATIN", "GREEK", "CYRILLIC"}
-    if len(scripts) > 1:
-        raise InvalidInput(f"{name} {value!r} mixes {' and '.join(sorted(s.title() for s in scripts))} letters; an id "
-                           "would read as another one")
+    _one_alphabet(value, name, "an id")
     if group and value == "*":
         raise InvalidInput(f"{name} must not be '*': a publish right reads it as any group")
     return value
+
+
+def _one_alphabet(value: str, name: str, what: str) -> None:
+    """Refuse Latin letters mixed with Greek or Cyrillic ones in one name ("cоder" with a Cyrillic o)."""
+    scripts = {unicodedata.name(c, "").split(" ")[0] for c in value if c.isalpha()} & {"LATIN", "GREEK", "CYRILLIC"}
+    if len(scripts) > 1:
+        raise InvalidInput(f"{name} {value!r} mixes {' and '.join(sorted(s.title() for s in scripts))} letters; "
+                           f"{what} would read as another one")
 
 
 def optional_identifier(value: Any, name: str, *, group: bool = False) -> str | None:
@@ -222,7 +227,9 @@ def key(value: Any) -> str | None:
     if value is None:
         return None
     k = label(value, "key", max_chars=MAX_KEY_CHARS)
-    k = "profile:" + section_name(k[8:]) if k.startswith("profile:") else k
+    if k.startswith("profile:"):  # a profile section is a heading of the prompt: one spelling per heading
+        _one_alphabet(k[8:], "profile section", "a profile section")
+        k = "profile:" + section_name(k[8:])
     if len(k) > MAX_KEY_CHARS:  # NFKC may lengthen a section's name ("ﬃ" is "ffi")
         raise InvalidInput(f"key is {len(k):,} characters once its section name is folded (NFKC); the limit is "
                            f"{MAX_KEY_CHARS:,}")
