@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import sys
 import re
+import sys
 import textwrap
 from datetime import datetime
 from typing import Any, Iterable, Sequence

@@ -22,10 +22,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
+from ..models import Memory
 from ..storage.connection import CATALOG, translate_errors
 from ..storage.event_chain import ChainReport
 from ..storage.event_chain import verify as verify_chain
-from ..models import Memory
 from ..write import validate
 
 if TYPE_CHECKING:  # polars loads on the first frame returned (sql(), audit()), not at import
