@@ -143,6 +143,7 @@ def test_a_team_member_neither_reads_nor_rejects_another_agents_quarantined_memo
     "EXPLAIN /* /* */ SELECT 1 --*/ SELECT * FROM checkpoint()",
     'EXPLAIN ("analyze") SELECT 1',  # a quoted option name (reviewer AE)
     'EXPLAIN (FORMAT json, "ANALYZE" true) SELECT 1',
+    "SELECT write_log('x', level := 'error')",  # writes to the instance's log (reviewer AE, session 55: left then)
 ])
 def test_read_only_sql_refuses_table_functions_that_act_on_the_instance(tmp_path, query):
     with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash") as mem:

@@ -46,8 +46,8 @@ _WORD = re.compile(r"\w+")
 # address (arrow_scan), or run SQL handed to them as a string (query, json_execute_serialized_sql). Found by name in
 # DuckDB's own parse of the statement (json_serialize_sql), so no quoting, comment or string literal hides one.
 _INSTANCE_FUNCTIONS = frozenset({
-    "enable_logging", "disable_logging", "truncate_duckdb_logs", "enable_profiling", "disable_profiling", "checkpoint",
-    "force_checkpoint", "arrow_scan", "arrow_scan_dumb", "pandas_scan", "python_map_function",
+    "enable_logging", "disable_logging", "truncate_duckdb_logs", "write_log", "enable_profiling", "disable_profiling",
+    "checkpoint", "force_checkpoint", "arrow_scan", "arrow_scan_dumb", "pandas_scan", "python_map_function",
     "json_execute_serialized_sql", "query", "query_table"})
 RIGHT = re.compile(r"^publish:(public|team:[^\s]{1,200}|tenant:[^\s]{1,200})$")
 KINDS = ("team", "tenant")
