@@ -3,6 +3,7 @@ decision by recency after archive(), and a decayed memory exported to Parquet (S
 from __future__ import annotations
 
 import contextlib
+import shutil
 import threading
 from datetime import timedelta
 
@@ -14,6 +15,7 @@ import echo_duck
 from echo_duck.errors import InvalidInput
 from echo_duck.lifecycle import archive, erasure, returning
 from echo_duck.lifecycle.archive import archive_dir
+from echo_duck.store import doctor
 
 
 def test_forgetting_a_fact_forgets_its_earlier_versions(tmp_path):
@@ -413,16 +415,25 @@ def test_stores_that_share_a_stem_keep_their_archives_apart(tmp_path):
                 store.for_agent("alice").get(note.id)
 
 
-def test_a_store_not_named_duckdb_takes_its_old_archive_folder_along(tmp_path, monkeypatch):
+def test_a_store_not_named_duckdb_says_where_its_old_archive_folder_is_and_moves_nothing(tmp_path, monkeypatch):
+    """The old folder is never moved by an open: reviewers AI and AJ (session 56) showed a copy team.bak of team.duckdb
+    (whose view names team_archive's files) taking the live store's folder away on its first open."""
     clock, path = Clock(), tmp_path / "team.db"
     legacy = tmp_path / "team_archive"
     monkeypatch.setattr("echo_duck.store.facade.archive_dir", lambda p: legacy)  # the name it had before
     note = _exported(path, clock)
     monkeypatch.undo()
+    live = tmp_path / "team.duckdb"  # the store that also owns team_archive now; a copy of team.db stands for it
+    shutil.copy(path, live)
+    for _ in range(2):  # the writable open records the folder, so the next opens and doctor still say it
+        with pytest.warns(RuntimeWarning, match=f"mv {legacy} {archive_dir(str(path))}"):
+            with echo_duck.open(path, admin=True, embedder="hash") as host:
+                assert host.sql("SELECT count(*) FROM memories_all WHERE id = $id", {"id": note.id}).item() == 0
     assert legacy.is_dir() and not archive_dir(str(path)).exists()
-    with echo_duck.open(path, admin=True, embedder="hash", read_only=True):  # moves nothing
-        assert legacy.is_dir()
+    (check,) = [c for c in doctor.check_store(path) if c.name == "archive"]
+    assert check.status == "warn" and f"mv {legacy}" in check.fix
+    with echo_duck.open(live, admin=True, embedder="hash") as owner:  # the live store keeps reading its folder
+        assert owner.for_agent("alice").get(note.id).content == note.content
+    legacy.rename(archive_dir(str(path)))  # the person moves it, as told
     with echo_duck.open(path, admin=True, embedder="hash") as host:
-        assert not legacy.exists() and host.archive_dir == archive_dir(str(path)) and host.archive_dir.is_dir()
-        assert host.sql("SELECT storage FROM memories_all WHERE id = $id", {"id": note.id}).item() == "archive"
         assert host.for_agent("alice").get(note.id).content == note.content

@@ -32,6 +32,7 @@ from ..write.writer import Caller
 
 _STAGE = "echo_duck_archive_stage"
 VIEW_STAMP = "memories_all_definition"  # store_info: sha256 of what memories_all was last built from
+LEGACY_FOLDER = "legacy_archive_folder"  # store_info: the <stem>_archive folder a store not named *.duckdb read
 # pyarrow.compute, .dataset and .parquet (~0.2 s to import) load in the functions that write or read Parquet, not
 # when a store is opened.
 
@@ -57,22 +58,34 @@ class ArchiveReport:
 def archive_dir(db_path: str) -> Path | None:
     """The store's Parquet folder beside it: ``<stem>_archive`` for ``x.duckdb``, else ``<name>.archive``. Named by the
     stem alone, ``team.db``, ``team.bak`` and ``team`` shared ``team.duckdb``'s folder and read each other's archived
-    rows (reviewer AH, session 56); ``adopt_legacy_folder`` moves such a store's own folder on its writable open."""
+    rows (reviewer AH, session 56); ``legacy_folder`` finds the folder such a store used before."""
     if db_path == ":memory:":
         return None
     path = Path(db_path).expanduser().resolve()
     return path.with_name(f"{path.stem}_archive" if path.suffix == ".duckdb" else f"{path.name}.archive")
 
 
-def adopt_legacy_folder(db: Db, root: Path | None) -> None:
-    """A store not named ``*.duckdb`` kept its archive in ``<stem>_archive`` before: when its ``memories_all`` reads files
-    there (so the folder holds this store's rows) and the new folder does not exist yet, the folder is renamed."""
-    if root is None or root.exists() or db.path is None or Path(db.path).suffix == ".duckdb":
-        return
-    legacy = Path(db.path).with_name(f"{Path(db.path).stem}_archive")
-    view = db.scalar("memories_all_definition") if legacy.is_dir() else None
-    if view and quote_literal(f"{legacy}{os.sep}")[1:-1] in view:
-        os.replace(legacy, root)
+def legacy_folder(db: Db, root: Path | None, store: str | Path | None = None) -> Path | None:
+    """The ``<stem>_archive`` folder a store not named ``*.duckdb`` kept its archive in before its own name
+    (archive_dir), while that folder exists and ``root`` does not: found when the file's ``memories_all`` names files
+    there (recorded in store_info, as the view is then rebuilt over ``root``). Never moved here: the folder may be
+    another store's too (``team.duckdb``'s, a copy's), so a person moves it (the open's warning and doctor say how)."""
+    store = Path(store or db.path or ":memory:")
+    if root is None or root.exists() or store.suffix == ".duckdb" or not store.is_file():
+        return None
+    legacy = store.with_name(f"{store.stem}_archive")
+    if not legacy.is_dir():
+        return None
+    with db.reading():
+        recorded, view = db.scalar("store_info_value", name=LEGACY_FOLDER), db.scalar("memories_all_definition")
+    if recorded == str(legacy):
+        return legacy
+    if not (view and quote_literal(f"{legacy}{os.sep}")[1:-1] in view):
+        return None
+    if not db.read_only:
+        with db.transaction("recording the old archive folder"):
+            db.run("set_store_info", name=LEGACY_FOLDER, value=str(legacy))
+    return legacy
 
 
 def export(db: Db, caller: Caller, root: Path, now: datetime, older_than_days: float) -> ArchiveReport:

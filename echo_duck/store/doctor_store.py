@@ -17,7 +17,7 @@ import duckdb
 from ..embed.embedder import model_status
 from ..errors import EchoDuckError
 from ..index.keyword import KeywordIndex
-from ..lifecycle.archive import archive_dir, archive_files, view_is_current
+from ..lifecycle.archive import archive_dir, archive_files, legacy_folder, view_is_current
 from ..storage import sqlfiles
 from ..storage.catalog import objects_changed, shadowing, squatted
 from ..storage.db import Db, uuid_list
@@ -153,6 +153,11 @@ def _archive_check(db: Db, shown: str, *, path: Path) -> Check:
                      f"(memories_all leaves them out): {', '.join(str(f.relative_to(folder)) for f in damaged[:5])}",
                      f"move them out of the archive folder, e.g. {moves}; if one was a real archive file, restore it "
                      "from a backup")
+    legacy = legacy_folder(db, folder, path)
+    if legacy is not None:
+        return Check("archive", "warn", f"{where}; this store's archived memories are in {legacy}, the folder every store "
+                     f"named {legacy.name[:-8]}.* used before, and are not read (it may hold another store's rows)",
+                     f"if only this store used it: mv {shlex.quote(str(legacy))} {shlex.quote(str(folder))}")
     staged, moved = db.run("doctor_unfinished_exports").fetchone()
     unknown, first = db.run("doctor_archive_rows_unknown", ids=uuid_list(_archived_ids(files))).fetchone() \
         if files else (0, None)

@@ -1,7 +1,7 @@
 """What a writable open does after the schema is current, in order.
 
-1. Delete a half-written copy left by a purge rewrite that was killed before its rename (erasure.py), and move the
-   archive folder of a store not named *.duckdb to its own name (archive.adopt_legacy_folder).
+1. Delete a half-written copy left by a purge rewrite that was killed before its rename (erasure.py); warn when a
+   store not named *.duckdb has its archive in the folder every store of its stem used before (archive.legacy_folder).
 2. Finish or undo an archive export a crash interrupted (archive.recover).
 3. Rebuild ``memories_all`` over the readable archive files; a damaged file is skipped and reported.
 4. Rebuild the BM25 postings if their signature moved on (segmenter, stop words, hash(), index text).
@@ -16,6 +16,7 @@ Also what every handle of one open store shares (``SharedState``, ``SHARED_STATE
 
 from __future__ import annotations
 
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -32,7 +33,7 @@ def open_writable(db: Db, indexer: Indexer, archive_dir: Path | None, now: datet
     """Run the steps above; returns the damaged archive files that were skipped. ``new_file``: this open
     created the file (its schema statement by statement)."""
     erasure.discard_leftovers(db.path)
-    archive.adopt_legacy_folder(db, archive_dir)
+    _warn_legacy_folder(db, archive_dir)
     archive.recover(db, archive_dir, now)
     damaged = archive.refresh_view(db, archive_dir)
     returning.finish(db, archive_dir)  # a restore from the archive a crash interrupted
@@ -50,7 +51,16 @@ def open_writable(db: Db, indexer: Indexer, archive_dir: Path | None, now: datet
 def open_read_only(db: Db, archive_dir: Path | None) -> tuple[Path, ...]:
     """A read-only open writes nothing: a stale ``memories_all`` (a store moved with its archive folder) is shadowed
     by a TEMP view over this store's archive files (archive.refresh_view). Returns the damaged archive files."""
+    _warn_legacy_folder(db, archive_dir)
     return archive.refresh_view(db, archive_dir, read_only=True)
+
+
+def _warn_legacy_folder(db: Db, archive_dir: Path | None) -> None:
+    legacy = archive.legacy_folder(db, archive_dir)
+    if legacy is not None:
+        warnings.warn(f"echo_duck: this store's archived memories are in {legacy}, a folder every store named "
+                      f"{legacy.name[:-8]}.* used before (not read now: it may hold another store's rows); if only "
+                      f"this store used it, move it: mv {legacy} {archive_dir}", RuntimeWarning, stacklevel=5)
 
 
 class SharedState:
