@@ -437,3 +437,51 @@ def test_a_store_not_named_duckdb_says_where_its_old_archive_folder_is_and_moves
     legacy.rename(archive_dir(str(path)))  # the person moves it, as told
     with echo_duck.open(path, admin=True, embedder="hash") as host:
         assert host.for_agent("alice").get(note.id).content == note.content
+
+
+def test_a_keys_exported_rows_are_its_writers_only_and_not_a_forgotten_fact(tmp_path):
+    """Reviewer AJ (session 56): the key seed took the host's exported rule into an agent's history under the host's
+    id (and an admin purge of the agent's row erased it), and a forgotten earlier fact into the new one's history,
+    which gc() then changed for the same instant."""
+    clock = Clock()
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
+        rule = host.remember("Deploys need two approvals", type="environment", key="deploy")
+        clock.advance(days=2000)
+        host.decay()
+        clock.advance(days=400)
+        assert host.archive(older_than_days=30).exported == 1
+        agent = host.for_agent("default")
+        junk = agent.remember("Deploys need one approval", type="environment", key="deploy")
+        assert [v.content for v in agent.history(junk.id).versions] == ["Deploys need one approval"]
+        host.forget(junk.id, purge=True, reason="the agent's write was wrong")
+        assert host.sql("SELECT storage FROM memories_all WHERE id = $id", {"id": rule.id}).item() == "archive"
+        first = host.remember("The printer is on floor 1", type="environment", key="printer")
+        host.forget("printer", reason="moved")
+        again = host.remember("The printer is on floor 5", type="environment", key="printer")
+        assert [v.content for v in host.history(again.id).versions] == ["The printer is on floor 5"]
+        assert host.get(first.id).status == "forgotten"
+
+
+@pytest.mark.parametrize("purge", [False, True])
+def test_a_keys_exported_user_stated_fact_outlives_an_agents_lower_request(tmp_path, purge):
+    """Reviewer AI (session 56): forget/purge of a key reached the owner's exported rows without the provenance check
+    a forget of that row gets: alice's model_inferred forget('vpn') forgot (or purged) what the user stated."""
+    clock = Clock()
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
+        alice = host.for_agent("alice")
+        stated = alice.remember("The lab VPN gateway is vpn3", type="environment", key="vpn", provenance="user_stated",
+                                importance=0.05)
+        clock.advance(days=600)
+        host.decay()
+        clock.advance(days=400)
+        assert host.archive(older_than_days=30).exported == 1
+        guess = alice.remember("The lab VPN gateway is probably vpn9", type="environment", key="vpn")
+        with pytest.raises(echo_duck.ProvenanceConflict):
+            alice.forget(stated.id, purge=purge)
+        alice.forget("vpn", purge=purge, reason="wrong guess")
+        assert host.sql("SELECT status FROM memories_all WHERE id = $id", {"id": stated.id}).item() == "active"
+        if purge:
+            with pytest.raises(echo_duck.MemoryNotFound):
+                alice.get(guess.id)
+        else:
+            assert alice.get(guess.id).status == "forgotten"

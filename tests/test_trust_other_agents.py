@@ -564,3 +564,26 @@ def test_the_host_dismisses_a_dispute_between_two_agents(tmp_path):
     (dispute,) = alice.contradictions()
     assert host.resolve(dispute.id, None, provenance="user_stated").resolution == "dismissed"
     host.close()
+
+
+def test_narrowing_reaches_a_keys_row_exported_before_it_was_written_again(tmp_path, clock):
+    """Reviewer AJ (session 56): history, forget and purge of a key reach its rows exported to Parquet before the key
+    was written again, but narrowing followed links only: after alice made the fact sensitive, bob still read the
+    exported value through get(), history() and find(as_of=)."""
+    host = echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock)
+    host.grant(team="red", agent_id="alice", publish=True)
+    host.grant(team="red", agent_id="bob")
+    alice, bob = host.for_agent("alice", team_id="red"), host.for_agent("bob", team_id="red")
+    old = alice.remember("The vault code is 1234", type="environment", key="vault", scope="team")
+    clock.advance(days=2000)
+    host.decay()
+    clock.advance(days=400)
+    assert host.archive(older_than_days=30).exported == 1
+    alice.remember("The vault code is 5678", type="environment", key="vault", scope="team")
+    alice.update("vault", "The vault code is 9999", sensitivity="sensitive")
+    assert {v.sensitivity for v in alice.history("vault").versions} == {"sensitive"}
+    for read in (bob.get, bob.history):
+        with pytest.raises(echo_duck.MemoryNotFound):
+            read(old.id)
+    assert bob.find(key="vault", as_of=clock.now) == []
+    host.close()

@@ -60,8 +60,9 @@ def purge(db: Db, writer: Writer, indexer: Indexer, caller: Caller, target, *, r
         check_provenance(caller, row, provenance, "purge")
         # Every version, also those already moved to the Parquet archive (memories_all).
         chain = [str(r["id"]) for r in db.dicts("version_chain_all", id=row["id"])]
-        if not caller.admin:  # an agent purges its own versions only (an older approve() could chain two owners)
-            chain = sorted(_owned_by(db, chain, row["agent_id"]))
+        if not caller.admin:  # an agent purges its own versions only (an older approve() could chain two owners), and
+            # none of higher provenance than its request (a key's exported fact the user stated: reviewer AI, session 56)
+            chain = sorted(_owned_by(db, chain, row["agent_id"], provenance))
         purge_ids, flag_ids, messages, episodes = _closure(db, chain, cascade, row["agent_id"],
                                                            None if caller.admin else caller.agent_id)
         stage = pa.table({"memory_id": sorted(purge_ids)})
@@ -161,7 +162,8 @@ def _closure(db: Db, chain: list[str], cascade: str, owner: str,
     return purge_ids, flag_ids, messages, episodes
 
 
-def _owned_by(db: Db, ids: Iterable[str], agent: str) -> set[str]:
-    """Of the memory ids ``ids`` (live or archived), those ``agent`` owns, not what the host wrote under its id."""
+def _owned_by(db: Db, ids: Iterable[str], agent: str, level: int | None = None) -> set[str]:
+    """Of the memory ids ``ids`` (live or archived), those ``agent`` owns, not what the host wrote under its id (and of
+    provenance ``level`` at most, when given)."""
     return {str(r["id"]) for r in db.dicts("memories_all_by_ids", ids=uuid_list(sorted(ids)))
-            if r["agent_id"] == agent and not r.get("by_host")}
+            if r["agent_id"] == agent and not r.get("by_host") and (level is None or r["provenance"] <= level)}

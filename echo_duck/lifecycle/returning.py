@@ -70,9 +70,11 @@ def forget(writer: Writer, caller: Caller, target: Any, reason: str, provenance:
             require_owner(caller, row, "forget")
             check_provenance(caller, row, validate.provenance(provenance), "forget")
             memory = _forgotten(db, caller, row, validate.text(reason, "reason", max_chars=1000), now)
-        if memory.superseded_by is None:  # the fact's newest version: its earlier ones leave recall with it
+        if memory.superseded_by is None:  # the fact's newest version: its earlier ones leave recall with it, but
+            level = validate.provenance(provenance)  # an agent's request leaves what it could not forget itself
             for older in db.dicts("earlier_versions_to_forget", id=memory.id):
-                _forgotten(db, caller, older, f"an earlier version of forgotten memory {memory.id}", now)
+                if caller.admin or older["provenance"] <= level:
+                    _forgotten(db, caller, older, f"an earlier version of forgotten memory {memory.id}", now)
     finish(db, root)
     return memory
 

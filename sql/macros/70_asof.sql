@@ -153,3 +153,15 @@ CREATE OR REPLACE MACRO snapshot_conflicts_as_of(p_caller_agent, p_caller_sessio
              row_number() OVER (PARTITION BY CASE WHEN a.author = c.caller THEN b.author ELSE a.author END
                                 ORDER BY c.detected_at DESC, c.id),
              c.detected_at DESC, c.id;
+
+-- exported_under_key(m, fact) -> BOOLEAN: is row m (a memories_all row as a struct) one its writer exported to Parquet
+-- under the key of keyed row fact, in the same scope (and session, for session scope), active or superseded? Such a
+-- row is the same fact, though a write after the export meets the live table only and starts at version 1 again:
+-- history, forget and purge of the key reach it (sql/queries: version_chain, version_chain_all,
+-- earlier_versions_to_forget).
+CREATE OR REPLACE MACRO exported_under_key(m, fact) AS
+    fact.key IS NOT NULL AND m.storage = 'archive' AND m.status IN ('active', 'superseded') AND m.key = fact.key
+    AND m.agent_id = fact.agent_id AND coalesce(m.by_host, false) = coalesce(fact.by_host, false)
+    AND m.scope = fact.scope AND m.team_id IS NOT DISTINCT FROM fact.team_id
+    AND m.tenant_id IS NOT DISTINCT FROM fact.tenant_id
+    AND (fact.scope <> 'session' OR m.source_session IS NOT DISTINCT FROM fact.source_session);

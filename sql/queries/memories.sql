@@ -102,11 +102,14 @@ WHERE id = $id;
 -- logs a 'narrow' event for each (an archived one gets only the event), which memories_as_of reads back.
 -- name: earlier_versions_to_narrow
 WITH RECURSIVE
-    every AS MATERIALIZED (SELECT id, agent_id, supersedes, superseded_by, sensitivity, tags, storage FROM memories_all),
+    every AS MATERIALIZED (SELECT id, agent_id, supersedes, superseded_by, sensitivity, tags, storage, key, scope, team_id,
+                                  tenant_id, source_session, by_host, status FROM memories_all),
     -- another agent's row superseded into the chain only when it is a version of it (the newer one names it in
-    -- supersedes): an agent that gave in on a dispute, its claim superseded by the winner, keeps its own sensitivity
+    -- supersedes): an agent that gave in on a dispute, its claim superseded by the winner, keeps its own sensitivity;
+    -- and the rows exported under the fact's key before it was written again (exported_under_key)
     chain(id, agent_id, prev) AS (
-        SELECT id, agent_id, supersedes FROM every WHERE id = $id::UUID
+        SELECT e.id, e.agent_id, e.supersedes FROM every e JOIN every t ON t.id = $id::UUID
+        WHERE e.id = t.id OR exported_under_key(e, t)
         UNION SELECT e.id, e.agent_id, e.supersedes FROM every e JOIN chain c
               ON e.superseded_by = c.id AND (e.agent_id = c.agent_id OR c.prev = e.id))
 SELECT e.id, e.storage = 'archive' AS archived, e.sensitivity, e.tags FROM every e JOIN chain c ON e.id = c.id
@@ -138,10 +141,7 @@ WITH RECURSIVE
 SELECT m.* FROM every m JOIN memories head ON head.id = $id
 WHERE ((m.id IN (SELECT id FROM older) AND m.status = 'superseded')
        -- a keyed fact's rows exported under the same key and scope before it was written again (version_chain_all)
-       OR (head.key IS NOT NULL AND m.storage = 'archive' AND m.status IN ('active', 'superseded') AND m.key = head.key
-           AND m.scope = head.scope AND m.team_id IS NOT DISTINCT FROM head.team_id
-           AND m.tenant_id IS NOT DISTINCT FROM head.tenant_id
-           AND (head.scope <> 'session' OR m.source_session IS NOT DISTINCT FROM head.source_session)))
+       OR exported_under_key(m, head))
   AND m.agent_id = head.agent_id AND coalesce(m.by_host, false) = coalesce(head.by_host, false)
 ORDER BY m.version;
 
@@ -169,13 +169,10 @@ WHERE m.agent_id = f.agent_id AND list_contains(f.source_refs, 'message:' || m.i
 -- under the key in that scope (a fact exported and written again later starts at version 1 again).
 -- name: version_chain
 WITH RECURSIVE
-    every AS MATERIALIZED (SELECT * EXCLUDE (storage) FROM memories_all),
-    seed AS (  -- and the rows its owner held under the same key in the same scope (version_chain_all says why)
+    every AS MATERIALIZED (SELECT * FROM memories_all),
+    seed AS (  -- and the rows its writer exported under the same key in the same scope (version_chain_all says why)
         SELECT e.id, e.supersedes, e.superseded_by FROM every e JOIN every t ON t.id = $id
-        WHERE e.id = t.id
-           OR (t.key IS NOT NULL AND e.key = t.key AND e.agent_id = t.agent_id AND e.scope = t.scope
-               AND e.team_id IS NOT DISTINCT FROM t.team_id AND e.tenant_id IS NOT DISTINCT FROM t.tenant_id
-               AND (t.scope <> 'session' OR e.source_session IS NOT DISTINCT FROM t.source_session))
+        WHERE e.id = t.id OR (exported_under_key(e, t))
     ),
     older(id, prev, depth) AS (
         SELECT id, supersedes, 0 FROM seed
@@ -187,7 +184,7 @@ WITH RECURSIVE
         UNION ALL
         SELECT m.id, m.superseded_by, n.depth + 1 FROM every m JOIN newer n ON m.id = n.next WHERE n.depth < 10000
     )
-SELECT m.* FROM every m
+SELECT m.* EXCLUDE (storage) FROM every m
 WHERE m.id IN (SELECT id FROM older UNION SELECT id FROM newer)
 ORDER BY m.created_at, m.version;
 

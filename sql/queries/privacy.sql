@@ -28,19 +28,16 @@ SELECT id::VARCHAR FROM episodes WHERE list_contains($episodes::VARCHAR[], id::V
 -- names the older in supersedes) and every row of the same owner superseded into any of them (a restatement folded
 -- into it at write time, lifecycle/compress.py: it holds the same words, and was left behind). Not the winner of a
 -- dispute this row lost, nor another agent's claim that lost to it: a dispute links two facts, not two versions.
--- A keyed fact's rows are also every row its owner held under the same key in the same scope: a fact that decayed into
--- the Parquet archive is not linked to the same key written again later (a write reads the live table only), and a
--- purge of the key must take the exported one too (reviewer AF, session 56).
+-- A keyed fact's rows are also the rows its writer (agent, and host mark) exported to Parquet under the same key in
+-- the same scope, active or superseded (exported_under_key): a fact that decayed into the archive is not linked to the
+-- key written again later (a write reads the live table only), and a purge of the key must take it too.
 -- name: version_chain_all
 WITH RECURSIVE
     every AS MATERIALIZED (SELECT id, agent_id, supersedes, superseded_by, key, scope, team_id, tenant_id,
-                                  source_session FROM memories_all),
+                                  source_session, by_host, status, storage FROM memories_all),
     seed AS (
         SELECT e.id, e.agent_id, e.supersedes FROM every e JOIN every t ON t.id = $id
-        WHERE e.id = t.id
-           OR (t.key IS NOT NULL AND e.key = t.key AND e.agent_id = t.agent_id AND e.scope = t.scope
-               AND e.team_id IS NOT DISTINCT FROM t.team_id AND e.tenant_id IS NOT DISTINCT FROM t.tenant_id
-               AND (t.scope <> 'session' OR e.source_session IS NOT DISTINCT FROM t.source_session))
+        WHERE e.id = t.id OR (exported_under_key(e, t))
     ),
     chain(id, agent_id, prev) AS (
         SELECT id, agent_id, supersedes FROM seed
