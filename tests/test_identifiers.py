@@ -65,16 +65,48 @@ def test_two_long_ids_that_share_their_start_show_as_two_authors(host):
     assert shown_agent("coder") == "coder" and len(shown_agent(a)) <= 60
 
 
-def test_a_profile_section_spelt_with_look_alike_letters_is_refused(host):
+def test_a_profile_section_mixing_alphabets_that_does_not_fold_is_refused(host):
     """Reviewer AH (session 56): an agent's profile:prеferences (Cyrillic е) stood beside the user's
-    profile:preferences with no provenance check or dispute, and the profile block showed two '### preferences'."""
+    profile:preferences as a second '### preferences' heading. A look-alike letter folds to the Latin one it imitates
+    (below); a word still mixing alphabets after that is refused."""
+    coder = host.for_agent("coder")
+    assert coder.remember("Answers in English", type="user", key="profile:pr\u0435ferences").key == "profile:preferences"
+    with pytest.raises(InvalidInput, match="mixes Cyrillic and Latin"):
+        coder.remember("Answers in English", type="user", key="profile:pr\u0434ferences")  # д imitates nothing
+    assert host.remember("Кратко", type="user", key="profile:Предпочтения").key == "profile:Предпочтения"
+
+
+@pytest.mark.parametrize("look_alike", ["b\u0585b", "b\U0001d5c8b", "\u1d00lice", "\u0430\u04cf\u0456\u0441\u0435", "Alice"])
+def test_a_grant_refuses_an_id_a_person_would_take_for_a_known_agent(host, look_alike):
+    """Reviewer AK (session 56): ids in one alphabet or mixing Latin with Armenian, mathematical letters or small
+    capitals passed the mixed-script rule, and the shared block showed them as bob or alice."""
+    for agent in ("alice", "bob"):
+        host.grant(team="red", agent_id=agent, publish=True)
+    with pytest.raises(InvalidInput, match="reads as agent"):
+        host.grant(team="red", agent_id=look_alike, publish=True)
+    with pytest.raises(InvalidInput, match="reads as agent"):
+        host.grant_right(look_alike, "publish:public")
+    assert {m["agent_id"] for m in host.rights()["memberships"]} == {"alice", "bob"}
+
+
+@pytest.mark.parametrize("mark", ["\u034f", "\u180b", "\ufe0f"])
+def test_an_id_with_an_invisible_mark_is_refused(host, mark):
+    with pytest.raises(InvalidInput, match="invisible"):
+        host.for_agent(f"bo{mark}b")
+
+
+@pytest.mark.parametrize("section", ["pr\u0435ferences", "prefere\u0578ces", "preference\ua731", "\u1d04ommunication"])
+def test_a_profile_section_with_look_alike_letters_is_the_section_it_imitates(host, section):
+    """Reviewers AI and AK (session 56): Armenian letters and small capitals in a section name made a second
+    '### preferences' heading beside the user's; the name now folds to the section it imitates, so the provenance
+    guard meets the user's fact."""
     from echo_duck import tools
 
-    host.remember("Answers in Chinese", type="user", key="profile:preferences", provenance="user_stated")
-    coder = host.for_agent("coder")
+    name = "preferences" if "ommunication" not in section else "communication"
+    host.remember("Answers in Chinese", type="user", key=f"profile:{name}", provenance="user_stated")
+    coder = host.for_agent("default")
     result = tools.call(coder, "memory_write", {"content": "Answers in English", "type": "user",
-                                                "key": "profile:pr\u0435ferences"})
-    assert not result["ok"] and "mixes Cyrillic and Latin" in result["message"]
-    with pytest.raises(InvalidInput, match="profile section"):
-        coder.remember("Answers in English", type="user", key="profile:pr\u0435ferences")
-    assert coder.find() == [] and host.remember("Кратко", type="user", key="profile:Предпочтения").status == "active"
+                                                "key": f"profile:{section}"})
+    assert not result["ok"] and f"'profile:{name}'" in result["message"]  # the guard met the user's section
+    snapshot = host.snapshot()
+    assert snapshot.count(f"### {name}") == 1 and "Answers in English" not in snapshot

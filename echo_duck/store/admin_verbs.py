@@ -27,6 +27,7 @@ from ..storage.connection import CATALOG, translate_errors
 from ..storage.event_chain import ChainReport
 from ..storage.event_chain import verify as verify_chain
 from ..write import validate
+from ..write.scan.normalise import identity
 
 if TYPE_CHECKING:  # polars loads on the first frame returned (sql(), audit()), not at import
     import polars as pl
@@ -243,15 +244,28 @@ class AdminVerbs:
                                 before={"name": name, "value": before.get(name)})
 
     def _right(self, agent_id: str, right: str) -> tuple[str, str]:
-        agent = validate.identifier(agent_id, "agent_id")
+        agent = self._distinct_agent(validate.identifier(agent_id, "agent_id"))
         right = validate.text(right, "right", max_chars=300).strip()
         if not RIGHT.match(right):
             raise InvalidInput(f"right must be publish:public, publish:team:<id> or publish:tenant:<id> "
                                f"('*' for any group), got {right!r}")
         return agent, right
 
+    def _distinct_agent(self, agent: str) -> str:
+        """Refuse an agent id a person would take for another the store knows (a member, a right holder, a writer):
+        a grant puts its memories into other agents' prompts under its name (reviewer AK, session 56)."""
+        mine = identity(agent)
+        with self.db.reading():
+            known = [k for (k,) in self.db.run("known_agent_ids").fetchall()]
+        for other in known:
+            if other != agent and identity(other) == mine:
+                raise InvalidInput(f"agent_id {agent!r} reads as agent {other!r}, which this store knows; choose an id "
+                                   "that does not")
+        return agent
+
     def _memberships(self, team, tenant, agent_id):
-        agent = validate.identifier(agent_id, "agent_id") if agent_id is not None else self.caller.agent_id
+        agent = self._distinct_agent(validate.identifier(agent_id, "agent_id")) if agent_id is not None \
+            else self.caller.agent_id
         pairs = [(k, validate.identifier(g, k, group=True), agent) for k, g in (("team", team), ("tenant", tenant))
                  if g is not None]
         if not pairs:

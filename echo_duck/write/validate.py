@@ -14,6 +14,8 @@ from typing import Any, Iterable
 
 from ..errors import InvalidInput
 from ..models import PROVENANCE, PROVENANCE_NAMES, SCOPES
+from .scan.normalise import small_capitals
+from .scan.skeleton import fold_lookalikes
 
 MAX_CONTENT_CHARS = 100_000
 MAX_KEY_CHARS = 200
@@ -22,6 +24,9 @@ MAX_TAGS = 64
 MAX_ITEMS = 1_000  # a list of labels, refs or choices is read no further than this (its own limit is checked after)
 MAX_REFS = 200  # source_refs per memory (a restatement keeps at most this many too)
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+# default-ignorable marks and fillers that are not format characters (Cf): they show as nothing
+_IGNORABLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0"
+                       + "".join(map(chr, range(0xFE00, 0xFE10))) + "".join(map(chr, range(0xE0100, 0xE01F0))))
 
 
 def text(value: Any, name: str, *, max_chars: int = MAX_CONTENT_CHARS, allow_empty: bool = False) -> str:
@@ -65,9 +70,9 @@ def identifier(value: Any, name: str, *, group: bool = False) -> str:
     value = text(value, name, max_chars=200)
     if value != value.strip():
         raise InvalidInput(f"{name} {value!r} begins or ends with a space")
-    if any(unicodedata.category(c) in ("Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp") for c in value) or (
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp") or c in _IGNORABLE for c in value) or (
             "[" in value or "]" in value):
-        raise InvalidInput(f"{name} {value!r} holds a control, format or bracket character; ids are plain text")
+        raise InvalidInput(f"{name} {value!r} holds a control, format, invisible or bracket character; ids are plain text")
     _one_alphabet(value, name, "an id")
     if group and value == "*":
         raise InvalidInput(f"{name} must not be '*': a publish right reads it as any group")
@@ -228,8 +233,8 @@ def key(value: Any) -> str | None:
         return None
     k = label(value, "key", max_chars=MAX_KEY_CHARS)
     if k.startswith("profile:"):  # a profile section is a heading of the prompt: one spelling per heading
-        _one_alphabet(k[8:], "profile section", "a profile section")
         k = "profile:" + section_name(k[8:])
+        _one_alphabet(k[8:], "profile section", "a profile section")
     if len(k) > MAX_KEY_CHARS:  # NFKC may lengthen a section's name ("ﬃ" is "ffi")
         raise InvalidInput(f"key is {len(k):,} characters once its section name is folded (NFKC); the limit is "
                            f"{MAX_KEY_CHARS:,}")
@@ -240,11 +245,12 @@ _INVISIBLE_RE = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")  # variation 
 
 
 def section_name(name: str) -> str:
-    """A profile section's name as its heading reads: NFKC (full-width and no-break spaces folded), no format
-    characters or variation selectors, one space between words."""
+    """A profile section's name as its heading reads: NFKC (full-width and no-break spaces folded), no format or
+    other invisible characters, look-alike letters inside a Latin word folded, one space between words."""
     name = unicodedata.normalize("NFKC", name)
-    name = "".join(c for c in name if unicodedata.category(c) != "Cf")
-    return " ".join(_INVISIBLE_RE.sub("", name).split())
+    name = "".join(c for c in name if unicodedata.category(c) != "Cf" and c not in _IGNORABLE)
+    # a Latin word with look-alike letters of another script ("prefereոces", "ᴄommunication") as the Latin it imitates
+    return " ".join(fold_lookalikes(small_capitals(_INVISIBLE_RE.sub("", name))).split())
 
 
 def memory_id(value: Any, name: str = "id") -> uuid.UUID:

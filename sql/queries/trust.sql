@@ -57,3 +57,9 @@ WHERE m.id IN (SELECT unnest($ids::VARCHAR::UUID[]))
 -- Who wrote the episode $id (NULL: none): a memory's episode_id names one of its writer's own episodes.
 -- name: episode_owner
 SELECT agent_id FROM episodes WHERE id = $id;
+
+-- The agent ids this store knows: members, holders of a right, writers of a memory, and the host's default (admin's
+-- grant refuses an id a person would take for one of these: store/admin_verbs.py).
+-- name: known_agent_ids
+SELECT agent_id FROM memberships UNION SELECT agent_id FROM agent_rights
+UNION SELECT DISTINCT agent_id FROM memories UNION SELECT 'default';

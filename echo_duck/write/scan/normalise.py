@@ -103,3 +103,25 @@ def squashed(folded: str) -> str:
 
 
 _SQUASH_RE = re.compile(r"[\W_]+")
+
+
+def small_capitals(text: str) -> str:
+    """ᴀ (LATIN LETTER SMALL CAPITAL A) as a; other characters as they are."""
+    def one(c: str) -> str:
+        name = unicodedata.name(c, "") if not c.isascii() else ""
+        return name[-1].lower() if name.startswith("LATIN LETTER SMALL CAPITAL ") and len(name.split()[-1]) == 1 else c
+    return "".join(one(c) for c in text)
+
+
+_SAME_SHAPE = str.maketrans({"l": "i", "1": "i", "|": "i", "0": "o"})
+
+
+def identity(text: str) -> str:
+    """How a name reads to a person, for telling whether two names would be taken for one another: the prompt's view,
+    every letter of another script that imitates a Latin one as that letter (whole words too: "аӏісе"), small
+    capitals as letters, case folded, and l/1/I and 0/o as one."""
+    from .skeleton import latin_lookalikes
+
+    table = latin_lookalikes()
+    folded = "".join(table.get(c, c) for c in small_capitals(view(text)))
+    return "".join(folded.casefold().split()).translate(_SAME_SHAPE)
