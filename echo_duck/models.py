@@ -32,11 +32,12 @@ def memory_author(agent_id: str, by_host: bool | None) -> str:
 
 
 def shown_agent(agent_id: str) -> str:
-    """An agent id as the prompt's labels show it ("[agent <id>, team]"): on one line, and past 60 characters its start
-    and a digest of the whole, so two long ids that share a start never show as one author."""
-    shown = " ".join(str(agent_id).split())
-    if len(shown) <= 60:
-        return shown
+    """An agent id as the prompt's labels show it ("[agent <id>, team]"): on one line, no brackets or unprintable
+    characters, and past 60 characters (or when anything was replaced) its start and a digest of the whole, so two ids
+    never show as one author."""
+    shown = "".join(c if c.isprintable() and c not in "[]" else "?" for c in " ".join(str(agent_id).split()))
+    if len(shown) <= 60 and shown == str(agent_id):
+        return shown  # a stored id from before ids were checked (brackets, controls) is shown marked, with its digest
     return f"{shown[:48]}…#{hashlib.sha256(str(agent_id).encode()).hexdigest()[:8]}"
 
 

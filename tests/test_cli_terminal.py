@@ -41,3 +41,21 @@ def test_stored_text_is_printed_with_its_escape_codes_escaped(tmp_path):
     # reviewer AG: "bm25 rank None" for a hit the keyword arm did not find
     explained = runner.invoke(cli, ["--db", str(path), "recall", "what compiles the code", "--explain"]).output
     assert "make" in explained and "rank None" not in explained
+
+
+def test_json_output_escapes_c1_and_bidi_controls_too(tmp_path):
+    """Reviewer AK (session 56): --json wrote with ensure_ascii=False, which escapes C0 only: a message's CSI (U+009B)
+    or a forget reason's U+202E reached the terminal raw from `sessions --json` and `history --json`."""
+    import json
+
+    path = tmp_path / "s.duckdb"
+    with echo_duck.open(path, embedder="hash") as mem:
+        mem.add_message("sess-1", "user", "we deploy \u009b2J with argo \u202eodrag")
+        mem.remember("The build runs nightly", type="environment", key="build")
+        mem.forget("build", reason="gone \u009b31m \u202e")
+    runner = CliRunner()
+    for args in (["sessions", "sess-1", "--json"], ["history", "build", "--json"]):
+        out = runner.invoke(cli, ["--db", str(path), *args])
+        assert out.exit_code == 0, out.output
+        assert not any(c in out.stdout for c in "\u009b\u202e\x1b"), args
+        json.loads(out.stdout)  # still JSON, the same data

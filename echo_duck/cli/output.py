@@ -28,7 +28,9 @@ def to_jsonable(value: Any) -> Any:
 
 
 def emit_json(value: Any) -> None:
-    click.echo(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2, default=str))
+    """JSON with C1 and bidi controls written as \\u escapes too (json.dumps escapes C0 only): same data, no raw control."""
+    text = json.dumps(to_jsonable(value), ensure_ascii=False, indent=2, default=str)
+    click.echo(_UNSAFE.sub(lambda m: f"\\u{ord(m[0]):04x}", text))
 
 
 # Control characters (an ESC starts a terminal escape sequence: conceal a row, rewrite the clipboard) and bidi
