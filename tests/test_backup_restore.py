@@ -150,3 +150,26 @@ def test_the_cli_restore_of_an_admin_export_keeps_who_said_it(tmp_path):
     assert plain.exit_code == 0, plain.output  # without --trusted, legacy as before
     with echo_duck.open(tmp_path / "other.duckdb", admin=True, read_only=True, embedder="hash") as other:
         assert set(other.sql("SELECT DISTINCT provenance FROM memories")["provenance"]) == {0}
+
+
+def test_a_restore_keeps_a_keys_newer_fact_current_after_its_old_one_went_to_parquet(tmp_path):
+    """Reviewer AJ (session 56): a key's old chain was exported (its head still active in Parquet) and the key written
+    again; the backup with history holds two chains of the key, and the restore wrote the older chain's head last,
+    which superseded the newer fact: find(key) answered with the stale value."""
+    from conftest import Clock
+
+    clock = Clock()
+    with echo_duck.open(tmp_path / "a.duckdb", admin=True, embedder="hash", now=clock) as host:
+        alice = host.for_agent("alice")
+        alice.remember("The vault code is 1234", type="environment", key="vault")
+        clock.advance(days=3)
+        alice.update("vault", "The vault code is 5678")
+        clock.advance(days=3000)
+        host.decay()
+        clock.advance(days=400)
+        assert host.archive(older_than_days=30).exported == 2
+        alice.remember("The vault code is 9999", type="environment", key="vault")
+        export_jsonl(host, tmp_path / "backup.jsonl", include_history=True)
+    with echo_duck.open(tmp_path / "b.duckdb", admin=True, embedder="hash") as restored:
+        import_file(restored, tmp_path / "backup.jsonl", trusted=True)
+        assert [m.content for m in restored.for_agent("alice").find(key="vault")] == ["The vault code is 9999"]

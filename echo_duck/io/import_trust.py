@@ -112,7 +112,29 @@ def chain_order(objects: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], 
             memo[k] = base
         return memo[start]
 
-    ordered = sorted(enumerate(objects), key=lambda p: (depth(p[1][1]) if isinstance(p[1][1], dict) else 0, p[0]))
+    def root(o: dict) -> str:  # the oldest kept version of the record's chain
+        cur, seen = str(o.get("id")), set()
+        while cur in pred and cur not in seen:
+            seen.add(cur)
+            cur = pred[cur]
+        return cur
+
+    # A key whose fact was exported and written again later is two chains in a backup: the older chain must be
+    # written first, or its active head supersedes the newer fact on a restore (reviewer AJ, session 56). Records of a
+    # key held by several chains are ordered by their chain's oldest created_at; every other record keeps its place.
+    roots: dict[tuple, set[str]] = {}
+    for o in by_id.values():
+        if o.get("key") is not None:
+            roots.setdefault((o.get("agent_id"), o.get("key")), set()).add(root(o))
+
+    def rank(o: Any) -> str:
+        if not isinstance(o, dict) or o.get("key") is None or len(roots.get((o.get("agent_id"), o.get("key")), ())) < 2:
+            return ""
+        first = by_id.get(root(o), o).get("created_at")
+        return "~" + str(first if first is not None else "")  # after the records that keep their place
+
+    ordered = sorted(enumerate(objects), key=lambda p: (rank(p[1][1]), depth(p[1][1]) if isinstance(p[1][1], dict)
+                                                        else 0, p[0]))
     return [item for _, item in ordered], kept
 
 
