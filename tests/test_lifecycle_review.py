@@ -485,3 +485,25 @@ def test_a_keys_exported_user_stated_fact_outlives_an_agents_lower_request(tmp_p
                 alice.get(guess.id)
         else:
             assert alice.get(guess.id).status == "forgotten"
+
+
+def test_time_travel_leaves_out_what_was_in_parquet_then_as_the_live_reads_do(tmp_path):
+    """Reviewer AJ (session 56): memories_as_of ignores 'export' events, so find(as_of=T) and recall(as_of=T) returned
+    a fact that was in Parquet at T beside the key's newer fact, where find() and recall() at T returned one."""
+    clock = Clock()
+    with echo_duck.open(tmp_path / "s.duckdb", admin=True, embedder="hash", now=clock) as host:
+        alice = host.for_agent("alice")
+        old = alice.remember("The build server is hal", type="environment", key="build")
+        clock.advance(days=2000)
+        host.decay()
+        clock.advance(days=400)
+        assert host.archive(older_than_days=30).exported == 1
+        alice.remember("The build server is orac", type="environment", key="build")
+        at = clock.now
+        then = ([m.content for m in alice.find(key="build")],
+                [h.content for h in alice.recall("build server", reinforce=False)])
+        clock.advance(days=1)
+        assert ([m.content for m in alice.find(key="build", as_of=at)],
+                [h.content for h in alice.recall("build server", as_of=at)]) == then == (
+            ["The build server is orac"], ["The build server is orac"])
+        assert alice.get(old.id, as_of=at).content == old.content  # get reaches the archive, then as now

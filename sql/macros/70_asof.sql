@@ -66,6 +66,15 @@ CREATE OR REPLACE MACRO memories_as_of(p_ts) AS TABLE
     LEFT JOIN memories n ON n.id = f.id  -- and the live row (a store narrowed before 'narrow' events were logged)
     WHERE f.content IS NOT NULL AND f.created_at IS NOT NULL AND f.created_at <= p_ts;
 
+-- exported_by(p_id, p_ts) -> BOOLEAN: was memory p_id in the Parquet archive at p_ts? Its latest export, restore or
+-- forget event by then is an export (a restore and a forget bring an exported row back to the live table). The live
+-- reads (find, recall, the snapshot) never see an exported row, so their time-travelling twins leave it out too;
+-- get(as_of=) and history(as_of=) still reach it.
+CREATE OR REPLACE MACRO exported_by(p_id, p_ts) AS
+    coalesce((SELECT arg_max(e.action, e.event_id) FROM memory_events e
+              WHERE e.memory_id = p_id AND e.occurred_at <= p_ts AND e.action IN ('export', 'restore', 'forget'))
+             = 'export', false);
+
 -- contradictions_as_of(p_ts) -> the contradictions found by p_ts as they stood then: status, resolution, winner and
 -- resolved_at from the last decision made by p_ts (contradiction_decisions, migration 0012: a later review must not
 -- change what an earlier instant reads), pending while none was.
@@ -82,7 +91,7 @@ CREATE OR REPLACE MACRO contradictions_as_of(p_ts) AS TABLE
 -- at p_ts and the contradictions open then (found by p_ts, not resolved by p_ts).
 CREATE OR REPLACE MACRO snapshot_candidates_as_of(p_caller_agent, p_caller_session, p_min_confidence, p_self_threshold,
                                                   p_ts, p_caller_host := NULL) AS TABLE
-    WITH state AS MATERIALIZED (SELECT * FROM memories_as_of(p_ts)),
+    WITH state AS MATERIALIZED (SELECT * FROM memories_as_of(p_ts) WHERE NOT exported_by(id, p_ts)),
     open_conflicts AS (
         SELECT c.memory_a, c.memory_b, a.provenance AS provenance_a, b.provenance AS provenance_b,
                memory_author(a.agent_id, a.by_host) AS agent_a, memory_author(b.agent_id, b.by_host) AS agent_b

@@ -10,7 +10,8 @@ WHERE m.id = $id
 
 -- name: find_memories_as_of
 SELECT * FROM memories_as_of($ts::TIMESTAMP) m
-WHERE can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
+WHERE NOT exported_by(m.id, $ts::TIMESTAMP)  -- as find() reads the live table only
+  AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
               $caller_agent, $caller_session::VARCHAR)
   AND NOT barred_from(m.id, m.status, m.agent_id, $caller_agent)  -- as visible_memories: the writer's alone
   AND ($key::VARCHAR IS NULL OR key = $key)
@@ -44,6 +45,7 @@ SELECT m.id::VARCHAR AS memory_id,
        m.provenance::BIGINT AS provenance, coalesce(m.by_host, false) AS by_host
 FROM memories_as_of($ts::TIMESTAMP) m
 WHERE (m.status = 'active' OR ($p_include_superseded AND m.status = 'superseded'))
+  AND NOT exported_by(m.id, $ts::TIMESTAMP)  -- as recall reads the live table only
   AND can_see(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
               $caller_agent, $caller_session::VARCHAR)
   AND ($p_types::VARCHAR[] IS NULL OR list_contains($p_types::VARCHAR[], m.type))
