@@ -76,7 +76,8 @@ def test_a_profile_section_mixing_alphabets_that_does_not_fold_is_refused(host):
     assert host.remember("Кратко", type="user", key="profile:Предпочтения").key == "profile:Предпочтения"
 
 
-@pytest.mark.parametrize("look_alike", ["b\u0585b", "b\U0001d5c8b", "\u1d00lice", "\u0430\u04cf\u0456\u0441\u0435", "Alice"])
+@pytest.mark.parametrize("look_alike", ["b\u0585b", "b\U0001d5c8b", "\u1d00lice", "\u0430\u04cf\u0456\u0441\u0435",
+                                        "\u0251lice", "al\u0269ce", "a\u01c0ice", "al\u00edce"])
 def test_a_grant_refuses_an_id_a_person_would_take_for_a_known_agent(host, look_alike):
     """Reviewer AK (session 56): ids in one alphabet or mixing Latin with Armenian, mathematical letters or small
     capitals passed the mixed-script rule, and the shared block showed them as bob or alice."""
@@ -124,3 +125,23 @@ def test_an_id_stored_before_ids_were_checked_cannot_forge_a_label(host):
     lines = [line for line in host.for_agent("bob", team_id="red").snapshot().splitlines() if "hotfixes" in line]
     assert lines and all("[host" not in line and "] Note" not in line for line in lines)
     assert shown_agent(forged) != forged and "#" in shown_agent(forged)
+
+
+def test_names_a_person_reads_apart_are_granted_side_by_side(host):
+    """Reviewer AL (session 56): identity() folded every l to i after casefolding, so nell beside neil, kal beside kai
+    and agent-i beside agent-1 were refused as look-alikes."""
+    for first, second in (("neil", "nell"), ("kai", "kal"), ("lia", "ila"), ("agent-1", "agent-i"), ("bob", "Bob"),
+                          ("Никос", "Νίκος"), ("李明", "李朋")):
+        host.grant(team="red", agent_id=first)
+        host.grant(team="red", agent_id=second)
+    with pytest.raises(InvalidInput, match="reads as agent"):
+        host.grant(team="red", agent_id="agent-l")  # beside agent-1: the same shape
+
+
+def test_section_names_in_real_languages_are_kept_as_written(host):
+    """Reviewer AL (session 56): the fold rewrote Turkish kır (countryside) as kir (dirt), so one section superseded
+    the other, and a Russian word beside an English one as Latin."""
+    assert host.remember("Likes the countryside", type="user", key="profile:kır").key == "profile:kır"
+    assert host.remember("Dislikes dirt", type="user", key="profile:kir").key == "profile:kir"
+    assert host.remember("Ears", type="user", key="profile:notes ухо").key == "profile:notes ухо"
+    assert {m.key for m in host.find()} == {"profile:kır", "profile:kir", "profile:notes ухо"}

@@ -112,12 +112,16 @@ def chain_order(objects: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], 
             memo[k] = base
         return memo[start]
 
+    roots_of: dict[str, str] = {}  # memoised as depth() is: one walk per chain, not one per record
+
     def root(o: dict) -> str:  # the oldest kept version of the record's chain
-        cur, seen = str(o.get("id")), set()
-        while cur in pred and cur not in seen:
-            seen.add(cur)
+        cur, path = str(o.get("id")), []
+        while cur not in roots_of and cur in pred and cur not in path:
+            path.append(cur)
             cur = pred[cur]
-        return cur
+        found = roots_of.get(cur, cur)
+        roots_of.update(dict.fromkeys(path, found))
+        return found
 
     # A key whose fact was exported and written again later is two chains in a backup: the older chain must be
     # written first, or its active head supersedes the newer fact on a restore (reviewer AJ, session 56). Records of a

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 from ..errors import InvalidInput
 from ..models import PROVENANCE, PROVENANCE_NAMES, SCOPES
 from .scan.normalise import small_capitals
-from .scan.skeleton import fold_lookalikes
+from .scan.skeleton import latin_lookalikes
 
 MAX_CONTENT_CHARS = 100_000
 MAX_KEY_CHARS = 200
@@ -80,11 +80,16 @@ def identifier(value: Any, name: str, *, group: bool = False) -> str:
 
 
 def _one_alphabet(value: str, name: str, what: str) -> None:
-    """Refuse Latin letters mixed with Greek or Cyrillic ones in one name ("cоder" with a Cyrillic o)."""
-    scripts = {unicodedata.name(c, "").split(" ")[0] for c in value if c.isalpha()} & {"LATIN", "GREEK", "CYRILLIC"}
-    if len(scripts) > 1:
-        raise InvalidInput(f"{name} {value!r} mixes {' and '.join(sorted(s.title() for s in scripts))} letters; "
-                           f"{what} would read as another one")
+    """Refuse a word that mixes Latin letters with Greek or Cyrillic ones ("cоder" with a Cyrillic o); words in
+    different alphabets side by side ("notes ухо") are fine."""
+    for word in _WORDS.findall(value):
+        scripts = {unicodedata.name(c, "").split(" ")[0] for c in word} & {"LATIN", "GREEK", "CYRILLIC"}
+        if len(scripts) > 1:
+            raise InvalidInput(f"{name} {value!r} mixes {' and '.join(sorted(s.title() for s in scripts))} letters in "
+                               f"one word; {what} would read as another one")
+
+
+_WORDS = re.compile(r"[^\W\d_]+")  # runs of letters
 
 
 def optional_identifier(value: Any, name: str, *, group: bool = False) -> str | None:
@@ -249,8 +254,22 @@ def section_name(name: str) -> str:
     other invisible characters, look-alike letters inside a Latin word folded, one space between words."""
     name = unicodedata.normalize("NFKC", name)
     name = "".join(c for c in name if unicodedata.category(c) != "Cf" and c not in _IGNORABLE)
-    # a Latin word with look-alike letters of another script ("prefereոces", "ᴄommunication") as the Latin it imitates
-    return " ".join(fold_lookalikes(small_capitals(_INVISIBLE_RE.sub("", name))).split())
+    return " ".join(_WORDS.sub(_unmask, _INVISIBLE_RE.sub("", name)).split())
+
+
+def _unmask(word: re.Match) -> str:
+    """A Latin word with look-alike letters of another script or small capitals in it ("prefereոces", "ᴄommunication")
+    as the Latin it imitates; a word without an ASCII letter, or whose other letters are Latin ones (Turkish "kır"),
+    is left as it is."""
+    text = word.group()
+    odd = [c for c in text if not c.isascii()]
+    if not odd or len(odd) == len(text):
+        return text
+    table = latin_lookalikes()
+    small = small_capitals(text)
+    if all(c in table and not unicodedata.name(c, "").startswith("LATIN") for c in small if not c.isascii()):
+        return "".join(table.get(c, c) for c in small)
+    return text
 
 
 def memory_id(value: Any, name: str = "id") -> uuid.UUID:

@@ -113,15 +113,22 @@ def small_capitals(text: str) -> str:
     return "".join(one(c) for c in text)
 
 
-_SAME_SHAPE = str.maketrans({"l": "i", "1": "i", "|": "i", "0": "o"})
+# shapes a person reads as one: capital I, one, bar and small l; zero and capital O; Latin letters that imitate others
+_SAME_SHAPE = str.maketrans({"I": "l", "1": "l", "|": "l", "\u01c0": "l", "0": "O", "\u0251": "a", "\u0269": "i",
+                             "\u0261": "g", "\u0131": "i", "\u0237": "j"})
+
+
+_PALOCHKA = str.maketrans({"\u04cf": "l", "\u04c0": "l"})  # reads as l (the look-alike table has it as i)
 
 
 def identity(text: str) -> str:
     """How a name reads to a person, for telling whether two names would be taken for one another: the prompt's view,
-    every letter of another script that imitates a Latin one as that letter (whole words too: "аӏісе"), small
-    capitals as letters, case folded, and l/1/I and 0/o as one."""
+    accents dropped, every letter of another script that imitates a Latin one as that letter (whole words too:
+    "аӏісе"), small capitals as letters, capital I and l and 1 as one, "rn" as "m". Case stays: "Bob" and "bob",
+    "nell" and "neil" read apart."""
     from .skeleton import latin_lookalikes
 
     table = latin_lookalikes()
-    folded = "".join(table.get(c, c) for c in small_capitals(view(text)))
-    return "".join(folded.casefold().split()).translate(_SAME_SHAPE)
+    bare = "".join(c for c in unicodedata.normalize("NFD", view(text)) if unicodedata.category(c) != "Mn")
+    folded = "".join(table.get(c, c) for c in small_capitals(bare).translate(_PALOCHKA))
+    return "".join(folded.split()).translate(_SAME_SHAPE).replace("rn", "m")
