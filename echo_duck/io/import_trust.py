@@ -115,9 +115,10 @@ def chain_order(objects: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], 
     roots_of: dict[str, str] = {}  # memoised as depth() is: one walk per chain, not one per record
 
     def root(o: dict) -> str:  # the oldest kept version of the record's chain
-        cur, path = str(o.get("id")), []
-        while cur not in roots_of and cur in pred and cur not in path:
+        cur, path, on_path = str(o.get("id")), [], set()
+        while cur not in roots_of and cur in pred and cur not in on_path:
             path.append(cur)
+            on_path.add(cur)
             cur = pred[cur]
         found = roots_of.get(cur, cur)
         roots_of.update(dict.fromkeys(path, found))
@@ -148,14 +149,16 @@ def _ending_live(kept: set[str], by_id: dict[str, Any]) -> set[str]:
     memo: dict[str, bool] = {}
     for start in kept:
         path: list[str] = []
+        on_path: set[str] = set()  # a list's `in` made one long chain quadratic
         cur = start
-        while cur in kept and cur not in memo and cur not in path and by_id[cur].get("superseded_by") \
+        while cur in kept and cur not in memo and cur not in on_path and by_id[cur].get("superseded_by") \
                 and by_id[cur].get("active") is not False:
             path.append(cur)
+            on_path.add(cur)
             cur = str(by_id[cur].get("superseded_by"))
         if cur in memo:
             ends = memo[cur]
-        elif cur in path:  # a cycle: nothing live ends it
+        elif cur in on_path:  # a cycle: nothing live ends it
             ends = False
         else:
             o = by_id.get(cur)
