@@ -128,15 +128,20 @@ def chain_order(objects: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], 
     # written first, or its active head supersedes the newer fact on a restore (reviewer AJ, session 56). Records of a
     # key held by several chains are ordered by their chain's oldest created_at; every other record keeps its place.
     roots: dict[tuple, set[str]] = {}
+    groups: dict[int, tuple[tuple, str]] = {}  # id() of a keyed record -> ((agent, key), its chain's root)
     for o in by_id.values():
-        if o.get("key") is not None:
-            roots.setdefault((o.get("agent_id"), o.get("key")), set()).add(root(o))
+        key = o.get("key")
+        if key is not None:
+            group, first = (o.get("agent_id"), key), root(o)
+            groups[id(o)] = (group, first)
+            roots.setdefault(group, set()).add(first)
 
     def rank(o: Any) -> str:
-        if not isinstance(o, dict) or o.get("key") is None or len(roots.get((o.get("agent_id"), o.get("key")), ())) < 2:
+        entry = groups.get(id(o))
+        if entry is None or len(roots[entry[0]]) < 2:
             return ""
-        first = by_id.get(root(o), o).get("created_at")
-        return "~" + str(first if first is not None else "")  # after the records that keep their place
+        first = by_id[entry[1]].get("created_at") if entry[1] in by_id else None
+        return "" if first is None else "~" + str(first)  # after the records that keep their place
 
     ordered = sorted(enumerate(objects), key=lambda p: (rank(p[1][1]), depth(p[1][1]) if isinstance(p[1][1], dict)
                                                         else 0, p[0]))
