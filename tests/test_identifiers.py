@@ -145,3 +145,20 @@ def test_section_names_in_real_languages_are_kept_as_written(host):
     assert host.remember("Dislikes dirt", type="user", key="profile:kir").key == "profile:kir"
     assert host.remember("Ears", type="user", key="profile:notes ухо").key == "profile:notes ухо"
     assert {m.key for m in host.find()} == {"profile:kır", "profile:kir", "profile:notes ухо"}
+
+
+def test_a_look_alike_or_old_style_id_already_in_the_store_can_still_be_revoked(host):
+    """The grant-time checks must not lock an id in: one stored before ids were checked (a look-alike of a member, an
+    id with brackets) is still revoked; team '*' still cannot be named (it read as every team)."""
+    host.grant(team="red", agent_id="bob", publish=True)
+    for old in ("b\u0585b", "[admin]"):
+        host.sql("INSERT INTO memberships VALUES ($a, 'team', 'red', TIMESTAMP '2026-01-01', NULL)", {"a": old},
+                 write=True)
+        host.sql("INSERT INTO agent_rights VALUES ($a, 'publish:team:red', TIMESTAMP '2026-01-01', 'host', NULL)",
+                 {"a": old}, write=True)
+        host.revoke(team="red", agent_id=old)
+        host.revoke_right(old, "publish:team:red")
+    assert {m["agent_id"] for m in host.rights()["memberships"]} == {"bob"}
+    assert {r["agent_id"] for r in host.rights()["rights"]} == {"bob"}
+    with pytest.raises(InvalidInput, match="any group"):
+        host.revoke(team="*", agent_id="bob")

@@ -75,7 +75,7 @@ class AdminVerbs:
         """Remove a membership (and the right to publish there); that group's memories disappear from
         the agent's reads at once."""
         self._require_admin("revoke")
-        for kind, group, agent in self._memberships(team, tenant, agent_id):
+        for kind, group, agent in self._memberships(team, tenant, agent_id, granting=False):
             with self.db.transaction("revoke"):
                 self.db.run("revoke_membership", agent_id=agent, kind=kind, group_id=group, now=self.now())
                 self._log_store("revoke", {"agent_id": agent, "kind": kind, "group_id": group})
@@ -91,7 +91,7 @@ class AdminVerbs:
 
     def revoke_right(self, agent_id: str, right: str) -> None:
         self._require_admin("revoke_right")
-        agent, right = self._right(agent_id, right)
+        agent, right = self._right(agent_id, right, granting=False)
         with self.db.transaction("revoke_right"):
             self._revoke_right(agent, right)
 
@@ -243,8 +243,8 @@ class AdminVerbs:
                 self._log_store("setting", {"name": name, "value": after.get(name)},
                                 before={"name": name, "value": before.get(name)})
 
-    def _right(self, agent_id: str, right: str) -> tuple[str, str]:
-        agent = self._distinct_agent(validate.identifier(agent_id, "agent_id"))
+    def _right(self, agent_id: str, right: str, *, granting: bool = True) -> tuple[str, str]:
+        agent = self._agent(agent_id, granting)
         right = validate.text(right, "right", max_chars=300).strip()
         if not RIGHT.match(right):
             raise InvalidInput(f"right must be publish:public, publish:team:<id> or publish:tenant:<id> "
@@ -263,11 +263,17 @@ class AdminVerbs:
                                    "that does not")
         return agent
 
-    def _memberships(self, team, tenant, agent_id):
-        agent = self._distinct_agent(validate.identifier(agent_id, "agent_id")) if agent_id is not None \
-            else self.caller.agent_id
-        pairs = [(k, validate.identifier(g, k, group=True), agent) for k, g in (("team", team), ("tenant", tenant))
-                 if g is not None]
+    def _agent(self, agent_id: str, granting: bool) -> str:
+        """A grant's agent id is checked as a new one; a revocation takes any id the store may hold (one stored before
+        ids were checked, or a look-alike granted then, must still be removable)."""
+        if granting:
+            return self._distinct_agent(validate.identifier(agent_id, "agent_id"))
+        return validate.text(agent_id, "agent_id", max_chars=200)
+
+    def _memberships(self, team, tenant, agent_id, *, granting: bool = True):
+        agent = self._agent(agent_id, granting) if agent_id is not None else self.caller.agent_id
+        pairs = [(k, validate.identifier(g, k, group=True) if granting else _group(g, k), agent)
+                 for k, g in (("team", team), ("tenant", tenant)) if g is not None]
         if not pairs:
             raise InvalidInput("give team= or tenant=")
         return pairs
@@ -331,3 +337,12 @@ def _explained(statement: str) -> str:
     if i >= len(tokens):
         raise InvalidInput("sql() could not find the statement EXPLAIN explains")
     return statement[tokens[i][0]:]
+
+
+def _group(value: Any, name: str) -> str:
+    """A group id a revocation names: any the store may hold, but not '*' (a publish right reads it as any group: a
+    revocation of team '*' deleted the wildcard right the host granted)."""
+    group = validate.text(value, name, max_chars=200)
+    if group == "*":
+        raise InvalidInput(f"{name} must not be '*': a publish right reads it as any group")
+    return group
