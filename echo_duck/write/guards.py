@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import InvalidInput, PermissionDenied, ProvenanceConflict
 from ..models import PROVENANCE, PROVENANCE_NAMES
 from ..storage.db import Db
-from .scan.normalise import view
+from .scan.normalise import small_capitals, view
 from .spec import Caller, NewMemory
 
 
@@ -66,14 +66,8 @@ def check_actor(actor: str, agent_id: str, admin: bool) -> str:
 
 
 def _label_words(text: str) -> list[str]:
-    folded = "".join(_small_capital(c) for c in view(text)).casefold()
+    folded = small_capitals(view(text)).casefold()
     return [w for w in re.split(r"[\W_]+", folded) if w]
-
-
-def _small_capital(c: str) -> str:
-    """ᴀ (LATIN LETTER SMALL CAPITAL A) as a; other characters as they are."""
-    name = unicodedata.name(c, "")
-    return name[-1] if name.startswith("LATIN LETTER SMALL CAPITAL ") and len(name.split()[-1]) == 1 else c
 
 
 def check_provenance(caller: Caller, row: dict[str, Any], level: int, verb: str) -> None:

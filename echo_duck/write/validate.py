@@ -246,15 +246,12 @@ def key(value: Any) -> str | None:
     return k
 
 
-_INVISIBLE_RE = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")  # variation selectors
-
-
 def section_name(name: str) -> str:
     """A profile section's name as its heading reads: NFKC (full-width and no-break spaces folded), no format or
     other invisible characters, look-alike letters inside a Latin word folded, one space between words."""
     name = unicodedata.normalize("NFKC", name)
     name = "".join(c for c in name if unicodedata.category(c) != "Cf" and c not in _IGNORABLE)
-    return " ".join(_WORDS.sub(_unmask, _INVISIBLE_RE.sub("", name)).split())
+    return " ".join(_WORDS.sub(_unmask, name).split())  # _IGNORABLE holds the variation selectors
 
 
 def _unmask(word: re.Match) -> str:

@@ -20,7 +20,7 @@ import unicodedata
 
 from .invisible import HIDDEN, PUA, VS
 from .memo import per_text, remember
-from .skeleton import fold_enclosed, fold_lookalikes
+from .skeleton import fold_enclosed, fold_lookalikes, latin_lookalikes
 
 _STRIP_RE = re.compile(f"[{HIDDEN}{VS}{PUA}]+")
 _COMBINING_RE = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
@@ -126,8 +126,6 @@ def identity(text: str) -> str:
     accents dropped, every letter of another script that imitates a Latin one as that letter (whole words too:
     "аӏісе"), small capitals as letters, capital I and l and 1 as one, "rn" as "m". Case stays: "Bob" and "bob",
     "nell" and "neil" read apart."""
-    from .skeleton import latin_lookalikes
-
     table = latin_lookalikes()
     bare = "".join(c for c in unicodedata.normalize("NFD", view(text)) if unicodedata.category(c) != "Mn")
     folded = "".join(table.get(c, c) for c in small_capitals(bare).translate(_PALOCHKA))
