@@ -120,12 +120,15 @@ def test_the_ordinary_reference_holds_the_threshold_up_too():
     alone = Reference(REFERENCE).calibrate(model, embedder, 0.5)
     both = Reference(REFERENCE, ordinary=ORDINARY)
     floor = _held(replace(model, quarantine=model.block), embedder, ORDINARY)
+    # the two calibrations score the risky notes in batches of different sizes, and a batch's matrix product may
+    # differ in the last bits with its size (how OpenBLAS splits it between threads and kernels: seen on AMD EPYC)
+    eps = 1e-5
     for ordinary_rate in (0.0, 0.2, 1.0):
         calibrated = both.calibrate(model, embedder, 0.5, ordinary_rate)
-        assert alone.quarantine <= calibrated.quarantine <= model.block
+        assert alone.quarantine - eps <= calibrated.quarantine <= model.block
         assert _held(calibrated, embedder, ORDINARY) <= max(ordinary_rate * len(ORDINARY), floor)
         assert _held(calibrated, embedder, REFERENCE) <= 0.5 * len(REFERENCE)
-    assert both.calibrate(model, embedder, 0.5, 1.0).quarantine == alone.quarantine
+    assert both.calibrate(model, embedder, 0.5, 1.0).quarantine == pytest.approx(alone.quarantine, abs=eps)
 
 
 def test_the_ordinary_reference_is_the_ordinary_notes_of_four_sets_never_trained_on():
