@@ -11,7 +11,7 @@ import re
 from datetime import datetime, timedelta
 
 import pytest
-from conftest import Clock, copy_store
+from conftest import Clock, copy_store, plain_connection
 
 import echo_duck
 from echo_duck.bench import synthetic
@@ -339,18 +339,53 @@ def test_the_filtered_vector_arm_follows_writes(world):
     assert again.id not in top("the kestrel queue drains every hour")
 
 
-def test_an_update_reason_that_reads_like_the_scanners_does_not_hold_the_row(tmp_path):
+def _team_fact(host):
+    host.grant(team="t", agent_id="alice", publish=True)
+    host.grant(team="t", agent_id="bob")
+    alice = host.for_agent("alice")
+    return alice, alice.remember("the release train leaves on tuesday", type="environment", scope="team", team_id="t")
+
+
+def _seen_by_both(host, memory_id):
+    for agent in (host.for_agent("alice"), host.for_agent("bob")):
+        assert memory_id in [h.id for h in agent.recall("release train", reinforce=False)]
+        assert host.sql(f"SELECT count(*) AS n FROM visible_memories('{agent.caller.agent_id}', NULL) "
+                        f"WHERE id = '{memory_id}'")["n"][0] == 1
+
+
+def test_a_reason_that_reads_like_the_scanners_is_refused(tmp_path):
     # session 55 (reviewer AD): approval_never_given read a held row from its create event's reason, which is the
     # caller's free text on an update: "quarantined …" hid the owner's live fact from its own recall (the copy) while
-    # recall_hits still returned it to a teammate that visible_memories said may not see it
+    # recall_hits still returned it to a teammate. Such a reason is refused now (the macro reads the reason alone)
     with echo_duck.open(tmp_path / "s.duckdb", embedder="hash", admin=True) as host:
-        host.grant(team="t", agent_id="alice", publish=True)
-        host.grant(team="t", agent_id="bob")
-        alice, bob = host.for_agent("alice"), host.for_agent("bob")
-        fact = alice.remember("the release train leaves on tuesday", type="environment", scope="team", team_id="t")
-        new = alice.update(fact.id, "the release train leaves on wednesday", reason="quarantined the old date")
+        alice, fact = _team_fact(host)
+        events = host.sql("SELECT count(*) FROM memory_events").item()
+        with pytest.raises(echo_duck.InvalidInput, match="reason may not start with 'quarantined'"):
+            alice.update(fact.id, "the release train leaves on wednesday", reason="quarantined the old date")
+        with pytest.raises(echo_duck.InvalidInput, match="reason may not start with 'quarantined'"):
+            alice.forget(fact.id, reason="quarantined by hand")
+        assert host.sql("SELECT count(*) FROM memory_events").item() == events  # nothing written
+        assert [m.content for m in alice.history(fact.id).versions] == ["the release train leaves on tuesday"]
+        new = alice.update(fact.id, "the release train leaves on wednesday", reason="held back: the old date")
         assert new.status == "active"
-        for agent in (alice, bob):
-            assert new.id in [h.id for h in agent.recall("release train", reinforce=False)]
-            assert host.sql(f"SELECT count(*) AS n FROM visible_memories('{agent.caller.agent_id}', NULL) "
-                        f"WHERE id = '{new.id}'")["n"][0] == 1
+        _seen_by_both(host, new.id)
+        with pytest.raises(echo_duck.InvalidInput, match="only for a row the scanner held"):  # the SQL's own guard
+            host.db.run("log_event", now=host.now(), actor="test", action="create", memory_id=new.id,
+                        reason="quarantined the old date", before=None)
+
+
+def test_a_store_from_before_0014_keeps_a_row_updated_with_such_a_reason_live(tmp_path):
+    path = tmp_path / "s.duckdb"
+    with echo_duck.open(path, embedder="hash", admin=True) as host:
+        alice, fact = _team_fact(host)
+        new = alice.update(fact.id, "the release train leaves on wednesday")
+    con = plain_connection(path)  # as an update with that reason was written before migration 0014
+    con.execute("INSERT INTO memory_events (occurred_at, actor, action, memory_id, reason, after) "
+                "SELECT now()::TIMESTAMP, 'agent:alice', 'create', id, 'quarantined the old date', to_json(m) "
+                "FROM memories m WHERE id = ?", [new.id])
+    con.execute("DROP TABLE reasons_not_held")
+    con.execute("DELETE FROM schema_version WHERE version = 14")
+    con.close()
+    with echo_duck.open(path, embedder="hash", admin=True) as host:
+        assert host.sql("SELECT count(*) FROM reasons_not_held").item() == 1
+        _seen_by_both(host, new.id)

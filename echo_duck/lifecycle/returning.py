@@ -69,7 +69,7 @@ def forget(writer: Writer, caller: Caller, target: Any, reason: str, provenance:
             row = archived_row(db, caller, target, any_agent=caller.admin)
             require_owner(caller, row, "forget")
             check_provenance(caller, row, validate.provenance(provenance), "forget")
-            memory = _forgotten(db, caller, row, validate.text(reason, "reason", max_chars=1000), now)
+            memory = _forgotten(db, caller, row, validate.reason(reason), now)
         if memory.superseded_by is None:  # the fact's newest version: its earlier ones leave recall with it, but
             level = validate.provenance(provenance)  # an agent's request leaves what it could not forget itself
             for older in db.dicts("earlier_versions_to_forget", id=memory.id):

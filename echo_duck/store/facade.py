@@ -276,14 +276,14 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         this needs an admin handle (CLI: ``--admin``): an agent must not release what the scanner held."""
         self._require_admin("approve")
         memory = review.approve(self.writer, self.caller, target,
-                                reason=validate.optional_text(reason, "reason", max_chars=1000))
+                                reason=validate.reason(reason, optional=True))
         self.checker.check(self.caller, [memory.id])  # it met no check while it was held: it owes one
         return self._reload(memory)
 
     def reject(self, target: Any, reason: str | None = None) -> Memory:
         """Refuse a quarantined memory (it is forgotten; an event records who and why)."""
         return review.reject(self.writer, self.caller, target,
-                             reason=validate.optional_text(reason, "reason", max_chars=1000))
+                             reason=validate.reason(reason, optional=True))
 
     def update(self, target: Any, content: str | None = None, *, provenance: str | int = "model_inferred",
                reason: str | None = None, **changes: Any) -> Memory:
@@ -311,7 +311,7 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
         if not validate.flag(purge, "purge"):
             return returning.forget(self.writer, self.caller, target, reason, provenance, self.now(), self.archive_dir)
         report = privacy.purge(self.db, self.writer, self.indexer, self.caller, target,
-                               reason=validate.text(reason, "reason", max_chars=1000), cascade=cascade,
+                               reason=validate.reason(reason), cascade=cascade,
                                now=self.now(), archive_root=self.archive_dir,
                                provenance=validate.provenance(provenance))
         host = self.is_admin or self.caller.agent_id == "default"  # the host's own single-user store

@@ -40,7 +40,7 @@ class LifecycleVerbs:
         """Bring an archived memory back to its tier (its owner, or an admin), also one archive() already exported
         to Parquet: it returns to the live table and to recall."""
         return lifecycle.restore(self.db, self.writer, self.caller, target, self.now(),
-                                 validate.text(reason, "reason", max_chars=1000), self.archive_dir)
+                                 validate.reason(reason), self.archive_dir)
 
     def archive(self, older_than_days: float | None = None, *, compact: bool = True,
                 progress: Callable[[int, int], None] | None = None) -> ArchiveReport:

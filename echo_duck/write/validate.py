@@ -92,6 +92,18 @@ def _one_alphabet(value: str, name: str, what: str) -> None:
 _WORDS = re.compile(r"[^\W\d_]+")  # runs of letters
 
 
+def reason(value: Any, *, optional: bool = False) -> str | None:
+    """A caller's reason for a change (kept in the event log, at most 1,000 characters). It may not start with
+    "quarantined": a create event's reason says so only when the write scanner held the row (approval_never_given)."""
+    if optional and value is None:
+        return None
+    value = text(value, "reason", max_chars=1000)
+    if value.startswith("quarantined"):
+        raise InvalidInput("reason may not start with 'quarantined': the event log keeps that word for writes the "
+                           "scanner held; say it another way (e.g. 'held: …')")
+    return value
+
+
 def optional_identifier(value: Any, name: str, *, group: bool = False) -> str | None:
     return None if value is None else identifier(value, name, group=group)
 

@@ -135,7 +135,7 @@ class Writer:
         """Replace a live memory (by id or key) with a new version carrying ``changes`` (fields of UPDATABLE only: a
         dict, so no name in it reaches this method's own keywords), kept under its owner (an admin's edit too); the
         host's mark as guards.new_words_by_host gives it."""
-        reason = None if reason is None else validate.text(reason, "reason", max_chars=1000)  # as forget()'s
+        reason = validate.reason(reason, optional=True)  # as forget()'s
         with self.db.reading():
             old = self.resolve_owned(caller, target, live_only=True, verb="update")
         fields = {name: old[name] for name in UPDATABLE}
@@ -170,7 +170,7 @@ class Writer:
         owner (or an admin) may; a request of lower provenance than the memory is a ProvenanceConflict. An
         episode summary quoting the message or note the memory came from is flagged (out of recall, kept for
         review: quoting.py)."""
-        reason = validate.text(reason, "reason", max_chars=1000)
+        reason = validate.reason(reason)
         level = validate.provenance(provenance)
         with self.db.transaction("forget"):
             row = self.resolve_owned(caller, target, live_only=False, verb="forget")

@@ -55,13 +55,14 @@ CREATE OR REPLACE MACRO caller_groups(caller_agent) AS TABLE
 -- Macros that call others are named to sort after them: COPY FROM DATABASE (lifecycle/erasure.py) recreates them in
 -- name order, and a macro whose callee does not exist yet is refused.
 -- approval_never_given(m_id) -> BOOLEAN: did the write scanner hold this row (created quarantined: its 'create'
--- event's row says so; the reason, which says it too, is also the caller's free text on an update) with no person
+-- event's reason starts with 'quarantined', which no caller's reason may since migration 0014; the create events
+-- written before that with such a reason on a row that was not held are in reasons_not_held) with no person
 -- approving it since, whatever its status now? A quarantined row waits for a person; its writer may reject or forget
 -- it, a purge may flag it: none of that approves it.
 CREATE OR REPLACE MACRO approval_never_given(m_id) AS
     coalesce(m_id IN (SELECT memory_id FROM memory_events
-                      WHERE action = 'create' AND starts_with(reason, 'quarantined')
-                        AND json_extract_string(after, '$.status') = 'quarantined' AND memory_id IS NOT NULL)
+                      WHERE action = 'create' AND starts_with(reason, 'quarantined') AND memory_id IS NOT NULL
+                        AND event_id NOT IN (SELECT event_id FROM reasons_not_held))
              AND m_id NOT IN (SELECT memory_id FROM memory_events WHERE action = 'approve' AND memory_id IS NOT NULL),
              false);
 

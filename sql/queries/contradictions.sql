@@ -38,11 +38,12 @@ SELECT DISTINCT team_id FROM memories WHERE team_id IS NOT NULL AND status = 'ac
 -- name: every_tenant
 SELECT DISTINCT tenant_id FROM memories WHERE tenant_id IS NOT NULL AND status = 'active';
 
+-- ($id's vector as a scalar subquery: joining the table to itself read ~17 ms of vectors at 20,000 rows, this ~8)
 -- name: similar_among
-SELECT o.memory_id FROM memory_vectors o, memory_vectors me
-WHERE me.memory_id = $id AND me.model_id = $model_id AND o.model_id = $model_id
-  AND o.memory_id IN (SELECT unnest(CAST($ids AS VARCHAR)::UUID[]))
-  AND list_inner_product(o.vector, me.vector) >= $threshold;
+SELECT o.memory_id FROM memory_vectors o
+WHERE o.model_id = $model_id AND o.memory_id IN (SELECT unnest(CAST($ids AS VARCHAR)::UUID[]))
+  AND list_inner_product(o.vector, (SELECT vector FROM memory_vectors
+                                    WHERE memory_id = $id AND model_id = $model_id)) >= $threshold;
 
 -- Both memories still active and no contradiction recorded between them: checked inside the transaction
 -- that records one (the verifier ran outside the store lock, so another thread may have written since).

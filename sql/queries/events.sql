@@ -1,10 +1,16 @@
 -- The append-only event log and the quarantine of refused writes. Only inserts here.
 
--- Records a change; `after` is read from the row as it is now (NULL if the row is gone).
+-- Records a change; `after` is read from the row as it is now (NULL if the row is gone). A create event's reason
+-- starts with 'quarantined' only when the row was held (approval_never_given reads it so; validate.reason refuses
+-- such a caller's reason first).
 -- name: log_event
 INSERT INTO memory_events (occurred_at, actor, action, memory_id, reason, before, after)
-VALUES ($now, $actor, $action, $memory_id, $reason, $before::JSON,
-        (SELECT to_json(m) FROM memories m WHERE m.id = $memory_id));
+VALUES ($now, $actor, $action, $memory_id,
+        CASE WHEN $action = 'create' AND starts_with($reason, 'quarantined')
+                  AND (SELECT status FROM memories WHERE id = $memory_id) IS DISTINCT FROM 'quarantined'
+             THEN error('a create event''s reason may start with ''quarantined'' only for a row the scanner held')
+             ELSE $reason END,
+        $before::JSON, (SELECT to_json(m) FROM memories m WHERE m.id = $memory_id));
 
 -- Records a change of a few columns: before/after hold only those (JSON text), not the whole row.
 -- name: log_partial_event

@@ -172,6 +172,8 @@ COMMENT ON TABLE pending_checks IS 'The contradiction checks writes still owe: a
 COMMENT ON COLUMN pending_checks.memory_id IS 'the new row to check (memories.id)';
 COMMENT ON COLUMN pending_checks.owed_at IS 'when the write committed (naive UTC)';
 COMMENT ON COLUMN pending_checks.kind IS 'the check owed: full (remember, update), apart (an import: not against the rows written with it), bulk (remember_many)';
+COMMENT ON TABLE reasons_not_held IS 'Create events written before migration 0014 whose reason starts with quarantined though the row was not held (an update''s free-text reason): approval_never_given leaves them out; no caller''s reason may start so since';
+COMMENT ON COLUMN reasons_not_held.event_id IS 'the create event (memory_events.event_id)';
 COMMENT ON TABLE contradiction_decisions IS 'Every decision on a contradiction (by provenance, by recency, a user''s decision or review), appended: contradictions holds the current one, as-of reads the last one made by their instant (contradictions_as_of)';
 COMMENT ON COLUMN contradiction_decisions.seq IS 'order of the decisions (two at one instant: the later one counts)';
 COMMENT ON COLUMN contradiction_decisions.contradiction_id IS 'the contradiction decided (contradictions.id)';
