@@ -13,13 +13,14 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
 
 import echo_duck
-from echo_duck import DatabaseLocked, InvalidInput, MemoryNotFound
+from echo_duck import DatabaseLocked, InvalidInput, MemoryNotFound, PermissionDenied
 from echo_duck.storage.extensions import extension_path, quote_literal
 from echo_duck.io.scaleout import publish_to_ducklake, read_team_memories
 from echo_duck.bench.tour_fixture import TEAM, build_tour_store
@@ -129,7 +130,7 @@ def test_a_team_memory_published_to_ducklake_is_read_by_two_processes_at_once(to
 
 
 @pytest.mark.slow
-def test_republishing_replaces_updates_and_retractions_and_keeps_snapshots(tmp_path):
+def test_republishing_replaces_updates_and_retractions_and_keeps_no_history(tmp_path):
     catalog, data = tmp_path / "team.ducklake", tmp_path / "lake_data"
     with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash", admin=True) as mem:
         mem.grant(team="web")
@@ -147,13 +148,79 @@ def test_republishing_replaces_updates_and_retractions_and_keeps_snapshots(tmp_p
     assert sorted(now["content"]) == ["Deploys go out on Tuesdays", "The staging DB is PostgreSQL 16"]
     assert set(now["author"]) == {"ana"} and set(now["team_id"]) == {"web"}
     assert old.id not in set(now["id"])  # the new version replaced the old one
-    # DuckLake keeps every snapshot: the first publish is still readable by version (time travel).
+    # reviewer AM (session 57): what a publish retracts leaves the lake: no earlier snapshot to read by version
+    # (DuckLake's time travel), no Parquet file holding its text
     con = duckdb.connect()
     con.execute(f"LOAD {quote_literal(str(extension_path('ducklake')))}")
     con.execute(f"ATTACH {quote_literal(f'ducklake:{catalog}')} AS lake (READ_ONLY)")
-    then = con.execute(f"SELECT content FROM lake.team_memories AT (VERSION => {first.snapshot_id}) ORDER BY content").fetchall()
-    assert [r[0] for r in then] == ["Deploys go out on Tuesdays", "The staging DB is PostgreSQL 14"]
+    with pytest.raises(duckdb.Error, match="snapshot"):
+        con.execute(f"SELECT content FROM lake.team_memories AT (VERSION => {first.snapshot_id})").fetchall()
+    con.close()
+    files = [f.read_bytes() for f in data.rglob("*") if f.is_file()]
+    assert files and not any(b"PostgreSQL 14" in f or b"A temporary fact" in f for f in files)
     assert read_team_memories(catalog, "other-team").height == 0
+
+
+@pytest.mark.slow
+def test_a_moved_store_still_retracts_what_it_published(tmp_path):
+    # reviewer AM: the lake knew a publisher by its path; once the store moved, a memory forgotten in it stayed
+    catalog, data = tmp_path / "team.ducklake", tmp_path / "lake_data"
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash", admin=True) as mem:
+        mem.grant(team="web")
+        mem.remember("Deploys go out on Tuesdays", type="environment", scope="team")
+        wrong = mem.remember("The staging DB password rotates on Fridays", type="environment", scope="team")
+        purged = [mem.remember(f"Standups start at {h}", type="environment", scope="team") for h in ("nine", "ten")]
+        publish_to_ducklake(mem, catalog, data, source=str((tmp_path / "a.duckdb").resolve()))  # as before store ids
+        mem.forget(purged[0].id, purge=True, reason="the user asked")  # gone from the store: its source says whose
+        assert publish_to_ducklake(mem, catalog, data).published == 3  # the store's id now, the old path retracted
+    (tmp_path / "a.duckdb").rename(tmp_path / "moved.duckdb")
+    with echo_duck.open(tmp_path / "moved.duckdb", agent_id="ana", team_id="web", embedder="hash", admin=True) as mem:
+        mem.forget(wrong.id, reason="not true")
+        mem.forget(purged[1].id, purge=True, reason="the user asked")
+        assert publish_to_ducklake(mem, catalog, data).published == 1
+    now = read_team_memories(catalog, "web")
+    assert list(now["content"]) == ["Deploys go out on Tuesdays"]
+    assert now["source"][0].startswith("store:")
+
+
+def test_the_lake_paths_are_checked_before_anything_is_written(tmp_path):
+    # reviewer AM: a symlink below the data folder sent the lake's files into the store's archive (the store then did
+    # not open); a catalog path naming another store added DuckLake's tables to it; bad paths raised bare errors
+    store = tmp_path / "a.duckdb"
+    with echo_duck.open(tmp_path / "zed.duckdb", agent_id="zed", embedder="hash"):
+        pass
+    with echo_duck.open(store, agent_id="ana", team_id="web", embedder="hash", admin=True) as mem:
+        mem.grant(team="web")
+        mem.remember("Deploys go out on Tuesdays", type="environment", scope="team")
+        partition = Path(mem.archive_dir) / "agent_id=ana" / "year=2025"
+        partition.mkdir(parents=True)
+        (tmp_path / "lake_data" / "main").mkdir(parents=True)
+        (tmp_path / "lake_data" / "main" / "team_memories").symlink_to(partition)
+        with pytest.raises(PermissionDenied, match="archive folder"):
+            publish_to_ducklake(mem, tmp_path / "team.ducklake", tmp_path / "lake_data")
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        (tmp_path / "other_data").mkdir()
+        (tmp_path / "other_data" / "main").symlink_to(elsewhere)
+        with pytest.raises(PermissionDenied, match="symlink"):
+            publish_to_ducklake(mem, tmp_path / "team.ducklake", tmp_path / "other_data")
+        with pytest.raises(PermissionDenied, match="not a DuckLake catalog"):
+            publish_to_ducklake(mem, tmp_path / "zed.duckdb", tmp_path / "data")
+        (tmp_path / "a_file").write_text("x")
+        with pytest.raises(InvalidInput, match="not a folder"):
+            publish_to_ducklake(mem, tmp_path / "c2.ducklake", tmp_path / "a_file")
+        for bad in ("c\x00.ducklake", ""):
+            with pytest.raises(InvalidInput, match="catalog_path"):
+                publish_to_ducklake(mem, bad, tmp_path / "data")
+            with pytest.raises(InvalidInput, match="catalog_path"):
+                read_team_memories(bad, "web")
+    assert not list(partition.iterdir()) and not any(elsewhere.iterdir())
+    assert not (tmp_path / "team.ducklake").exists() and not (tmp_path / "c2.ducklake").exists()
+    with echo_duck.open(store, agent_id="ana", embedder="hash", admin=True) as mem:
+        assert mem.find(status="active")
+    con = duckdb.connect(str(tmp_path / "zed.duckdb"), read_only=True)
+    assert not con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name LIKE 'ducklake%'").fetchone()[0]
+    con.close()
 
 
 HOLDER = textwrap.dedent("""

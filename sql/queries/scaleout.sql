@@ -27,12 +27,38 @@ CREATE TABLE IF NOT EXISTS team_lake.team_memories (
     source VARCHAR NOT NULL, published_at TIMESTAMP NOT NULL
 );
 
--- Rows this source published before (or that carry a republished id) make way for the new set, so
--- an update replaces its old version and a forgotten memory disappears from the lake.
+-- Every id the store holds for the team, in any status (run on the store): what a publish retracts from the lake
+-- unless it publishes it again, whichever source (a path before store ids, a store since moved) published it.
+-- name: team_memory_ids
+SELECT id::VARCHAR AS id FROM memories WHERE team_id = $team_id;
+
+-- Rows this source published before (by its id, or by the store's path as publishes before store ids named it),
+-- rows whose id the store holds, and rows that carry a republished id make way for the new set, so an update
+-- replaces its old version and a forgotten memory disappears from the lake.
 -- name: retract_team_memories
 DELETE FROM team_lake.team_memories
 WHERE team_id = $team_id
-  AND (source = $source OR id IN (SELECT id FROM echo_duck_publish_stage));
+  AND (source IN ($source, $by_path) OR id IN (SELECT id FROM echo_duck_publish_stage)
+       OR id IN (SELECT id FROM echo_duck_publish_held));
+
+-- The lake keeps no history (scaleout.py): the files a retraction touched are rewritten without the rows, every
+-- snapshot before the newest is expired, and the files no snapshot refers to are deleted.
+-- name: rewrite_team_lake_files
+CALL ducklake_rewrite_data_files('team_lake', 'team_memories', delete_threshold => 0);
+
+-- name: team_lake_older_snapshots
+SELECT snapshot_id FROM ducklake_snapshots('team_lake')
+WHERE snapshot_id < (SELECT max(snapshot_id) FROM ducklake_snapshots('team_lake'));
+
+-- name: expire_team_lake_snapshots
+CALL ducklake_expire_snapshots('team_lake', versions => $versions::UBIGINT[]);
+
+-- name: clean_up_team_lake_files
+CALL ducklake_cleanup_old_files('team_lake', cleanup_all => true);
+
+-- The tables of a DuckDB file (on its own read-only connection): is an existing catalog file a DuckLake catalog?
+-- name: catalog_table_names
+SELECT table_name FROM information_schema.tables;
 
 -- name: insert_team_memories
 INSERT INTO team_lake.team_memories
