@@ -9,40 +9,45 @@
 --
 -- memories_as_of(p_ts) -> the memories columns of every memory that existed at p_ts, as it was then.
 CREATE OR REPLACE MACRO memories_as_of(p_ts) AS TABLE
-    WITH folded AS (
-        SELECT e.memory_id AS id,
-           arg_max_null(CAST(e.after ->> 'agent_id' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.agent_id')) AS agent_id,
-           arg_max_null(CAST(e.after ->> 'type' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.type')) AS type,
-           arg_max_null(CAST(e.after ->> 'tier' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.tier')) AS tier,
-           arg_max_null(CAST(e.after ->> 'key' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.key')) AS key,
-           arg_max_null(CAST(e.after ->> 'content' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.content')) AS content,
-           arg_max_null(CAST(e.after -> 'tags' AS VARCHAR[]), e.event_id) FILTER (WHERE json_exists(e.after, '$.tags')) AS tags,
-           arg_max_null(CAST(e.after -> 'entities' AS VARCHAR[]), e.event_id) FILTER (WHERE json_exists(e.after, '$.entities')) AS entities,
-           arg_max_null(CAST(e.after ->> 'scope' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.scope')) AS scope,
-           arg_max_null(CAST(e.after ->> 'team_id' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.team_id')) AS team_id,
-           arg_max_null(CAST(e.after ->> 'tenant_id' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.tenant_id')) AS tenant_id,
-           arg_max_null(CAST(e.after ->> 'source_session' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.source_session')) AS source_session,
-           arg_max_null(CAST(e.after -> 'source_refs' AS VARCHAR[]), e.event_id) FILTER (WHERE json_exists(e.after, '$.source_refs')) AS source_refs,
-           arg_max_null(CAST(e.after ->> 'created_at' AS TIMESTAMP), e.event_id) FILTER (WHERE json_exists(e.after, '$.created_at')) AS created_at,
-           arg_max_null(CAST(e.after ->> 'updated_at' AS TIMESTAMP), e.event_id) FILTER (WHERE json_exists(e.after, '$.updated_at')) AS updated_at,
-           arg_max_null(CAST(e.after ->> 'observed_at' AS TIMESTAMP), e.event_id) FILTER (WHERE json_exists(e.after, '$.observed_at')) AS observed_at,
-           arg_max_null(CAST(e.after ->> 'importance' AS DOUBLE), e.event_id) FILTER (WHERE json_exists(e.after, '$.importance')) AS importance,
-           arg_max_null(CAST(e.after ->> 'confidence' AS DOUBLE), e.event_id) FILTER (WHERE json_exists(e.after, '$.confidence')) AS confidence,
-           arg_max_null(CAST(e.after ->> 'access_count' AS INTEGER), e.event_id) FILTER (WHERE json_exists(e.after, '$.access_count')) AS access_count,
-           arg_max_null(CAST(e.after ->> 'last_accessed' AS TIMESTAMP), e.event_id) FILTER (WHERE json_exists(e.after, '$.last_accessed')) AS last_accessed,
-           arg_max_null(CAST(e.after ->> 'helpful_count' AS INTEGER), e.event_id) FILTER (WHERE json_exists(e.after, '$.helpful_count')) AS helpful_count,
-           arg_max_null(CAST(e.after ->> 'unhelpful_count' AS INTEGER), e.event_id) FILTER (WHERE json_exists(e.after, '$.unhelpful_count')) AS unhelpful_count,
-           arg_max_null(CAST(e.after ->> 'episode_id' AS UUID), e.event_id) FILTER (WHERE json_exists(e.after, '$.episode_id')) AS episode_id,
-           arg_max_null(CAST(e.after ->> 'version' AS INTEGER), e.event_id) FILTER (WHERE json_exists(e.after, '$.version')) AS version,
-           arg_max_null(CAST(e.after ->> 'supersedes' AS UUID), e.event_id) FILTER (WHERE json_exists(e.after, '$.supersedes')) AS supersedes,
-           arg_max_null(CAST(e.after ->> 'superseded_by' AS UUID), e.event_id) FILTER (WHERE json_exists(e.after, '$.superseded_by')) AS superseded_by,
-           arg_max_null(CAST(e.after ->> 'provenance' AS TINYINT), e.event_id) FILTER (WHERE json_exists(e.after, '$.provenance')) AS provenance,
-           arg_max_null(CAST(e.after ->> 'pinned' AS BOOLEAN), e.event_id) FILTER (WHERE json_exists(e.after, '$.pinned')) AS pinned,
-           arg_max_null(CAST(e.after ->> 'sensitivity' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.sensitivity')) AS sensitivity,
-           arg_max_null(CAST(e.after ->> 'status' AS VARCHAR), e.event_id) FILTER (WHERE json_exists(e.after, '$.status')) AS status,
-           arg_max_null(CAST(e.after ->> 'by_host' AS BOOLEAN), e.event_id) FILTER (WHERE json_exists(e.after, '$.by_host')) AS by_host
+    WITH events AS (  -- each event's row parsed once: its keys (a partial event names only what it changed) and values
+        SELECT e.memory_id, e.event_id, json_keys(e.after) AS keys,
+               json_transform(e.after, '{"agent_id": "VARCHAR", "type": "VARCHAR", "tier": "VARCHAR", "key": "VARCHAR", "content": "VARCHAR", "tags": "VARCHAR[]", "entities": "VARCHAR[]", "scope": "VARCHAR", "team_id": "VARCHAR", "tenant_id": "VARCHAR", "source_session": "VARCHAR", "source_refs": "VARCHAR[]", "created_at": "TIMESTAMP", "updated_at": "TIMESTAMP", "observed_at": "TIMESTAMP", "importance": "DOUBLE", "confidence": "DOUBLE", "access_count": "INTEGER", "last_accessed": "TIMESTAMP", "helpful_count": "INTEGER", "unhelpful_count": "INTEGER", "episode_id": "UUID", "version": "INTEGER", "supersedes": "UUID", "superseded_by": "UUID", "provenance": "TINYINT", "pinned": "BOOLEAN", "sensitivity": "VARCHAR", "status": "VARCHAR", "by_host": "BOOLEAN"}') AS row
         FROM memory_events e
         WHERE e.memory_id IS NOT NULL AND e.after IS NOT NULL AND e.occurred_at <= p_ts
+    ),
+    folded AS (
+        SELECT e.memory_id AS id,
+           arg_max_null(e.row.agent_id, e.event_id) FILTER (WHERE list_contains(e.keys, 'agent_id')) AS agent_id,
+           arg_max_null(e.row.type, e.event_id) FILTER (WHERE list_contains(e.keys, 'type')) AS type,
+           arg_max_null(e.row.tier, e.event_id) FILTER (WHERE list_contains(e.keys, 'tier')) AS tier,
+           arg_max_null(e.row.key, e.event_id) FILTER (WHERE list_contains(e.keys, 'key')) AS key,
+           arg_max_null(e.row.content, e.event_id) FILTER (WHERE list_contains(e.keys, 'content')) AS content,
+           arg_max_null(e.row.tags, e.event_id) FILTER (WHERE list_contains(e.keys, 'tags')) AS tags,
+           arg_max_null(e.row.entities, e.event_id) FILTER (WHERE list_contains(e.keys, 'entities')) AS entities,
+           arg_max_null(e.row.scope, e.event_id) FILTER (WHERE list_contains(e.keys, 'scope')) AS scope,
+           arg_max_null(e.row.team_id, e.event_id) FILTER (WHERE list_contains(e.keys, 'team_id')) AS team_id,
+           arg_max_null(e.row.tenant_id, e.event_id) FILTER (WHERE list_contains(e.keys, 'tenant_id')) AS tenant_id,
+           arg_max_null(e.row.source_session, e.event_id) FILTER (WHERE list_contains(e.keys, 'source_session')) AS source_session,
+           arg_max_null(e.row.source_refs, e.event_id) FILTER (WHERE list_contains(e.keys, 'source_refs')) AS source_refs,
+           arg_max_null(e.row.created_at, e.event_id) FILTER (WHERE list_contains(e.keys, 'created_at')) AS created_at,
+           arg_max_null(e.row.updated_at, e.event_id) FILTER (WHERE list_contains(e.keys, 'updated_at')) AS updated_at,
+           arg_max_null(e.row.observed_at, e.event_id) FILTER (WHERE list_contains(e.keys, 'observed_at')) AS observed_at,
+           arg_max_null(e.row.importance, e.event_id) FILTER (WHERE list_contains(e.keys, 'importance')) AS importance,
+           arg_max_null(e.row.confidence, e.event_id) FILTER (WHERE list_contains(e.keys, 'confidence')) AS confidence,
+           arg_max_null(e.row.access_count, e.event_id) FILTER (WHERE list_contains(e.keys, 'access_count')) AS access_count,
+           arg_max_null(e.row.last_accessed, e.event_id) FILTER (WHERE list_contains(e.keys, 'last_accessed')) AS last_accessed,
+           arg_max_null(e.row.helpful_count, e.event_id) FILTER (WHERE list_contains(e.keys, 'helpful_count')) AS helpful_count,
+           arg_max_null(e.row.unhelpful_count, e.event_id) FILTER (WHERE list_contains(e.keys, 'unhelpful_count')) AS unhelpful_count,
+           arg_max_null(e.row.episode_id, e.event_id) FILTER (WHERE list_contains(e.keys, 'episode_id')) AS episode_id,
+           arg_max_null(e.row.version, e.event_id) FILTER (WHERE list_contains(e.keys, 'version')) AS version,
+           arg_max_null(e.row.supersedes, e.event_id) FILTER (WHERE list_contains(e.keys, 'supersedes')) AS supersedes,
+           arg_max_null(e.row.superseded_by, e.event_id) FILTER (WHERE list_contains(e.keys, 'superseded_by')) AS superseded_by,
+           arg_max_null(e.row.provenance, e.event_id) FILTER (WHERE list_contains(e.keys, 'provenance')) AS provenance,
+           arg_max_null(e.row.pinned, e.event_id) FILTER (WHERE list_contains(e.keys, 'pinned')) AS pinned,
+           arg_max_null(e.row.sensitivity, e.event_id) FILTER (WHERE list_contains(e.keys, 'sensitivity')) AS sensitivity,
+           arg_max_null(e.row.status, e.event_id) FILTER (WHERE list_contains(e.keys, 'status')) AS status,
+           arg_max_null(e.row.by_host, e.event_id) FILTER (WHERE list_contains(e.keys, 'by_host')) AS by_host
+        FROM events e
         GROUP BY e.memory_id
     ),
     latest AS (  -- who may see each memory now: a version narrowed since (a 'narrow' event) reads narrowed then too
