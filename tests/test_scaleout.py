@@ -156,8 +156,8 @@ def test_republishing_replaces_updates_and_retractions_and_keeps_no_history(tmp_
     with pytest.raises(duckdb.Error, match="snapshot"):
         con.execute(f"SELECT content FROM lake.team_memories AT (VERSION => {first.snapshot_id})").fetchall()
     con.close()
-    files = [f.read_bytes() for f in data.rglob("*") if f.is_file()]
-    assert files and not any(b"PostgreSQL 14" in f or b"A temporary fact" in f for f in files)
+    files = [f.read_bytes() for f in [*data.rglob("*"), catalog] if f.is_file()]  # reviewer AN: the catalog's
+    assert files and not any(b"PostgreSQL 14" in f or b"A temporary fact" in f for f in files)  # statistics too
     assert read_team_memories(catalog, "other-team").height == 0
 
 
@@ -180,7 +180,26 @@ def test_a_moved_store_still_retracts_what_it_published(tmp_path):
         assert publish_to_ducklake(mem, catalog, data).published == 1
     now = read_team_memories(catalog, "web")
     assert list(now["content"]) == ["Deploys go out on Tuesdays"]
-    assert now["source"][0].startswith("store:")
+    assert now["source"][0] == str((tmp_path / "moved.duckdb").resolve())
+
+
+@pytest.mark.slow
+def test_a_copy_of_a_store_leaves_what_the_original_publishes_after_the_copy(tmp_path):
+    # reviewer AN: a store id that travelled with a copy made each copy's publish retract the other's rows
+    catalog, data = tmp_path / "team.ducklake", tmp_path / "lake_data"
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash", admin=True) as mem:
+        mem.grant(team="web")
+        mem.remember("Deploys go out on Tuesdays", type="environment", scope="team")
+        publish_to_ducklake(mem, catalog, data)
+    shutil.copy(tmp_path / "a.duckdb", tmp_path / "b.duckdb")
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash", admin=True) as mem:
+        mem.remember("Standups start at nine", type="environment", scope="team")
+        publish_to_ducklake(mem, catalog, data)
+    with echo_duck.open(tmp_path / "b.duckdb", agent_id="ana", team_id="web", embedder="hash", admin=True) as mem:
+        mem.remember("Releases are tagged on Fridays", type="environment", scope="team")
+        publish_to_ducklake(mem, catalog, data)
+    assert sorted(read_team_memories(catalog, "web")["content"]) == [
+        "Deploys go out on Tuesdays", "Releases are tagged on Fridays", "Standups start at nine"]
 
 
 def test_the_lake_paths_are_checked_before_anything_is_written(tmp_path):
@@ -206,6 +225,17 @@ def test_the_lake_paths_are_checked_before_anything_is_written(tmp_path):
             publish_to_ducklake(mem, tmp_path / "team.ducklake", tmp_path / "other_data")
         with pytest.raises(PermissionDenied, match="not a DuckLake catalog"):
             publish_to_ducklake(mem, tmp_path / "zed.duckdb", tmp_path / "data")
+        lake = duckdb.connect()  # reviewer AN: a catalog whose table lies elsewhere (another publisher made it so)
+        lake.execute(f"LOAD {quote_literal(str(extension_path('ducklake')))}")
+        data = (tmp_path / "data3").resolve()
+        lake.execute(f"ATTACH {quote_literal(f'ducklake:{tmp_path}/c3.ducklake')} AS l (DATA_PATH {quote_literal(f'{data}/')})")
+        lake.execute("CREATE TABLE l.team_memories (id VARCHAR)")
+        lake.close()
+        lake = duckdb.connect(str(tmp_path / "c3.ducklake"))
+        lake.execute("UPDATE ducklake_table SET path = ?, path_is_relative = false", [f"{partition}/"])
+        lake.close()
+        with pytest.raises(PermissionDenied, match="outside its data folder"):
+            publish_to_ducklake(mem, tmp_path / "c3.ducklake", data)
         (tmp_path / "a_file").write_text("x")
         with pytest.raises(InvalidInput, match="not a folder"):
             publish_to_ducklake(mem, tmp_path / "c2.ducklake", tmp_path / "a_file")

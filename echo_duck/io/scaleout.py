@@ -9,18 +9,20 @@ With a local DuckDB-file catalog, DuckDB's file lock applies: one process publis
 readers (read-only, any number of processes) attach when no publisher holds the catalog. Writers on
 several machines need a PostgreSQL catalog (``ducklake:postgres:…``), which echo_duck does not ship.
 
-The lake keeps no history: DuckLake's time travel would keep what a publish retracted (a memory forgotten,
-purged or made sensitive since) readable, and its bytes in the old Parquet files. Each publish rewrites the
-files its retraction touched, expires every earlier snapshot and deletes the files nothing refers to any more.
-A publisher is known by the store's id (``store_info.store_id``, made on its first publish), not its path, so a
-moved store still retracts what it published; a publish also retracts every id the store holds for the team
-that it no longer publishes. The catalog must be a DuckLake catalog (or not exist yet), and the data folder and
-the folders DuckLake writes below it no symlink and none of the store's own files.
+The lake keeps no history, and no trace of what a publish retracted (a memory forgotten, purged or made
+sensitive since): DuckLake's time travel, its old Parquet files, its table statistics (min/max of each column, which
+only ever widen) and the catalog file's freed blocks would each keep it. So a publish writes the lake's table anew
+(the rows it keeps of other publishers, and its own), expires every earlier snapshot, deletes the files nothing
+refers to, and rewrites the catalog into a fresh file. What a publish retracts for its team: every row whose id the
+store ever held (its event log names every id it made, purged and archived ones too; the rows published under its
+old path or from a copy of it as well), unless it publishes that id again. The catalog must be a DuckLake catalog
+(or not exist yet) whose paths are all relative and inside the data folder; the data folder, and the folders DuckLake
+writes below it, no symlink and none of the store's own files.
 """
 
 from __future__ import annotations
 
-import uuid
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +39,7 @@ from ..write import validate
 from .store_files import refuse_store_file
 
 _STAGE = "echo_duck_publish_stage"
-_HELD = "echo_duck_publish_held"  # every id the store holds for the team
+_HELD = "echo_duck_publish_held"  # every id the store ever held
 
 
 @dataclass(frozen=True)
@@ -53,9 +55,9 @@ class PublishReport:
 def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | Path, *,
                         team_id: str | None = None, source: str | None = None) -> PublishReport:
     """Publish the live ``team`` memories of ``team_id`` (default: the store's team) that the store's
-    agent may see; one DuckLake transaction replaces what ``source`` (default: the store path)
-    published for that team before. An admin operation (the lake has no per-reader rights); sensitive
-    and unshared personal memories are never published."""
+    agent may see; one DuckLake transaction replaces, for that team, what ``source`` (default: the store
+    path) published before and every row under an id the store ever held. An admin operation (the lake
+    has no per-reader rights); sensitive and unshared personal memories are never published."""
     if not getattr(store, "is_admin", False):
         raise PermissionDenied("publish_to_ducklake writes a catalog any reader of the lake sees: it needs an admin "
                                "handle (echo_duck.open(path, admin=True))")
@@ -64,21 +66,21 @@ def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | P
     _refuse_data_folder(store, data_path)
     _refuse_foreign_catalog(catalog_path)
     team = validate.identifier(team_id or store.caller.team_id or "", "team_id", group=True)
-    by_path = str(Path(store.path).expanduser().resolve())  # how a publish before store ids named its source
-    source = validate.text(source or _store_id(store) or by_path, "source", max_chars=1000)
+    source = validate.text(source or str(Path(store.path).expanduser().resolve()), "source", max_chars=1000)
     with store.db.reading():
         rows = store.db.run("team_memories_to_publish", team_id=team, caller_agent=store.caller.agent_id,
                             caller_session=store.caller.session_id).to_arrow_table()
-        held = store.db.run("team_memory_ids", team_id=team).to_arrow_table()
+        held = store.db.run("memory_ids_ever_held").to_arrow_table()
     lake = _lake(catalog_path, data_path)
     try:
-        lake.run("create_team_memories")
+        _refuse_paths_outside(lake, catalog_path)
         lake.con.register(_STAGE, rows)
         lake.con.register(_HELD, held)
+        lake.run("create_team_memories")
+        lake.run("keep_team_memories", team_id=team, source=source)  # another publisher's rows, another team's
         with lake.transaction("publishing team memories to DuckLake"):
-            lake.run("retract_team_memories", team_id=team, source=source, by_path=by_path)
+            lake.run("recreate_team_memories")  # a fresh table: no statistics of rows gone
             lake.run("insert_team_memories", source=source, now=store.now())
-        lake.run("rewrite_team_lake_files")  # what the retraction removed leaves the lake: no snapshot or file keeps it
         older = [int(v) for (v,) in lake.run("team_lake_older_snapshots").fetchall()]
         if older:
             lake.run("expire_team_lake_snapshots", versions=older)
@@ -86,20 +88,39 @@ def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | P
         snapshot = lake.scalar("team_lake_snapshot")
     finally:
         lake.close()
+    _rewrite_catalog(catalog_path)
     return PublishReport(team, rows.num_rows, int(snapshot))
 
 
-def _store_id(store: Any) -> str | None:
-    """The store's id as a lake source (``store:<uuid>``), made on its first publish; None on a read-only handle
-    of a store that never published (its path names it, as before store ids)."""
-    known = store.db.scalar("store_info_value", name="store_id")
-    if known is None and not store.read_only:
-        with store.db.transaction("naming the store for DuckLake"):
-            known = store.db.scalar("store_info_value", name="store_id")
-            if known is None:
-                known = f"store:{uuid.uuid4()}"
-                store.db.run("set_store_info", name="store_id", value=known)
-    return known
+def _rewrite_catalog(catalog_path: Path) -> None:
+    """Copy the catalog into a fresh file and put it in the old one's place: DuckDB does not overwrite freed blocks,
+    so the old file still held the rows' statistics a publish dropped (FACTS.md)."""
+    catalog = catalog_path.expanduser().resolve()
+    fresh = catalog.with_name(catalog.name + ".rewrite")
+    fresh.unlink(missing_ok=True)
+    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    try:
+        with translate_errors(f"rewriting the DuckLake catalog {catalog}"):
+            con.execute(f"ATTACH {quote_literal(str(catalog))} AS old_catalog")
+            con.execute(f"ATTACH {quote_literal(str(fresh))} AS new_catalog")
+            con.execute("COPY FROM DATABASE old_catalog TO new_catalog")
+            con.execute("DETACH old_catalog")
+            con.execute("DETACH new_catalog")
+    finally:
+        con.close()
+    Path(str(fresh) + ".wal").unlink(missing_ok=True)
+    os.replace(fresh, catalog)
+    Path(str(catalog) + ".wal").unlink(missing_ok=True)
+
+
+def _refuse_paths_outside(lake: Db, catalog_path: Path) -> None:
+    """Every path the catalog records (schemas, tables, data and delete files, files due for deletion) is relative to
+    its data folder and climbs no '..': one that is not would have the publish write, or its clean-up delete, files
+    elsewhere (the store's archive folder, say)."""
+    outside = lake.con.execute(sqlfiles.query("team_lake_paths_outside").sql).fetchall()
+    if outside:
+        raise PermissionDenied(f"cannot publish to the DuckLake catalog {catalog_path}: it names paths outside its "
+                               f"data folder ({', '.join(str(p) for (p,) in outside[:3])})")
 
 
 def _refuse_data_folder(store: Any, data_path: Path) -> None:
@@ -130,9 +151,10 @@ def _refuse_foreign_catalog(catalog_path: Path) -> None:
         tables = {name for (name,) in con.execute(sqlfiles.query("catalog_table_names").sql).fetchall()}
     finally:
         con.close()
-    if tables and "ducklake_metadata" not in tables:
+    others = sorted(t for t in tables if not t.startswith("ducklake_"))
+    if others or (tables and "ducklake_metadata" not in tables):
         raise PermissionDenied(f"cannot publish a DuckLake catalog to {catalog}: it is a DuckDB file of other tables "
-                               f"({', '.join(sorted(tables)[:5])}…), not a DuckLake catalog")
+                               f"({', '.join((others or sorted(tables))[:5])}…), not a DuckLake catalog")
 
 
 def read_team_memories(catalog_path: str | Path, team_id: str) -> pl.DataFrame:

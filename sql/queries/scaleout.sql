@@ -27,25 +27,34 @@ CREATE TABLE IF NOT EXISTS team_lake.team_memories (
     source VARCHAR NOT NULL, published_at TIMESTAMP NOT NULL
 );
 
--- Every id the store holds for the team, in any status (run on the store): what a publish retracts from the lake
--- unless it publishes it again, whichever source (a path before store ids, a store since moved) published it.
--- name: team_memory_ids
-SELECT id::VARCHAR AS id FROM memories WHERE team_id = $team_id;
+-- Every id the store ever held (run on the store): its event log names each memory it made, purged and archived ones
+-- too. A publish retracts the rows under these ids for its team, whoever published them (its old path, a copy).
+-- name: memory_ids_ever_held
+SELECT DISTINCT memory_id::VARCHAR AS id FROM memory_events WHERE memory_id IS NOT NULL;
 
--- Rows this source published before (by its id, or by the store's path as publishes before store ids named it),
--- rows whose id the store holds, and rows that carry a republished id make way for the new set, so an update
--- replaces its old version and a forgotten memory disappears from the lake.
--- name: retract_team_memories
-DELETE FROM team_lake.team_memories
-WHERE team_id = $team_id
-  AND (source IN ($source, $by_path) OR id IN (SELECT id FROM echo_duck_publish_stage)
-       OR id IN (SELECT id FROM echo_duck_publish_held));
+-- The rows a publish keeps (run before its transaction: it writes the lake alone): other teams', and the team's that
+-- neither this source published nor carry an id the store ever held.
+-- name: keep_team_memories
+CREATE OR REPLACE TEMP TABLE echo_duck_lake_keep AS
+SELECT * FROM team_lake.team_memories
+WHERE team_id <> $team_id
+   OR (source <> $source AND id NOT IN (SELECT id FROM echo_duck_publish_held)
+       AND id NOT IN (SELECT id FROM echo_duck_publish_stage));
 
--- The lake keeps no history (scaleout.py): the files a retraction touched are rewritten without the rows, every
--- snapshot before the newest is expired, and the files no snapshot refers to are deleted.
--- name: rewrite_team_lake_files
-CALL ducklake_rewrite_data_files('team_lake', 'team_memories', delete_threshold => 0);
+-- The table written anew with the rows kept: DuckLake's table statistics (min/max per column) only ever widen, so a
+-- DELETE would leave a retracted text as the content column's max_value for every reader.
+-- name: recreate_team_memories
+DROP TABLE team_lake.team_memories;
+CREATE TABLE team_lake.team_memories (
+    id VARCHAR NOT NULL, team_id VARCHAR NOT NULL, author VARCHAR NOT NULL, type VARCHAR NOT NULL,
+    key VARCHAR, content VARCHAR NOT NULL, tags VARCHAR[], provenance TINYINT, importance DOUBLE,
+    confidence DOUBLE, version INTEGER, created_at TIMESTAMP, updated_at TIMESTAMP,
+    source VARCHAR NOT NULL, published_at TIMESTAMP NOT NULL
+);
+INSERT INTO team_lake.team_memories SELECT * FROM echo_duck_lake_keep;
 
+-- The lake keeps no history (scaleout.py): every snapshot before the newest is expired, and the files no snapshot
+-- refers to are deleted.
 -- name: team_lake_older_snapshots
 SELECT snapshot_id FROM ducklake_snapshots('team_lake')
 WHERE snapshot_id < (SELECT max(snapshot_id) FROM ducklake_snapshots('team_lake'));
@@ -59,6 +68,17 @@ CALL ducklake_cleanup_old_files('team_lake', cleanup_all => true);
 -- The tables of a DuckDB file (on its own read-only connection): is an existing catalog file a DuckLake catalog?
 -- name: catalog_table_names
 SELECT table_name FROM information_schema.tables;
+
+-- The paths the attached catalog records that are absolute or climb out of its data folder (scaleout.py).
+-- name: team_lake_paths_outside
+SELECT path FROM (
+    SELECT path, path_is_relative FROM __ducklake_metadata_team_lake.ducklake_schema
+    UNION ALL SELECT path, path_is_relative FROM __ducklake_metadata_team_lake.ducklake_table
+    UNION ALL SELECT path, path_is_relative FROM __ducklake_metadata_team_lake.ducklake_data_file
+    UNION ALL SELECT path, path_is_relative FROM __ducklake_metadata_team_lake.ducklake_delete_file
+    UNION ALL SELECT path, path_is_relative FROM __ducklake_metadata_team_lake.ducklake_files_scheduled_for_deletion)
+WHERE path IS NOT NULL AND (NOT coalesce(path_is_relative, false) OR starts_with(path, '/')
+                            OR list_contains(string_split(replace(path, chr(92), '/'), '/'), '..'));
 
 -- name: insert_team_memories
 INSERT INTO team_lake.team_memories
