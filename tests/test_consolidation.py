@@ -402,3 +402,73 @@ def test_consolidation_throughput(db_path, clock):
     print(f"\nconsolidation throughput: {len(messages) / elapsed:.0f} messages/s "
           f"({len(messages)} messages, {report.facts_stored} facts stored, {report.facts_pending} pending, "
           f"{elapsed:.2f} s, hash embedder)")
+
+
+# -- a session consolidated again (session 57, reviewer AO) ----------------------------------------------------------
+
+def test_a_later_message_does_not_bring_back_what_the_session_already_gave(tmp_path):
+    # a run read every message of the session again: a fact the user forgot came back (and its summary), an old
+    # statement replaced a newer session's fact by recency, and a claim below the user's fact was disputed each run
+    t = [datetime(2026, 1, 1, 9)]
+    with echo_duck.open(tmp_path / "s.duckdb", agent_id="a", embedder="hash", now=lambda: t[0]) as m:
+        s0 = m.start_session()
+        m.add_message(s0, "user", "Remember that the staging server is db7.")
+        m.consolidate(s0)
+        fact = [x for x in m.find(limit=20) if x.tier == "semantic"]
+        m.forget(fact[0].id, reason="user asked", provenance="user_stated")
+        t[0] += timedelta(hours=1)
+        m.add_message(s0, "user", "Thanks.")
+        m.consolidate(s0)
+        assert not [x.content for x in m.find(limit=20) if "db7" in x.content]  # neither the fact nor a summary
+        s1 = m.start_session()
+        m.add_message(s1, "user", "I prefer pnpm over npm.")
+        m.consolidate(s1)
+        t[0] += timedelta(days=1)
+        s2 = m.start_session()
+        m.add_message(s2, "user", "I prefer yarn over pnpm now.")
+        m.consolidate(s2)
+        t[0] += timedelta(days=1)
+        m.add_message(s1, "user", "Thanks, bye.")  # the user comes back to the older conversation
+        m.consolidate(s1)
+        assert [x.content for x in m.find(key="preference:package_manager")] == ["User prefers yarn over pnpm now"]
+    with echo_duck.open(tmp_path / "c.duckdb", agent_id="a", embedder="hash", now=lambda: t[0]) as m:
+        m.remember("User prefers yarn", type="user", key="preference:package_manager", provenance="user_stated")
+        s = m.start_session()
+        m.add_message(s, "user", "I prefer pnpm over npm.")
+        for i in range(3):
+            t[0] += timedelta(hours=1)
+            m.add_message(s, "user", f"ok {i}")
+            m.consolidate(s)
+        assert len(m.contradictions()) == 1
+
+
+def test_working_memory_handed_over_at_the_end_is_not_lost(tmp_path):
+    # end_session() drained working memory into a run that skipped (the session was consolidated before its end)
+    # or failed once (the retry had nothing left)
+    t = [datetime(2026, 1, 1, 9)]
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="a", embedder="hash", now=lambda: t[0]) as m:
+        s = m.start_session()
+        m.add_message(s, "user", "Hello there.")
+        m.consolidate(s)
+        t[0] += timedelta(minutes=5)
+        m.working.add("I prefer vim as my editor.", role="user")
+        m.end_session(s)
+        m.run_jobs()
+        assert any("vim" in x.content for x in m.find(limit=20))
+    calls = [0]
+
+    def flaky(pairs):
+        calls[0] += 1
+        if calls[0] == 1:
+            raise RuntimeError("LLM timeout")
+        return extract.extract_facts(pairs)
+
+    with echo_duck.open(tmp_path / "b.duckdb", agent_id="a", embedder="hash", now=lambda: t[0], extractor=flaky) as m:
+        s = m.start_session()
+        m.add_message(s, "user", "Hello there.")
+        m.working.add("I prefer vim as my editor.", role="user")
+        m.end_session(s)
+        assert "error" in m.run_jobs()[0]  # retried with backoff
+        t[0] += timedelta(hours=1)
+        m.run_jobs()
+        assert any("vim" in x.content for x in m.find(limit=20))

@@ -84,9 +84,11 @@ class Consolidator:
         # storing its episode is redone, reusing that episode, and its facts are idempotent by key.
         with self.db.reading():
             previous = self.db.dict("episode_of_session", agent_id=self.caller.agent_id, session_id=session_id)
-        if info.consolidated_at is not None and info.consolidated_at >= info.last_message_at:
+        # working memory handed over at the session's end is taken only once the run has finished (a failed run's
+        # retry reads it again), and a session consolidated before its end still reads it
+        working = list(self._working.get(session_id, []))
+        if info.consolidated_at is not None and info.consolidated_at >= info.last_message_at and not working:
             return ConsolidationReport(session_id, previous and str(previous["id"]), skipped="already consolidated")
-        working = self._working.pop(session_id, [])
         pairs = [(m.role, m.content) for m in messages]
         # the user's notes and the agent's own; a tool's output or a fetched page keeps its role (from outside)
         noted = [(r if r == "user" or r not in OWN_ROLES else "assistant", text)
@@ -95,8 +97,15 @@ class Consolidator:
         # quarantined facts. Neither goes into the summary (nor its title), nor does a working-memory note the
         # scanner flags, and a note's facts take the note's own verdict.
         verdicts = scan_many([text for _, text in pairs] + [text for _, text in noted])
-        candidates = self._candidates(pairs, noted, verdicts)  # may call an LLM: outside any transaction
-        flagged = {i for i, f in enumerate(verdicts[:len(pairs)]) if f is not None}
+        # facts only from the messages since the last run that finished: an earlier message's facts were stored then
+        # (and perhaps forgotten, or replaced by a newer session's since), so reading it again would bring them back
+        done = info.consolidated_at
+        start = next((i for i, m in enumerate(messages) if done is None or m.created_at > done), len(messages))
+        candidates = self._candidates(pairs, noted, verdicts, start)  # may call an LLM: outside any transaction
+        with self.db.reading():  # a message whose fact was forgotten or rejected stays out of a summary made again
+            withdrawn = {r[0] for r in self.db.run("session_messages_withdrawn", agent_id=self.caller.agent_id,
+                                                   session_id=session_id).fetchall()}
+        flagged = {i for i, f in enumerate(verdicts[:len(pairs)]) if f is not None or messages[i].id in withdrawn}
         summarized = ([pair for i, pair in enumerate(pairs) if i not in flagged]
                       + [p for p, f in zip(noted, verdicts[len(pairs):]) if f is None])
         summary = self.summarizer(summarized)
@@ -147,6 +156,9 @@ class Consolidator:
         with self.db.transaction("marking the session consolidated"):
             self.db.run("mark_session_consolidated", agent_id=self.caller.agent_id, session_id=session_id,
                         now=self.clock())
+        rest = self._working.pop(session_id, [])[len(working):]  # what was handed over while this run read
+        if rest:
+            self._working[session_id] = rest
         return ConsolidationReport(session_id, str(episode_id), len(stored), pending, len(rejections), len(found),
                                    decayed, rejections=tuple(rejections))
 
@@ -164,15 +176,15 @@ class Consolidator:
         return "model_inferred" if role in OWN_ROLES else "legacy"
 
     def _candidates(self, pairs: list[tuple[str, str]], noted: list[tuple[str, str]],
-                    verdicts: Sequence[Any]) -> list[tuple[Any, int | None, Any]]:
+                    verdicts: Sequence[Any], start: int = 0) -> list[tuple[Any, int | None, Any]]:
         """(fact, the message it came from or None for a working-memory note, the scanner's finding on its
         source). The built-in extractor names each fact's source exactly; a pluggable one (an LLM reads every
         message, an injected one too, and says itself where a fact came from) is not trusted to: when any message
         or note was flagged, each of its facts takes the worst finding (a blocked source's facts are quarantined,
         not dropped, since which message it was is not known)."""
         out = []
-        for c in self.extractor(pairs):
-            index = min(max(c.source_index, 0), len(pairs) - 1)
+        for c in self.extractor(pairs[start:]) if start < len(pairs) else ():  # messages from ``start`` on
+            index = start + min(max(c.source_index, 0), len(pairs) - start - 1)
             out.append((c, index, verdicts[index]))
         users = [k for k, (role, _) in enumerate(noted) if role == "user"]
         if users:  # working memory: facts only from what the user said; everything informs the episode

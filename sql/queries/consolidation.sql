@@ -4,6 +4,14 @@
 SELECT * FROM episodes WHERE agent_id = $agent_id AND session_id = $session_id AND status = 'active'
 ORDER BY created_at DESC LIMIT 1;
 
+-- The messages of a session whose facts (or summary) its agent's memories forgot or rejected: a summary made again
+-- leaves them out (consolidate.py), as the forget left the old one out of recall.
+-- name: session_messages_withdrawn
+SELECT DISTINCT substr(ref, 9) AS message_id
+FROM memories, unnest(source_refs) AS u(ref)
+WHERE agent_id = $agent_id AND source_session = $session_id AND status IN ('forgotten', 'rejected')
+  AND starts_with(ref, 'message:');
+
 -- name: insert_episode
 INSERT INTO episodes (id, agent_id, session_id, session_key, summary, first_seq, last_seq, entities, importance,
                       started_at, ended_at, created_at)
