@@ -158,6 +158,7 @@ def test_republishing_replaces_updates_and_retractions_and_keeps_no_history(tmp_
     con.close()
     files = [f.read_bytes() for f in [*data.rglob("*"), catalog] if f.is_file()]  # reviewer AN: the catalog's
     assert files and not any(b"PostgreSQL 14" in f or b"A temporary fact" in f for f in files)  # statistics too
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("team.ducklake")) == ["team.ducklake"]
     assert read_team_memories(catalog, "other-team").height == 0
 
 

@@ -94,23 +94,22 @@ def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | P
 
 def _rewrite_catalog(catalog_path: Path) -> None:
     """Copy the catalog into a fresh file and put it in the old one's place: DuckDB does not overwrite freed blocks,
-    so the old file still held the rows' statistics a publish dropped (FACTS.md)."""
+    so the old file still held the rows' statistics a publish dropped (FACTS.md). The old file stays attached (its
+    lock held) until the fresh one has taken its name, so no other publisher writes to it in between."""
     catalog = catalog_path.expanduser().resolve()
     fresh = catalog.with_name(catalog.name + ".rewrite")
     fresh.unlink(missing_ok=True)
+    Path(str(fresh) + ".wal").unlink(missing_ok=True)
     con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         with translate_errors(f"rewriting the DuckLake catalog {catalog}"):
             con.execute(f"ATTACH {quote_literal(str(catalog))} AS old_catalog")
             con.execute(f"ATTACH {quote_literal(str(fresh))} AS new_catalog")
             con.execute("COPY FROM DATABASE old_catalog TO new_catalog")
-            con.execute("DETACH old_catalog")
             con.execute("DETACH new_catalog")
+            os.replace(fresh, catalog)
     finally:
         con.close()
-    Path(str(fresh) + ".wal").unlink(missing_ok=True)
-    os.replace(fresh, catalog)
-    Path(str(catalog) + ".wal").unlink(missing_ok=True)
 
 
 def _refuse_paths_outside(lake: Db, catalog_path: Path) -> None:
