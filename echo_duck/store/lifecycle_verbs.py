@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import AmbiguousMatch, InvalidInput, MemoryNotFound
+from ..errors import InvalidInput
 from ..lifecycle import archive, erasure, returning
 from ..lifecycle import decay as lifecycle
 from ..lifecycle.archive import ArchiveReport
@@ -18,6 +18,7 @@ from ..lifecycle.contradictions import Contradiction
 from ..lifecycle.decay import DecayReport, GcReport
 from ..models import Memory
 from ..write import validate
+from ..write.targets import only_match
 
 if TYPE_CHECKING:  # polars loads on the first frame returned (sql(), audit()), not at import
     import polars as pl
@@ -119,7 +120,9 @@ class LifecycleVerbs:
         Both ids may be the short ids ``echo-duck contradictions`` prints: the contradiction's among those this
         handle lists, the winner's among its two sides."""
         if validate.id_prefix(contradiction_id) is not None:
-            contradiction = _one_by_prefix(self.contradictions(status=None), contradiction_id, "contradiction")
+            found = [c for c in self.contradictions(status=None) if str(c.id).startswith(contradiction_id.lower())]
+            contradiction = only_match(found, contradiction_id, "contradictions",
+                                       f"no contradiction with id prefix {contradiction_id!r} is visible here")
             contradiction_id = contradiction.id
             if validate.id_prefix(winner) is not None:
                 sides = [s for s in (contradiction.memory_a, contradiction.memory_b) if s.startswith(winner.lower())]
@@ -181,13 +184,3 @@ class LifecycleVerbs:
             self.worker.stop()
             self.worker = None
 
-
-def _one_by_prefix(items: list, prefix: str, what: str):
-    """The one item whose id starts with ``prefix`` (the short ids tables print)."""
-    found = [i for i in items if str(i.id).startswith(prefix.lower())]
-    if not found:
-        raise MemoryNotFound(f"no {what} with id prefix {prefix!r} is visible here")
-    if len(found) > 1:
-        raise AmbiguousMatch(f"id prefix {prefix!r} matches several {what}s ({', '.join(str(i.id) for i in found)}); "
-                             "give more characters")
-    return found[0]

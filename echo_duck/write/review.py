@@ -14,6 +14,7 @@ from ..models import PROVENANCE_NAMES, Memory
 from . import validate
 from .guards import require_owner
 from .narrowing import narrow_history
+from .targets import only_match
 from .writer import Caller, Writer
 
 
@@ -66,13 +67,8 @@ def _quarantined(writer: Writer, caller: Caller, target: Any) -> dict[str, Any]:
     if prefix is not None:  # the short id `echo-duck list` prints
         rows = writer.db.dicts("quarantined_by_id_prefix", prefix=prefix, caller_agent=caller.agent_id,
                                any_agent=caller.admin)
-        if len(rows) > 1:
-            raise AmbiguousMatch(f"id prefix {prefix!r} matches several quarantined memories "
-                                 f"({', '.join(str(r['id']) for r in rows)}); give more characters")
-        if not rows:
-            raise MemoryNotFound(f"no quarantined memory with id prefix {prefix!r} is visible to agent "
-                                 f"{caller.agent_id!r}")
-        target = rows[0]["id"]
+        target = only_match(rows, prefix, "quarantined memories", f"no quarantined memory with id prefix {prefix!r} "
+                            f"is visible to agent {caller.agent_id!r}")["id"]
     if caller.admin:
         row = writer.db.dict("memory_by_id", id=validate.memory_id(target))
     else:

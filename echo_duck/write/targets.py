@@ -54,9 +54,16 @@ def by_id_prefix(db: Db, caller: Caller, prefix: str, *, archived: bool = False)
     if archived:
         live = {str(r["id"]) for r in rows}
         rows += [r for r in db.dicts("archived_by_id_prefix", **who) if str(r["id"]) not in live]
-    if not rows:
-        raise MemoryNotFound(f"no memory with key or id prefix {prefix!r} is visible to agent {caller.agent_id!r}")
-    if len(rows) > 1:
-        ids = ", ".join(str(r["id"]) for r in rows)
-        raise AmbiguousMatch(f"id prefix {prefix!r} matches several memories ({ids}); give more characters")
-    return rows[0]
+    return only_match(rows, prefix, "memories",
+                      f"no memory with key or id prefix {prefix!r} is visible to agent {caller.agent_id!r}")
+
+
+def only_match(found: list, prefix: str, what: str, missing: str) -> Any:
+    """The one of ``found`` (rows or records, the matches of a short id ``prefix``): MemoryNotFound(``missing``) when
+    there is none, AmbiguousMatch naming every id when there are several ``what`` (a plural: "memories")."""
+    if not found:
+        raise MemoryNotFound(missing)
+    if len(found) > 1:
+        ids = ", ".join(str(r["id"] if isinstance(r, dict) else r.id) for r in found)
+        raise AmbiguousMatch(f"id prefix {prefix!r} matches several {what} ({ids}); give more characters")
+    return found[0]
