@@ -472,3 +472,23 @@ def test_working_memory_handed_over_at_the_end_is_not_lost(tmp_path):
         t[0] += timedelta(hours=1)
         m.run_jobs()
         assert any("vim" in x.content for x in m.find(limit=20))
+
+
+def test_a_message_added_while_a_run_reads_is_read_by_the_next(tmp_path):
+    # reviewer AP: the session was marked consolidated as of the run's end, so a message the user added while the run
+    # extracted was behind the next run's start for good
+    hook = {}
+
+    def extractor(pairs):
+        if "mem" in hook:  # the conversation goes on while the first run extracts
+            hook.pop("mem").add_message("s1", "user", "I prefer dark mode.")
+        return extract.extract_facts(pairs)
+
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", embedder="hash", extractor=extractor) as mem:
+        mem.add_message("s1", "user", "I prefer tabs over spaces.")
+        hook["mem"] = mem
+        mem.consolidate("s1")
+        mem.add_message("s1", "user", "I live in Berlin.")
+        mem.consolidate("s1")
+        facts = [m.content for m in mem.find(status="active") if m.type == "user"]
+    assert sorted(facts) == ["User lives in Berlin", "User prefers dark mode", "User prefers tabs over spaces"]

@@ -198,7 +198,8 @@ def test_a_copy_of_a_store_leaves_what_the_original_publishes_after_the_copy(tmp
         publish_to_ducklake(mem, catalog, data)
     with echo_duck.open(tmp_path / "b.duckdb", agent_id="ana", team_id="web", embedder="hash", admin=True) as mem:
         mem.remember("Releases are tagged on Fridays", type="environment", scope="team")
-        publish_to_ducklake(mem, catalog, data)
+        publish_to_ducklake(mem, catalog, data, source=str((tmp_path / "a.duckdb").resolve()))  # reviewer AP: stores
+        # at one path in two containers name one source; which source published a row does not decide a retraction
     assert sorted(read_team_memories(catalog, "web")["content"]) == [
         "Deploys go out on Tuesdays", "Releases are tagged on Fridays", "Standups start at nine"]
 
@@ -224,6 +225,11 @@ def test_the_lake_paths_are_checked_before_anything_is_written(tmp_path):
         (tmp_path / "other_data" / "main").symlink_to(elsewhere)
         with pytest.raises(PermissionDenied, match="symlink"):
             publish_to_ducklake(mem, tmp_path / "team.ducklake", tmp_path / "other_data")
+        deep = tmp_path / "deep_data" / "main" / "team_memories"  # reviewer AP: the catalog may name a file below a
+        deep.mkdir(parents=True)  # symlink deep in the folder, which the clean-up would delete
+        (deep / "cache").symlink_to(tmp_path)
+        with pytest.raises(PermissionDenied, match="symlink"):
+            publish_to_ducklake(mem, tmp_path / "team.ducklake", tmp_path / "deep_data")
         with pytest.raises(PermissionDenied, match="not a DuckLake catalog"):
             publish_to_ducklake(mem, tmp_path / "zed.duckdb", tmp_path / "data")
         lake = duckdb.connect()  # reviewer AN: a catalog whose table lies elsewhere (another publisher made it so)

@@ -15,14 +15,16 @@ only ever widen) and the catalog file's freed blocks would each keep it. So a pu
 (the rows it keeps of other publishers, and its own), expires every earlier snapshot, deletes the files nothing
 refers to, and rewrites the catalog into a fresh file. What a publish retracts for its team: every row whose id the
 store ever held (its event log names every id it made, purged and archived ones too; the rows published under its
-old path or from a copy of it as well), unless it publishes that id again. The catalog must be a DuckLake catalog
-(or not exist yet) whose paths are all relative and inside the data folder; the data folder, and the folders DuckLake
-writes below it, no symlink and none of the store's own files.
+old path or from a copy of it as well), unless it publishes that id again; which path or label published a row
+(``source``) does not count, so stores at one path in two containers leave each other's rows alone. The catalog must be a DuckLake catalog
+(or not exist yet) whose paths are all relative and inside the data folder; the data folder holds no symlink, and
+neither it nor the folders DuckLake writes below it are the store's own files.
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,9 +57,9 @@ class PublishReport:
 def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | Path, *,
                         team_id: str | None = None, source: str | None = None) -> PublishReport:
     """Publish the live ``team`` memories of ``team_id`` (default: the store's team) that the store's
-    agent may see; one DuckLake transaction replaces, for that team, what ``source`` (default: the store
-    path) published before and every row under an id the store ever held. An admin operation (the lake
-    has no per-reader rights); sensitive and unshared personal memories are never published."""
+    agent may see; one DuckLake transaction replaces, for that team, every row under an id the store ever
+    held (``source``, default the store path, only labels the rows). An admin operation (the lake has no
+    per-reader rights); sensitive and unshared personal memories are never published."""
     if not getattr(store, "is_admin", False):
         raise PermissionDenied("publish_to_ducklake writes a catalog any reader of the lake sees: it needs an admin "
                                "handle (echo_duck.open(path, admin=True))")
@@ -77,7 +79,7 @@ def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | P
         lake.con.register(_STAGE, rows)
         lake.con.register(_HELD, held)
         lake.run("create_team_memories")
-        lake.run("keep_team_memories", team_id=team, source=source)  # another publisher's rows, another team's
+        lake.run("keep_team_memories", team_id=team)  # another publisher's rows, another team's
         with lake.transaction("publishing team memories to DuckLake"):
             lake.run("recreate_team_memories")  # a fresh table: no statistics of rows gone
             lake.run("insert_team_memories", source=source, now=store.now())
@@ -86,30 +88,27 @@ def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | P
             lake.run("expire_team_lake_snapshots", versions=older)
         lake.run("clean_up_team_lake_files")
         snapshot = lake.scalar("team_lake_snapshot")
+        _rewrite_catalog(lake, catalog_path)
     finally:
         lake.close()
-    _rewrite_catalog(catalog_path)
     return PublishReport(team, rows.num_rows, int(snapshot))
 
 
-def _rewrite_catalog(catalog_path: Path) -> None:
+def _rewrite_catalog(lake: Db, catalog_path: Path) -> None:
     """Copy the catalog into a fresh file and put it in the old one's place: DuckDB does not overwrite freed blocks,
-    so the old file still held the rows' statistics a publish dropped (FACTS.md). The old file stays attached (its
-    lock held) until the fresh one has taken its name, so no other publisher writes to it in between."""
+    so the old file still held the rows' statistics a publish dropped (FACTS.md). The copy is made through the lake's
+    own attach of the catalog, so its lock is held until the fresh file has taken the old one's name: no reader or
+    publisher comes in between."""
     catalog = catalog_path.expanduser().resolve()
-    fresh = catalog.with_name(catalog.name + ".rewrite")
-    fresh.unlink(missing_ok=True)
-    Path(str(fresh) + ".wal").unlink(missing_ok=True)
-    con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    try:
-        with translate_errors(f"rewriting the DuckLake catalog {catalog}"):
-            con.execute(f"ATTACH {quote_literal(str(catalog))} AS old_catalog")
-            con.execute(f"ATTACH {quote_literal(str(fresh))} AS new_catalog")
-            con.execute("COPY FROM DATABASE old_catalog TO new_catalog")
-            con.execute("DETACH new_catalog")
-            os.replace(fresh, catalog)
-    finally:
-        con.close()
+    fresh = catalog.with_name(f"{catalog.name}.{uuid.uuid4().hex}.rewrite")
+    with translate_errors(f"rewriting the DuckLake catalog {catalog}"):
+        lake.con.execute(f"ATTACH {quote_literal(str(fresh))} AS echo_duck_fresh_catalog")
+        try:
+            lake.con.execute(sqlfiles.query("copy_team_lake_catalog").sql)
+        finally:
+            lake.con.execute("DETACH echo_duck_fresh_catalog")
+    Path(f"{fresh}.wal").unlink(missing_ok=True)
+    os.replace(fresh, catalog)
 
 
 def _refuse_paths_outside(lake: Db, catalog_path: Path) -> None:
@@ -132,6 +131,11 @@ def _refuse_data_folder(store: Any, data_path: Path) -> None:
             raise PermissionDenied(f"cannot publish DuckLake data files to {data_path}: {folder} is a symlink")
         if folder.exists() and not folder.is_dir():
             raise InvalidInput(f"data_path: {folder} exists and is not a folder")
+    for parent, folders, files in os.walk(data_path):  # the catalog names files below it, which clean-up deletes
+        for name in [*folders, *files]:
+            if os.path.islink(os.path.join(parent, name)):
+                raise PermissionDenied(f"cannot publish DuckLake data files to {data_path}: "
+                                       f"{os.path.join(parent, name)} is a symlink")
 
 
 def _refuse_foreign_catalog(catalog_path: Path) -> None:

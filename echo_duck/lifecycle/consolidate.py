@@ -76,6 +76,7 @@ class Consolidator:
 
     def consolidate(self, session: str) -> ConsolidationReport:
         session_id = self.sessions.resolve(session)
+        read_at = self.clock()  # the session is marked consolidated as of now: a message added while this runs is newer
         messages = self.sessions.messages(session_id)
         if not messages:
             return ConsolidationReport(session_id, None, skipped="session has no messages")
@@ -155,7 +156,7 @@ class Consolidator:
         decayed = lifecycle.decay(self.db, self.caller, self.clock()).archived if self.caller.admin else 0
         with self.db.transaction("marking the session consolidated"):
             self.db.run("mark_session_consolidated", agent_id=self.caller.agent_id, session_id=session_id,
-                        now=self.clock())
+                        now=read_at)
         rest = self._working.pop(session_id, [])[len(working):]  # what was handed over while this run read
         if rest:
             self._working[session_id] = rest

@@ -32,14 +32,17 @@ CREATE TABLE IF NOT EXISTS team_lake.team_memories (
 -- name: memory_ids_ever_held
 SELECT DISTINCT memory_id::VARCHAR AS id FROM memory_events WHERE memory_id IS NOT NULL;
 
--- The rows a publish keeps (run before its transaction: it writes the lake alone): other teams', and the team's that
--- neither this source published nor carry an id the store ever held.
+-- The rows a publish keeps (run before its transaction: it writes the lake alone): other teams', and the team's
+-- that carry no id the store ever held (whatever their source says: two containers' stores may share a path).
 -- name: keep_team_memories
 CREATE OR REPLACE TEMP TABLE echo_duck_lake_keep AS
 SELECT * FROM team_lake.team_memories
 WHERE team_id <> $team_id
-   OR (source <> $source AND id NOT IN (SELECT id FROM echo_duck_publish_held)
-       AND id NOT IN (SELECT id FROM echo_duck_publish_stage));
+   OR (id NOT IN (SELECT id FROM echo_duck_publish_held) AND id NOT IN (SELECT id FROM echo_duck_publish_stage));
+
+-- The attached catalog (DuckLake's own attach of the file) copied into a fresh file (scaleout._rewrite_catalog).
+-- name: copy_team_lake_catalog
+COPY FROM DATABASE __ducklake_metadata_team_lake TO echo_duck_fresh_catalog;
 
 -- The table written anew with the rows kept: DuckLake's table statistics (min/max per column) only ever widen, so a
 -- DELETE would leave a retracted text as the content column's max_value for every reader.
