@@ -5,12 +5,13 @@
 -- such a caller's reason first).
 -- name: log_event
 INSERT INTO memory_events (occurred_at, actor, action, memory_id, reason, before, after)
-VALUES ($now, $actor, $action, $memory_id,
-        CASE WHEN $action = 'create' AND starts_with($reason, 'quarantined')
-                  AND (SELECT status FROM memories WHERE id = $memory_id) IS DISTINCT FROM 'quarantined'
-             THEN error('a create event''s reason may start with ''quarantined'' only for a row the scanner held')
-             ELSE $reason END,
-        $before::JSON, (SELECT to_json(m) FROM memories m WHERE m.id = $memory_id));
+SELECT $now, $actor, $action, $memory_id,
+       CASE WHEN $action = 'create' AND starts_with($reason, 'quarantined') AND r.status IS DISTINCT FROM 'quarantined'
+            THEN error('a create event''s reason may start with ''quarantined'' only for a row the scanner held')
+            ELSE $reason END,
+       $before::JSON, r.row
+FROM (SELECT 1) AS one LEFT JOIN (SELECT to_json(m) AS row, m.status FROM memories m WHERE m.id = $memory_id) AS r
+     ON true;  -- one read of the row for both
 
 -- Records a change of a few columns: before/after hold only those (JSON text), not the whole row.
 -- name: log_partial_event
