@@ -151,6 +151,7 @@ class Session(Record):
     ended_at: datetime | None
     consolidated_at: datetime | None
     message_count: int = 0
+    consolidated_seq: int | None = None  # the last message a finished consolidation read
 
 
 

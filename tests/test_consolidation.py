@@ -492,3 +492,16 @@ def test_a_message_added_while_a_run_reads_is_read_by_the_next(tmp_path):
         mem.consolidate("s1")
         facts = [m.content for m in mem.find(status="active") if m.type == "user"]
     assert sorted(facts) == ["User lives in Berlin", "User prefers dark mode", "User prefers tabs over spaces"]
+
+
+def test_a_fixed_clock_still_consolidates_later_messages(tmp_path):
+    # reviewer AQ: progress was told by time, so with a fixed clock (tests, replays) a later message was "already
+    # consolidated"; it is told by message seq now
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", embedder="hash", now=datetime(2026, 1, 1, 9)) as mem:
+        mem.add_message("s1", "user", "I prefer tabs over spaces.")
+        mem.consolidate("s1")
+        mem.add_message("s1", "user", "I live in Berlin.")
+        assert mem.consolidate("s1")[0].skipped is None
+        assert mem.consolidate("s1")[0].skipped == "already consolidated"
+        facts = sorted(m.content for m in mem.find(status="active") if m.type == "user")
+    assert facts == ["User lives in Berlin", "User prefers tabs over spaces"]

@@ -204,6 +204,30 @@ def test_a_copy_of_a_store_leaves_what_the_original_publishes_after_the_copy(tmp
         "Deploys go out on Tuesdays", "Releases are tagged on Fridays", "Standups start at nine"]
 
 
+@pytest.mark.slow
+def test_a_publish_deletes_only_the_lake_files_it_expired(tmp_path):
+    # reviewer AQ: ducklake_cleanup_old_files deleted whatever a row of the shared catalog named
+    catalog, data = tmp_path / "team.ducklake", tmp_path / "lake_data"
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash", admin=True) as mem:
+        mem.grant(team="web")
+        gone = mem.remember("Deploys go out on Tuesdays", type="environment", scope="team")
+        publish_to_ducklake(mem, catalog, data)
+        first = sorted(p.name for p in (data / "main" / "team_memories").iterdir())
+        victim = data / "main" / "team_memories" / "notes.txt"
+        victim.write_text("not the lake's")
+        con = duckdb.connect(str(catalog))  # another publisher's row
+        con.execute("INSERT INTO ducklake_files_scheduled_for_deletion VALUES (999, 'main/team_memories/notes.txt', "
+                    "true, now())")
+        con.close()
+        mem.forget(gone.id, reason="not true")
+        mem.remember("Standups start at nine", type="environment", scope="team")
+        publish_to_ducklake(mem, catalog, data)
+    assert victim.exists()
+    now = sorted(p.name for p in (data / "main" / "team_memories").iterdir())
+    assert first and not set(first) & set(now)  # the expired snapshot's file is gone
+    assert [c for c in read_team_memories(catalog, "web")["content"]] == ["Standups start at nine"]
+
+
 def test_the_lake_paths_are_checked_before_anything_is_written(tmp_path):
     # reviewer AM: a symlink below the data folder sent the lake's files into the store's archive (the store then did
     # not open); a catalog path naming another store added DuckLake's tables to it; bad paths raised bare errors
@@ -243,6 +267,8 @@ def test_the_lake_paths_are_checked_before_anything_is_written(tmp_path):
         lake.close()
         with pytest.raises(PermissionDenied, match="outside its data folder"):
             publish_to_ducklake(mem, tmp_path / "c3.ducklake", data)
+        with pytest.raises(PermissionDenied, match="holds the store's own files"):  # reviewer AQ
+            publish_to_ducklake(mem, tmp_path / "c4.ducklake", tmp_path)
         (tmp_path / "a_file").write_text("x")
         with pytest.raises(InvalidInput, match="not a folder"):
             publish_to_ducklake(mem, tmp_path / "c2.ducklake", tmp_path / "a_file")

@@ -24,6 +24,7 @@ neither it nor the folders DuckLake writes below it are the store's own files.
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +87,7 @@ def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | P
         older = [int(v) for (v,) in lake.run("team_lake_older_snapshots").fetchall()]
         if older:
             lake.run("expire_team_lake_snapshots", versions=older)
-        lake.run("clean_up_team_lake_files")
+        _clean_up(lake, data_path)
         snapshot = lake.scalar("team_lake_snapshot")
         _rewrite_catalog(lake, catalog_path)
     finally:
@@ -111,6 +112,41 @@ def _rewrite_catalog(lake: Db, catalog_path: Path) -> None:
     os.replace(fresh, catalog)
 
 
+_LAKE_FILE = re.compile(r"main/team_memories/ducklake-[0-9a-f-]+(?:-delete)?\.parquet")
+
+
+def _clean_up(lake: Db, data_path: Path) -> None:
+    """Delete the files DuckLake scheduled for deletion (those of the expired snapshots) ourselves, not with
+    ducklake_cleanup_old_files: the catalog is shared, so a path in it may be another publisher's doing. Only a file
+    named as DuckLake names the table's files is deleted, reached folder by folder without following a symlink (one
+    planted after the checks, say); every scheduled row is then dropped."""
+    due = lake.con.execute(sqlfiles.query("team_lake_files_due").sql).fetchall()
+    for _, path, relative in due:
+        if relative and _LAKE_FILE.fullmatch(path):
+            _unlink_below(data_path.expanduser().resolve(), path.split("/"))
+    if due:
+        lake.run("forget_team_lake_files_due", ids=[int(file_id) for file_id, _, _ in due])
+
+
+def _unlink_below(root: Path, parts: list[str]) -> None:
+    """Remove root/parts[0]/…/parts[-1], opening each folder with O_NOFOLLOW (a symlinked folder is not entered)."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            try:
+                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError:  # gone, a file, or a symlink: nothing of the lake's to delete there
+                return
+            os.close(fd)
+            fd = inner
+        try:
+            os.unlink(parts[-1], dir_fd=fd)  # a symlink itself is removed, never what it points to
+        except FileNotFoundError:
+            pass
+    finally:
+        os.close(fd)
+
+
 def _refuse_paths_outside(lake: Db, catalog_path: Path) -> None:
     """Every path the catalog records (schemas, tables, data and delete files, files due for deletion) is relative to
     its data folder and climbs no '..': one that is not would have the publish write, or its clean-up delete, files
@@ -125,6 +161,11 @@ def _refuse_data_folder(store: Any, data_path: Path) -> None:
     """The data folder, and the folders DuckLake writes into below it, are real folders (or do not exist yet) and
     none of the store's own files: a symlink there would send the lake's files (and its clean-up) elsewhere."""
     table = data_path / "main" / "team_memories"
+    root = os.path.realpath(data_path.expanduser())
+    for own in (store.path, f"{store.path}.wal", getattr(store, "archive_dir", None)):
+        if own and own != ":memory:" and os.path.realpath(own).startswith(root.rstrip(os.sep) + os.sep):
+            raise PermissionDenied(f"cannot publish DuckLake data files to {data_path}: it holds the store's own files "
+                                   f"({own}); give the lake a folder of its own")
     for folder in (data_path, data_path / "main", table):
         refuse_store_file(store, folder, "publish DuckLake data files to")
         if folder.is_symlink():

@@ -66,6 +66,8 @@ class Consolidator:
         self.extractor = extractor or extract.extract_facts
         self.summarizer = summarizer or summaries.episode_summary
         self._working: dict[str, list[tuple[str, str]]] = {}  # session -> working memory handed over at its end
+        self._lock = threading.Lock()
+        self._session_locks: dict[str, threading.Lock] = {}
 
     def hand_over(self, session_id: str, items: list[tuple[str, str]]) -> None:
         """Working memory (role, content) given to this session's next consolidation, in this process only
@@ -76,19 +78,25 @@ class Consolidator:
 
     def consolidate(self, session: str) -> ConsolidationReport:
         session_id = self.sessions.resolve(session)
-        read_at = self.clock()  # the session is marked consolidated as of now: a message added while this runs is newer
+        with self._lock:
+            lock = self._session_locks.setdefault(session_id, threading.Lock())
+        with lock:  # one run of a session at a time (the worker's and a direct call): each reads where the last ended
+            return self._consolidate(session_id)
+
+    def _consolidate(self, session_id: str) -> ConsolidationReport:
         messages = self.sessions.messages(session_id)
         if not messages:
             return ConsolidationReport(session_id, None, skipped="session has no messages")
         info = self.sessions.get(session_id)
-        # Done only when the whole run finished (consolidated_at is set last); a run that failed after
+        # Done only when the whole run finished (consolidated_seq is set last); a run that failed after
         # storing its episode is redone, reusing that episode, and its facts are idempotent by key.
         with self.db.reading():
             previous = self.db.dict("episode_of_session", agent_id=self.caller.agent_id, session_id=session_id)
         # working memory handed over at the session's end is taken only once the run has finished (a failed run's
         # retry reads it again), and a session consolidated before its end still reads it
         working = list(self._working.get(session_id, []))
-        if info.consolidated_at is not None and info.consolidated_at >= info.last_message_at and not working:
+        read = info.consolidated_seq or 0  # the last message a finished run read
+        if messages[-1].seq <= read and not working:
             return ConsolidationReport(session_id, previous and str(previous["id"]), skipped="already consolidated")
         pairs = [(m.role, m.content) for m in messages]
         # the user's notes and the agent's own; a tool's output or a fetched page keeps its role (from outside)
@@ -100,8 +108,7 @@ class Consolidator:
         verdicts = scan_many([text for _, text in pairs] + [text for _, text in noted])
         # facts only from the messages since the last run that finished: an earlier message's facts were stored then
         # (and perhaps forgotten, or replaced by a newer session's since), so reading it again would bring them back
-        done = info.consolidated_at
-        start = next((i for i, m in enumerate(messages) if done is None or m.created_at > done), len(messages))
+        start = next((i for i, m in enumerate(messages) if m.seq > read), len(messages))
         candidates = self._candidates(pairs, noted, verdicts, start)  # may call an LLM: outside any transaction
         with self.db.reading():  # a message whose fact was forgotten or rejected stays out of a summary made again
             withdrawn = {r[0] for r in self.db.run("session_messages_withdrawn", agent_id=self.caller.agent_id,
@@ -156,7 +163,7 @@ class Consolidator:
         decayed = lifecycle.decay(self.db, self.caller, self.clock()).archived if self.caller.admin else 0
         with self.db.transaction("marking the session consolidated"):
             self.db.run("mark_session_consolidated", agent_id=self.caller.agent_id, session_id=session_id,
-                        now=read_at)
+                        now=self.clock(), seq=messages[-1].seq)
         rest = self._working.pop(session_id, [])[len(working):]  # what was handed over while this run read
         if rest:
             self._working[session_id] = rest

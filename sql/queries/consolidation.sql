@@ -22,7 +22,8 @@ VALUES ($id, $agent_id, $session_id, $session_key, $summary, $first_seq, $last_s
 UPDATE episodes SET status = 'forgotten' WHERE id = $id;
 
 -- name: mark_session_consolidated
-UPDATE sessions SET consolidated_at = $now WHERE agent_id = $agent_id AND id = $session_id;
+UPDATE sessions SET consolidated_at = $now, consolidated_seq = greatest(coalesce(consolidated_seq, 0), $seq)
+WHERE agent_id = $agent_id AND id = $session_id;  -- how far it read only moves forward
 
 -- A repeat request while a job is pending or running is the same job; a finished one is reopened.
 -- name: request_job
@@ -58,12 +59,13 @@ SET status = 'pending', last_error = $error,
     next_attempt_at = $now + to_seconds(least(60 * pow(2, attempts - 1), 86400)::BIGINT)
 WHERE agent_id = $agent_id AND session_id = $session_id;
 
--- Sessions idle long enough, with messages newer than their last consolidation.
+-- Sessions idle long enough, with messages after the last one consolidation read.
 -- name: idle_sessions
 SELECT id FROM sessions
 WHERE agent_id = $agent_id
   AND last_message_at < $now - to_minutes(setting('consolidation_idle_minutes')::BIGINT)
-  AND (consolidated_at IS NULL OR consolidated_at < last_message_at)
+  AND coalesce(consolidated_seq, 0) < (SELECT max(m.seq) FROM messages m
+                                       WHERE m.agent_id = sessions.agent_id AND m.session_id = sessions.id)
   AND id NOT IN (SELECT session_id FROM consolidation_jobs
                  WHERE agent_id = $agent_id AND status IN ('pending', 'running'))
 ORDER BY last_message_at
@@ -71,7 +73,9 @@ LIMIT $limit;
 
 -- name: unconsolidated_sessions
 SELECT id FROM sessions
-WHERE agent_id = $agent_id AND (consolidated_at IS NULL OR consolidated_at < last_message_at)
+WHERE agent_id = $agent_id
+  AND coalesce(consolidated_seq, 0) < (SELECT max(m.seq) FROM messages m
+                                       WHERE m.agent_id = sessions.agent_id AND m.session_id = sessions.id)
 ORDER BY last_message_at;
 
 -- name: jobs

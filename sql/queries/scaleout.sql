@@ -65,8 +65,15 @@ WHERE snapshot_id < (SELECT max(snapshot_id) FROM ducklake_snapshots('team_lake'
 -- name: expire_team_lake_snapshots
 CALL ducklake_expire_snapshots('team_lake', versions => $versions::UBIGINT[]);
 
--- name: clean_up_team_lake_files
-CALL ducklake_cleanup_old_files('team_lake', cleanup_all => true);
+-- The files DuckLake scheduled for deletion (those of expired snapshots): scaleout._clean_up deletes the ones named as
+-- DuckLake names a table's files, then drops every row (ducklake_cleanup_old_files would delete whatever a shared
+-- catalog's row names).
+-- name: team_lake_files_due
+SELECT data_file_id, path, path_is_relative FROM __ducklake_metadata_team_lake.ducklake_files_scheduled_for_deletion;
+
+-- name: forget_team_lake_files_due
+DELETE FROM __ducklake_metadata_team_lake.ducklake_files_scheduled_for_deletion
+WHERE data_file_id IN (SELECT unnest($ids::BIGINT[]));
 
 -- The tables of a DuckDB file (on its own read-only connection): is an existing catalog file a DuckLake catalog?
 -- name: catalog_table_names

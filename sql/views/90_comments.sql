@@ -146,6 +146,7 @@ COMMENT ON COLUMN sessions.started_at IS 'time of the first message (naive UTC)'
 COMMENT ON COLUMN sessions.last_message_at IS 'time of the latest message (naive UTC)';
 COMMENT ON COLUMN sessions.ended_at IS 'when end_session() closed it; NULL while open';
 COMMENT ON COLUMN sessions.consolidated_at IS 'when its messages were last consolidated into an episode and facts; NULL if never';
+COMMENT ON COLUMN sessions.consolidated_seq IS 'the last message (messages.seq) a finished consolidation read: the next reads facts only from later ones; NULL if never';
 COMMENT ON COLUMN messages.id IS 'message id (source_refs name it as message:<id>)';
 COMMENT ON COLUMN messages.agent_id IS 'agent whose session it is (sessions.agent_id)';
 COMMENT ON COLUMN messages.session_id IS 'the session (sessions.id of that agent)';
