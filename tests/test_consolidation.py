@@ -505,3 +505,22 @@ def test_a_fixed_clock_still_consolidates_later_messages(tmp_path):
         assert mem.consolidate("s1")[0].skipped == "already consolidated"
         facts = sorted(m.content for m in mem.find(status="active") if m.type == "user")
     assert facts == ["User lives in Berlin", "User prefers tabs over spaces"]
+
+
+def test_a_session_consolidated_before_0015_counts_its_messages_as_read(tmp_path):
+    from conftest import plain_connection
+
+    t = [datetime(2026, 1, 1, 9)]
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", embedder="hash", now=lambda: t[0]) as mem:
+        mem.add_message("s1", "user", "I prefer tabs over spaces.")
+        mem.consolidate("s1")
+    con = plain_connection(tmp_path / "a.duckdb")  # as the session looked before migration 0015
+    con.execute("ALTER TABLE sessions DROP COLUMN consolidated_seq")
+    con.execute("DELETE FROM schema_version WHERE version = 15")
+    con.close()
+    t[0] += timedelta(minutes=5)
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", embedder="hash", now=lambda: t[0]) as mem:
+        assert mem.session("s1").consolidated_seq == 1
+        assert mem.consolidate("s1")[0].skipped == "already consolidated"
+        mem.add_message("s1", "user", "I live in Berlin.")
+        assert mem.consolidate("s1")[0].facts_stored == 1

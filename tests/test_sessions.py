@@ -80,7 +80,8 @@ def test_two_agents_sessions_of_one_id_consolidate_apart(db_path):
 
 
 def test_empty_sessions_are_cleaned(mem):
-    mem.sql("INSERT INTO sessions VALUES ('legacy', 'default', NULL, now()::TIMESTAMP, now()::TIMESTAMP, NULL, NULL)", write=True)
+    mem.sql("INSERT INTO sessions (id, agent_id, title, started_at, last_message_at) "
+            "VALUES ('legacy', 'default', NULL, now()::TIMESTAMP, now()::TIMESTAMP)", write=True)
     mem.add_message("real", "user", "hi")
     assert mem.session_log.clean_empty() == 1
     assert [s.id for s in mem.sessions()] == ["real"]
