@@ -82,7 +82,8 @@ def publish_to_ducklake(store: Any, catalog_path: str | Path, data_path: str | P
         lake.run("create_team_memories")
         lake.run("keep_team_memories", team_id=team)  # another publisher's rows, another team's
         with lake.transaction("publishing team memories to DuckLake"):
-            lake.run("recreate_team_memories")  # a fresh table: no statistics of rows gone
+            for step in ("drop_team_memories", "create_team_memories", "refill_team_memories"):
+                lake.run(step)  # a fresh table: no statistics of rows gone
             lake.run("insert_team_memories", source=source, now=store.now())
         older = [int(v) for (v,) in lake.run("team_lake_older_snapshots").fetchall()]
         if older:

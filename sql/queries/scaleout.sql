@@ -46,14 +46,11 @@ COPY FROM DATABASE __ducklake_metadata_team_lake TO echo_duck_fresh_catalog;
 
 -- The table written anew with the rows kept: DuckLake's table statistics (min/max per column) only ever widen, so a
 -- DELETE would leave a retracted text as the content column's max_value for every reader.
--- name: recreate_team_memories
+-- (Dropped, then create_team_memories again, then refilled, in one transaction.)
+-- name: drop_team_memories
 DROP TABLE team_lake.team_memories;
-CREATE TABLE team_lake.team_memories (
-    id VARCHAR NOT NULL, team_id VARCHAR NOT NULL, author VARCHAR NOT NULL, type VARCHAR NOT NULL,
-    key VARCHAR, content VARCHAR NOT NULL, tags VARCHAR[], provenance TINYINT, importance DOUBLE,
-    confidence DOUBLE, version INTEGER, created_at TIMESTAMP, updated_at TIMESTAMP,
-    source VARCHAR NOT NULL, published_at TIMESTAMP NOT NULL
-);
+
+-- name: refill_team_memories
 INSERT INTO team_lake.team_memories SELECT * FROM echo_duck_lake_keep;
 
 -- The lake keeps no history (scaleout.py): every snapshot before the newest is expired, and the files no snapshot
