@@ -524,3 +524,32 @@ def test_a_session_consolidated_before_0015_counts_its_messages_as_read(tmp_path
         assert mem.consolidate("s1")[0].skipped == "already consolidated"
         mem.add_message("s1", "user", "I live in Berlin.")
         assert mem.consolidate("s1")[0].facts_stored == 1
+
+
+def test_runs_of_one_session_wait_for_each_other_and_leave_no_lock_behind(tmp_path):
+    # the per-session lock was kept for every session id ever consolidated: a long-lived worker grew without bound
+    inside, most = [0], [0]
+    gate = threading.Lock()
+
+    def extractor(pairs):
+        with gate:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.05)
+        with gate:
+            inside[0] -= 1
+        return extract.extract_facts(pairs)
+
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", embedder="hash", extractor=extractor) as mem:
+        for i in range(5):
+            mem.add_message(f"s{i}", "user", f"I prefer editor number {i}.")
+        mem.add_message("s0", "user", "I live in Berlin.")
+        runs = [threading.Thread(target=mem.consolidate, args=("s0",)) for _ in range(3)]
+        for t in runs:
+            t.start()
+        for t in runs:
+            t.join(30)
+        assert most[0] == 1  # one run of s0 at a time
+        for i in range(1, 5):
+            mem.consolidate(f"s{i}")
+        assert mem.consolidator._session_locks == {}

@@ -162,6 +162,25 @@ def test_republishing_replaces_updates_and_retractions_and_keeps_no_history(tmp_
     assert read_team_memories(catalog, "other-team").height == 0
 
 
+def test_a_catalog_copy_left_by_a_crash_is_deleted_by_the_next_publish(tmp_path):
+    # a crash between the catalog's copy and its replace left `team.ducklake.<hex>.rewrite`: the catalog as it was,
+    # statistics of rows the next publish retracts included, beside the catalog for good
+    catalog, data = tmp_path / "team.ducklake", tmp_path / "lake_data"
+    with echo_duck.open(tmp_path / "a.duckdb", agent_id="ana", team_id="web", embedder="hash", admin=True) as mem:
+        mem.grant(team="web")
+        gone = mem.remember("The staging DB is PostgreSQL 14", type="environment", scope="team")
+        publish_to_ducklake(mem, catalog, data)
+        left = tmp_path / f"team.ducklake.{'ab12' * 8}.rewrite"
+        shutil.copy(catalog, left)
+        (tmp_path / f"{left.name}.wal").write_bytes(b"")
+        other = tmp_path / "team.ducklake.notes.rewrite"  # not a name a publish gives its copy: kept
+        other.write_text("someone's file")
+        mem.forget(gone.id, reason="not true")
+        publish_to_ducklake(mem, catalog, data)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("team.ducklake")) == [
+        "team.ducklake", "team.ducklake.notes.rewrite"]
+
+
 @pytest.mark.slow
 def test_a_moved_store_still_retracts_what_it_published(tmp_path):
     # reviewer AM: the lake knew a publisher by its path; once the store moved, a memory forgotten in it stayed

@@ -100,8 +100,13 @@ def _rewrite_catalog(lake: Db, catalog_path: Path) -> None:
     """Copy the catalog into a fresh file and put it in the old one's place: DuckDB does not overwrite freed blocks,
     so the old file still held the rows' statistics a publish dropped (FACTS.md). The copy is made through the lake's
     own attach of the catalog, so its lock is held until the fresh file has taken the old one's name: no reader or
-    publisher comes in between."""
+    publisher comes in between (which is also why a copy an earlier publish left, crashing before its replace, can
+    be deleted here)."""
     catalog = catalog_path.expanduser().resolve()
+    left = re.compile(re.escape(catalog.name) + r"\.[0-9a-f]{32}\.rewrite(?:\.wal)?")
+    for stale in catalog.parent.iterdir():  # an earlier publish's copy, left by a crash before its replace
+        if left.fullmatch(stale.name):
+            stale.unlink(missing_ok=True)
     fresh = catalog.with_name(f"{catalog.name}.{uuid.uuid4().hex}.rewrite")
     with translate_errors(f"rewriting the DuckLake catalog {catalog}"):
         lake.con.execute(f"ATTACH {quote_literal(str(fresh))} AS echo_duck_fresh_catalog")

@@ -67,7 +67,7 @@ class Consolidator:
         self.summarizer = summarizer or summaries.episode_summary
         self._working: dict[str, list[tuple[str, str]]] = {}  # session -> working memory handed over at its end
         self._lock = threading.Lock()
-        self._session_locks: dict[str, threading.Lock] = {}
+        self._session_locks: dict[str, tuple[threading.Lock, int]] = {}  # session -> (lock, runs using it)
 
     def hand_over(self, session_id: str, items: list[tuple[str, str]]) -> None:
         """Working memory (role, content) given to this session's next consolidation, in this process only
@@ -79,9 +79,18 @@ class Consolidator:
     def consolidate(self, session: str) -> ConsolidationReport:
         session_id = self.sessions.resolve(session)
         with self._lock:
-            lock = self._session_locks.setdefault(session_id, threading.Lock())
-        with lock:  # one run of a session at a time (the worker's and a direct call): each reads where the last ended
-            return self._consolidate(session_id)
+            lock, users = self._session_locks.get(session_id, (threading.Lock(), 0))
+            self._session_locks[session_id] = (lock, users + 1)
+        try:
+            with lock:  # one run of a session at a time (the worker's and a direct call): each reads where the last ended
+                return self._consolidate(session_id)
+        finally:
+            with self._lock:  # the last run out drops the lock: a long-lived process keeps none per session ever seen
+                lock, users = self._session_locks[session_id]
+                if users > 1:
+                    self._session_locks[session_id] = (lock, users - 1)
+                else:
+                    del self._session_locks[session_id]
 
     def _consolidate(self, session_id: str) -> ConsolidationReport:
         messages = self.sessions.messages(session_id)
