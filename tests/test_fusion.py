@@ -335,3 +335,17 @@ def test_filtered_in_process_ranking_equals_the_sql_macro(world, include_archive
                     assert g[field] == e[field] or (_nan(g[field]) and _nan(e[field])), (f, query, field)
             compared += len(expected)
     assert compared > 100
+
+
+def test_one_authors_near_copies_do_not_push_the_callers_own_out_of_the_pool(world):
+    # reviewer AR (session 58): each arm was cut to its pool over every author before the share ran, so 60 of a
+    # teammate's near-copies left no candidate of Alice's for the share to keep; each author group is pooled alone
+    world.grant(team="core", agent_id="bob", publish=True)
+    bob = world.for_agent("bob", team_id="core")
+    bob.remember_many([{"content": f"which bucket does staging use? the staging bucket is bucket-{i} in cold storage",
+                        "type": "environment", "scope": "team", "team_id": "core"} for i in range(60)])
+    fact = world.remember("the staging bucket is alice-stage in cold storage", type="environment",
+                          provenance="user_stated")
+    for q in ("which staging bucket", "the staging bucket in cold storage"):
+        ranked = assert_same(world, q, 5)
+        assert str(fact.id) in [str(r["id"]) for r in ranked], q

@@ -101,3 +101,60 @@ def test_a_resolved_or_equal_trust_dispute_ranks_as_before(tmp_path):
         assert gates.get(other.id, fusion.KEPT) == fusion.KEPT
     finally:
         host.close()
+
+
+@pytest.mark.parametrize("embedder", ["hash", None], ids=["hash", "real-model"])
+def test_a_teammate_claiming_the_users_word_does_not_outrank_the_callers_own_fact(tmp_path, embedder):
+    # reviewer AR (session 58): only a strictly higher provenance demoted a claim, so a teammate's claim saying
+    # user_stated ranked first in the host's recall while the host's snapshot said the host's own fact stood
+    host = echo_duck.open(tmp_path / "d.duckdb", agent_id="host", admin=True, embedder=embedder or "default")
+    try:
+        for member in ("host", "helper", "third"):
+            host.grant(team="dev", agent_id=member, publish=True)
+        host.remember_many([{"content": t, "type": "environment", "scope": "team", "team_id": "dev"} for t in FILLER])
+        fact = host.remember(FACT, type="user", provenance="user_stated", scope="team", team_id="dev")
+        helper = host.for_agent("helper", team_id="dev")
+        claim = helper.remember(CLAIM, type="user", scope="team", provenance="user_stated")
+        assert [{d.memory_a, d.memory_b} for d in host.contradictions(status="pending")] == [{fact.id, claim.id}]
+        assert "stands (your own memory" in host.snapshot()
+        for question in (QUESTION, "What is the user's favourite editor now?"):
+            hits = host.recall(question, 5, explain=True, reinforce=False)
+            gates = {h.id: h.explanation.gate for h in hits}
+            assert (gates[fact.id], gates[claim.id]) == (fusion.KEPT, fusion.OUTRANKED)
+            assert [h.id for h in hits].index(fact.id) == 0
+            contents = [h["content"] for h in tools.call(host, "memory_search", {"query": question, "k": 5})["hits"]]
+            assert contents.index(FACT) < contents.index(CLAIM)
+            with host.db.transaction("the macro"):  # recall_fused ranks it so too
+                in_sql = host.recall(question, 5, explain=True, reinforce=False, types=["user", "environment"])
+            assert {h.id: h.explanation.gate for h in in_sql}[claim.id] == fusion.OUTRANKED
+        # in the claim's author's own recall its claim stands, as its snapshot says; a third agent demotes neither
+        gates = {h.id: h.explanation.gate for h in helper.recall(QUESTION, 5, explain=True, reinforce=False)}
+        assert gates[claim.id] == fusion.KEPT
+        third = host.for_agent("third", team_id="dev")
+        gates = {h.id: h.explanation.gate for h in third.recall(QUESTION, 5, explain=True, reinforce=False)}
+        assert (gates[fact.id], gates[claim.id]) == (fusion.KEPT, fusion.KEPT)
+    finally:
+        host.close()
+
+
+@pytest.mark.parametrize("embedder", ["hash", None], ids=["hash", "real-model"])
+def test_a_teammates_near_copies_do_not_crowd_the_callers_fact_out_of_recall(tmp_path, embedder):
+    # reviewer AR (session 58): 60 team near-copies of the question filled both arms' pools before the caller's own
+    # share was applied, so alice's user-stated fact was no candidate at all
+    host = echo_duck.open(tmp_path / "d.duckdb", agent_id="host", admin=True, embedder=embedder or "default")
+    try:
+        for member in ("helper", "alice"):
+            host.grant(team="dev", agent_id=member, publish=True)
+        alice, helper = host.for_agent("alice", team_id="dev"), host.for_agent("helper", team_id="dev")
+        alice.remember_many([{"content": t, "type": "environment"} for t in FILLER])
+        fact = alice.remember(FACT, type="user", provenance="user_stated")
+        editors = ["emacs", "nano", "vscode", "sublime", "atom", "kate", "gedit", "helix", "micro", "zed"]
+        helper.remember_many([{"content": f"The user's favourite editor? {CLAIM.replace('emacs', editors[i % 10])} "
+                                          f"(note {i})", "type": "user", "scope": "team"} for i in range(60)])
+        for question in (QUESTION, "What is the user's favourite editor?"):
+            assert fact.id in [h.id for h in alice.recall(question, 5, reinforce=False)], question
+            with alice.db.transaction("the macro"):
+                in_sql = alice.recall(question, 5, reinforce=False, types=["user", "environment"])
+            assert fact.id in [h.id for h in in_sql], question
+    finally:
+        host.close()

@@ -26,7 +26,7 @@ from .decay_terms import micros
 KEPT = "kept"
 COMMON_ONLY = "ranked last: only common keywords"
 WEAK_MEANING = "ranked last: weak meaning match"
-OUTRANKED = "ranked last: disputed by a higher-provenance fact or the host's"
+OUTRANKED = "ranked last: disputed by a fact that stands (yours, the host's or one of higher provenance)"
 CROWDED = "ranked last: half the list is kept for your own"
 
 # sql/macros/20_ranking.sql calibration_constants(): fitted on LoCoMo conversations 0-4 and LongMemEval
@@ -157,13 +157,15 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
     vector_arm_ran = bool(vector_hits)
     rarest = {i: r for i, _, r, _ in keyword_hits}  # kept past the pool cut, as the macro's pooled step keeps it
 
-    # pooled: each arm's best keyword_pool / vector_pool; a candidate outside both is dropped
+    # pooled: each arm's best keyword_pool / vector_pool of each author group; a candidate outside both is dropped
     kw_pool, vec_pool = int(settings["keyword_pool"]), int(settings["vector_pool"])
-    in_keyword = {i: (rank, s, c) for rank, (i, s, _, c) in enumerate(keyword_hits[:kw_pool], start=1)}
+    kw_ranked = _pool(keyword_hits, kw_pool, rows, caller)
+    in_keyword = {i: (rank, s, c) for rank, (i, s, _, c) in kw_ranked}
     stats = vector.stats
+    vec_ranked = _pool(vector_hits, vec_pool, rows, caller)
     in_vector = {i: (rank, s, (s - stats[2 * sc]) / stats[1 + 2 * sc]) if stats is not None else (rank, s, None)
-                 for rank, (i, s, sc) in enumerate(vector_hits[:vec_pool], start=1)}
-    script_of = {i: sc for i, _, sc in vector_hits[:vec_pool]}
+                 for rank, (i, s, sc) in vec_ranked}
+    script_of = {i: sc for _, (i, _, sc) in vec_ranked}
     pooled = in_keyword.keys() | in_vector.keys()
 
     # arms: each arm's confidence over the candidates the caller may see, and their time span
@@ -195,6 +197,22 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
     if caller is not None and _crowd(out, rows, caller, k if asked is None else asked):
         out.sort(key=lambda f: (f.gate != KEPT, -f.score, f.memory_id))
     return out[:k]
+
+
+def _pool(hits: list[tuple], size: int, rows: Mapping[str, dict[str, Any]], caller: str | None) -> list[tuple]:
+    """recall_fused's pooled step for one arm: (rank among all, hit) of the hits (in the arm's order, each hit's id
+    first) that are among the best ``size`` of their author group, pool_group: the caller's own, the host's, every
+    other agent's (None: one group). One teammate's near-copies of a fact must not push the caller's own, or the
+    host's, answer out of the pool before the share (_crowd) can keep a place for it."""
+    taken = [0, 0, 0]
+    out = []
+    for rank, hit in enumerate(hits, start=1):
+        row = rows[hit[0]]
+        group = 0 if caller is None or row["agent"] == caller else 1 if row["by_host"] else 2
+        if taken[group] < size:
+            taken[group] += 1
+            out.append((rank, hit))
+    return out
 
 
 def _crowd(ranked: list[Fused], rows: Mapping[str, dict[str, Any]], caller: str, asked: int) -> bool:

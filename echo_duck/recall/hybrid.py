@@ -209,9 +209,10 @@ class Recaller:
         return [{**stored[f.memory_id], **vars(f)} for f in ranked]
 
     def _outranked(self, pending: list[tuple[str, str]], stored: Mapping[str, dict], caller: str) -> set[str]:
-        """The winners whose pending dispute is with a live fact of higher provenance the caller may see, its own or
-        the winner's author's (``pending``: (winner, other) pairs, the other already known visible; ``caller`` and
-        authors as memory_author names them)."""
+        """The winners whose pending dispute is with a live fact the caller may see that stands against them, as
+        recall_fused's outranked step says: of higher provenance by the winner's own author, else the caller's own
+        (``pending``: (winner, other) pairs, the other already known visible; ``caller`` and authors as memory_author
+        names them)."""
         if not pending:
             return set()
         others = self.eligibility.winners_rows(list({o for _, o in pending}))
@@ -222,7 +223,9 @@ class Recaller:
         def outranks(o: Mapping[str, Any], me: Mapping[str, Any]) -> bool:
             if o["agent_id"] == me["agent_id"] and bool(o.get("by_host")) != bool(me.get("by_host")):
                 return bool(o.get("by_host"))  # the host's over an agent's under its id, whatever their provenance
-            return o["provenance"] > me["provenance"] and author(o) in (caller, author(me))
+            if author(o) == author(me):
+                return o["provenance"] > me["provenance"]
+            return author(o) == caller  # between authors the caller's own stands, whatever the other claims
         return {side for side, other in pending if other in others and others[other]["status"] == "active"
                 and outranks(others[other], stored[side])}
 

@@ -40,9 +40,9 @@
 --              gate_df_ratio, when the vector arm ran) and vector-only candidates below
 --              vector_min_similarity are ranked after every other candidate, so a small store still
 --              returns its best guess and lists are never cut short. Among the k winners, one whose pending
---              dispute is with a live, visible fact of higher provenance (the caller's or the claim author's) is ranked
---              after the kept too
---              ('disputed by a higher-provenance fact or the host's'); half the list is kept for the caller's own kept
+--              dispute is with a live, visible fact that stands against it in the caller's snapshot (the caller's own,
+--              the host's, or one of higher provenance by its own author) is ranked after the kept too
+--              ('disputed by a fact that stands'); half the list is kept for the caller's own kept
 --              candidates when there are that many: other agents' past the rest are ranked after the kept
 --              ('half the list is kept for your own')
 --   session    a kept candidate with a source_session takes session_credit when that is more: follow_weight
@@ -234,7 +234,14 @@ WITH
                CASE WHEN c.bm25_score IS NOT NULL THEN row_number() OVER (
                    PARTITION BY c.bm25_score IS NULL ORDER BY c.bm25_score DESC, c.memory_id) END AS bm25_rank,
                CASE WHEN c.similarity IS NOT NULL THEN row_number() OVER (
-                   PARTITION BY c.similarity IS NULL ORDER BY c.similarity DESC, c.memory_id) END AS vec_rank
+                   PARTITION BY c.similarity IS NULL ORDER BY c.similarity DESC, c.memory_id) END AS vec_rank,
+               -- the rank within the candidate's author group (pool_group), which the pool cut reads
+               CASE WHEN c.bm25_score IS NOT NULL THEN row_number() OVER (
+                   PARTITION BY c.bm25_score IS NULL, pool_group(m.agent_id, m.by_host, p_caller_agent)
+                   ORDER BY c.bm25_score DESC, c.memory_id) END AS bm25_group_rank,
+               CASE WHEN c.similarity IS NOT NULL THEN row_number() OVER (
+                   PARTITION BY c.similarity IS NULL, pool_group(m.agent_id, m.by_host, p_caller_agent)
+                   ORDER BY c.similarity DESC, c.memory_id) END AS vec_group_rank
         FROM candidates c JOIN memories m ON m.id = c.memory_id
         WHERE (m.status = 'active' OR (p_include_superseded AND m.status = 'superseded'))
           AND can_see_as(m.scope, m.agent_id, m.team_id, m.tenant_id, m.source_session, m.tags, m.sensitivity,
@@ -247,20 +254,24 @@ WITH
           AND (p_until IS NULL OR coalesce(m.observed_at, m.created_at) <= p_until)
           AND (p_session IS NULL OR m.source_session = p_session)
     ),
+    -- Each arm's best keyword_pool / vector_pool of each author group (pool_group): one teammate's near-copies of a
+    -- fact must not push the caller's own, or the host's, answer out of the pool before the shared step can keep a
+    -- place for it.
     pooled AS MATERIALIZED (
-        SELECT e.* EXCLUDE (bm25_rank, bm25_score, covered_idf, vec_rank, similarity, script),
-               CASE WHEN e.bm25_rank <= cfg.keyword_pool THEN e.bm25_rank END AS bm25_rank,
-               CASE WHEN e.bm25_rank <= cfg.keyword_pool THEN e.bm25_score END AS bm25_score,
-               CASE WHEN e.bm25_rank <= cfg.keyword_pool THEN e.covered_idf END AS covered_idf,
-               CASE WHEN e.vec_rank <= cfg.vector_pool THEN e.vec_rank END AS vec_rank,
-               CASE WHEN e.vec_rank <= cfg.vector_pool THEN e.similarity END AS similarity,
-               CASE WHEN e.vec_rank <= cfg.vector_pool
+        SELECT e.* EXCLUDE (bm25_rank, bm25_score, covered_idf, vec_rank, similarity, script, bm25_group_rank,
+                            vec_group_rank),
+               CASE WHEN e.bm25_group_rank <= cfg.keyword_pool THEN e.bm25_rank END AS bm25_rank,
+               CASE WHEN e.bm25_group_rank <= cfg.keyword_pool THEN e.bm25_score END AS bm25_score,
+               CASE WHEN e.bm25_group_rank <= cfg.keyword_pool THEN e.covered_idf END AS covered_idf,
+               CASE WHEN e.vec_group_rank <= cfg.vector_pool THEN e.vec_rank END AS vec_rank,
+               CASE WHEN e.vec_group_rank <= cfg.vector_pool THEN e.similarity END AS similarity,
+               CASE WHEN e.vec_group_rank <= cfg.vector_pool
                     THEN (e.similarity - CAST(p_vec_stats AS DOUBLE[])[1 + 2 * e.script])
                          / CAST(p_vec_stats AS DOUBLE[])[2 + 2 * e.script] END AS similarity_z,
-               CASE WHEN e.vec_rank <= cfg.vector_pool THEN e.script END AS script,
+               CASE WHEN e.vec_group_rank <= cfg.vector_pool THEN e.script END AS script,
                (SELECT count(*) > 0 FROM eligible WHERE vec_rank IS NOT NULL) AS vector_arm_ran
         FROM eligible e, cfg
-        WHERE e.bm25_rank <= cfg.keyword_pool OR e.vec_rank <= cfg.vector_pool
+        WHERE e.bm25_group_rank <= cfg.keyword_pool OR e.vec_group_rank <= cfg.vector_pool
     ),
     -- Each arm's confidence over the candidates the caller may see, and the candidates' time span.
     arms AS MATERIALIZED (
@@ -400,12 +411,13 @@ WITH
           AND (o.status <> 'quarantined' OR o.agent_id = p_caller_agent)
         GROUP BY s.side
     ),
-    -- A winner whose pending dispute is with a live fact of higher provenance the caller may see is ranked after the
-    -- kept: the snapshot says that fact stands, so recall must not put the claim disputing it first. Only a fact of
-    -- the caller's own or of the claim's own author counts: another agent's provenance is its claim, and a teammate
-    -- claiming user_stated must not push a third agent's fact down in the caller's recall. Authors as memory_author
-    -- names them: an agent under the host's agent id claiming user_stated pushed the host's fact down; and the host's
-    -- fact outranks such an agent's claim whatever their provenance (dispute_stands).
+    -- A winner whose pending dispute is with a live fact the caller may see that the snapshot says stands against it
+    -- is ranked after the kept, so recall does not put first the claim its prompt names as a claim (dispute_stands):
+    -- between two memories of one author, the one of higher provenance; between authors, the caller's own, whatever
+    -- provenance the other claims (a teammate claiming user_stated ranked its claim above the caller's own fact). A
+    -- teammate's claim never pushes a third agent's fact down in the caller's recall. Authors as memory_author names
+    -- them: an agent under the host's agent id claiming user_stated pushed the host's fact down; and the host's fact
+    -- outranks such an agent's claim whatever their provenance.
     outranked AS (
         SELECT DISTINCT s.side AS id
         FROM (SELECT memory_a AS side, memory_b AS other FROM contradictions WHERE status = 'pending'
@@ -420,16 +432,18 @@ WITH
                    -- whoever reads, as dispute_stands says (agent default's user_stated claim pushed the host's
                    -- consolidated fact down agent default's own recall)
                    THEN coalesce(o.by_host, false)
-                   ELSE o.provenance > me.provenance
-                        AND memory_author(o.agent_id, o.by_host) IN (memory_author(p_caller_agent, p_caller_host),
-                                                                     memory_author(me.agent_id, me.by_host)) END
+                   WHEN memory_author(o.agent_id, o.by_host) = memory_author(me.agent_id, me.by_host)
+                   THEN o.provenance > me.provenance
+                   ELSE NOT dispute_stands(memory_author(me.agent_id, me.by_host), me.provenance,
+                                           memory_author(o.agent_id, o.by_host), o.provenance,
+                                           memory_author(p_caller_agent, p_caller_host)) END
           AND can_see_as(o.scope, o.agent_id, o.team_id, o.tenant_id, o.source_session, o.tags, o.sensitivity,
                          p_caller_agent, p_caller_session, p_caller_teams, p_caller_tenants)
     )
 -- Only the k winners fetch every column of their memory row.
 SELECT top.* EXCLUDE (memory_id)
            REPLACE (CASE WHEN top.gate = 'kept' AND outranked.id IS NOT NULL
-                         THEN 'ranked last: disputed by a higher-provenance fact or the host''s' ELSE top.gate END AS gate),
+                         THEN 'ranked last: disputed by a fact that stands (yours, the host''s or one of higher provenance)' ELSE top.gate END AS gate),
        m.*, conflicts.conflicts_with
 FROM top JOIN memories m ON m.id = top.memory_id
 LEFT JOIN conflicts ON conflicts.id = top.memory_id
