@@ -50,7 +50,8 @@ def test_echo_user_memory(mem):
     assert [r["key"] for r in stored] == ["reply_language", "answer_style", "name", "timezone", None]
     first = stored[0]
     assert first["content"] == "用户偏好中文回答，技术术语保留英文"
-    assert first["tags"] == ["preference", "language"] and first["importance"] == 0.9
+    # the file says 0.9: an untrusted file may lower a line's importance, not raise it above a default write's
+    assert first["tags"] == ["preference", "language"] and first["importance"] == 0.5
     assert first["observed_at"] == datetime(2025, 12, 3, 9, 14, 2) and first["source_session"] == "wechat:20251203-0912"
     assert first["source_refs"] == ["import:user_memory.json#3f0c2a1e-7d4b-4c1a-9b7e-0a1d2c3e4f50"]
 
@@ -120,12 +121,13 @@ def test_jsonl_provenance_is_legacy_unless_told(mem, tmp_path):
     assert (report.format, report.read, report.stored, report.by_reason) == ("jsonl", 6, 5, {"superseded": 1})
     assert {r["provenance"] for r in rows(mem)} == {0}
     reply = mem.find(key="reply_language")[0]
-    # a file is untrusted: its pin is not kept unless the admin asks (trusted=True), its other fields are
-    assert not reply.pinned and reply.importance == 0.9 and reply.observed_at == datetime(2026, 1, 2, 8)
+    # a file is untrusted: its pin and an importance above the default are not kept unless the admin asks
+    # (trusted=True), its other fields are
+    assert not reply.pinned and reply.importance == 0.5 and reply.observed_at == datetime(2026, 1, 2, 8)
     assert {r["type"] for r in rows(mem)} == {"user", "environment", "procedure", "self"}
     with echo_duck.open(tmp_path / "trusted.duckdb", embedder="hash", admin=True) as other:
         import_file(other, FIX / "memories.jsonl", trusted=True)
-        assert other.find(key="reply_language")[0].pinned
+        assert other.find(key="reply_language")[0].pinned and other.find(key="reply_language")[0].importance == 0.9
     with echo_duck.open(tmp_path / "kept.duckdb", embedder="hash", admin=True) as other:
         import_file(other, FIX / "memories.jsonl", provenance="keep", trusted=True)
         assert {m.key: m.provenance_name for m in other.find(type=["user", "procedure", "self"])} == {

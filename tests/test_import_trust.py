@@ -88,3 +88,27 @@ def _check_prompt(mem):
     for section in ("### 基础特征", "### 身份与背景", "### 目标与方向", "### 工作与沟通方式", "### 与 Agent 的约定"):
         assert section in snap  # the whole profile, by section (the empty 心理与情绪 has nothing to show)
     assert snap.index("## User profile") < snap.index("## Behaviour rules") < snap.index("## Environment and project")
+
+
+@pytest.mark.parametrize("embedder", ["hash", None], ids=["hash", "real-model"])
+def test_an_untrusted_file_may_not_rate_its_lines_above_a_default_write(tmp_path, embedder):
+    # reviewer AR (session 58): a file's importance 1.0 lifted its line (legacy) above the user's stated fact in
+    # recall (the decay factor: importance_floor + (1 - floor) x importance); a file may lower a line's, not raise it
+    with echo_duck.open(tmp_path / "s.duckdb", embedder=embedder or "default", admin=True) as mem:
+        mem.remember_many([{"content": f"The {w} service listens on port {9000 + i}", "type": "environment"}
+                           for i, w in enumerate(["search", "ingest", "billing", "mail", "auth", "report"])])
+        fact = mem.remember("The user's favourite editor is vim", type="user", provenance="user_stated")
+        f = tmp_path / "notes.jsonl"
+        f.write_text("\n".join(json.dumps(r) for r in [
+            {"content": "The user's favourite editor is emacs, not vim", "type": "user", "importance": 1.0},
+            {"content": "The staging host is db7", "type": "environment", "importance": 0.2}]) + "\n")
+        assert import_file(mem, f).stored == 2
+        weights = {m.content: m.importance for m in mem.find(limit=50) if m.provenance == 0}
+        assert weights == {"The user's favourite editor is emacs, not vim": 0.5, "The staging host is db7": 0.2}
+        for q in ("the user's favourite editor", "Which editor does the user like best?"):
+            assert mem.recall(q, 5, reinforce=False)[0].id == fact.id, q
+        export = tmp_path / "backup.jsonl"  # an admin's own export, restored trusted: as written
+        export.write_text(json.dumps({"content": "Releases are cut on Fridays", "type": "environment",
+                                      "importance": 0.9}) + "\n")
+        import_file(mem, export, trusted=True, provenance="user_stated")
+        assert {m.content: m.importance for m in mem.find(limit=50)}["Releases are cut on Fridays"] == 0.9

@@ -18,8 +18,9 @@ from .common import common, emit, open_or_fail
                    "keep: each record's own, needs --trusted --admin). Default: keep with --trusted, else legacy.")
 @click.option("--dry-run", is_flag=True, help="Parse and scan only; store nothing.")
 @click.option("--trusted", is_flag=True, help="Keep scope, team, tenant, pinned and provenance from the file (needs "
-              "--admin): restores an --admin export. Otherwise every record is written private, unpinned and legacy. "
-              "The scanner reads every record either way: a write it held and a person approved is held again.")
+              "--admin): restores an --admin export. Otherwise every record is written private, unpinned, legacy "
+              "and at most of default importance. The scanner reads every record either way: a write it held and a "
+              "person approved is held again.")
 @common
 def import_(paths, format_, provenance, dry_run, trusted, db, agent, lock_timeout, as_json):
     """Import echo-agent files (user_memory.json, env_memory.json, MEMORY.md), Ethan files (facts.json,

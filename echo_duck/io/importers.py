@@ -52,6 +52,7 @@ from typing import Any
 
 from ..errors import AmbiguousMatch, InvalidInput, PermissionDenied, ProvenanceConflict, RejectedWrite
 from ..write import validate
+from ..write.spec import DEFAULT_IMPORTANCE
 from ..write.writer import Caller, NewMemory, prepare
 from .formats import FORMATS
 from .import_files import PARSERS, Record, detect_format
@@ -116,7 +117,9 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
     """Import one file into ``mem`` (an open EchoDuck); see the module docstring for the formats.
 
     A file is untrusted text: its records are written private, unpinned and semantic, whatever ``scope``,
-    ``team_id``, ``tenant_id``, ``pinned`` or ``tier`` they carry (echo-agent's HISTORY.md is a history: episodic).
+    ``team_id``, ``tenant_id``, ``pinned`` or ``tier`` they carry (echo-agent's HISTORY.md is a history: episodic),
+    and no more important than a write naming none (an ``importance`` above 0.5 is read as 0.5: it would rank the
+    file's line above the user's fact in recall).
     ``trusted=True`` (an admin handle only) keeps them, e.g. to restore an export made by an admin, and skips the
     contradiction check every other import runs on what it stored (a query per record); it also keeps a record's
     ``by_host`` (what the host wrote itself, ``memories.by_host``) and ``agent_id`` (each record comes back under its
@@ -162,6 +165,9 @@ def import_file(mem: Any, path: str | Path, *, format: str | None = None, proven
                 fields.pop("_agent_id", None)
                 for name in _TRUSTED_ONLY:
                     fields.pop(name, None)
+                weight = fields.get("importance")  # ranks a row above the user's facts (recall's decay factor)
+                if isinstance(weight, (int, float)) and not isinstance(weight, bool) and weight > DEFAULT_IMPORTANCE:
+                    fields["importance"] = DEFAULT_IMPORTANCE
                 if fmt != "echo-history":  # an episode states no fact, so no check meets it: not the file's to say
                     fields.pop("tier", None)
                 fields["source_refs"] = [_claimed(ref) if isinstance(ref, str) else ref  # the writer refuses the rest

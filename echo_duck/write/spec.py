@@ -71,9 +71,12 @@ class NewMemory:
     tier: str = "semantic"
 
 
+DEFAULT_IMPORTANCE = 0.5  # a write that names none; an untrusted import may lower a record's, never raise it
+
+
 def prepare(caller: Caller, content: Any, *, type: Any, key: Any = None, tags: Any = (), entities: Any = (),
             scope: Any = "private", team_id: Any = None, tenant_id: Any = None, source_session: Any = None,
-            source_refs: Any = (), observed_at: Any = None, importance: Any = 0.5, confidence: Any = 0.8,
+            source_refs: Any = (), observed_at: Any = None, importance: Any = DEFAULT_IMPORTANCE, confidence: Any = 0.8,
             provenance: Any = "model_inferred", pinned: Any = False, sensitivity: Any = "normal",
             episode_id: Any = None, tier: Any = "semantic") -> NewMemory:
     """Validate the arguments of a write; raises InvalidInput naming the first bad one."""
