@@ -57,7 +57,7 @@ def export(path, format_, history, db, agent, lock_timeout, as_json):
     """
     from ..io.exporters import export_jsonl, export_parquet
 
-    fmt = format_ or ("parquet" if path.endswith(".parquet") else "jsonl")
+    fmt = format_ or ("parquet" if path.lower().endswith(".parquet") else "jsonl")
     with open_or_fail(db, agent, lock_timeout, read_only=True) as mem:
         report = (export_parquet if fmt == "parquet" else export_jsonl)(mem, path, include_history=history)
     emit(report.to_dict(), as_json, f"exported {report.rows} memories to {report.path}")

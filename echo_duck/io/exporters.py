@@ -47,7 +47,8 @@ class ExportReport:
 
 def export_jsonl(mem: Any, path: str | Path, *, include_history: bool = False) -> ExportReport:
     """One JSON object per line, oldest first, timestamps in ISO format, UTF-8 (Chinese kept as is)."""
-    target = _replacing(mem, path)
+    target = _replacing(mem, path)  # checks the path first
+    _named_for(path, "jsonl")
     frame = _rows(mem, include_history)
     mark = {HOST_BACKUP: True} if mem.caller.admin else {}  # an agent handle may not read it (agent_files)
     with target as tmp:
@@ -63,13 +64,24 @@ def export_parquet(mem: Any, path: str | Path, *, include_history: bool = False)
     """One Parquet file (zstd) with the columns of ``memories``; ids as text, tags as lists."""
     import pyarrow.parquet as pq
 
-    target = _replacing(mem, path)
+    target = _replacing(mem, path)  # checks the path first
+    _named_for(path, "parquet")
     table = _rows(mem, include_history).to_arrow()
     if mem.caller.admin:  # marked: an agent handle may not read it (agent_files)
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), HOST_BACKUP.encode(): b"true"})
     with target as tmp:
         pq.write_table(table, tmp, compression="zstd")
     return ExportReport(str(path), "parquet", table.num_rows)
+
+
+def _named_for(path: str | Path, fmt: str) -> None:
+    """Refuse a file name whose extension says the other format: import reads a file by its extension, so a backup
+    written as Parquet under a .jsonl name (or the reverse) would not come back."""
+    name = str(path).lower()
+    other = "parquet" if name.endswith(".parquet") else "jsonl" if name.endswith((".jsonl", ".ndjson")) else fmt
+    if other != fmt:
+        raise InvalidInput(f"{path} is named as a {other} file but the export writes {fmt}: name it *.{fmt}, or ask "
+                           f"for {other}")
 
 
 def _rows(mem: Any, include_history: bool) -> pl.DataFrame:

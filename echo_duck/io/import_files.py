@@ -186,6 +186,8 @@ def _loads(path: Path, text: str, line: int | None) -> Any:
         raise InvalidInput(f"{at}: not valid JSON ({e.msg})") from None
     except RecursionError:
         raise InvalidInput(f"{where}: JSON nested too deep to read; not a memory file") from None
+    except ValueError as e:  # an integer of more digits than Python converts (sys.get_int_max_str_digits)
+        raise InvalidInput(f"{where}: a number too long to read ({str(e)[:80]}); not a memory file") from None
 
 
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)

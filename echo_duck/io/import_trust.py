@@ -130,9 +130,9 @@ def chain_order(objects: list[tuple[str, Any]]) -> tuple[list[tuple[str, Any]], 
     roots: dict[tuple, set[str]] = {}
     groups: dict[int, tuple[tuple, str]] = {}  # id() of a keyed record -> ((agent, key), its chain's root)
     for o in by_id.values():
-        key = o.get("key")
-        if key is not None:
-            group, first = (o.get("agent_id"), key), root(o)
+        key, owner = o.get("key"), o.get("agent_id")
+        if isinstance(key, str) and (owner is None or isinstance(owner, str)):  # others: refused by name later
+            group, first = (owner, key), root(o)
             groups[id(o)] = (group, first)
             roots.setdefault(group, set()).add(first)
 

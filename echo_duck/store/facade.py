@@ -287,11 +287,14 @@ class EchoDuck(ReadVerbs, SessionVerbs, LifecycleVerbs, KnowledgeBaseVerbs, Admi
 
     def update(self, target: Any, content: str | None = None, *, provenance: str | int = "model_inferred",
                reason: str | None = None, **changes: Any) -> Memory:
-        """New version of a live memory named by id or key; the old one is kept and superseded."""
+        """New version of a live memory named by id or key; the old one is kept and superseded. A field given as None
+        is left as it is (clear a list with ``tags=[]``); changing nothing returns the memory, no new version."""
+        changes = {name: value for name, value in changes.items() if value is not None}  # a JSON null cleared tags
         if content is not None:
             changes["content"] = content
         if not changes:  # it wrote a new, identical version (and an event) for nothing
-            raise InvalidInput("update needs something to change: content= or a field such as tags=, importance=")
+            raise InvalidInput("update needs something to change: content= or a field such as tags=, importance= "
+                               "(a field given as None is left as it is)")
         memory = self.writer.update(self.caller, target, changes, provenance=provenance, reason=reason, owe="full")
         self.checker.check(self.caller, [memory.id])
         return self._reload(memory)

@@ -162,3 +162,18 @@ def observed_by_now(caller: Caller, spec: NewMemory, now: datetime) -> NewMemory
     if caller.admin or spec.observed_at is None or spec.observed_at <= now:
         return spec
     return replace(spec, observed_at=now)
+
+
+def unchanged(spec: NewMemory, old: dict[str, Any]) -> bool:
+    """Whether an update's new version would be ``old`` again: every field, the provenance and the tier equal (lists
+    in order; times are naive UTC on both sides, validate.timestamp). A doubt reads as changed: a new version."""
+    def same(name: str) -> bool:
+        new, was = getattr(spec, name), old[name]
+        if isinstance(new, tuple):
+            return list(new) == list(was or ())
+        if name == "episode_id":
+            return str(new) == str(was)
+        return new == was
+    return all(same(name) for name in ("content", "type", "key", "tags", "entities", "scope", "team_id", "tenant_id",
+                                       "source_session", "source_refs", "observed_at", "importance", "confidence",
+                                       "provenance", "pinned", "sensitivity", "episode_id", "tier"))

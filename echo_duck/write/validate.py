@@ -251,6 +251,8 @@ def key(value: Any) -> str | None:
     k = label(value, "key", max_chars=MAX_KEY_CHARS)
     if k.startswith("profile:"):  # a profile section is a heading of the prompt: one spelling per heading
         k = "profile:" + section_name(k[8:])
+        if k == "profile:":  # the snapshot showed an empty heading; profile_update refused the same section
+            raise InvalidInput("key 'profile:' names no section: write 'profile:<section>' (e.g. 'profile:preferences')")
         _one_alphabet(k[8:], "profile section", "a profile section")
     if len(k) > MAX_KEY_CHARS:  # NFKC may lengthen a section's name ("ﬃ" is "ffi")
         raise InvalidInput(f"key is {len(k):,} characters once its section name is folded (NFKC); the limit is "

@@ -153,6 +153,8 @@ class Writer:
         if (spec.key, spec.scope, spec.team_id, spec.tenant_id) != (old["key"], old["scope"], old["team_id"],
                                                                      old["tenant_id"]):  # the old version would stay
             raise InvalidInput("update() keeps key, scope, team and tenant; write a new memory to move a fact")
+        if guards.unchanged(spec, old):  # as remember() restating a fact: no new version, no event
+            return self._memory(old["id"])
         held = self.check(caller, spec)  # before the transaction: a refusal must still be logged
         by_host = guards.new_words_by_host(caller, old, spec.content, words_by_host)
         if held is not None:  # stored beside the live version, which stays until a person approves this one
