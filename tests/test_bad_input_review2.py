@@ -92,5 +92,8 @@ def test_an_export_is_named_for_its_format(mem, tmp_path):
         export_parquet(mem, tmp_path / "x.jsonl")
     with pytest.raises(InvalidInput, match="named as a parquet file"):
         export_jsonl(mem, tmp_path / "x.parquet")
-    assert not (tmp_path / "x.jsonl").exists() and not (tmp_path / "x.parquet").exists()
+    for name in ("backup.md", "backup.JSON"):  # reviewer AT: import read them as MEMORY.md or JSON, storing nothing
+        with pytest.raises(InvalidInput, match="reads as Markdown or JSON"):
+            export_jsonl(mem, tmp_path / name)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(("x.", "backup.m", "backup.J"))]
     mem.close()

@@ -8,6 +8,8 @@ test fails on the code before.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 import echo_duck
@@ -156,5 +158,75 @@ def test_a_teammates_near_copies_do_not_crowd_the_callers_fact_out_of_recall(tmp
             with alice.db.transaction("the macro"):
                 in_sql = alice.recall(question, 5, reinforce=False, types=["user", "environment"])
             assert fact.id in [h.id for h in in_sql], question
+    finally:
+        host.close()
+
+
+def test_as_of_recall_ranks_a_disputing_claim_as_recall_does(tmp_path):
+    # reviewer AT (session 58): recall(as_of=) had no outranked step: the claim the snapshot (as of then) names as a
+    # claim came first
+    host = echo_duck.open(tmp_path / "d.duckdb", agent_id="host", admin=True, embedder="hash")
+    try:
+        for member in ("host", "helper"):
+            host.grant(team="dev", agent_id=member, publish=True)
+        host.remember_many([{"content": t, "type": "environment", "scope": "team", "team_id": "dev"} for t in FILLER])
+        fact = host.remember(FACT, type="user", provenance="user_stated", scope="team", team_id="dev")
+        claim = host.for_agent("helper", team_id="dev").remember(CLAIM, type="user", scope="team",
+                                                                  provenance="user_stated")
+        for hits in (host.recall(QUESTION, 5, explain=True, reinforce=False),
+                     host.recall(QUESTION, 5, explain=True, reinforce=False, as_of=host.now() + timedelta(seconds=1))):
+            gates = {h.id: h.explanation.gate for h in hits}
+            assert (gates[fact.id], gates[claim.id]) == (fusion.KEPT, fusion.OUTRANKED)
+            assert hits[0].id == fact.id
+    finally:
+        host.close()
+
+
+def test_pools_and_the_share_go_by_author_not_agent_id(tmp_path):
+    # reviewer AT: an agent handle under the host's agent id ('default', by_host false) was pooled and shared as the
+    # host's own; and every other member shared one pool, so one member's copies pushed another member's answer out
+    host = echo_duck.open(tmp_path / "d.duckdb", admin=True, embedder="hash")  # the host acts as agent 'default'
+    try:
+        fact = host.remember("the staging bucket is host-stage in cold storage", type="environment",
+                             provenance="user_stated")
+        host.for_agent("default").remember_many([  # what echo_duck.open(path) without admin is: an agent
+            {"content": f"which bucket does staging use? the staging bucket is bucket-{i} in cold storage",
+             "type": "environment"} for i in range(60)])
+        for q in ("which staging bucket", "the staging bucket in cold storage"):
+            assert fact.id in [h.id for h in host.recall(q, 5, reinforce=False)], q
+            with host.db.transaction("the macro"):
+                assert fact.id in [h.id for h in host.recall(q, 5, reinforce=False, types=["environment"])], q
+            later = host.now() + timedelta(seconds=1)
+            assert fact.id in [h.id for h in host.recall(q, 5, reinforce=False, as_of=later)], q
+        for member in ("alice", "bob", "mallory"):
+            host.grant(team="dev", agent_id=member, publish=True)
+        bob = host.for_agent("bob", team_id="dev").remember("the kestrel staging bucket is bob-stage", scope="team",
+                                                           type="environment", provenance="user_stated")
+        host.for_agent("mallory", team_id="dev").remember_many([
+            {"content": f"kestrel staging bucket? the kestrel staging bucket is k-{i}", "type": "environment",
+             "scope": "team"} for i in range(60)])
+        alice = host.for_agent("alice", team_id="dev")
+        assert bob.id in [h.id for h in alice.recall("which kestrel staging bucket", 5, reinforce=False)]
+    finally:
+        host.close()
+
+
+@pytest.mark.parametrize("embedder, arms", [("none", ("keyword", "vector")), ("hash", ("keyword",))])
+def test_a_filtered_recall_in_process_ranks_as_the_macro_among_many_authors(tmp_path, embedder, arms):
+    # reviewer AT: a filtered recall in process read only the best keyword_pool matches of all, while recall_fused
+    # pools each author's: with a member's 60 keyword copies the caller's answer left the in-process list only
+    host = echo_duck.open(tmp_path / "d.duckdb", agent_id="host", admin=True, embedder=embedder)
+    try:
+        for member in ("alice", "helper"):
+            host.grant(team="dev", agent_id=member, publish=True)
+        alice, helper = host.for_agent("alice", team_id="dev"), host.for_agent("helper", team_id="dev")
+        fact = alice.remember("the kestrel staging bucket is alice-stage", type="environment", provenance="user_stated")
+        helper.remember_many([{"content": f"kestrel staging bucket? note {i}: kestrel staging bucket kestrel staging "
+                                          f"bucket id {i}", "type": "environment", "scope": "team"} for i in range(60)])
+        q = "kestrel staging bucket"
+        in_process = [h.id for h in alice.recall(q, 5, reinforce=False, types=["environment"], arms=arms)]
+        with alice.db.transaction("the macro"):
+            in_sql = [h.id for h in alice.recall(q, 5, reinforce=False, types=["environment"], arms=arms)]
+        assert in_process == in_sql and fact.id in in_process
     finally:
         host.close()

@@ -78,6 +78,8 @@ def _named_for(path: str | Path, fmt: str) -> None:
     """Refuse a file name whose extension says the other format: import reads a file by its extension, so a backup
     written as Parquet under a .jsonl name (or the reverse) would not come back."""
     name = str(path).lower()
+    if name.endswith((".md", ".markdown", ".json")):  # import reads these as MEMORY.md or a JSON document: nothing back
+        raise InvalidInput(f"{path} is named as a file import reads as Markdown or JSON, not {fmt}: name it *.{fmt}")
     other = "parquet" if name.endswith(".parquet") else "jsonl" if name.endswith((".jsonl", ".ndjson")) else fmt
     if other != fmt:
         raise InvalidInput(f"{path} is named as a {other} file but the export writes {fmt}: name it *.{fmt}, or ask "

@@ -14,13 +14,14 @@ logs nothing: reading the past does not change it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from ..index.keyword import query_text
-from ..models import Event, History, Memory
+from ..models import Event, History, Memory, memory_author
 from ..storage.db import Db, uuid_list
 from ..text import when
 from ..text.when import text_script
@@ -134,7 +135,7 @@ class TimeTravel:
         reranker, rerank_settings = self.recaller.reranker, self.recaller.rerank_settings
         ranked = fusion.fuse(keyword, vector, eligible, settings, fetched(query.k, reranker, rerank_settings), time,
                              query.min_score, bridged, None if vectors is None else vectors.inner_products,
-                             caller=caller.agent_id, asked=query.k)
+                             caller=caller.agent_id, asked=query.k, caller_host=caller.admin)
         if not ranked:
             return []
         winners = uuid_list([f.memory_id for f in ranked])
@@ -146,6 +147,13 @@ class TimeTravel:
                                                         **_who(caller))}
             for side, other in ((s, o) for s, o, _ in pairs if str(o) in seen):
                 stored[side]["conflicts_with"] = [*(stored[side]["conflicts_with"] or []), other]
+            pending = [(s, str(o)) for s, o, p in pairs if p and str(o) in seen]
+            others = {str(r["id"]): r for r in self.db.dicts("rows_as_of", ts=ts,
+                                                              ids=uuid_list(list({o for _, o in pending})))}
+        # recall's outranked step, as things stood at ts: the claim its snapshot then names as a claim ranks last
+        if out := fusion.outranked(pending, stored, others, memory_author(caller.agent_id, caller.admin)):
+            ranked = sorted((replace(f, gate=fusion.OUTRANKED) if f.gate == fusion.KEPT and f.memory_id in out else f
+                             for f in ranked), key=lambda f: (f.gate != fusion.KEPT, -f.score, f.memory_id))
         rows = [{**stored[f.memory_id], **vars(f)} for f in ranked if f.memory_id in stored]
         hits = [hit_from_row(row, arm, explain, v_text if v_text != query.text else None, time.window) for row in rows]
         gated = {str(row["id"]) for row in rows if row["gate"] != fusion.KEPT}

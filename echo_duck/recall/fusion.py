@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
 from ..index.keyword_search import KeywordArm
+from ..models import memory_author
 from .decay_terms import micros
 
 KEPT = "kept"
@@ -135,7 +136,7 @@ def calibration_stats(n0: float, sum0: float, sumsq0: float, n1: float, sum1: fl
 def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str, Any]], settings: dict[str, float],
          k: int, time: TimeTerms = NO_TIME, min_score: float | None = None, bridge: KeywordArm | None = None,
          inner_products: Callable[[str, Sequence[str]], Sequence[float | None]] | None = None, *,
-         caller: str | None = None, asked: int | None = None) -> list[Fused]:
+         caller: str | None = None, asked: int | None = None, caller_host: bool = False) -> list[Fused]:
     """The best ``k`` candidates: kept ones first, then gated, each by score, then id. ``eligible`` maps
     each candidate the caller may see to its recall_eligible row (read only for the candidates that make
     a pool: eligibility.py computes the decay terms on demand), ``settings`` the settings table by name;
@@ -143,7 +144,8 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
     ``inner_products(id, others)``: the inner products of a memory's vector of ``vector.model_id`` with others'
     (None where one has none), as recall_fused's update link reads memory_vectors (None: no update_credit);
     ``caller``: the agent recalling (None: no share), ``asked``: the hits asked for (None: ``k``), half of which is
-    kept for the caller's own kept candidates (_crowd)."""
+    kept for the caller's own kept candidates (_crowd); ``caller_host``: the caller is an admin handle, whose own are
+    the rows the host wrote (memory_author)."""
     if not eligible:
         return []
     rows = eligible
@@ -159,10 +161,10 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
 
     # pooled: each arm's best keyword_pool / vector_pool of each author group; a candidate outside both is dropped
     kw_pool, vec_pool = int(settings["keyword_pool"]), int(settings["vector_pool"])
-    kw_ranked = _pool(keyword_hits, kw_pool, rows, caller)
+    kw_ranked = _pool(keyword_hits, kw_pool, rows, caller is not None)
     in_keyword = {i: (rank, s, c) for rank, (i, s, _, c) in kw_ranked}
     stats = vector.stats
-    vec_ranked = _pool(vector_hits, vec_pool, rows, caller)
+    vec_ranked = _pool(vector_hits, vec_pool, rows, caller is not None)
     in_vector = {i: (rank, s, (s - stats[2 * sc]) / stats[1 + 2 * sc]) if stats is not None else (rank, s, None)
                  for rank, (i, s, sc) in vec_ranked}
     script_of = {i: sc for _, (i, _, sc) in vec_ranked}
@@ -194,35 +196,54 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
     updates = _updates(out, rows, time, vector.model_id and inner_products)
     out = [f for f in _followed(out, rows, updates) if min_score is None or f.relevance >= min_score]
     out.sort(key=lambda f: (f.gate != KEPT, -f.score, f.memory_id))  # canonical uuid texts sort as DuckDB's UUIDs
-    if caller is not None and _crowd(out, rows, caller, k if asked is None else asked):
+    if caller is not None and _crowd(out, rows, memory_author(caller, caller_host), k if asked is None else asked):
         out.sort(key=lambda f: (f.gate != KEPT, -f.score, f.memory_id))
     return out[:k]
 
 
-def _pool(hits: list[tuple], size: int, rows: Mapping[str, dict[str, Any]], caller: str | None) -> list[tuple]:
+def outranked(pending: Sequence[tuple[str, str]], stored: Mapping[str, Mapping[str, Any]],
+              others: Mapping[str, Mapping[str, Any]], caller: str) -> set[str]:
+    """recall_fused's outranked step: the winners (``stored`` rows by id) whose pending dispute (``pending``: (winner,
+    other) pairs, the other visible to the caller) is with a live fact (``others`` rows by id) that stands against
+    them, as dispute_stands says: of higher provenance by the winner's own author, else the caller's own (authors and
+    ``caller`` as memory_author names them); the host's over an agent's under its agent id, whatever their provenance."""
+    def author(row: Mapping[str, Any]) -> str:
+        return memory_author(row["agent_id"], row.get("by_host"))
+
+    def outranks(o: Mapping[str, Any], me: Mapping[str, Any]) -> bool:
+        if o["agent_id"] == me["agent_id"] and bool(o.get("by_host")) != bool(me.get("by_host")):
+            return bool(o.get("by_host"))
+        if author(o) == author(me):
+            return o["provenance"] > me["provenance"]
+        return author(o) == caller  # between authors the caller's own stands, whatever the other claims
+    return {side for side, other in pending if other in others and others[other]["status"] == "active"
+            and outranks(others[other], stored[side])}
+
+
+def _pool(hits: list[tuple], size: int, rows: Mapping[str, dict[str, Any]], by_author: bool) -> list[tuple]:
     """recall_fused's pooled step for one arm: (rank among all, hit) of the hits (in the arm's order, each hit's id
-    first) that are among the best ``size`` of their author group, pool_group: the caller's own, the host's, every
-    other agent's (None: one group). One teammate's near-copies of a fact must not push the caller's own, or the
-    host's, answer out of the pool before the share (_crowd) can keep a place for it."""
-    taken = [0, 0, 0]
+    first) that are among the best ``size`` of their author's (memory_author; ``by_author`` False: of all). One
+    member's near-copies of a fact must not push the caller's own, the host's or another member's answer out of the
+    pool before the share (_crowd) can keep a place for it."""
+    taken: dict[tuple, int] = {}
     out = []
     for rank, hit in enumerate(hits, start=1):
         row = rows[hit[0]]
-        group = 0 if caller is None or row["agent"] == caller else 1 if row["by_host"] else 2
-        if taken[group] < size:
-            taken[group] += 1
+        author = (row["agent"], bool(row["by_host"])) if by_author else ()
+        if taken.get(author, 0) < size:
+            taken[author] = taken.get(author, 0) + 1
             out.append((rank, hit))
     return out
 
 
 def _crowd(ranked: list[Fused], rows: Mapping[str, dict[str, Any]], caller: str, asked: int) -> bool:
-    """recall_fused's shared step: half the ``asked`` hits, rounded up, is kept for the caller's own kept candidates as
-    far as there are that many; the rest goes to other agents' kept candidates, each author's best first, then in
+    """recall_fused's shared step (authors and ``caller`` as memory_author names them): half the ``asked`` hits,
+    rounded up, is kept for the caller's own kept candidates as far as there are that many; the rest goes to other agents' kept candidates, each author's best first, then in
     ``ranked``'s order, and those past it take the gate CROWDED, in place. Whether any did. One member's (or two
     members') paraphrases of a question must not push the caller's own answer, nor the host's team fact, out."""
     kept = [p for p, f in enumerate(ranked) if f.gate == KEPT]
-    past = past_share([rows[ranked[p].memory_id]["agent"] for p in kept], caller, asked,
-                      [rows[ranked[p].memory_id]["by_host"] for p in kept])
+    authors = [memory_author(rows[ranked[p].memory_id]["agent"], rows[ranked[p].memory_id]["by_host"]) for p in kept]
+    past = past_share(authors, caller, asked, [rows[ranked[p].memory_id]["by_host"] for p in kept])
     for j in past:
         ranked[kept[j]] = replace(ranked[kept[j]], gate=CROWDED)
     return bool(past)

@@ -130,12 +130,13 @@ class Recaller:
         if b_tokens is not None and not in_sql:
             bridged = bridge_arm.bridge_coverage(b_tokens, vector, self.indexer.keyword_search, counted)
         if q_tokens is not None and not in_sql and query.filtered:
-            # Filtered: among the matches the caller may see and asked for, fusion ranks the best keyword_pool,
-            # and reads the rarest-term ratio of any of them in the vector arm; the rest cannot change the list.
+            # Filtered: every match the caller may see and asked for, as recall_fused reads them inside a transaction
+            # (keyword_candidates, all): fusion pools each author's best keyword_pool, so the best keyword_pool of
+            # all could leave out the caller's answer behind a member's near-copies.
             with self.db.reading(catch_up=False):
                 keep = self.eligibility.keyword_keep(who=who, include_superseded=query.include_archived, filters=wanted)
-                keyword = self.indexer.keyword_search.search(q_tokens, int(settings["keyword_pool"]), keep=keep,
-                                                             also=vector.ids, counted=counted)
+                keyword = self.indexer.keyword_search.search(q_tokens, None, keep=keep, also=vector.ids,
+                                                             counted=counted)
         fetch = fetched(query.k, self.reranker, self.rerank_settings)
         time = self.time_terms(query.text)
         with self.db.reading(catch_up=False):
@@ -188,7 +189,7 @@ class Recaller:
                                          settings=settings, reviews=reviews, filters=wanted)
         ranked = fusion.fuse(keyword, vector, eligible, settings, fetch, time, min_score, bridged,
                              self.indexer.vectors.inner_products if self.indexer.vectors is not None else None,
-                             caller=who["p_caller_agent"], asked=asked)
+                             caller=who["p_caller_agent"], asked=asked, caller_host=bool(who["p_caller_host"]))
         if not ranked:
             return []
         winner_ids = [f.memory_id for f in ranked]
@@ -215,19 +216,7 @@ class Recaller:
         names them)."""
         if not pending:
             return set()
-        others = self.eligibility.winners_rows(list({o for _, o in pending}))
-
-        def author(row: Mapping[str, Any]) -> str:
-            return memory_author(row["agent_id"], row.get("by_host"))
-
-        def outranks(o: Mapping[str, Any], me: Mapping[str, Any]) -> bool:
-            if o["agent_id"] == me["agent_id"] and bool(o.get("by_host")) != bool(me.get("by_host")):
-                return bool(o.get("by_host"))  # the host's over an agent's under its id, whatever their provenance
-            if author(o) == author(me):
-                return o["provenance"] > me["provenance"]
-            return author(o) == caller  # between authors the caller's own stands, whatever the other claims
-        return {side for side, other in pending if other in others and others[other]["status"] == "active"
-                and outranks(others[other], stored[side])}
+        return fusion.outranked(pending, stored, self.eligibility.winners_rows(list({o for _, o in pending})), caller)
 
     def _fused_in_sql(self, q_tokens, vector, who, filters, time, min_score, fetch, b_tokens=None,
                       asked=None) -> list[dict]:
@@ -278,14 +267,14 @@ def _crowded(hits: list, caller: str, asked: int, last: set[str], caller_host: b
     hits kept for the caller's own leaves them. A member's team documents must not take the places its memories may
     not. A document is the caller's own as kb_search_hits counts it: its agent id and, on an admin handle
     (``caller_host``), the host's mark, else not (an agent handle may carry the host's agent id)."""
-    def author(h) -> str:
+    def author(h) -> str:  # as memory_author names them: the host's rows and documents are the host's
         if h.origin == "memory":
-            return h.memory.agent_id
-        mark = bool(h.chunk.by_host) == caller_host
-        return h.chunk.owner if h.chunk.owner != caller or mark else h.chunk.owner + "\x00"  # another author
+            return memory_author(h.memory.agent_id, h.memory.by_host)
+        return memory_author(h.chunk.owner, h.chunk.by_host)
     kept = [h for h in hits if h.id not in last]
     host = [bool(h.memory.by_host if h.origin == "memory" else h.chunk.by_host) for h in kept]  # the host's first
-    return {kept[j].id for j in fusion.past_share([author(h) for h in kept], caller, asked, host)}
+    return {kept[j].id for j in fusion.past_share([author(h) for h in kept], memory_author(caller, caller_host), asked,
+                                                  host)}
 
 
 def _conflicts_by_side(open_: list[tuple], winners: Mapping[str, Any]) -> list[tuple[str, Any, bool]]:

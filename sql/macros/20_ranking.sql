@@ -114,12 +114,6 @@ CREATE OR REPLACE MACRO mostly_asks(t) AS
                  AND list_sum(list_transform(parts, s -> CASE WHEN regexp_matches(s, '[?？]$') THEN 1 ELSE 0 END)) > 0
     )[1], false) ELSE false END;
 
--- pool_group(p_agent, p_by_host, p_caller_agent) -> INTEGER: the author group a recall candidate is pooled in
--- (recall_fused's pooled step takes each arm's best keyword_pool / vector_pool of each group): 0 the caller's own,
--- 1 the host's rows (memories.by_host), 2 every other agent's.
-CREATE OR REPLACE MACRO pool_group(p_agent, p_by_host, p_caller_agent) AS
-    CASE WHEN p_agent = p_caller_agent THEN 0 WHEN coalesce(p_by_host, false) THEN 1 ELSE 2 END;
-
 -- calibration_constants() -> STRUCT: the constants of the calibrated fusion (recall_fused, kb_search_hits);
 -- SELECT unnest(calibration_constants()) shows them as columns. A scalar macro, so other scalar macros
 -- may read it (an attached store exports scalar macros before table macros). Fitted on LoCoMo

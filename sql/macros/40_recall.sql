@@ -235,12 +235,12 @@ WITH
                    PARTITION BY c.bm25_score IS NULL ORDER BY c.bm25_score DESC, c.memory_id) END AS bm25_rank,
                CASE WHEN c.similarity IS NOT NULL THEN row_number() OVER (
                    PARTITION BY c.similarity IS NULL ORDER BY c.similarity DESC, c.memory_id) END AS vec_rank,
-               -- the rank within the candidate's author group (pool_group), which the pool cut reads
+               -- the rank among its author's candidates (memory_author), which the pool cut reads
                CASE WHEN c.bm25_score IS NOT NULL THEN row_number() OVER (
-                   PARTITION BY c.bm25_score IS NULL, pool_group(m.agent_id, m.by_host, p_caller_agent)
+                   PARTITION BY c.bm25_score IS NULL, memory_author(m.agent_id, m.by_host)
                    ORDER BY c.bm25_score DESC, c.memory_id) END AS bm25_group_rank,
                CASE WHEN c.similarity IS NOT NULL THEN row_number() OVER (
-                   PARTITION BY c.similarity IS NULL, pool_group(m.agent_id, m.by_host, p_caller_agent)
+                   PARTITION BY c.similarity IS NULL, memory_author(m.agent_id, m.by_host)
                    ORDER BY c.similarity DESC, c.memory_id) END AS vec_group_rank
         FROM candidates c JOIN memories m ON m.id = c.memory_id
         WHERE (m.status = 'active' OR (p_include_superseded AND m.status = 'superseded'))
@@ -254,9 +254,9 @@ WITH
           AND (p_until IS NULL OR coalesce(m.observed_at, m.created_at) <= p_until)
           AND (p_session IS NULL OR m.source_session = p_session)
     ),
-    -- Each arm's best keyword_pool / vector_pool of each author group (pool_group): one teammate's near-copies of a
-    -- fact must not push the caller's own, or the host's, answer out of the pool before the shared step can keep a
-    -- place for it.
+    -- Each arm's best keyword_pool / vector_pool of each author (memory_author: the host's rows and an agent's under
+    -- the host's agent id are two): one member's near-copies of a fact must not push the caller's own, the host's or
+    -- another member's answer out of the pool before the shared step can keep a place for it.
     pooled AS MATERIALIZED (
         SELECT e.* EXCLUDE (bm25_rank, bm25_score, covered_idf, vec_rank, similarity, script, bm25_group_rank,
                             vec_group_rank),
@@ -377,19 +377,22 @@ WITH
     -- paraphrases of a question by one member (or by two, or by as many members as there are places) must not push
     -- the caller's own answer, nor the host's team fact, out of the list.
     shared AS (
-        SELECT s.* EXCLUDE (agent_id, by_host, own_kept, other_rank)
-               REPLACE (CASE WHEN s.gate = 'kept' AND s.agent_id <> p_caller_agent
+        SELECT s.* EXCLUDE (agent_id, by_host, author, own_kept, other_rank)
+               REPLACE (CASE WHEN s.gate = 'kept' AND s.author <> memory_author(p_caller_agent, p_caller_host)
                                   AND s.other_rank > coalesce(p_asked, p_k)
                                                      - least(s.own_kept, (coalesce(p_asked, p_k) + 1) // 2)
                              THEN 'ranked last: half the list is kept for your own' ELSE s.gate END AS gate)
         FROM (SELECT t.* EXCLUDE (author_turn),
-                     count(*) FILTER (WHERE t.gate = 'kept' AND t.agent_id = p_caller_agent) OVER () AS own_kept,
-                     row_number() OVER (PARTITION BY t.gate = 'kept' AND t.agent_id <> p_caller_agent
+                     count(*) FILTER (WHERE t.gate = 'kept' AND t.author = memory_author(p_caller_agent, p_caller_host))
+                         OVER () AS own_kept,
+                     row_number() OVER (PARTITION BY t.gate = 'kept'
+                                                     AND t.author <> memory_author(p_caller_agent, p_caller_host)
                                         ORDER BY NOT t.by_host, NOT t.by_host AND t.author_turn > 1, t.score DESC,
                                                  t.memory_id)
                          AS other_rank
-              FROM (SELECT sc.*, row_number() OVER (PARTITION BY sc.agent_id, sc.gate = 'kept'
-                                                    ORDER BY sc.score DESC, sc.memory_id) AS author_turn
+              FROM (SELECT sc.*, memory_author(sc.agent_id, sc.by_host) AS author,
+                           row_number() OVER (PARTITION BY memory_author(sc.agent_id, sc.by_host), sc.gate = 'kept'
+                                              ORDER BY sc.score DESC, sc.memory_id) AS author_turn
                     FROM scored sc) t) s
     ),
     top AS MATERIALIZED (
