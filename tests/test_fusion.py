@@ -349,3 +349,26 @@ def test_one_authors_near_copies_do_not_push_the_callers_own_out_of_the_pool(wor
     for q in ("which staging bucket", "the staging bucket in cold storage"):
         ranked = assert_same(world, q, 5)
         assert str(fact.id) in [str(r["id"]) for r in ranked], q
+
+
+def test_a_filtered_keyword_arm_keeps_each_authors_best_with_their_ranks_among_all(world):
+    # reviewer AT (session 58): the filtered in-process keyword arm read the best keyword_pool matches of all, which
+    # fusion's per-author pools no longer equal; it keeps each author's best, and every match ranked before them, so
+    # the ranks explain shows are those recall_fused gives among every match
+    world.grant(team="core", agent_id="bob", publish=True)
+    world.for_agent("bob", team_id="core").remember_many([
+        {"content": f"kestrel staging bucket? note {i}: the kestrel staging bucket kestrel-{i}", "type": "environment",
+         "scope": "team", "team_id": "core"} for i in range(70)])
+    fact = world.remember("the kestrel staging bucket for alice is alice-stage", type="environment",
+                          provenance="user_stated")
+    for q in ("kestrel staging bucket", "which kestrel bucket", "deploy borealis postgres"):
+        for arms in (("keyword",), ("keyword", "vector")):
+            in_process = world.recall(q, 8, explain=True, reinforce=False, types=["environment"], arms=arms)
+            with world.db.transaction("the macro"):
+                in_sql = world.recall(q, 8, explain=True, reinforce=False, types=["environment"], arms=arms)
+            assert [h.id for h in in_process] == [h.id for h in in_sql], (q, arms)
+            for a, b in zip(in_process, in_sql):
+                assert (a.explanation.gate, a.explanation.bm25_rank) == (b.explanation.gate, b.explanation.bm25_rank)
+                assert a.score == pytest.approx(b.score, rel=1e-6)
+        if q.startswith("kestrel"):
+            assert fact.id in [h.id for h in in_process]

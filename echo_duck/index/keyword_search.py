@@ -129,20 +129,22 @@ class KeywordSearcher:
             self._reset()
 
     def search(self, query_tokens: str, top: int | None, *, keep: Callable[[list[str], int], np.ndarray] | None = None,
-               also: Iterable[str] = (), counted: Callable[[list[str], int], np.ndarray] | None = None) -> KeywordArm:
+               also: Iterable[str] = (), counted: Callable[[list[str], int], np.ndarray] | None = None,
+               groups: Callable[[list[str], int], np.ndarray] | None = None) -> KeywordArm:
         """The ``top`` best matches (all when None) by score, then memory id, as ``keyword_bm25`` ranks them.
 
         ``counted(doc ids, generation)`` (eligibility.counted) says which doc rows the statistics count and may
         match (None: every live doc, as ``bm25_scores``). ``keep(doc ids, generation)`` (a filtered recall:
         eligibility.keyword_keep) says which of those may be returned: then the arm is the ``top`` best of
         them, followed by any other kept match whose id is in ``also`` (the vector arm's candidates, whose
-        rarest-term ratio fusion reads), in rank order."""
+        rarest-term ratio fusion reads), in rank order. ``groups(doc ids, generation)``: a code per doc row (its
+        author); then ``top`` is the best of each group (fusion pools each author's best)."""
         with self.db.reading(catch_up=False), self._lock:  # the store lock first, as every caller takes it
             written = self._catch_up()
             if top is not None and top <= 0:
                 return NO_MATCH
             terms = np.array(self._terms.of(query_tokens, written), dtype=np.uint64)
-            return self._score(terms, *self._population(counted), top, keep, also)
+            return self._score(terms, *self._population(counted), top, keep, also, groups)
 
     def covered(self, query_tokens: str, ids: Iterable[str],
                 counted: Callable[[list[str], int], np.ndarray] | None = None) -> KeywordArm:
@@ -269,7 +271,8 @@ class KeywordSearcher:
         return found
 
     def _score(self, terms: np.ndarray, live: np.ndarray, n_docs: int, total_len: int, top: int | None,
-               allow: Callable[[list[str], int], np.ndarray] | None = None, also: Iterable[str] = ()) -> KeywordArm:
+               allow: Callable[[list[str], int], np.ndarray] | None = None, also: Iterable[str] = (),
+               groups: Callable[[list[str], int], np.ndarray] | None = None) -> KeywordArm:
         postings, n = self._postings, float(n_docs)
         avgdl = total_len / n_docs if n_docs else 1.0
         score, rarest, covered = self._buffers()
@@ -309,13 +312,27 @@ class KeywordSearcher:
             wanted = [r for r in map(self._row_of.get, also) if r is not None]
             extra = np.isin(docs, np.array(wanted, np.int64))[kept]
             docs, doc_scores, doc_rarest, doc_covered = docs[kept], doc_scores[kept], doc_rarest[kept], doc_covered[kept]
-        if top is not None and len(docs) > top:
-            # keep the top scores and every score tied with the last of them, so that the id
-            # tie-break below decides which of the tied make the cut, as in SQL
-            cut = (doc_scores >= np.partition(doc_scores, len(docs) - top)[len(docs) - top]) | extra
-            docs, doc_scores, doc_rarest, doc_covered = docs[cut], doc_scores[cut], doc_rarest[cut], doc_covered[cut]
-            extra = extra[cut]
-        order = np.lexsort((self._docs.id_low[docs], self._docs.id_high[docs], -doc_scores))  # score, then id
+        codes = groups(self._ids, self.generation)[docs] if groups is not None and top is not None else None
+        if codes is not None and len(docs) > top and codes.min() != codes.max():
+            # every match up to the last that is among its group's best top (so each keeps its rank among all, as
+            # recall_fused ranks them), and the extra
+            order = np.lexsort((self._docs.id_low[docs], self._docs.id_high[docs], -doc_scores))
+            group = codes[order]
+            by_group = np.argsort(group, kind="stable")  # group by group, each in rank order
+            sorted_groups = group[by_group]
+            rank = np.empty(len(order), np.int64)
+            rank[by_group] = np.arange(len(order)) - np.searchsorted(sorted_groups, sorted_groups, side="left")
+            last = int(np.flatnonzero(rank < top)[-1])  # len(docs) > top: some rank is below it
+            order = order[(np.arange(len(order)) <= last) | extra[order]]
+            top = None
+        else:
+            if top is not None and len(docs) > top:
+                # keep the top scores and every score tied with the last of them, so that the id
+                # tie-break below decides which of the tied make the cut, as in SQL
+                cut = (doc_scores >= np.partition(doc_scores, len(docs) - top)[len(docs) - top]) | extra
+                docs, doc_scores, doc_rarest, doc_covered = docs[cut], doc_scores[cut], doc_rarest[cut], doc_covered[cut]
+                extra = extra[cut]
+            order = np.lexsort((self._docs.id_low[docs], self._docs.id_high[docs], -doc_scores))  # score, then id
         if top is not None:
             order = np.concatenate([order[:top], order[top:][extra[order[top:]]]])
         query_idf = sum(math.log10(((n - df) + 0.5) / (df + 0.5) + 1) for df in dfs)

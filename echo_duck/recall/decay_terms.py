@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any, Callable, Iterator, Sequence
 
+import numpy as np
+
 _EPOCH, _ONE_MICROSECOND = datetime(1970, 1, 1), timedelta(microseconds=1)
 
 INT32_MAX = 2_147_483_647  # memories.access_count is INTEGER: a count saturates there
@@ -54,6 +56,8 @@ def decay_terms(cols: Any, texts: Sequence[str], now: datetime, settings: dict[s
                 "created_us": int(created_of[row]), "states_time": bool(states_time_of[row]),
                 "states_change": bool(states_change_of[row]), "provenance": int(provenance_of[row]),
                 "mostly_asks": bool(asks_of[row]), "by_host": bool(host_of[row])}
+    # fusion's pools: who wrote each of these copy rows (owner code × 2 + the host's mark), no decay terms computed
+    terms.authors = lambda rows: agent_of[rows].astype(np.int64) * 2 + host_of[rows]
     return terms
 
 
@@ -68,6 +72,11 @@ class EligibleRows(Mapping):
         if done is None:
             done = self._done[memory_id] = self._terms(memory_id, self._rows[memory_id])
         return done
+
+    def authors(self, memory_ids: Sequence[str]) -> np.ndarray:
+        """Who wrote each candidate (its owner's code × 2 + the host's mark), without computing its decay terms."""
+        rows = np.fromiter((self._rows[i] for i in memory_ids), np.int64, len(memory_ids))
+        return self._terms.authors(rows)
 
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self._rows

@@ -134,6 +134,16 @@ class EligibilityCopy:
 
         return keep
 
+    def keyword_authors(self) -> Callable[[list[str], int], np.ndarray]:
+        """For KeywordSearcher.search's ``groups``: each BM25 doc row's author (owner code × 2 + the host's mark, as
+        memory_author tells authors apart), whose best matches a filtered keyword arm keeps apart (fusion's pools)."""
+        def authors(doc_ids: list[str], generation: int) -> np.ndarray:
+            with self.db.reading(catch_up=False), self._lock:
+                self._follow()
+                return self._mask_in_order(("keyword", "authors"), doc_ids, generation, rule=lambda rows: (
+                    self._cols.agent[rows].astype(np.int64) * 2 + self._cols.by_host[rows]))
+        return authors
+
     def counted(self, index: str, who: dict[str, Any]) -> Callable[[list[str], int], np.ndarray]:
         """For an in-process arm's statistics: which rows of an index ("vector" matrix rows, "keyword" BM25 doc
         rows) the caller's recall counts, ``counted_memories`` (sql/macros/10_scope.sql): the rows it may see, of any
@@ -169,13 +179,14 @@ class EligibilityCopy:
 
     def _mask_in_order(self, key: tuple, ids: list[str], generation: int, *,
                        rule: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """The mask ``rule`` gives the copy's rows (visibility and filters, or what statistics count), in an index's
-        row order (``key[0]``: "vector" or "keyword")."""
+        """The mask (or codes) ``rule`` gives the copy's rows (visibility and filters, what statistics count, authors),
+        in an index's row order (``key[0]``: "vector" or "keyword")."""
         known = self._masks.get(key)
         if known is not None and known[0] == generation and len(known[1]) == len(ids):
             return known[1]
-        allowed = np.zeros(len(self._ids) + 1, bool)  # the last one, index -1: rows the copy lacks
-        allowed[:-1] = rule(np.arange(len(self._ids)))
+        values = rule(np.arange(len(self._ids)))
+        allowed = np.zeros(len(self._ids) + 1, values.dtype)  # the last one, index -1: rows the copy lacks
+        allowed[:-1] = values
         rows = self._copy_rows_of(key[0], ids, generation)
         mask = allowed[rows]
         if (rows >= 0).all():  # every index row is in the copy: the mask holds until the next write

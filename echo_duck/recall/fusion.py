@@ -225,11 +225,19 @@ def _pool(hits: list[tuple], size: int, rows: Mapping[str, dict[str, Any]], by_a
     first) that are among the best ``size`` of their author's (memory_author; ``by_author`` False: of all). One
     member's near-copies of a fact must not push the caller's own, the host's or another member's answer out of the
     pool before the share (_crowd) can keep a place for it."""
-    taken: dict[tuple, int] = {}
+    if not by_author or len(hits) <= size:
+        return list(enumerate(hits[:size], start=1))
+    ids = [hit[0] for hit in hits]
+    if hasattr(rows, "authors"):  # EligibleRows: without computing every hit's decay terms
+        codes = rows.authors(ids)
+        if codes.min() == codes.max():  # one author (a store of one agent): the best of all
+            return list(enumerate(hits[:size], start=1))
+        authors: list = codes.tolist()
+    else:
+        authors = [(rows[i]["agent"], bool(rows[i]["by_host"])) for i in ids]
+    taken: dict = {}
     out = []
-    for rank, hit in enumerate(hits, start=1):
-        row = rows[hit[0]]
-        author = (row["agent"], bool(row["by_host"])) if by_author else ()
+    for rank, (hit, author) in enumerate(zip(hits, authors), start=1):
         if taken.get(author, 0) < size:
             taken[author] = taken.get(author, 0) + 1
             out.append((rank, hit))
@@ -238,9 +246,10 @@ def _pool(hits: list[tuple], size: int, rows: Mapping[str, dict[str, Any]], by_a
 
 def _crowd(ranked: list[Fused], rows: Mapping[str, dict[str, Any]], caller: str, asked: int) -> bool:
     """recall_fused's shared step (authors and ``caller`` as memory_author names them): half the ``asked`` hits,
-    rounded up, is kept for the caller's own kept candidates as far as there are that many; the rest goes to other agents' kept candidates, each author's best first, then in
-    ``ranked``'s order, and those past it take the gate CROWDED, in place. Whether any did. One member's (or two
-    members') paraphrases of a question must not push the caller's own answer, nor the host's team fact, out."""
+    rounded up, is kept for the caller's own kept candidates as far as there are that many; the rest goes to other
+    authors' kept candidates, each author's best first, then in ``ranked``'s order, and those past it take the gate
+    CROWDED, in place. Whether any did. One member's (or two members') paraphrases of a question must not push the
+    caller's own answer, nor the host's team fact, out."""
     kept = [p for p, f in enumerate(ranked) if f.gate == KEPT]
     authors = [memory_author(rows[ranked[p].memory_id]["agent"], rows[ranked[p].memory_id]["by_host"]) for p in kept]
     past = past_share(authors, caller, asked, [rows[ranked[p].memory_id]["by_host"] for p in kept])
