@@ -1,9 +1,10 @@
 """Recall ranks the lower side of a pending dispute after the kept (session 48): the snapshot said the user's fact
 stood, but recall() and memory_search put a teammate's (or a tool's) contradicting claim first, since provenance
-played no part in ranking. Among the k winners, one whose pending dispute is with a live fact of higher provenance
-that the caller may see is ranked after the kept, labelled 'ranked last: disputed by a higher-provenance fact', in
-recall_fused (SQL) and in process alike. Real stores in tmp_path, the hash embedder and the real model; the first
-test fails on the code before.
+played no part in ranking. Among the k winners, one whose pending dispute is with a live fact that stands against it
+in the caller's snapshot (of higher provenance by its own author, or the caller's own: session 58) is ranked after the
+kept (fusion.OUTRANKED), in recall_fused (SQL), in process and as of a past instant alike; and one member's
+near-copies do not crowd the caller's answer out of the pools (session 58). Real stores in tmp_path, the hash
+embedder and the real model; each test fails on the code before it.
 """
 
 from __future__ import annotations
