@@ -56,8 +56,8 @@ def decay_terms(cols: Any, texts: Sequence[str], now: datetime, settings: dict[s
                 "created_us": int(created_of[row]), "states_time": bool(states_time_of[row]),
                 "states_change": bool(states_change_of[row]), "provenance": int(provenance_of[row]),
                 "mostly_asks": bool(asks_of[row]), "by_host": bool(host_of[row])}
-    # fusion's pools: who wrote each of these copy rows (owner code × 2 + the host's mark), no decay terms computed
-    terms.authors = lambda rows: agent_of[rows].astype(np.int64) * 2 + host_of[rows]
+    # fusion's pools: who wrote each of these copy rows (owner id, the host's mark), no decay terms computed
+    terms.owners = lambda rows: [(texts[a], bool(h)) for a, h in zip(agent_of[rows].tolist(), host_of[rows].tolist())]
     return terms
 
 
@@ -73,10 +73,9 @@ class EligibleRows(Mapping):
             done = self._done[memory_id] = self._terms(memory_id, self._rows[memory_id])
         return done
 
-    def authors(self, memory_ids: Sequence[str]) -> np.ndarray:
-        """Who wrote each candidate (its owner's code × 2 + the host's mark), without computing its decay terms."""
-        rows = np.fromiter((self._rows[i] for i in memory_ids), np.int64, len(memory_ids))
-        return self._terms.authors(rows)
+    def owners(self, memory_ids: Sequence[str]) -> list[tuple[str, bool]]:
+        """Who wrote each candidate (its owner's id, the host's mark), without computing its decay terms."""
+        return self._terms.owners(np.fromiter((self._rows[i] for i in memory_ids), np.int64, len(memory_ids)))
 
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self._rows

@@ -134,15 +134,22 @@ class EligibilityCopy:
 
         return keep
 
-    def keyword_authors(self) -> Callable[[list[str], int], np.ndarray]:
-        """For KeywordSearcher.search's ``groups``: each BM25 doc row's author (owner code × 2 + the host's mark, as
-        memory_author tells authors apart), whose best matches a filtered keyword arm keeps apart (fusion's pools)."""
-        def authors(doc_ids: list[str], generation: int) -> np.ndarray:
+    def keyword_groups(self, who: dict[str, Any]) -> Callable[[list[str], int], np.ndarray]:
+        """For KeywordSearcher.search's ``groups``: each BM25 doc row's pool group for this caller (pool_group: 0 its
+        own by author, 1 the host's rows, 2 every other author's), whose best matches a filtered arm keeps apart."""
+        host = bool(who.get("p_caller_host"))
+
+        def rule(rows: np.ndarray) -> np.ndarray:
+            by_host = self._cols.by_host[rows]
+            own = (self._cols.agent[rows] == self._codes.get(who["p_caller_agent"], _UNKNOWN)) & (by_host == host)
+            return np.where(own, 0, np.where(by_host, 1, 2)).astype(np.int8)
+
+        def groups(doc_ids: list[str], generation: int) -> np.ndarray:
             with self.db.reading(catch_up=False), self._lock:
                 self._follow()
-                return self._mask_in_order(("keyword", "authors"), doc_ids, generation, rule=lambda rows: (
-                    self._cols.agent[rows].astype(np.int64) * 2 + self._cols.by_host[rows]))
-        return authors
+                return self._mask_in_order(("keyword", "groups", who["p_caller_agent"], host), doc_ids, generation,
+                                           rule=rule)
+        return groups
 
     def counted(self, index: str, who: dict[str, Any]) -> Callable[[list[str], int], np.ndarray]:
         """For an in-process arm's statistics: which rows of an index ("vector" matrix rows, "keyword" BM25 doc

@@ -161,10 +161,11 @@ def fuse(keyword: KeywordArm, vector: VectorArm, eligible: Mapping[str, dict[str
 
     # pooled: each arm's best keyword_pool / vector_pool of each author group; a candidate outside both is dropped
     kw_pool, vec_pool = int(settings["keyword_pool"]), int(settings["vector_pool"])
-    kw_ranked = _pool(keyword_hits, kw_pool, rows, caller is not None)
+    me = None if caller is None else (caller, bool(caller_host))
+    kw_ranked = _pool(keyword_hits, kw_pool, rows, me)
     in_keyword = {i: (rank, s, c) for rank, (i, s, _, c) in kw_ranked}
     stats = vector.stats
-    vec_ranked = _pool(vector_hits, vec_pool, rows, caller is not None)
+    vec_ranked = _pool(vector_hits, vec_pool, rows, me)
     in_vector = {i: (rank, s, (s - stats[2 * sc]) / stats[1 + 2 * sc]) if stats is not None else (rank, s, None)
                  for rank, (i, s, sc) in vec_ranked}
     script_of = {i: sc for _, (i, _, sc) in vec_ranked}
@@ -220,26 +221,24 @@ def outranked(pending: Sequence[tuple[str, str]], stored: Mapping[str, Mapping[s
             and outranks(others[other], stored[side])}
 
 
-def _pool(hits: list[tuple], size: int, rows: Mapping[str, dict[str, Any]], by_author: bool) -> list[tuple]:
+def _pool(hits: list[tuple], size: int, rows: Mapping[str, dict[str, Any]], caller: tuple | None) -> list[tuple]:
     """recall_fused's pooled step for one arm: (rank among all, hit) of the hits (in the arm's order, each hit's id
-    first) that are among the best ``size`` of their author's (memory_author; ``by_author`` False: of all). One
-    member's near-copies of a fact must not push the caller's own, the host's or another member's answer out of the
-    pool before the share (_crowd) can keep a place for it."""
-    if not by_author or len(hits) <= size:
+    first) that are among the best ``size`` of their pool group (pool_group: the caller's own by author, ``caller``
+    (agent, admin); the host's rows; every other author's; None: one group). One member's near-copies of a fact must
+    not push the caller's own, or the host's, answer out of the pool before the share (_crowd) can keep a place."""
+    if caller is None or len(hits) <= size:
         return list(enumerate(hits[:size], start=1))
     ids = [hit[0] for hit in hits]
-    if hasattr(rows, "authors"):  # EligibleRows: without computing every hit's decay terms
-        codes = rows.authors(ids)
-        if codes.min() == codes.max():  # one author (a store of one agent): the best of all
-            return list(enumerate(hits[:size], start=1))
-        authors: list = codes.tolist()
+    if hasattr(rows, "owners"):  # EligibleRows: without computing every hit's decay terms
+        owners = rows.owners(ids)
     else:
-        authors = [(rows[i]["agent"], bool(rows[i]["by_host"])) for i in ids]
-    taken: dict = {}
+        owners = [(rows[i]["agent"], bool(rows[i]["by_host"])) for i in ids]
+    taken = [0, 0, 0]
     out = []
-    for rank, (hit, author) in enumerate(zip(hits, authors), start=1):
-        if taken.get(author, 0) < size:
-            taken[author] = taken.get(author, 0) + 1
+    for rank, (hit, owner) in enumerate(zip(hits, owners), start=1):
+        group = 0 if owner == caller else 1 if owner[1] else 2
+        if taken[group] < size:
+            taken[group] += 1
             out.append((rank, hit))
     return out
 

@@ -130,14 +130,14 @@ class Recaller:
         if b_tokens is not None and not in_sql:
             bridged = bridge_arm.bridge_coverage(b_tokens, vector, self.indexer.keyword_search, counted)
         if q_tokens is not None and not in_sql and query.filtered:
-            # Filtered: among the matches the caller may see and asked for, fusion ranks each author's best
+            # Filtered: among the matches the caller may see and asked for, fusion ranks each pool group's best
             # keyword_pool (its pools), and reads the rarest-term ratio of any of them in the vector arm; the rest
             # cannot change the list (recall_fused reads them all inside a transaction, to the same list).
             with self.db.reading(catch_up=False):
                 keep = self.eligibility.keyword_keep(who=who, include_superseded=query.include_archived, filters=wanted)
                 keyword = self.indexer.keyword_search.search(q_tokens, int(settings["keyword_pool"]), keep=keep,
                                                              also=vector.ids, counted=counted,
-                                                             groups=self.eligibility.keyword_authors())
+                                                             groups=self.eligibility.keyword_groups(who))
         fetch = fetched(query.k, self.reranker, self.rerank_settings)
         time = self.time_terms(query.text)
         with self.db.reading(catch_up=False):

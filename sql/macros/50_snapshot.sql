@@ -14,6 +14,13 @@ CREATE OR REPLACE MACRO memory_source(m_source_session, m_source_refs, m_agent_i
 CREATE OR REPLACE MACRO memory_author(p_agent, p_by_host) AS
     CASE WHEN coalesce(p_by_host, false) THEN p_agent || chr(0) || 'host' ELSE p_agent END;
 
+-- pool_group(p_agent, p_by_host, p_caller_agent, p_caller_host) -> INTEGER: the group a recall candidate is pooled in
+-- (recall_fused's pooled step takes each arm's best keyword_pool / vector_pool of each): 0 the caller's own (by
+-- author, memory_author), 1 the rows the host wrote itself (by_host), 2 every other author's.
+CREATE OR REPLACE MACRO pool_group(p_agent, p_by_host, p_caller_agent, p_caller_host) AS
+    CASE WHEN memory_author(p_agent, p_by_host) = memory_author(p_caller_agent, p_caller_host) THEN 0
+         WHEN coalesce(p_by_host, false) THEN 1 ELSE 2 END;
+
 -- dispute_stands(p_agent, p_provenance, p_other_agent, p_other_provenance, p_caller_agent) -> BOOLEAN: whether
 -- a memory on one side of a pending contradiction stays in the caller's prompt (the agents are authors,
 -- memory_author). Between two memories of one
