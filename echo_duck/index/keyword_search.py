@@ -330,7 +330,8 @@ class KeywordSearcher:
                 # keep the top scores and every score tied with the last of them, so that the id
                 # tie-break below decides which of the tied make the cut, as in SQL
                 cut = (doc_scores >= np.partition(doc_scores, len(docs) - top)[len(docs) - top]) | extra
-                docs, doc_scores, doc_rarest, doc_covered = docs[cut], doc_scores[cut], doc_rarest[cut], doc_covered[cut]
+                docs, doc_scores = docs[cut], doc_scores[cut]
+                doc_rarest, doc_covered = doc_rarest[cut], doc_covered[cut]
                 extra = extra[cut]
             order = np.lexsort((self._docs.id_low[docs], self._docs.id_high[docs], -doc_scores))  # score, then id
         if top is not None:

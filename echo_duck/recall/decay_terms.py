@@ -58,6 +58,8 @@ def decay_terms(cols: Any, texts: Sequence[str], now: datetime, settings: dict[s
                 "mostly_asks": bool(asks_of[row]), "by_host": bool(host_of[row])}
     # fusion's pools: who wrote each of these copy rows (owner id, the host's mark), no decay terms computed
     terms.owners = lambda rows: [(texts[a], bool(h)) for a, h in zip(agent_of[rows].tolist(), host_of[rows].tolist())]
+    terms.one_owner = lambda rows: bool((agent_of[rows] == agent_of[rows[0]]).all()
+                                        and (host_of[rows] == host_of[rows[0]]).all())
     return terms
 
 
@@ -73,9 +75,11 @@ class EligibleRows(Mapping):
             done = self._done[memory_id] = self._terms(memory_id, self._rows[memory_id])
         return done
 
-    def owners(self, memory_ids: Sequence[str]) -> list[tuple[str, bool]]:
-        """Who wrote each candidate (its owner's id, the host's mark), without computing its decay terms."""
-        return self._terms.owners(np.fromiter((self._rows[i] for i in memory_ids), np.int64, len(memory_ids)))
+    def owners(self, memory_ids: Sequence[str]) -> list[tuple[str, bool]] | None:
+        """Who wrote each candidate (its owner's id, the host's mark), without computing its decay terms; None when
+        one author wrote them all (a store of one agent: fusion's pools are then the best of all)."""
+        rows = np.fromiter((self._rows[i] for i in memory_ids), np.int64, len(memory_ids))
+        return None if self._terms.one_owner(rows) else self._terms.owners(rows)
 
     def __contains__(self, memory_id: object) -> bool:
         return memory_id in self._rows

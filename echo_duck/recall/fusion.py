@@ -207,7 +207,8 @@ def outranked(pending: Sequence[tuple[str, str]], stored: Mapping[str, Mapping[s
     """recall_fused's outranked step: the winners (``stored`` rows by id) whose pending dispute (``pending``: (winner,
     other) pairs, the other visible to the caller) is with a live fact (``others`` rows by id) that stands against
     them, as dispute_stands says: of higher provenance by the winner's own author, else the caller's own (authors and
-    ``caller`` as memory_author names them); the host's over an agent's under its agent id, whatever their provenance."""
+    ``caller`` as memory_author names them); the host's over an agent's under its agent id, whatever their
+    provenance."""
     def author(row: Mapping[str, Any]) -> str:
         return memory_author(row["agent_id"], row.get("by_host"))
 
@@ -231,6 +232,8 @@ def _pool(hits: list[tuple], size: int, rows: Mapping[str, dict[str, Any]], call
     ids = [hit[0] for hit in hits]
     if hasattr(rows, "owners"):  # EligibleRows: without computing every hit's decay terms
         owners = rows.owners(ids)
+        if owners is None:  # one author wrote every hit (a store of one agent): the best of all
+            return list(enumerate(hits[:size], start=1))
     else:
         owners = [(rows[i]["agent"], bool(rows[i]["by_host"])) for i in ids]
     taken = [0, 0, 0]
