@@ -8,6 +8,8 @@ rebuild, raw SQL, and a transaction that rolled back after the copy had seen it.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import uuid
 
 import numpy as np
@@ -201,8 +203,9 @@ def test_agent_recall_equals_the_analysts_sql_recall(store):
 def test_a_query_stop_word_matches_no_content_word_that_shares_its_stem(db_path):
     """'on' is a stop word, never indexed, and porter stems 'one' to 'on'. fts's match_bm25 stems the query's stop
     words too, so 'on' matched 'one' in SQL but not in process: query_idf_all went negative in SQL, every relevance
-    there was 0, and recall_hits ranked otherwise than recall() (an outside review's reproducer)."""
-    with echo_duck.open(db_path, agent_id="solo", embedder="hash", admin=True) as m:
+    there was 0, and recall_hits ranked otherwise than recall() (an outside review's reproducer). A fixed clock: decay
+    counts whole seconds, so recall() and recall_hits' $now a second boundary apart scored the same row differently."""
+    with echo_duck.open(db_path, agent_id="solo", embedder="hash", admin=True, now=datetime(2026, 1, 1, 12)) as m:
         m.remember("Deploy approvals: production deploys need two approvals from on-call.", type="procedure")
         for i in range(6):
             m.remember(f"Deploy note {i}: production approvals? mallory thinks one is enough {i}", type="environment")
