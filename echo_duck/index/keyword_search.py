@@ -312,8 +312,9 @@ class KeywordSearcher:
             wanted = [r for r in map(self._row_of.get, also) if r is not None]
             extra = np.isin(docs, np.array(wanted, np.int64))[kept]
             docs, doc_scores, doc_rarest, doc_covered = docs[kept], doc_scores[kept], doc_rarest[kept], doc_covered[kept]
-        codes = groups(self._ids, self.generation)[docs] if groups is not None and top is not None else None
-        if codes is not None and len(docs) > top and codes.min() != codes.max():
+        several = groups is not None and top is not None and len(docs) > top
+        codes = groups(self._ids, self.generation)[docs] if several else None  # no lock taken when all make the cut
+        if codes is not None and codes.min() != codes.max():
             # every match up to the last that is among its group's best top (so each keeps its rank among all, as
             # recall_fused ranks them), and the extra
             order = np.lexsort((self._docs.id_low[docs], self._docs.id_high[docs], -doc_scores))
